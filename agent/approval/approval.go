@@ -1,0 +1,173 @@
+// Package approval holds the durable state of approvals (SPEC §5): the
+// records, their state machine, the suspended turns they belong to, the
+// conversations, and the audit log (SPEC §6). Store is the contract; the
+// sub-packages memstore and redisstore implement it, and approvaltest holds
+// the contract suite both must pass.
+package approval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/countersign/countersign/risk"
+	"github.com/countersign/countersign/tools"
+)
+
+// State is where an approval is in its life:
+// pending → approved → running → done | failed, pending → cancelled | expired.
+type State string
+
+// The states.
+const (
+	Pending   State = "pending"
+	Approved  State = "approved"
+	Running   State = "running"
+	Done      State = "done"
+	Failed    State = "failed"
+	Cancelled State = "cancelled"
+	Expired   State = "expired"
+)
+
+// Final reports whether no transition leaves s.
+func (s State) Final() bool {
+	return s == Done || s == Failed || s == Cancelled || s == Expired
+}
+
+// Errors the stores return; compare with errors.Is.
+var (
+	ErrNotFound = errors.New("approval not found")
+	// ErrConflict: the record is not in the state the transition needs.
+	ErrConflict = errors.New("approval is not in the expected state")
+)
+
+// User is a person on a chat platform.
+type User struct {
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+}
+
+// Conversation names one conversation: a thread in a channel on a platform.
+type Conversation struct {
+	Platform string `json:"platform"`
+	Channel  string `json:"channel"`
+	Thread   string `json:"thread,omitempty"`
+}
+
+// Key is the conversation's stable key, "platform:channel:thread".
+func (c Conversation) Key() string { return c.Platform + ":" + c.Channel + ":" + c.Thread }
+
+// Approval is one tool call waiting for, or past, a person's decision.
+type Approval struct {
+	ID         string          `json:"id"`           // unguessable; the only thing a button carries
+	ToolCallID string          `json:"tool_call_id"` // the LLM's id; Create is idempotent on it
+	TurnID     string          `json:"turn_id,omitempty"`
+	Tool       string          `json:"tool"`
+	Args       json.RawMessage `json:"args"`
+	ArgsHash   string          `json:"args_hash"` // sha256 of Args, hex
+	Verdict    risk.Verdict    `json:"verdict"`
+	Preview    *tools.Preview  `json:"preview,omitempty"`
+
+	Requester    User         `json:"requester"`
+	Conversation Conversation `json:"conversation"`
+	MessageRef   string       `json:"message_ref,omitempty"` // the card's platform message id
+
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+
+	State     State         `json:"state"`
+	DecidedBy *User         `json:"decided_by,omitempty"`
+	DecidedAt time.Time     `json:"decided_at,omitzero"`
+	Reason    string        `json:"reason,omitempty"`
+	StartedAt time.Time     `json:"started_at,omitzero"`
+	EndedAt   time.Time     `json:"ended_at,omitzero"`
+	Result    *tools.Result `json:"result,omitempty"`
+}
+
+// Decision is the outcome of Decide.
+type Decision struct {
+	// Approval is the record after the call, whoever won.
+	Approval *Approval
+	// Won is true when this call made the transition; false when someone
+	// else had already decided (Approval then says who and how).
+	Won bool
+}
+
+// Turn is a suspended agent turn: what the agent needs to resume it after
+// the last pending approval is decided, on any replica, after a restart.
+type Turn struct {
+	ID           string       `json:"id"`
+	Conversation Conversation `json:"conversation"`
+	// Pending holds the ids of approvals still undecided.
+	Pending []string `json:"pending"`
+	// State is the agent's own encoding of the turn (messages, tool calls).
+	State     json.RawMessage `json:"state"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+// Store is the approval store. Every method is safe for concurrent use by
+// any number of goroutines and replicas sharing the same backend.
+type Store interface {
+	// Create stores a new pending approval. It is idempotent on ToolCallID:
+	// a second Create with the same ToolCallID returns the first record and
+	// created=false.
+	Create(ctx context.Context, a *Approval) (stored *Approval, created bool, err error)
+	Get(ctx context.Context, id string) (*Approval, error)
+	// Decide moves a pending approval to Approved, Cancelled or Expired,
+	// atomically. Exactly one caller wins.
+	Decide(ctx context.Context, id string, to State, by User, reason string, at time.Time) (Decision, error)
+	// Claim moves Approved to Running for exactly one claimant; the others
+	// get ok=false.
+	Claim(ctx context.Context, id string, at time.Time) (a *Approval, ok bool, err error)
+	// Finish moves Running to Done or Failed with the result.
+	Finish(ctx context.Context, id string, to State, result tools.Result, at time.Time) (*Approval, error)
+	// SetMessageRef records the card's message id.
+	SetMessageRef(ctx context.Context, id, ref string) error
+	// ListPending lists the pending approvals of one channel of a platform,
+	// oldest first.
+	ListPending(ctx context.Context, platform, channel string) ([]*Approval, error)
+	// Due lists the ids of pending approvals whose deadline is at or before
+	// now, at most limit of them. Expire them with Decide(…, Expired, …).
+	Due(ctx context.Context, now time.Time, limit int) ([]string, error)
+
+	// SaveTurn stores a suspended turn.
+	SaveTurn(ctx context.Context, t *Turn) error
+	GetTurn(ctx context.Context, id string) (*Turn, error)
+	// Resolve removes approvalID from the turn's pending set, atomically,
+	// and reports whether this call emptied it: exactly one caller, the one
+	// that records the last decision, gets last=true and resumes the turn.
+	Resolve(ctx context.Context, turnID, approvalID string) (last bool, err error)
+	DeleteTurn(ctx context.Context, id string) error
+
+	// LoadConversation returns the stored conversation, or nil when none.
+	LoadConversation(ctx context.Context, key string) ([]byte, error)
+	// SaveConversation stores a conversation with a time to live.
+	SaveConversation(ctx context.Context, key string, data []byte, ttl time.Duration) error
+
+	Auditor
+	Close() error
+}
+
+// Event is one audit record (SPEC §6).
+type Event struct {
+	At         time.Time `json:"at"`
+	Kind       string    `json:"kind"` // assessment, card, click, refused_click, expiry, execution
+	Actor      string    `json:"actor,omitempty"`
+	ApprovalID string    `json:"approval_id,omitempty"`
+	Tool       string    `json:"tool,omitempty"`
+	Operation  string    `json:"operation,omitempty"`
+	Rule       string    `json:"rule,omitempty"`
+	Decision   string    `json:"decision,omitempty"`
+	Outcome    string    `json:"outcome,omitempty"`
+	Channel    string    `json:"channel,omitempty"`
+	Detail     string    `json:"detail,omitempty"`
+}
+
+// Auditor appends audit events. An error means the record was not written,
+// and the operation it describes must not run.
+type Auditor interface {
+	Audit(ctx context.Context, e Event) error
+	// AuditLog returns up to n of the most recent events, newest last.
+	AuditLog(ctx context.Context, n int) ([]Event, error)
+}

@@ -1,0 +1,73 @@
+package tools
+
+import "encoding/json"
+
+// Status is the outcome of a tool call as the LLM sees it (SPEC §4).
+type Status string
+
+// The statuses. Only ok and error mean the operation ran.
+const (
+	StatusOK        Status = "ok"
+	StatusError     Status = "error"
+	StatusBlocked   Status = "blocked"
+	StatusCancelled Status = "cancelled"
+	StatusExpired   Status = "expired"
+	StatusDenied    Status = "denied"
+)
+
+// Column describes one column of a SQL result.
+type Column struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// Result is the one result every tool call gets. It marshals to the compact
+// JSON the LLM receives; the same fields feed the approval card.
+type Result struct {
+	Status   Status `json:"status"`
+	Executed bool   `json:"executed"`
+	// Message is a plain sentence: for executed:false it says the operation
+	// did not run and should not be retried unless the user asks again.
+	Message string `json:"message,omitempty"`
+	// Error is the error in plain words (safe to show).
+	Error string `json:"error,omitempty"`
+
+	// Shell.
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Stdout   string `json:"stdout,omitempty"`
+	Stderr   string `json:"stderr,omitempty"`
+
+	// SQL.
+	Columns      []Column `json:"columns,omitempty"`
+	Rows         [][]any  `json:"rows,omitempty"`
+	RowCount     *int     `json:"row_count,omitempty"`
+	RowsAffected *int64   `json:"rows_affected,omitempty"`
+
+	// HTTP.
+	HTTPStatus int               `json:"http_status,omitempty"`
+	Headers    map[string]string `json:"headers,omitempty"`
+	Body       string            `json:"body,omitempty"`
+
+	// Files and anything else structured (entries of a list, a stat).
+	Content string          `json:"content,omitempty"`
+	Data    json.RawMessage `json:"data,omitempty"`
+
+	// Truncated is set when any output was capped; Note says how.
+	Truncated bool   `json:"truncated,omitempty"`
+	Note      string `json:"note,omitempty"`
+
+	DurationMS int64 `json:"duration_ms"`
+
+	// Cancelled and expired calls: who decided and why.
+	DecidedBy string `json:"decided_by,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// JSON is the compact form given to the LLM.
+func (r Result) JSON() string {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return `{"status":"error","executed":false,"error":"result could not be encoded"}`
+	}
+	return string(b)
+}
