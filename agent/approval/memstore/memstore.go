@@ -1,0 +1,519 @@
+// Package memstore is the in-memory approval store: the embedded default for
+// a single process. Everything sits behind one mutex; records are copied in
+// and out through JSON so callers never share memory with the store and see
+// exactly what the Redis store would give them. The audit log is a capped
+// ring (the in-memory twin of the Redis stream), and every event also goes
+// out as a structured slog line.
+package memstore
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/tools"
+)
+
+var _ approval.Store = (*Store)(nil)
+
+// ErrClosed is returned by every method after Close.
+var ErrClosed = errors.New("approval store is closed")
+
+// Options configures a Store. The zero value is ready to use.
+type Options struct {
+	// Logger receives one structured line per audit event. Default: JSON on
+	// standard error (approval.NewAuditLogger).
+	Logger *slog.Logger
+	// Now is the clock for conversation expiry, default times of Create and
+	// Audit, and pruning. Default time.Now.
+	Now func() time.Time
+	// AuditCap is how many audit events the ring keeps. Default 10000.
+	AuditCap int
+	// Retention is how long a decided record is kept after its deadline.
+	// Default 24h.
+	Retention time.Duration
+	// TurnTTL is how long a suspended turn is kept. Default 25h.
+	TurnTTL time.Duration
+}
+
+// Store is the in-memory approval store.
+type Store struct {
+	log       *slog.Logger
+	now       func() time.Time
+	retention time.Duration
+	turnTTL   time.Duration
+
+	mu         sync.Mutex
+	closed     bool
+	approvals  map[string]entry
+	byToolCall map[string]string // tool call id → approval id
+	turns      map[string]*turn
+	convs      map[string]conv
+	creates    int // since the last prune
+
+	audit     []approval.Event // ring of cap AuditCap
+	auditNext int              // where the next event goes
+	auditLen  int
+}
+
+// entry is one record as JSON, with the fields the scans filter on.
+type entry struct {
+	data              []byte
+	state             approval.State
+	created, expires  time.Time
+	platform, channel string
+	toolCall          string
+}
+
+type turn struct {
+	data    []byte // JSON of the turn, Pending ignored
+	pending map[string]bool
+	order   []string // Pending as saved, for GetTurn
+	resumed bool
+	expires time.Time
+}
+
+type conv struct {
+	data    []byte
+	expires time.Time
+}
+
+// pruneEvery is how many creates pass between sweeps of old records.
+const pruneEvery = 1024
+
+// New returns an empty store.
+func New(opts Options) *Store {
+	s := &Store{
+		log:        opts.Logger,
+		now:        opts.Now,
+		retention:  opts.Retention,
+		turnTTL:    opts.TurnTTL,
+		approvals:  make(map[string]entry),
+		byToolCall: make(map[string]string),
+		turns:      make(map[string]*turn),
+		convs:      make(map[string]conv),
+	}
+	if s.log == nil {
+		s.log = approval.NewAuditLogger()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.retention <= 0 {
+		s.retention = 24 * time.Hour
+	}
+	if s.turnTTL <= 0 {
+		s.turnTTL = 25 * time.Hour
+	}
+	n := opts.AuditCap
+	if n <= 0 {
+		n = 10000
+	}
+	s.audit = make([]approval.Event, n)
+	return s
+}
+
+// lock takes the mutex and reports ErrClosed after Close.
+func (s *Store) lock() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+// get decodes the record id; s.mu must be held.
+func (s *Store) get(id string) (*approval.Approval, error) {
+	e, ok := s.approvals[id]
+	if !ok {
+		return nil, fmt.Errorf("get approval %s: %w", id, approval.ErrNotFound)
+	}
+	var a approval.Approval
+	if err := json.Unmarshal(e.data, &a); err != nil {
+		return nil, fmt.Errorf("decode approval %s: %w", id, err)
+	}
+	return &a, nil
+}
+
+// put encodes and stores a and returns the copy a caller gets; s.mu must be
+// held.
+func (s *Store) put(a *approval.Approval) (*approval.Approval, error) {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return nil, fmt.Errorf("encode approval %s: %w", a.ID, err)
+	}
+	var out approval.Approval
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("decode approval %s: %w", a.ID, err)
+	}
+	s.approvals[a.ID] = entry{
+		data: b, state: a.State, created: a.CreatedAt, expires: a.ExpiresAt,
+		platform: a.Conversation.Platform, channel: a.Conversation.Channel, toolCall: a.ToolCallID,
+	}
+	return &out, nil
+}
+
+// Create stores a new pending approval, idempotent on ToolCallID.
+func (s *Store) Create(ctx context.Context, a *approval.Approval) (*approval.Approval, bool, error) {
+	c, err := approval.PrepareCreate(a, s.now())
+	if err != nil {
+		return nil, false, err
+	}
+	if err := s.lock(); err != nil {
+		return nil, false, err
+	}
+	defer s.mu.Unlock()
+	if id, ok := s.byToolCall[c.ToolCallID]; ok {
+		if old, err := s.get(id); err == nil {
+			return old, false, nil
+		}
+	}
+	if _, ok := s.approvals[c.ID]; ok {
+		return nil, false, fmt.Errorf("create approval %s: %w: id already in use", c.ID, approval.ErrConflict)
+	}
+	out, err := s.put(c)
+	if err != nil {
+		return nil, false, err
+	}
+	s.byToolCall[c.ToolCallID] = c.ID
+	if s.creates++; s.creates >= pruneEvery {
+		s.creates = 0
+		s.prune(c.CreatedAt)
+	}
+	return out, true, nil
+}
+
+// prune drops final records past their retention, and expired turns and
+// conversations; s.mu must be held.
+func (s *Store) prune(now time.Time) {
+	for id, e := range s.approvals {
+		if e.state.Final() && now.After(e.expires.Add(s.retention)) {
+			delete(s.approvals, id)
+			if s.byToolCall[e.toolCall] == id {
+				delete(s.byToolCall, e.toolCall)
+			}
+		}
+	}
+	wall := s.now()
+	for id, t := range s.turns {
+		if wall.After(t.expires) {
+			delete(s.turns, id)
+		}
+	}
+	for k, c := range s.convs {
+		if wall.After(c.expires) {
+			delete(s.convs, k)
+		}
+	}
+}
+
+// Get returns the record id, or an error wrapping approval.ErrNotFound.
+func (s *Store) Get(ctx context.Context, id string) (*approval.Approval, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	return s.get(id)
+}
+
+// Decide moves a pending approval to Approved, Cancelled or Expired; see
+// approval.Outcome for late approvals. A decided approval is returned with
+// Won=false.
+func (s *Store) Decide(ctx context.Context, id string, to approval.State, by approval.User, reason string, at time.Time) (approval.Decision, error) {
+	if err := approval.CheckDecide(to); err != nil {
+		return approval.Decision{}, fmt.Errorf("decide approval %s: %w", id, err)
+	}
+	if err := s.lock(); err != nil {
+		return approval.Decision{}, err
+	}
+	defer s.mu.Unlock()
+	a, err := s.get(id)
+	if err != nil {
+		return approval.Decision{}, err
+	}
+	if a.State != approval.Pending {
+		return approval.Decision{Approval: a}, nil
+	}
+	a.State = approval.Outcome(a, to, at)
+	a.DecidedBy, a.DecidedAt, a.Reason = &by, at, reason
+	out, err := s.put(a)
+	if err != nil {
+		return approval.Decision{}, err
+	}
+	return approval.Decision{Approval: out, Won: true}, nil
+}
+
+// Claim moves Approved to Running; only the first claimant gets ok=true.
+func (s *Store) Claim(ctx context.Context, id string, at time.Time) (*approval.Approval, bool, error) {
+	if err := s.lock(); err != nil {
+		return nil, false, err
+	}
+	defer s.mu.Unlock()
+	a, err := s.get(id)
+	if err != nil {
+		return nil, false, err
+	}
+	if a.State != approval.Approved {
+		return a, false, nil
+	}
+	a.State, a.StartedAt = approval.Running, at
+	out, err := s.put(a)
+	if err != nil {
+		return nil, false, err
+	}
+	return out, true, nil
+}
+
+// Finish moves Running to Done or Failed; any other state is ErrConflict.
+func (s *Store) Finish(ctx context.Context, id string, to approval.State, result tools.Result, at time.Time) (*approval.Approval, error) {
+	if err := approval.CheckFinish(to); err != nil {
+		return nil, fmt.Errorf("finish approval %s: %w", id, err)
+	}
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	a, err := s.get(id)
+	if err != nil {
+		return nil, err
+	}
+	if a.State != approval.Running {
+		return nil, fmt.Errorf("finish approval %s in state %s: %w", id, a.State, approval.ErrConflict)
+	}
+	a.State, a.EndedAt, a.Result = to, at, &result
+	return s.put(a)
+}
+
+// SetMessageRef records the card's message id.
+func (s *Store) SetMessageRef(ctx context.Context, id, ref string) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	a, err := s.get(id)
+	if err != nil {
+		return err
+	}
+	a.MessageRef = ref
+	_, err = s.put(a)
+	return err
+}
+
+// ListPending lists the pending approvals of a channel, oldest first.
+func (s *Store) ListPending(ctx context.Context, platform, channel string) ([]*approval.Approval, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []*approval.Approval
+	for id, e := range s.approvals {
+		if e.state != approval.Pending || e.platform != platform || e.channel != channel {
+			continue
+		}
+		a, err := s.get(id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(a, b *approval.Approval) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// Due lists pending approvals whose deadline is at or before now, earliest
+// deadline first; limit <= 0 means 100.
+func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	type due struct {
+		id      string
+		expires time.Time
+	}
+	var all []due
+	for id, e := range s.approvals {
+		if e.state == approval.Pending && !e.expires.After(now) {
+			all = append(all, due{id, e.expires})
+		}
+	}
+	slices.SortFunc(all, func(a, b due) int {
+		return cmp.Or(a.expires.Compare(b.expires), cmp.Compare(a.id, b.id))
+	})
+	ids := make([]string, 0, min(limit, len(all)))
+	for _, d := range all[:min(limit, len(all))] {
+		ids = append(ids, d.id)
+	}
+	return ids, nil
+}
+
+// SaveTurn stores t, replacing a turn of the same id; its pending set
+// becomes t.Pending.
+func (s *Store) SaveTurn(ctx context.Context, t *approval.Turn) error {
+	if t == nil || t.ID == "" {
+		return fmt.Errorf("save turn: %w: no turn id", approval.ErrInvalid)
+	}
+	c := *t
+	c.Pending = nil
+	b, err := json.Marshal(&c)
+	if err != nil {
+		return fmt.Errorf("encode turn %s: %w", t.ID, err)
+	}
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	e := &turn{data: b, pending: make(map[string]bool, len(t.Pending)), expires: s.now().Add(s.turnTTL)}
+	for _, id := range t.Pending {
+		if !e.pending[id] {
+			e.pending[id] = true
+			e.order = append(e.order, id)
+		}
+	}
+	s.turns[t.ID] = e
+	return nil
+}
+
+// GetTurn returns the turn id with Pending holding the approvals not yet
+// resolved, or an error wrapping approval.ErrNotFound.
+func (s *Store) GetTurn(ctx context.Context, id string) (*approval.Turn, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	e, ok := s.turns[id]
+	if !ok || s.now().After(e.expires) {
+		return nil, fmt.Errorf("get turn %s: %w", id, approval.ErrNotFound)
+	}
+	var t approval.Turn
+	if err := json.Unmarshal(e.data, &t); err != nil {
+		return nil, fmt.Errorf("decode turn %s: %w", id, err)
+	}
+	t.Pending = []string{}
+	for _, p := range e.order {
+		if e.pending[p] {
+			t.Pending = append(t.Pending, p)
+		}
+	}
+	return &t, nil
+}
+
+// Resolve removes approvalID from the turn's pending set; the call that
+// empties it gets last=true, once. An id not in the set gives last=false.
+func (s *Store) Resolve(ctx context.Context, turnID, approvalID string) (bool, error) {
+	if err := s.lock(); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	e, ok := s.turns[turnID]
+	if !ok || s.now().After(e.expires) {
+		return false, fmt.Errorf("resolve turn %s: %w", turnID, approval.ErrNotFound)
+	}
+	if !e.pending[approvalID] {
+		return false, nil
+	}
+	delete(e.pending, approvalID)
+	if len(e.pending) == 0 && !e.resumed {
+		e.resumed = true
+		return true, nil
+	}
+	return false, nil
+}
+
+// DeleteTurn removes a turn; removing a missing one is not an error.
+func (s *Store) DeleteTurn(ctx context.Context, id string) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	delete(s.turns, id)
+	return nil
+}
+
+// LoadConversation returns the stored conversation, or nil when there is
+// none or it has expired.
+func (s *Store) LoadConversation(ctx context.Context, key string) ([]byte, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	c, ok := s.convs[key]
+	if !ok {
+		return nil, nil
+	}
+	if !s.now().Before(c.expires) {
+		delete(s.convs, key)
+		return nil, nil
+	}
+	return slices.Clone(c.data), nil
+}
+
+// SaveConversation stores data under key for ttl.
+func (s *Store) SaveConversation(ctx context.Context, key string, data []byte, ttl time.Duration) error {
+	if ttl <= 0 {
+		return fmt.Errorf("save conversation %s: %w: ttl must be positive", key, approval.ErrInvalid)
+	}
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	s.convs[key] = conv{data: slices.Clone(data), expires: s.now().Add(ttl)}
+	return nil
+}
+
+// Audit appends e to the ring, overwriting the oldest event when full, and
+// logs it. A zero At is set from the clock.
+func (s *Store) Audit(ctx context.Context, e approval.Event) error {
+	if e.At.IsZero() {
+		e.At = s.now()
+	}
+	if err := s.lock(); err != nil {
+		approval.LogEvent(ctx, s.log, e, err)
+		return fmt.Errorf("audit %s: %w", e.Kind, err)
+	}
+	s.audit[s.auditNext] = e
+	s.auditNext = (s.auditNext + 1) % len(s.audit)
+	s.auditLen = min(s.auditLen+1, len(s.audit))
+	s.mu.Unlock()
+	approval.LogEvent(ctx, s.log, e, nil)
+	return nil
+}
+
+// AuditLog returns up to n of the most recent events, newest last.
+func (s *Store) AuditLog(ctx context.Context, n int) ([]approval.Event, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	n = max(0, min(n, s.auditLen))
+	out := make([]approval.Event, n)
+	start := s.auditNext - n
+	if start < 0 {
+		start += len(s.audit)
+	}
+	for i := range out {
+		out[i] = s.audit[(start+i)%len(s.audit)]
+	}
+	return out, nil
+}
+
+// Close makes every later call fail with ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	return nil
+}

@@ -1,0 +1,122 @@
+package memstore_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/agent/approval/approvaltest"
+	"github.com/countersign/countersign/agent/approval/memstore"
+)
+
+func quiet() *slog.Logger { return slog.New(slog.NewJSONHandler(io.Discard, nil)) }
+
+// TestContract runs the contract suite; clients of one namespace are the
+// same in-memory store, the way goroutines of one process share it.
+func TestContract(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		stores = map[string]*memstore.Store{}
+	)
+	approvaltest.Run(t, func(t *testing.T, ns string) approval.Store {
+		mu.Lock()
+		defer mu.Unlock()
+		s, ok := stores[ns]
+		if !ok {
+			s = memstore.New(memstore.Options{Logger: quiet()})
+			stores[ns] = s
+		}
+		return s
+	})
+}
+
+func TestAuditRing(t *testing.T) {
+	ctx := context.Background()
+	var buf bytes.Buffer
+	s := memstore.New(memstore.Options{Logger: slog.New(slog.NewJSONHandler(&buf, nil)), AuditCap: 3})
+	for i := range 5 {
+		if err := s.Audit(ctx, approval.Event{At: time.Unix(int64(i), 0), Kind: "card", Detail: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		n    int
+		want []string
+	}{
+		{2, []string{"3", "4"}},
+		{3, []string{"2", "3", "4"}},
+		{10, []string{"2", "3", "4"}},
+	}
+	for _, tc := range tests {
+		got, err := s.AuditLog(ctx, tc.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var details []string
+		for _, e := range got {
+			details = append(details, e.Detail)
+		}
+		if !slices.Equal(details, tc.want) {
+			t.Errorf("AuditLog(%d) with a ring of 3 after 5 events = %v, want %v", tc.n, details, tc.want)
+		}
+	}
+	// Every event went out as one JSON line, message "audit".
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("%d log lines, want 5:\n%s", len(lines), buf.String())
+	}
+	var line map[string]any
+	if err := json.Unmarshal([]byte(lines[4]), &line); err != nil {
+		t.Fatalf("log line is not JSON: %v", err)
+	}
+	if line["msg"] != "audit" || line["kind"] != "card" || line["detail"] != "4" {
+		t.Errorf("log line = %v", line)
+	}
+}
+
+func TestClosed(t *testing.T) {
+	ctx := context.Background()
+	s := memstore.New(memstore.Options{Logger: quiet()})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Audit(ctx, approval.Event{Kind: "click"}); !errors.Is(err, memstore.ErrClosed) {
+		t.Errorf("Audit after Close = %v, want ErrClosed", err)
+	}
+	if _, err := s.Get(ctx, approval.NewID()); !errors.Is(err, memstore.ErrClosed) {
+		t.Errorf("Get after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestConversationClock: expiry follows the injected clock.
+func TestConversationClock(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := memstore.New(memstore.Options{Logger: quiet(), Now: func() time.Time { return now }})
+	if err := s.SaveConversation(ctx, "k", []byte("v"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(59 * time.Minute)
+	if got, _ := s.LoadConversation(ctx, "k"); string(got) != "v" {
+		t.Errorf("before the TTL: %q", got)
+	}
+	now = now.Add(time.Minute)
+	if got, _ := s.LoadConversation(ctx, "k"); got != nil {
+		t.Errorf("at the TTL: %q, want nil", got)
+	}
+}
+
+// BenchmarkDecideClaim: one decide and one claim of a fresh approval.
+func BenchmarkDecideClaim(b *testing.B) {
+	approvaltest.BenchDecideClaim(b, memstore.New(memstore.Options{Logger: quiet()}))
+}
