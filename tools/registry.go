@@ -1,0 +1,107 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// RiskLevelArg is the optional argument the registry adds to every tool's
+// schema (SPEC §1). Tools never declare it themselves, and DecodeArgs ignores
+// it, so a tool's own argument struct does not need a field for it.
+const RiskLevelArg = "risk_level"
+
+// riskLevelSchema is the one description of risk_level, shared by every tool.
+var riskLevelSchema = json.RawMessage(`{"type":"string","enum":["low","medium","high"],` +
+	`"description":"How risky this call is: low = safe to run at once; medium/high = needs a person's approval. Leave it out when unsure."}`)
+
+// Spec is what the LLM is told about one tool: its name, its description
+// and the JSON schema of its arguments, risk_level included.
+type Spec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Registry holds the tools main wired in. It is built once and read-only
+// afterwards, so it is safe for concurrent use.
+type Registry struct {
+	tools map[string]Tool
+	specs []Spec // in registration order
+}
+
+// NewRegistry checks and indexes the tools. An empty or duplicate name, a
+// schema that is not a JSON object schema, or a schema that declares
+// risk_level itself is an error naming the tool.
+func NewRegistry(ts ...Tool) (*Registry, error) {
+	r := &Registry{tools: make(map[string]Tool, len(ts))}
+	for i, t := range ts {
+		if t == nil {
+			return nil, fmt.Errorf("register tool #%d: tool is nil", i+1)
+		}
+		name := t.Name()
+		if name == "" {
+			return nil, fmt.Errorf("register tool #%d: name is empty", i+1)
+		}
+		if _, dup := r.tools[name]; dup {
+			return nil, fmt.Errorf("register tool %q: name registered twice", name)
+		}
+		params, err := withRiskLevel(t.Schema())
+		if err != nil {
+			return nil, fmt.Errorf("register tool %q: schema: %w", name, err)
+		}
+		r.tools[name] = t
+		r.specs = append(r.specs, Spec{Name: name, Description: t.Description(), Parameters: params})
+	}
+	return r, nil
+}
+
+// Lookup returns the tool with that name.
+func (r *Registry) Lookup(name string) (Tool, bool) {
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// Specs returns every tool's spec in registration order. The caller may keep
+// or change the returned values; the registry keeps its own copy.
+func (r *Registry) Specs() []Spec {
+	out := make([]Spec, len(r.specs))
+	for i, s := range r.specs {
+		s.Parameters = bytes.Clone(s.Parameters)
+		out[i] = s
+	}
+	return out
+}
+
+// withRiskLevel merges the risk_level property into an object schema.
+func withRiskLevel(schema json.RawMessage) (json.RawMessage, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(schema, &top); err != nil || top == nil {
+		return nil, errors.New("not a JSON object")
+	}
+	var typ string
+	if err := json.Unmarshal(top["type"], &typ); err != nil || typ != "object" {
+		return nil, errors.New(`"type" must be "object"`)
+	}
+	props := map[string]json.RawMessage{}
+	if raw, ok := top["properties"]; ok {
+		if err := json.Unmarshal(raw, &props); err != nil || props == nil {
+			return nil, errors.New(`"properties" must be an object`)
+		}
+	}
+	if _, ok := props[RiskLevelArg]; ok {
+		return nil, fmt.Errorf("declares %q itself; the registry adds it to every tool", RiskLevelArg)
+	}
+	props[RiskLevelArg] = riskLevelSchema
+	p, err := json.Marshal(props)
+	if err != nil {
+		return nil, fmt.Errorf("encode properties: %w", err)
+	}
+	top["properties"] = p
+	out, err := json.Marshal(top)
+	if err != nil {
+		return nil, fmt.Errorf("encode schema: %w", err)
+	}
+	return out, nil
+}
