@@ -1,0 +1,248 @@
+// Package adapters is the contract every chat platform implements: receive
+// messages and decisions, post messages and approval cards, update them in
+// place, and send a private notice to one person. It has its own small types
+// so that no chat SDK type reaches the bot, and no bot type reaches an
+// adapter; adapters import only this package and their own SDK.
+//
+// The contract is shaped by the real constraints of Slack and Discord:
+//
+//   - A click must be acknowledged within 3 seconds. Handler.Handle must
+//     therefore return quickly; an adapter acknowledges an event once Handle
+//     returns, and the bot runs the slow work (the tool, the model) in the
+//     background.
+//   - Cards are updated in place: Post returns a message reference that
+//     Update takes. Discord's interaction token lasts only 15 minutes, so
+//     Update must edit the bot's own message by channel and reference, never
+//     through the interaction that carried the click.
+//   - Platforms deliver an event again when unsure whether it arrived. Every
+//     event carries the platform's own id (the same on every delivery), and
+//     Redelivered when the platform says it is retrying; the bot dedupes.
+//
+// Buttons are an optional capability, Interactive, checked at run time. An
+// adapter without it renders a card's buttons as the words to type
+// ("approve <id>", "cancel <id> [reason]"), and ParseDecision reads them back.
+package adapters
+
+import (
+	"context"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Adapter connects the bot to one chat platform.
+type Adapter interface {
+	// Name is the platform's name as conversations record it: "terminal",
+	// "slack", "discord".
+	Name() string
+	// Run receives events and calls h.Handle for each, one at a time and in
+	// the order the platform delivered them, until ctx is done or the input
+	// ends. It returns nil at the end of input and ctx.Err() when cancelled.
+	Run(ctx context.Context, h Handler) error
+	// Post posts a message or a card into a conversation and returns the
+	// platform's reference to it, for Update.
+	Post(ctx context.Context, to Place, c Content) (ref string, err error)
+	// Update replaces a posted message in place.
+	Update(ctx context.Context, to Place, ref string, c Content) error
+	// Notify sends a notice that only user sees (Slack: an ephemeral
+	// message; Discord: an ephemeral follow-up or a direct message).
+	Notify(ctx context.Context, to Place, user User, text string) error
+}
+
+// Interactive is an optional capability: an adapter that renders a card's
+// Buttons as buttons and delivers clicks on them as events with a Decision.
+// An adapter that can turn buttons off (a Slack app without an interactivity
+// URL) reports it through Buttons.
+type Interactive interface {
+	Adapter
+	// Buttons reports whether buttons are shown and clicks delivered.
+	Buttons() bool
+}
+
+// HasButtons reports whether a shows buttons: it implements Interactive and
+// has them switched on.
+func HasButtons(a Adapter) bool {
+	i, ok := a.(Interactive)
+	return ok && i.Buttons()
+}
+
+// Handler receives events. Handle must return quickly (well inside a
+// second): the adapter acknowledges the event to the platform once it has
+// returned, and a click not acknowledged within 3 seconds is shown to the
+// person as failed.
+type Handler interface {
+	Handle(ctx context.Context, e Event)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, e Event)
+
+// Handle calls f(ctx, e).
+func (f HandlerFunc) Handle(ctx context.Context, e Event) { f(ctx, e) }
+
+// User is a person on the platform.
+type User struct {
+	// ID is the platform's stable id (Slack U123, Discord snowflake; in the
+	// terminal, the name).
+	ID string
+	// Name is the display name.
+	Name string
+	// Groups and Roles are the user groups and roles the platform reports,
+	// for approver lists ("group:oncall", "role:admin").
+	Groups []string
+	Roles  []string
+}
+
+// Display is the name to show: Name, or ID when there is no name.
+func (u User) Display() string {
+	if u.Name != "" {
+		return u.Name
+	}
+	return u.ID
+}
+
+// Place is where a message goes: a channel and a thread in it. The thread is
+// the conversation.
+type Place struct {
+	Channel string
+	// Thread is the thread's id. For a message that starts a conversation
+	// (a top-level mention), the adapter sets it to the id that replies
+	// thread under, so the bot never has to know how threads work.
+	Thread string
+}
+
+// Event is one thing that happened on the platform: a message, or a
+// decision on an approval (a click, or the words typed in its place).
+type Event struct {
+	// ID is the platform's id of the event, the same on every delivery of
+	// it. Never empty.
+	ID string
+	// Redelivered is set when the platform says this is a retry of an
+	// event it may already have delivered.
+	Redelivered bool
+	User        User
+	Place       Place
+	// Direct is set for a direct (private) message to the bot.
+	Direct bool
+	// Text is the message text, with the bot's mention removed.
+	Text string
+	// Decision is set when the event is a decision; Text is then empty.
+	Decision *Decision
+}
+
+// Decision is a person's decision on one approval.
+type Decision struct {
+	// ApprovalID is the only value a button carries.
+	ApprovalID string
+	Approve    bool
+	// Reason is the optional reason given with a cancel.
+	Reason string
+	// Ref is the card's message reference, when the decision was a click on it.
+	Ref string
+}
+
+// Content is what a message shows: text, a card, or both.
+type Content struct {
+	Text string
+	Card *Card
+}
+
+// Card is an approval card, platform-neutral; each adapter renders it.
+type Card struct {
+	ApprovalID   string
+	Title        string
+	Requester    string // who asked
+	Conversation string // where, in words
+	Tool         string
+	// Operation is the exact operation that will run, shown in monospace,
+	// byte for byte.
+	Operation string
+	Risk      string   // low, medium, high
+	Reasons   []string // the assessment's reasons, as sentences
+	LLMLevel  string   // the model's own risk_level, when it gave one
+	Preview   *Preview
+	ExpiresAt time.Time
+
+	// State is the approval's state: pending, approved, running, done,
+	// failed, cancelled, expired.
+	State string
+	// StateLine says the state in words: who decided and when, the running
+	// time, the outcome ("exit code 0 in 12ms").
+	StateLine string
+	// Output is the run's output or live progress tail, monospace; Note
+	// says how it was cut when it was.
+	Output string
+	Note   string
+
+	// Buttons are shown while a decision is possible, and gone after.
+	Buttons []Button
+}
+
+// Preview is the blast radius of the operation, when one could be computed.
+type Preview struct {
+	Summary string
+	Items   []string
+	// More is how many items exist beyond Items.
+	More int
+	// Err says why no preview could be made.
+	Err string
+}
+
+// Button is one decision button. Its only value is the approval id.
+type Button struct {
+	Label   string
+	Approve bool
+	// Value is the approval id.
+	Value string
+}
+
+// Words are the exact words that stand for b where there are no buttons:
+// "approve <id>" or "cancel <id> [reason]".
+func (b Button) Words() string {
+	if b.Approve {
+		return "approve " + b.Value
+	}
+	return "cancel " + b.Value + " [reason]"
+}
+
+// ParseDecision reads the text fallback of a button: "approve <id>" or
+// "cancel <id> [reason]" (the verb is case-insensitive; "deny" and "reject"
+// mean cancel). It reports false for anything else.
+func ParseDecision(text string) (Decision, bool) {
+	text = strings.TrimSpace(text)
+	verb, rest, _ := strings.Cut(text, " ")
+	var approve bool
+	switch strings.ToLower(verb) {
+	case "approve":
+		approve = true
+	case "cancel", "deny", "reject":
+	default:
+		return Decision{}, false
+	}
+	rest = strings.TrimLeftFunc(rest, unicode.IsSpace)
+	id, reason, _ := strings.Cut(rest, " ")
+	id = strings.TrimSpace(strings.Trim(id, "`<>"))
+	if id == "" || !validID(id) {
+		return Decision{}, false
+	}
+	reason = strings.TrimSpace(reason)
+	if approve && reason != "" {
+		// "approve the thing" is talk, not a decision.
+		return Decision{}, false
+	}
+	return Decision{ApprovalID: id, Approve: approve, Reason: reason}, true
+}
+
+// validID accepts the characters approval ids are made of, so that "cancel
+// that, please" is not taken for a decision on an approval called "that,".
+func validID(id string) bool {
+	if len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}

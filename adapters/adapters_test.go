@@ -1,0 +1,95 @@
+package adapters
+
+import (
+	"context"
+	"testing"
+)
+
+func TestParseDecision(t *testing.T) {
+	tests := []struct {
+		name string
+		text string
+		want Decision
+		ok   bool
+	}{
+		{"approve", "approve a1b2c3", Decision{ApprovalID: "a1b2c3", Approve: true}, true},
+		{"approve with spaces and case", "  Approve   a1b2c3  ", Decision{ApprovalID: "a1b2c3", Approve: true}, true},
+		{"approve in backticks", "approve `a1b2c3`", Decision{ApprovalID: "a1b2c3", Approve: true}, true},
+		{"cancel", "cancel a1b2c3", Decision{ApprovalID: "a1b2c3"}, true},
+		{"cancel with reason", "cancel a1b2c3 wrong folder, use /srv", Decision{ApprovalID: "a1b2c3", Reason: "wrong folder, use /srv"}, true},
+		{"deny means cancel", "deny a1b2c3", Decision{ApprovalID: "a1b2c3"}, true},
+		{"approve with more words is talk", "approve the plan", Decision{}, false},
+		{"no id", "approve", Decision{}, false},
+		{"no id after cancel", "cancel   ", Decision{}, false},
+		{"other verb", "run a1b2c3", Decision{}, false},
+		{"punctuation in id", "cancel that, please", Decision{}, false},
+		{"empty", "", Decision{}, false},
+		{"prefix word", "approved a1b2c3", Decision{}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := ParseDecision(tc.text)
+			if ok != tc.ok || got != tc.want {
+				t.Errorf("ParseDecision(%q) = %+v, %v; want %+v, %v", tc.text, got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+func TestButtonWords(t *testing.T) {
+	tests := []struct {
+		name string
+		b    Button
+		want string
+	}{
+		{"approve", Button{Label: "Approve", Approve: true, Value: "x1"}, "approve x1"},
+		{"cancel", Button{Label: "Cancel", Value: "x1"}, "cancel x1 [reason]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.b.Words(); got != tc.want {
+				t.Errorf("Words() = %q, want %q", got, tc.want)
+			}
+			d, ok := ParseDecision(tc.b.Words())
+			if tc.b.Approve && (!ok || d.ApprovalID != tc.b.Value || !d.Approve) {
+				t.Errorf("the words %q do not parse back to an approval of %s: %+v %v", tc.b.Words(), tc.b.Value, d, ok)
+			}
+		})
+	}
+}
+
+type plain struct{ Adapter }
+type clicky struct {
+	Adapter
+	on bool
+}
+
+func (c clicky) Buttons() bool { return c.on }
+
+func TestHasButtons(t *testing.T) {
+	tests := []struct {
+		name string
+		a    Adapter
+		want bool
+	}{
+		{"no capability", plain{}, false},
+		{"capability switched off", clicky{on: false}, false},
+		{"capability on", clicky{on: true}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := HasButtons(tc.a); got != tc.want {
+				t.Errorf("HasButtons = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestHandlerFunc(t *testing.T) {
+	var got Event
+	h := HandlerFunc(func(_ context.Context, e Event) { got = e })
+	h.Handle(context.Background(), Event{ID: "e1", Text: "hi"})
+	if got.ID != "e1" || got.Text != "hi" {
+		t.Errorf("HandlerFunc did not pass the event: %+v", got)
+	}
+}

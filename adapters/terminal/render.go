@@ -1,0 +1,213 @@
+package terminal
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/countersign/countersign/adapters"
+)
+
+// style is an ANSI SGR sequence.
+type style string
+
+const (
+	bold   style = "1"
+	dim    style = "2"
+	red    style = "31"
+	green  style = "32"
+	yellow style = "33"
+	cyan   style = "36"
+)
+
+type painter func(style, string) string
+
+// paint colours s when colour is on.
+func (t *Terminal) paint(st style, s string) string { return paintWith(t.color)(st, s) }
+
+func paintWith(color bool) painter {
+	if !color {
+		return func(_ style, s string) string { return s }
+	}
+	return func(st style, s string) string {
+		if s == "" {
+			return s
+		}
+		return "\x1b[" + string(st) + "m" + s + "\x1b[0m"
+	}
+}
+
+// renderText prints a bot message: the first line after "countersign:",
+// the rest indented.
+func renderText(text string, paint painter) string {
+	lines := strings.Split(strings.TrimRight(sanitize(text), "\n"), "\n")
+	var b strings.Builder
+	b.WriteString(paint(cyan, "countersign:"))
+	b.WriteByte(' ')
+	b.WriteString(lines[0])
+	for _, l := range lines[1:] {
+		b.WriteString("\n  ")
+		b.WriteString(l)
+	}
+	return b.String()
+}
+
+// renderCard draws an approval card as lines framed on the left:
+//
+//	┌ approval a1b2 · execute_command · risk high
+//	│ asked by alice in terminal
+//	│     rm -rf ./tmp_*
+//	...
+//	└ type: approve a1b2  or: cancel a1b2 [reason]
+func renderCard(c adapters.Card, paint painter) string {
+	var b strings.Builder
+	line := func(s string) {
+		b.WriteString(paint(dim, "│"))
+		if s != "" {
+			b.WriteByte(' ')
+			b.WriteString(s)
+		}
+		b.WriteByte('\n')
+	}
+
+	head := paint(bold, sanitize("approval "+c.ApprovalID))
+	if c.Tool != "" {
+		head += " · " + sanitize(c.Tool)
+	}
+	if c.Risk != "" {
+		head += " · risk " + paint(riskStyle(c.Risk), sanitize(c.Risk))
+	}
+	b.WriteString(paint(dim, "┌") + " " + head + "\n")
+	if c.Title != "" {
+		line(paint(bold, sanitize(c.Title)))
+	}
+	if c.Requester != "" || c.Conversation != "" {
+		s := "asked by " + orDash(c.Requester)
+		if c.Conversation != "" {
+			s += " in " + c.Conversation
+		}
+		line(sanitize(s))
+	}
+	if c.Operation != "" {
+		line("")
+		for _, l := range strings.Split(sanitize(c.Operation), "\n") {
+			line("    " + paint(bold, l))
+		}
+		line("")
+	}
+	for i, r := range c.Reasons {
+		label := "why: "
+		if i > 0 {
+			label = "     "
+		}
+		line(label + sanitize(r))
+	}
+	if c.LLMLevel != "" {
+		line("the model said: " + sanitize(c.LLMLevel))
+	}
+	if p := c.Preview; p != nil {
+		switch {
+		case p.Err != "":
+			line("preview: none (" + sanitize(p.Err) + ")")
+		default:
+			s := "preview:"
+			if p.Summary != "" {
+				s += " " + sanitize(p.Summary)
+			}
+			line(s)
+			for _, it := range p.Items {
+				line("  - " + sanitize(it))
+			}
+			if p.More > 0 {
+				line("  … and " + strconv.Itoa(p.More) + " more")
+			}
+		}
+	}
+	if c.State == "pending" && !c.ExpiresAt.IsZero() {
+		line("expires " + c.ExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+	}
+	if c.StateLine != "" {
+		line(paint(stateStyle(c.State), "● "+sanitize(c.StateLine)))
+	}
+	if c.Output != "" {
+		for _, l := range strings.Split(strings.TrimRight(sanitize(c.Output), "\n"), "\n") {
+			line("    " + l)
+		}
+	}
+	if c.Note != "" {
+		line(paint(dim, "("+sanitize(c.Note)+")"))
+	}
+	var words []string
+	for _, bt := range c.Buttons {
+		w := bt.Words()
+		if bt.Approve {
+			w = paint(green, w)
+		} else {
+			w = paint(yellow, w)
+		}
+		words = append(words, w)
+	}
+	if len(words) > 0 {
+		b.WriteString(paint(dim, "└") + " type: " + strings.Join(words, "  or: "))
+	} else {
+		b.WriteString(paint(dim, "└"))
+	}
+	return b.String()
+}
+
+func riskStyle(level string) style {
+	switch level {
+	case "high":
+		return red
+	case "medium":
+		return yellow
+	}
+	return green
+}
+
+func stateStyle(state string) style {
+	switch state {
+	case "done":
+		return green
+	case "failed", "expired", "cancelled":
+		return red
+	case "pending":
+		return yellow
+	}
+	return cyan
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// sanitize removes terminal control sequences from text that came from
+// outside (command output, model text), keeping newlines and tabs, so that
+// output cannot repaint the screen or forge a card.
+func sanitize(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	clean := true
+	for _, r := range s {
+		if r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
+			b.WriteRune('�')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

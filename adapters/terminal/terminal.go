@@ -1,0 +1,378 @@
+// Package terminal is the chat adapter for a terminal: it reads lines from
+// an io.Reader and writes messages and approval cards to an io.Writer. It is
+// the default adapter (go run ./cmd/countersign), the quickest way to watch
+// an approval happen, and a scripting interface: with piped input, lines are
+// processed in order and Run returns at the end of input.
+//
+// There are no buttons: a card shows the exact words to type ("approve
+// <id>", "cancel <id> [reason]"), and such a line becomes a decision event.
+// The identity can be switched with "/as <name>" so that a second person can
+// approve in the same session. There is one conversation: channel
+// "terminal", thread "main".
+package terminal
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/countersign/countersign/adapters"
+)
+
+// The one conversation of a terminal session.
+const (
+	Channel = "terminal"
+	Thread  = "main"
+)
+
+// Options configure a terminal session; the zero value is ready to use.
+type Options struct {
+	// User is the identity at start; default $USER, else the OS user name,
+	// else "you".
+	User string `yaml:"user"`
+	// Color is "auto" (the default: colour when the output is a terminal
+	// and NO_COLOR is unset), "always" or "never".
+	Color string `yaml:"color"`
+}
+
+// Validate reports a bad option, naming it.
+func (o Options) Validate() error {
+	switch o.Color {
+	case "", "auto", "always", "never":
+	default:
+		return fmt.Errorf("terminal.color: %q is not one of auto, always, never", o.Color)
+	}
+	if o.User != "" && !validName(o.User) {
+		return fmt.Errorf("terminal.user: %q is not a single word", o.User)
+	}
+	return nil
+}
+
+// Terminal is the terminal adapter.
+type Terminal struct {
+	in     io.Reader
+	out    io.Writer
+	color  bool
+	prompt bool // a prompt line is shown (input and output are terminals)
+
+	mu       sync.Mutex // guards everything below and writes to out
+	user     string
+	seq      int               // events and message refs
+	rendered map[string]string // ref → what it shows now
+	states   map[string]string // ref → card state shown
+	prompted bool              // the prompt is on screen, waiting for input
+}
+
+var _ adapters.Adapter = (*Terminal)(nil)
+
+// New returns a terminal adapter reading lines from in and writing to out.
+// Options that fail Validate fall back to their defaults.
+func New(in io.Reader, out io.Writer, opts Options) *Terminal {
+	t := &Terminal{
+		in:       in,
+		out:      out,
+		user:     defaultUser(opts.User),
+		rendered: map[string]string{},
+		states:   map[string]string{},
+	}
+	switch opts.Color {
+	case "always":
+		t.color = true
+	case "never":
+	default:
+		t.color = os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" && isTerminal(out)
+	}
+	t.prompt = isTerminal(in) && isTerminal(out)
+	return t
+}
+
+func defaultUser(name string) string {
+	if validName(name) {
+		return name
+	}
+	if n := os.Getenv("USER"); validName(n) {
+		return n
+	}
+	if u, err := user.Current(); err == nil && validName(u.Username) {
+		return u.Username
+	}
+	return "you"
+}
+
+// isTerminal reports whether f is a character device (a terminal), without
+// golang.org/x/term.
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := file.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// Name returns "terminal".
+func (t *Terminal) Name() string { return "terminal" }
+
+// User returns the identity lines are typed as now.
+func (t *Terminal) User() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.user
+}
+
+// Run reads lines and hands them to h in order until the end of input
+// ("/quit" ends it too) or until ctx is done. A read blocked on a terminal
+// cannot be interrupted; after cancellation that reader goroutine ends with
+// the process.
+func (t *Terminal) Run(ctx context.Context, h adapters.Handler) error {
+	lines := make(chan string)
+	readErr := make(chan error, 1)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		sc := bufio.NewScanner(t.in)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-stop:
+				return
+			}
+		}
+		readErr <- sc.Err()
+		close(lines)
+	}()
+
+	t.showPrompt()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case line, ok := <-lines:
+			if !ok {
+				if err := <-readErr; err != nil {
+					return fmt.Errorf("read terminal input: %w", err)
+				}
+				t.endPrompt()
+				return nil
+			}
+			if quit := t.line(ctx, h, line); quit {
+				t.endPrompt()
+				return nil
+			}
+			t.showPrompt()
+		}
+	}
+}
+
+// line handles one input line and reports whether the session should end.
+func (t *Terminal) line(ctx context.Context, h adapters.Handler, line string) (quit bool) {
+	line = strings.TrimSpace(line)
+	t.mu.Lock()
+	t.prompted = false
+	t.mu.Unlock()
+	if line == "" {
+		return false
+	}
+	if strings.HasPrefix(line, "/") {
+		return t.command(line)
+	}
+	t.mu.Lock()
+	t.seq++
+	e := adapters.Event{
+		ID:    "t" + strconv.Itoa(t.seq),
+		User:  adapters.User{ID: t.user, Name: t.user},
+		Place: adapters.Place{Channel: Channel, Thread: Thread},
+	}
+	t.mu.Unlock()
+	if d, ok := adapters.ParseDecision(line); ok {
+		e.Decision = &d
+	} else {
+		e.Text = line
+	}
+	h.Handle(ctx, e)
+	return false
+}
+
+const help = `Type a request in plain words, or a direct command:
+  !run <command>           run a shell command
+  !sql <statement>         run one SQL statement
+  !http <METHOD> <url>     make an HTTP request
+  !file <operation> <path> read, list, stat, write, delete ... a file
+  !pending                 list the approvals waiting here
+  !help                    what the bot can do
+Decide on a card by typing the words it shows:
+  approve <id>             approve and run it
+  cancel <id> [reason]     cancel it; the reason goes back to the model
+Terminal commands:
+  /as <name>               speak as someone else (a second person can approve)
+  /whoami                  who you are now
+  /help                    this help
+  /quit                    leave (also: end of input)`
+
+// command runs a terminal command ("/as bob") and reports whether to quit.
+func (t *Terminal) command(line string) (quit bool) {
+	verb, arg, _ := strings.Cut(line, " ")
+	arg = strings.TrimSpace(arg)
+	switch verb {
+	case "/help":
+		t.print(help)
+	case "/as":
+		if !validName(arg) {
+			t.print("usage: /as <name>  (one word, e.g. /as bob)")
+			return false
+		}
+		t.mu.Lock()
+		t.user = arg
+		t.mu.Unlock()
+		t.print("you are now " + t.paint(bold, arg))
+	case "/whoami":
+		t.print("you are " + t.paint(bold, t.User()))
+	case "/quit", "/exit":
+		return true
+	default:
+		t.print("unknown command " + verb + "; /help lists them")
+	}
+	return false
+}
+
+// Post prints a message or a card and returns its reference.
+func (t *Terminal) Post(_ context.Context, _ adapters.Place, c adapters.Content) (string, error) {
+	text := t.render(c)
+	t.mu.Lock()
+	t.seq++
+	ref := "m" + strconv.Itoa(t.seq)
+	t.rendered[ref] = text
+	if c.Card != nil {
+		t.states[ref] = c.Card.State
+	}
+	t.mu.Unlock()
+	return ref, t.print(text)
+}
+
+// Update prints the new version of a message. A terminal cannot redraw what
+// has scrolled by, so the new version is printed below; an unchanged message
+// prints nothing, and a running card's progress prints one line.
+func (t *Terminal) Update(_ context.Context, _ adapters.Place, ref string, c adapters.Content) error {
+	text := t.render(c)
+	t.mu.Lock()
+	old, known := t.rendered[ref]
+	if !known {
+		t.mu.Unlock()
+		return fmt.Errorf("update message %s: no such message", ref)
+	}
+	if old == text {
+		t.mu.Unlock()
+		return nil
+	}
+	t.rendered[ref] = text
+	progressOnly := false
+	if c.Card != nil {
+		progressOnly = c.Card.State == "running" && t.states[ref] == "running"
+		t.states[ref] = c.Card.State
+	}
+	t.mu.Unlock()
+	if progressOnly {
+		return t.print(t.progressLine(c.Card))
+	}
+	return t.print(text)
+}
+
+// Notify prints a notice addressed to one person. Everyone at the terminal
+// can read it; it is marked as meant for user only.
+func (t *Terminal) Notify(_ context.Context, _ adapters.Place, u adapters.User, text string) error {
+	return t.print(t.paint(dim, "(to "+u.Display()+" only)") + " " + text)
+}
+
+func (t *Terminal) render(c adapters.Content) string {
+	var parts []string
+	if c.Text != "" {
+		parts = append(parts, renderText(c.Text, t.paint))
+	}
+	if c.Card != nil {
+		parts = append(parts, renderCard(*c.Card, t.paint))
+	}
+	return strings.Join(parts, "\n")
+}
+
+func (t *Terminal) progressLine(c *adapters.Card) string {
+	last := lastLine(c.Output)
+	s := "  [" + c.ApprovalID + "] " + c.StateLine
+	if last != "" {
+		s += ": " + last
+	}
+	return t.paint(dim, s)
+}
+
+// print writes text as whole lines, clearing and redrawing the prompt
+// around it on a terminal.
+func (t *Terminal) print(text string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var b strings.Builder
+	if t.prompt && t.prompted {
+		b.WriteString("\r\x1b[K")
+	}
+	b.WriteString(text)
+	if !strings.HasSuffix(text, "\n") {
+		b.WriteByte('\n')
+	}
+	if t.prompt && t.prompted {
+		b.WriteString(t.promptText())
+	}
+	if _, err := io.WriteString(t.out, b.String()); err != nil {
+		return fmt.Errorf("write to terminal: %w", err)
+	}
+	return nil
+}
+
+func (t *Terminal) promptText() string { return t.paint(bold, t.user+"> ") }
+
+func (t *Terminal) showPrompt() {
+	if !t.prompt {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.prompted = true
+	_, _ = io.WriteString(t.out, t.promptText())
+}
+
+func (t *Terminal) endPrompt() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.prompt && t.prompted {
+		_, _ = io.WriteString(t.out, "\n")
+	}
+	t.prompted = false
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
