@@ -1,0 +1,533 @@
+// Package shelltool is the execute_command tool: it runs a command line with
+// `bash -c` in a configured root, fenced on its own whatever the assessor
+// decided (SPEC §8): a scrubbed environment, standard input closed, a time
+// limit that kills the whole process group, and output capped with a note.
+// It also previews the files a delete-like command would touch (SPEC §5)
+// without running anything.
+package shelltool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/countersign/countersign/tools"
+)
+
+// Name is the tool name the LLM calls.
+const Name = "execute_command"
+
+// Defaults for the Config fields left zero.
+const (
+	DefaultTimeout          = 60 * time.Second
+	DefaultMaxTimeout       = 10 * time.Minute
+	DefaultOutputLimit      = 64 << 10
+	DefaultProgressInterval = 2 * time.Second
+	DefaultPreviewLimit     = 50
+	// DefaultPath is PATH for the command when the bot itself has none.
+	DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+)
+
+// BaseEnv lists the variables always passed through from the bot's
+// environment when set. Nothing else is, unless Config.Env names it.
+var BaseEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TERM"}
+
+// Config is the execute_command section of the configuration.
+type Config struct {
+	// Root is the directory commands run in; workdir is relative to it.
+	// Required.
+	Root string `yaml:"root"`
+	// Shell is the bash binary, found on PATH when not absolute. Default "bash".
+	Shell string `yaml:"shell"`
+	// Timeout is the time limit when the call gives none. Default 60s.
+	Timeout time.Duration `yaml:"timeout"`
+	// MaxTimeout caps timeout_seconds. Default 10m; at least Timeout.
+	MaxTimeout time.Duration `yaml:"max_timeout"`
+	// OutputLimit is how many bytes of stdout, and of stderr, are kept.
+	// Default 64 KiB each.
+	OutputLimit int `yaml:"output_limit"`
+	// Env names further variables passed through from the bot's
+	// environment (besides BaseEnv).
+	Env []string `yaml:"env"`
+	// SetEnv sets variables to fixed values for every command.
+	SetEnv map[string]string `yaml:"set_env"`
+	// ProgressInterval is how often a long run reports progress. Default 2s.
+	ProgressInterval time.Duration `yaml:"progress_interval"`
+	// PreviewLimit caps how many paths a preview lists. Default 50.
+	PreviewLimit int `yaml:"preview_limit"`
+}
+
+// Tool is the execute_command tool. It is safe for concurrent use.
+type Tool struct {
+	cfg   Config
+	root  string // absolute, symlinks resolved
+	shell string
+	env   []string
+}
+
+var (
+	_ tools.Tool      = (*Tool)(nil)
+	_ tools.Previewer = (*Tool)(nil)
+)
+
+// New checks cfg, fills in defaults and snapshots the allowed environment.
+func New(cfg Config) (*Tool, error) {
+	if cfg.Root == "" {
+		return nil, errors.New("execute_command: root is required")
+	}
+	abs, err := filepath.Abs(cfg.Root)
+	if err != nil {
+		return nil, fmt.Errorf("execute_command: root %q: %w", cfg.Root, err)
+	}
+	root, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("execute_command: root %q: %w", cfg.Root, err)
+	}
+	if fi, err := os.Stat(root); err != nil {
+		return nil, fmt.Errorf("execute_command: root %q: %w", cfg.Root, err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("execute_command: root %q is not a directory", cfg.Root)
+	}
+	if cfg.Shell == "" {
+		cfg.Shell = "bash"
+	}
+	shell, err := exec.LookPath(cfg.Shell)
+	if err != nil {
+		return nil, fmt.Errorf("execute_command: shell %q: %w", cfg.Shell, err)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxTimeout == 0 {
+		cfg.MaxTimeout = max(DefaultMaxTimeout, cfg.Timeout)
+	}
+	if cfg.OutputLimit == 0 {
+		cfg.OutputLimit = DefaultOutputLimit
+	}
+	if cfg.ProgressInterval == 0 {
+		cfg.ProgressInterval = DefaultProgressInterval
+	}
+	if cfg.PreviewLimit == 0 {
+		cfg.PreviewLimit = DefaultPreviewLimit
+	}
+	switch {
+	case cfg.Timeout < 0:
+		return nil, fmt.Errorf("execute_command: timeout %v must be positive", cfg.Timeout)
+	case cfg.MaxTimeout < cfg.Timeout:
+		return nil, fmt.Errorf("execute_command: max_timeout %v is below timeout %v", cfg.MaxTimeout, cfg.Timeout)
+	case cfg.OutputLimit < 0:
+		return nil, fmt.Errorf("execute_command: output_limit %d must be positive", cfg.OutputLimit)
+	case cfg.ProgressInterval < 0:
+		return nil, fmt.Errorf("execute_command: progress_interval %v must be positive", cfg.ProgressInterval)
+	case cfg.PreviewLimit < 0:
+		return nil, fmt.Errorf("execute_command: preview_limit %d must be positive", cfg.PreviewLimit)
+	}
+	env, err := buildEnv(cfg.Env, cfg.SetEnv, os.LookupEnv)
+	if err != nil {
+		return nil, fmt.Errorf("execute_command: %w", err)
+	}
+	return &Tool{cfg: cfg, root: root, shell: shell, env: env}, nil
+}
+
+// buildEnv makes the command's whole environment from the allow-list.
+func buildEnv(extra []string, set map[string]string, lookup func(string) (string, bool)) ([]string, error) {
+	vals := map[string]string{}
+	var order []string
+	put := func(k, v string) {
+		if _, ok := vals[k]; !ok {
+			order = append(order, k)
+		}
+		vals[k] = v
+	}
+	for _, name := range append(append([]string(nil), BaseEnv...), extra...) {
+		if !validEnvName(name) {
+			return nil, fmt.Errorf("env: %q is not a variable name", name)
+		}
+		if v, ok := lookup(name); ok {
+			put(name, v)
+		}
+	}
+	if _, ok := vals["PATH"]; !ok {
+		put("PATH", DefaultPath)
+	}
+	for k, v := range set {
+		if !validEnvName(k) {
+			return nil, fmt.Errorf("set_env: %q is not a variable name", k)
+		}
+		if strings.ContainsRune(v, 0) {
+			return nil, fmt.Errorf("set_env: %s holds a NUL byte", k)
+		}
+		put(k, v)
+	}
+	env := make([]string, 0, len(order))
+	for _, k := range order {
+		env = append(env, k+"="+vals[k])
+	}
+	return env, nil
+}
+
+func validEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Name implements tools.Tool.
+func (t *Tool) Name() string { return Name }
+
+// Description implements tools.Tool.
+func (t *Tool) Description() string {
+	return "Run a shell command line with `bash -c` on the server, in the configured working root " +
+		"(or a workdir inside it). Standard input is empty, the environment holds only PATH, HOME, " +
+		"locale and time-zone variables, the run is killed (with every process it started) at the " +
+		"time limit, and stdout and stderr are each capped. Returns the exit code, stdout and stderr. " +
+		"Prefer read-only commands; anything that changes the system waits for a person's approval."
+}
+
+// Schema implements tools.Tool.
+func (t *Tool) Schema() json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
+		`"command":{"type":"string","description":"The command line, run by bash -c."},`+
+		`"workdir":{"type":"string","description":"Directory to run in, relative to the working root. Default: the root."},`+
+		`"timeout_seconds":{"type":"integer","minimum":1,"maximum":%d,"description":"Time limit in seconds. Default %d."}},`+
+		`"required":["command"],"additionalProperties":false}`,
+		int(t.cfg.MaxTimeout/time.Second), int(t.cfg.Timeout/time.Second)))
+}
+
+// Run implements tools.Tool.
+func (t *Tool) Run(ctx context.Context, raw json.RawMessage, opts tools.RunOptions) tools.Result {
+	start := time.Now()
+	res := t.run(ctx, raw, opts, start)
+	res.DurationMS = time.Since(start).Milliseconds()
+	return res
+}
+
+// notRun is the sentence every executed:false result carries (SPEC §4).
+const notRun = "The command did not run. Do not retry it unless the user asks again."
+
+func refused(why string) tools.Result {
+	return tools.Result{Status: tools.StatusDenied, Error: why, Message: notRun}
+}
+
+func invalid(why string) tools.Result {
+	return tools.Result{Status: tools.StatusError, Error: why, Message: notRun}
+}
+
+// call is a checked call, ready to run.
+type call struct {
+	command string
+	dir     string
+	timeout time.Duration
+	note    string
+}
+
+// check decodes and validates the arguments. A non-nil result is the
+// refusal to return instead of running.
+func (t *Tool) check(raw json.RawMessage) (call, *tools.Result) {
+	var a args
+	if err := decodeArgs(raw, &a); err != nil {
+		r := invalid(err.Error())
+		return call{}, &r
+	}
+	if strings.TrimSpace(a.Command) == "" {
+		r := invalid(`argument "command" is required`)
+		return call{}, &r
+	}
+	if strings.ContainsRune(a.Command, 0) {
+		r := invalid(`argument "command" holds a NUL byte`)
+		return call{}, &r
+	}
+	c := call{command: a.Command, timeout: t.cfg.Timeout}
+	if a.TimeoutSeconds != nil {
+		s := *a.TimeoutSeconds
+		if !(s > 0) || math.IsInf(s, 0) {
+			r := invalid(`argument "timeout_seconds" must be a positive number of seconds`)
+			return call{}, &r
+		}
+		if d := time.Duration(s * float64(time.Second)); s*float64(time.Second) >= float64(t.cfg.MaxTimeout) {
+			c.timeout = t.cfg.MaxTimeout
+			c.note = fmt.Sprintf("timeout_seconds %g was capped at %v", s, t.cfg.MaxTimeout)
+		} else {
+			c.timeout = d
+		}
+	}
+	dir, deny, err := t.resolveDir(a.Workdir)
+	if deny != "" {
+		r := refused(deny)
+		return call{}, &r
+	}
+	if err != nil {
+		r := invalid(err.Error())
+		return call{}, &r
+	}
+	c.dir = dir
+	return c, nil
+}
+
+// resolveDir maps workdir onto a directory inside the root, following
+// symbolic links. deny is set when the directory is outside the root.
+func (t *Tool) resolveDir(workdir string) (dir, deny string, err error) {
+	if workdir == "" {
+		return t.root, "", nil
+	}
+	if strings.ContainsRune(workdir, 0) {
+		return "", "", errors.New(`argument "workdir" holds a NUL byte`)
+	}
+	if filepath.IsAbs(workdir) {
+		return "", fmt.Sprintf("workdir %q is absolute; it must be a path relative to the working root", workdir), nil
+	}
+	if !filepath.IsLocal(workdir) && filepath.Clean(workdir) != "." {
+		return "", fmt.Sprintf("workdir %q leaves the working root", workdir), nil
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(t.root, workdir))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", "", fmt.Errorf("workdir %q does not exist", workdir)
+		}
+		return "", "", fmt.Errorf("workdir %q: %w", workdir, err)
+	}
+	if rel, err := filepath.Rel(t.root, real); err != nil || (rel != "." && !filepath.IsLocal(rel)) {
+		return "", fmt.Sprintf("workdir %q leads outside the working root through a symbolic link", workdir), nil
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", "", fmt.Errorf("workdir %q: %w", workdir, err)
+	}
+	if !fi.IsDir() {
+		return "", "", fmt.Errorf("workdir %q is not a directory", workdir)
+	}
+	return real, "", nil
+}
+
+func (t *Tool) run(ctx context.Context, raw json.RawMessage, opts tools.RunOptions, start time.Time) tools.Result {
+	c, bad := t.check(raw)
+	if bad != nil {
+		return *bad
+	}
+	if err := ctx.Err(); err != nil {
+		return tools.Result{Status: tools.StatusError, Error: "the run was stopped before it started", Message: notRun}
+	}
+
+	stdout := tools.NewCappedBuffer(t.cfg.OutputLimit)
+	stderr := tools.NewCappedBuffer(t.cfg.OutputLimit)
+	tail := newTail(tailBytes)
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return tools.Result{Status: tools.StatusError, Error: "could not start the command: " + err.Error(), Message: notRun}
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return tools.Result{Status: tools.StatusError, Error: "could not start the command: " + err.Error(), Message: notRun}
+	}
+
+	runCtx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, t.shell, "-c", c.command)
+	cmd.Dir = c.dir
+	cmd.Env = t.env
+	cmd.Stdin = nil // the null device
+	cmd.Stdout = outW
+	cmd.Stderr = errW
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return tools.Result{Status: tools.StatusError, Error: "could not start the command: " + err.Error(), Message: notRun}
+	}
+	pgid := cmd.Process.Pid
+
+	var readers sync.WaitGroup
+	readers.Go(func() { copyPipe(outR, stdout, tail) })
+	readers.Go(func() { copyPipe(errR, stderr, tail) })
+
+	stopProgress := make(chan struct{})
+	var progress sync.WaitGroup
+	if opts.Progress != nil && t.cfg.ProgressInterval > 0 {
+		progress.Go(func() {
+			tick := time.NewTicker(t.cfg.ProgressInterval)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stopProgress:
+					return
+				case <-tick.C:
+					opts.Progress(tools.Progress{ElapsedMS: time.Since(start).Milliseconds(), Tail: tail.String()})
+				}
+			}
+		})
+	}
+
+	waitErr := cmd.Wait()
+	// The run is over: whatever it left behind in its process group goes too,
+	// so nothing outlives the call or keeps the output pipes open.
+	_ = killGroup(pgid)
+	// A process that left the group (setsid) may still hold a pipe: give it
+	// a moment, then stop reading.
+	deadline := time.Now().Add(drainGrace)
+	_ = outR.SetReadDeadline(deadline)
+	_ = errR.SetReadDeadline(deadline)
+	readers.Wait()
+	outR.Close()
+	errR.Close()
+	close(stopProgress)
+	progress.Wait()
+
+	return t.result(ctx, runCtx, c, cmd.ProcessState, waitErr, stdout, stderr, time.Now().After(deadline))
+}
+
+const (
+	tailBytes  = 2 << 10
+	drainGrace = time.Second
+)
+
+func copyPipe(r *os.File, keep *tools.CappedBuffer, tail *tailBuffer) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			keep.Write(buf[:n])
+			tail.Write(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// killGroup sends SIGKILL to every process in the group led by pid.
+func killGroup(pid int) error {
+	if pid <= 0 {
+		return errors.New("no process group to kill")
+	}
+	err := syscall.Kill(-pid, syscall.SIGKILL)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+func (t *Tool) result(ctx, runCtx context.Context, c call, ps *os.ProcessState, waitErr error,
+	stdout, stderr *tools.CappedBuffer, abandoned bool) tools.Result {
+	res := tools.Result{
+		Executed:  true,
+		Stdout:    stdout.String(),
+		Stderr:    stderr.String(),
+		Truncated: stdout.Truncated() || stderr.Truncated(),
+	}
+	notes := []string{c.note, stdout.Note("stdout"), stderr.Note("stderr")}
+	if abandoned {
+		notes = append(notes, "a process that left the command's process group kept the output open; reading stopped")
+	}
+	if ps == nil {
+		res.Status = tools.StatusError
+		res.Error = fmt.Sprintf("waiting for the command: %v", waitErr)
+		res.Note = tools.JoinNotes(notes...)
+		return res
+	}
+	code := ps.ExitCode()
+	var signal string
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		code = 128 + int(ws.Signal())
+		signal = signalName(ws.Signal())
+	}
+	res.ExitCode = &code
+	switch {
+	case ctx.Err() != nil:
+		res.Status = tools.StatusError
+		res.Error = "the run was stopped before it finished; the command and every process it started were killed"
+	case runCtx.Err() != nil:
+		res.Status = tools.StatusError
+		res.Error = fmt.Sprintf("the command timed out after %v; it and every process it started were killed", c.timeout)
+	case signal != "":
+		res.Status = tools.StatusError
+		res.Error = fmt.Sprintf("the command was killed by %s", signal)
+	case code != 0:
+		res.Status = tools.StatusError
+		res.Error = fmt.Sprintf("the command exited with status %d", code)
+	default:
+		res.Status = tools.StatusOK
+	}
+	if signal != "" {
+		res.Data, _ = json.Marshal(map[string]string{"signal": signal})
+	}
+	res.Note = tools.JoinNotes(notes...)
+	return res
+}
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGSEGV:
+		return "SIGSEGV"
+	case syscall.SIGABRT:
+		return "SIGABRT"
+	case syscall.SIGPIPE:
+		return "SIGPIPE"
+	}
+	return fmt.Sprintf("signal %d (%v)", int(s), s)
+}
+
+// tailBuffer keeps the last bytes written to it, for progress reports.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func newTail(n int) *tailBuffer { return &tailBuffer{max: n} }
+
+func (b *tailBuffer) Write(p []byte) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(p) >= b.max {
+		b.buf = append(b.buf[:0], p[len(p)-b.max:]...)
+		return
+	}
+	if over := len(b.buf) + len(p) - b.max; over > 0 {
+		b.buf = append(b.buf[:0], b.buf[over:]...)
+	}
+	b.buf = append(b.buf, p...)
+}
+
+// String returns the tail, starting on a character boundary.
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.buf
+	for i := 0; i < 3 && len(p) > 0 && p[0]&0xC0 == 0x80; i++ {
+		p = p[1:]
+	}
+	return string(p)
+}

@@ -1,0 +1,408 @@
+package shelltool
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/tools"
+)
+
+func newTool(t testing.TB, edit func(*Config)) *Tool {
+	t.Helper()
+	cfg := Config{Root: t.TempDir(), ProgressInterval: 50 * time.Millisecond}
+	if edit != nil {
+		edit(&cfg)
+	}
+	tool, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return tool
+}
+
+func run(t testing.TB, tool *Tool, args any) tools.Result {
+	t.Helper()
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tool.Run(context.Background(), raw, tools.RunOptions{})
+}
+
+type cmdArgs struct {
+	Command string   `json:"command"`
+	Workdir string   `json:"workdir,omitempty"`
+	Timeout *float64 `json:"timeout_seconds,omitempty"`
+}
+
+func seconds(s float64) *float64 { return &s }
+
+func TestRunOutputAndExitCode(t *testing.T) {
+	tool := newTool(t, nil)
+	if err := os.Mkdir(filepath.Join(tool.root, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		args       cmdArgs
+		status     tools.Status
+		code       int
+		stdout     string
+		stderr     string
+		errContain string
+	}{
+		{name: "stdout", args: cmdArgs{Command: "echo hello"}, status: tools.StatusOK, stdout: "hello\n"},
+		{name: "stderr", args: cmdArgs{Command: "echo oops >&2"}, status: tools.StatusOK, stderr: "oops\n"},
+		{name: "exit code", args: cmdArgs{Command: "echo partial; exit 3"}, status: tools.StatusError, code: 3, stdout: "partial\n", errContain: "status 3"},
+		{name: "runs in root", args: cmdArgs{Command: "pwd"}, status: tools.StatusOK, stdout: tool.root + "\n"},
+		{name: "runs in workdir", args: cmdArgs{Command: "pwd", Workdir: "sub"}, status: tools.StatusOK, stdout: filepath.Join(tool.root, "sub") + "\n"},
+		{name: "workdir dot", args: cmdArgs{Command: "pwd", Workdir: "./sub/.."}, status: tools.StatusOK, stdout: tool.root + "\n"},
+		{name: "killed by signal", args: cmdArgs{Command: "kill -TERM $$"}, status: tools.StatusError, code: 128 + 15, errContain: "SIGTERM"},
+		{name: "bash syntax", args: cmdArgs{Command: "if then"}, status: tools.StatusError, code: 2, errContain: "status 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := run(t, tool, tt.args)
+			if res.Status != tt.status || !res.Executed {
+				t.Fatalf("status %q executed %v, want %q executed: %s", res.Status, res.Executed, tt.status, res.JSON())
+			}
+			if res.ExitCode == nil || *res.ExitCode != tt.code {
+				t.Errorf("exit code %v, want %d", res.ExitCode, tt.code)
+			}
+			if res.Stdout != tt.stdout {
+				t.Errorf("stdout %q, want %q", res.Stdout, tt.stdout)
+			}
+			if tt.stderr != "" && res.Stderr != tt.stderr {
+				t.Errorf("stderr %q, want %q", res.Stderr, tt.stderr)
+			}
+			if !strings.Contains(res.Error, tt.errContain) {
+				t.Errorf("error %q does not mention %q", res.Error, tt.errContain)
+			}
+		})
+	}
+}
+
+// The fence holds with the assessor bypassed: a secret in the bot's
+// environment is not visible to the command.
+func TestEnvironmentIsScrubbed(t *testing.T) {
+	t.Setenv("COUNTERSIGN_TEST_SECRET", "hunter2")
+	t.Setenv("OPENAI_API_KEY", "sk-test-secret")
+	t.Setenv("EXTRA_ALLOWED", "visible")
+	t.Setenv("LANG", "C.UTF-8")
+	tool := newTool(t, func(c *Config) {
+		c.Env = []string{"EXTRA_ALLOWED"}
+		c.SetEnv = map[string]string{"FIXED": "set-by-config"}
+	})
+	res := run(t, tool, cmdArgs{Command: "env"})
+	if res.Status != tools.StatusOK {
+		t.Fatalf("env failed: %s", res.JSON())
+	}
+	for _, secret := range []string{"hunter2", "COUNTERSIGN_TEST_SECRET", "sk-test-secret", "OPENAI_API_KEY"} {
+		if strings.Contains(res.Stdout, secret) {
+			t.Errorf("the command saw %q:\n%s", secret, res.Stdout)
+		}
+	}
+	for _, want := range []string{"EXTRA_ALLOWED=visible", "FIXED=set-by-config", "LANG=C.UTF-8", "PATH="} {
+		if !strings.Contains(res.Stdout, want) {
+			t.Errorf("the command did not get %q:\n%s", want, res.Stdout)
+		}
+	}
+}
+
+func TestStdinIsClosed(t *testing.T) {
+	tool := newTool(t, nil)
+	start := time.Now()
+	res := run(t, tool, cmdArgs{Command: "cat; read -r line; echo \"read=$?\"", Timeout: seconds(10)})
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("cat waited for input: took %v", took)
+	}
+	if res.Status != tools.StatusOK || res.Stdout != "read=1\n" {
+		t.Fatalf("want an empty stdin (read fails at EOF), got %s", res.JSON())
+	}
+}
+
+// A time limit kills the whole process group: the backgrounded grandchild
+// goes too, and Run returns at the limit rather than after sleep 100.
+func TestTimeoutKillsGrandchildren(t *testing.T) {
+	tool := newTool(t, nil)
+	start := time.Now()
+	res := run(t, tool, cmdArgs{Command: "sleep 100 & echo $!; wait", Timeout: seconds(1)})
+	took := time.Since(start)
+	if took > 5*time.Second {
+		t.Fatalf("Run took %v with a 1s limit", took)
+	}
+	if res.Status != tools.StatusError || !res.Executed || !strings.Contains(res.Error, "timed out after 1s") {
+		t.Fatalf("want a timeout error, got %s", res.JSON())
+	}
+	if res.ExitCode == nil || *res.ExitCode != 128+int(syscall.SIGKILL) {
+		t.Errorf("exit code %v, want %d (SIGKILL)", res.ExitCode, 128+int(syscall.SIGKILL))
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(res.Stdout))
+	if err != nil {
+		t.Fatalf("no grandchild pid in stdout %q", res.Stdout)
+	}
+	waitGone(t, pid)
+}
+
+// A command that exits while a background child still holds its stdout
+// returns at once, and the child does not outlive the call.
+func TestBackgroundChildDoesNotHangOrSurvive(t *testing.T) {
+	tool := newTool(t, nil)
+	start := time.Now()
+	res := run(t, tool, cmdArgs{Command: "sleep 100 & echo $!", Timeout: seconds(30)})
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("Run took %v: the background child's pipe held it", took)
+	}
+	if res.Status != tools.StatusOK {
+		t.Fatalf("want ok, got %s", res.JSON())
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(res.Stdout))
+	if err != nil {
+		t.Fatalf("no child pid in stdout %q", res.Stdout)
+	}
+	waitGone(t, pid)
+}
+
+// waitGone fails unless pid is dead (gone, or a zombie nobody reaped yet)
+// within two seconds.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return
+		}
+		// The state follows the ")" that closes the command name.
+		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && strings.HasPrefix(string(stat[i+1:]), " Z") {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	t.Fatalf("process %d is still running", pid)
+}
+
+func TestCancelKillsRun(t *testing.T) {
+	tool := newTool(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	res := tool.Run(ctx, json.RawMessage(`{"command":"sleep 100"}`), tools.RunOptions{})
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("Run took %v after cancel", took)
+	}
+	if res.Status != tools.StatusError || !strings.Contains(res.Error, "stopped") {
+		t.Fatalf("want a stopped error, got %s", res.JSON())
+	}
+}
+
+func TestOutputCap(t *testing.T) {
+	tool := newTool(t, func(c *Config) { c.OutputLimit = 1000 })
+	res := run(t, tool, cmdArgs{Command: "head -c 100000 /dev/zero | tr '\\0' a; head -c 5000 /dev/zero | tr '\\0' b >&2"})
+	if res.Status != tools.StatusOK {
+		t.Fatalf("run failed: %s", res.JSON())
+	}
+	if len(res.Stdout) != 1000 || len(res.Stderr) != 1000 {
+		t.Errorf("kept %d stdout and %d stderr bytes, want 1000 each", len(res.Stdout), len(res.Stderr))
+	}
+	if !res.Truncated {
+		t.Error("truncated not set")
+	}
+	for _, want := range []string{"stdout was 100,000 bytes; only the first 1,000 are shown", "stderr was 5,000 bytes"} {
+		if !strings.Contains(res.Note, want) {
+			t.Errorf("note %q does not say %q", res.Note, want)
+		}
+	}
+}
+
+func TestTimeoutIsCapped(t *testing.T) {
+	tool := newTool(t, func(c *Config) { c.Timeout = time.Second; c.MaxTimeout = 2 * time.Second })
+	res := run(t, tool, cmdArgs{Command: "true", Timeout: seconds(1000)})
+	if res.Status != tools.StatusOK || !strings.Contains(res.Note, "capped at 2s") {
+		t.Fatalf("want ok with a capped note, got %s", res.JSON())
+	}
+}
+
+func TestProgress(t *testing.T) {
+	tool := newTool(t, nil)
+	var mu sync.Mutex
+	var got []tools.Progress
+	opts := tools.RunOptions{Progress: func(p tools.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, p)
+	}}
+	res := tool.Run(context.Background(), json.RawMessage(`{"command":"echo first; sleep 0.6; echo second"}`), opts)
+	if res.Status != tools.StatusOK {
+		t.Fatalf("run failed: %s", res.JSON())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) < 3 {
+		t.Fatalf("got %d progress reports in 0.6s at 50ms, want several", len(got))
+	}
+	last := got[len(got)-1]
+	if !strings.Contains(last.Tail, "first") || last.ElapsedMS <= 0 {
+		t.Errorf("last progress %+v lacks the output tail or elapsed time", last)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].ElapsedMS < got[i-1].ElapsedMS {
+			t.Errorf("elapsed went backwards: %d then %d", got[i-1].ElapsedMS, got[i].ElapsedMS)
+		}
+	}
+}
+
+// The workdir fence holds with the assessor bypassed.
+func TestWorkdirFence(t *testing.T) {
+	tool := newTool(t, nil)
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(tool.root, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(tool.root, "in"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("in", filepath.Join(tool.root, "inside-link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tool.root, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		workdir string
+		status  tools.Status
+		errText string
+	}{
+		{name: "parent", workdir: "../", status: tools.StatusDenied, errText: "leaves the working root"},
+		{name: "deep escape", workdir: "in/../../x", status: tools.StatusDenied, errText: "leaves the working root"},
+		{name: "absolute", workdir: "/tmp", status: tools.StatusDenied, errText: "absolute"},
+		{name: "symlink out", workdir: "escape", status: tools.StatusDenied, errText: "symbolic link"},
+		{name: "missing", workdir: "nope", status: tools.StatusError, errText: "does not exist"},
+		{name: "not a directory", workdir: "file", status: tools.StatusError, errText: "not a directory"},
+		{name: "symlink inside", workdir: "inside-link", status: tools.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			marker := filepath.Join(outside, "ran")
+			res := run(t, tool, cmdArgs{Command: "touch " + marker, Workdir: tt.workdir})
+			if res.Status != tt.status || !strings.Contains(res.Error, tt.errText) {
+				t.Fatalf("got %s, want %s with %q", res.JSON(), tt.status, tt.errText)
+			}
+			_, err := os.Stat(marker)
+			if ran := err == nil; ran != (tt.status == tools.StatusOK) {
+				t.Errorf("command ran: %v, want %v", ran, tt.status == tools.StatusOK)
+			}
+			os.Remove(marker)
+			if tt.status != tools.StatusOK && (res.Executed || !strings.Contains(res.Message, "did not run")) {
+				t.Errorf("a refusal must say it did not run: %s", res.JSON())
+			}
+		})
+	}
+}
+
+func TestArgumentErrors(t *testing.T) {
+	tool := newTool(t, nil)
+	tests := []struct {
+		name string
+		raw  string
+		want string
+	}{
+		{name: "empty", raw: ``, want: "missing"},
+		{name: "null", raw: `null`, want: `"command" is required`},
+		{name: "no command", raw: `{}`, want: `"command" is required`},
+		{name: "blank command", raw: `{"command":"  "}`, want: `"command" is required`},
+		{name: "command not a string", raw: `{"command":1}`, want: `argument "command" must be a string, not number`},
+		{name: "workdir not a string", raw: `{"command":"true","workdir":["a"]}`, want: `argument "workdir" must be a string`},
+		{name: "timeout as string", raw: `{"command":"true","timeout_seconds":"5"}`, want: `argument "timeout_seconds" must be a number`},
+		{name: "timeout negative", raw: `{"command":"true","timeout_seconds":-1}`, want: `"timeout_seconds" must be a positive`},
+		{name: "timeout zero", raw: `{"command":"true","timeout_seconds":0}`, want: `"timeout_seconds" must be a positive`},
+		{name: "unknown field", raw: `{"command":"true","shell":"zsh"}`, want: `unknown argument "shell"`},
+		{name: "array", raw: `["true"]`, want: "must be a JSON object"},
+		{name: "trailing data", raw: `{"command":"true"} {"command":"rm -rf /"}`, want: "nothing after it"},
+		{name: "bad json", raw: `{"command":`, want: "not valid JSON"},
+		{name: "NUL in command", raw: `{"command":"true\u0000"}`, want: "NUL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := tool.Run(context.Background(), json.RawMessage(tt.raw), tools.RunOptions{})
+			if res.Status != tools.StatusError || res.Executed || !strings.Contains(res.Error, tt.want) {
+				t.Fatalf("got %s, want an unexecuted error with %q", res.JSON(), tt.want)
+			}
+			if !strings.Contains(res.Message, "did not run") {
+				t.Errorf("message %q does not say the command did not run", res.Message)
+			}
+		})
+	}
+}
+
+func TestRiskLevelIsAccepted(t *testing.T) {
+	tool := newTool(t, nil)
+	res := tool.Run(context.Background(), json.RawMessage(`{"command":"echo ok","risk_level":"LOW"}`), tools.RunOptions{})
+	if res.Status != tools.StatusOK || res.Stdout != "ok\n" {
+		t.Fatalf("risk_level broke the call: %s", res.JSON())
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{name: "no root", cfg: Config{}, want: "root is required"},
+		{name: "missing root", cfg: Config{Root: filepath.Join(dir, "nope")}, want: "root"},
+		{name: "root is a file", cfg: Config{Root: file}, want: "not a directory"},
+		{name: "max below timeout", cfg: Config{Root: dir, Timeout: time.Minute, MaxTimeout: time.Second}, want: "max_timeout"},
+		{name: "negative timeout", cfg: Config{Root: dir, Timeout: -time.Second}, want: "timeout"},
+		{name: "negative output", cfg: Config{Root: dir, OutputLimit: -1}, want: "output_limit"},
+		{name: "bad env name", cfg: Config{Root: dir, Env: []string{"A=B"}}, want: "env"},
+		{name: "bad set_env name", cfg: Config{Root: dir, SetEnv: map[string]string{"1X": "y"}}, want: "set_env"},
+		{name: "missing shell", cfg: Config{Root: dir, Shell: "no-such-shell-xyz"}, want: "shell"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(tt.cfg)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("New error %v, want one naming %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSchema(t *testing.T) {
+	tool := newTool(t, nil)
+	var schema struct {
+		Type       string                     `json:"type"`
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if err := json.Unmarshal(tool.Schema(), &schema); err != nil {
+		t.Fatalf("schema is not JSON: %v", err)
+	}
+	for _, p := range []string{"command", "workdir", "timeout_seconds"} {
+		if _, ok := schema.Properties[p]; !ok {
+			t.Errorf("schema lacks %q", p)
+		}
+	}
+	if _, ok := schema.Properties["risk_level"]; ok {
+		t.Error("risk_level belongs to the registry, not the tool's schema")
+	}
+	if tool.Name() != "execute_command" || tool.Description() == "" {
+		t.Errorf("name %q description %q", tool.Name(), tool.Description())
+	}
+}
