@@ -32,7 +32,7 @@ import (
 // script that changes directory first cannot be previewed at all.
 func (t *Tool) Preview(ctx context.Context, raw json.RawMessage) tools.Preview {
 	var a args
-	if err := decodeArgs(raw, &a); err != nil {
+	if err := tools.DecodeArgs(raw, &a); err != nil {
 		return tools.Preview{Err: err.Error()}
 	}
 	dir, deny, err := t.resolveDir(a.Workdir)

@@ -220,17 +220,6 @@ func (t *Tool) Run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 	return res
 }
 
-// notRun is the sentence every executed:false result carries (SPEC §4).
-const notRun = "The command did not run. Do not retry it unless the user asks again."
-
-func refused(why string) tools.Result {
-	return tools.Result{Status: tools.StatusDenied, Error: why, Message: notRun}
-}
-
-func invalid(why string) tools.Result {
-	return tools.Result{Status: tools.StatusError, Error: why, Message: notRun}
-}
-
 // call is a checked call, ready to run.
 type call struct {
 	command string
@@ -243,23 +232,23 @@ type call struct {
 // refusal to return instead of running.
 func (t *Tool) check(raw json.RawMessage) (call, *tools.Result) {
 	var a args
-	if err := decodeArgs(raw, &a); err != nil {
-		r := invalid(err.Error())
+	if err := tools.DecodeArgs(raw, &a); err != nil {
+		r := tools.InvalidArgs(err)
 		return call{}, &r
 	}
 	if strings.TrimSpace(a.Command) == "" {
-		r := invalid(`argument "command" is required`)
+		r := tools.InvalidArgs(tools.MissingArg("command"))
 		return call{}, &r
 	}
 	if strings.ContainsRune(a.Command, 0) {
-		r := invalid(`argument "command" holds a NUL byte`)
+		r := tools.InvalidArgs(&tools.ArgError{Arg: "command", Problem: "holds a NUL byte"})
 		return call{}, &r
 	}
 	c := call{command: a.Command, timeout: t.cfg.Timeout}
 	if a.TimeoutSeconds != nil {
 		s := *a.TimeoutSeconds
 		if !(s > 0) || math.IsInf(s, 0) {
-			r := invalid(`argument "timeout_seconds" must be a positive number of seconds`)
+			r := tools.InvalidArgs(&tools.ArgError{Arg: "timeout_seconds", Problem: "must be a positive number of seconds"})
 			return call{}, &r
 		}
 		if d := time.Duration(s * float64(time.Second)); s*float64(time.Second) >= float64(t.cfg.MaxTimeout) {
@@ -271,11 +260,11 @@ func (t *Tool) check(raw json.RawMessage) (call, *tools.Result) {
 	}
 	dir, deny, err := t.resolveDir(a.Workdir)
 	if deny != "" {
-		r := refused(deny)
+		r := tools.Denied(errors.New(deny))
 		return call{}, &r
 	}
 	if err != nil {
-		r := invalid(err.Error())
+		r := tools.InvalidArgs(err)
 		return call{}, &r
 	}
 	c.dir = dir
@@ -289,7 +278,7 @@ func (t *Tool) resolveDir(workdir string) (dir, deny string, err error) {
 		return t.root, "", nil
 	}
 	if strings.ContainsRune(workdir, 0) {
-		return "", "", errors.New(`argument "workdir" holds a NUL byte`)
+		return "", "", &tools.ArgError{Arg: "workdir", Problem: "holds a NUL byte"}
 	}
 	if filepath.IsAbs(workdir) {
 		return "", fmt.Sprintf("workdir %q is absolute; it must be a path relative to the working root", workdir), nil
@@ -300,7 +289,7 @@ func (t *Tool) resolveDir(workdir string) (dir, deny string, err error) {
 	real, err := filepath.EvalSymlinks(filepath.Join(t.root, workdir))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return "", "", fmt.Errorf("workdir %q does not exist", workdir)
+			return "", "", &tools.ArgError{Arg: "workdir", Problem: fmt.Sprintf("%q does not exist", workdir)}
 		}
 		return "", "", fmt.Errorf("workdir %q: %w", workdir, err)
 	}
@@ -312,7 +301,7 @@ func (t *Tool) resolveDir(workdir string) (dir, deny string, err error) {
 		return "", "", fmt.Errorf("workdir %q: %w", workdir, err)
 	}
 	if !fi.IsDir() {
-		return "", "", fmt.Errorf("workdir %q is not a directory", workdir)
+		return "", "", &tools.ArgError{Arg: "workdir", Problem: fmt.Sprintf("%q is not a directory", workdir)}
 	}
 	return real, "", nil
 }
@@ -323,7 +312,7 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 		return *bad
 	}
 	if err := ctx.Err(); err != nil {
-		return tools.Result{Status: tools.StatusError, Error: "the run was stopped before it started", Message: notRun}
+		return tools.NotStarted(errors.New("the run was stopped before it started"))
 	}
 
 	stdout := tools.NewCappedBuffer(t.cfg.OutputLimit)
@@ -331,13 +320,13 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 	tail := newTail(tailBytes)
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		return tools.Result{Status: tools.StatusError, Error: "could not start the command: " + err.Error(), Message: notRun}
+		return tools.NotStarted(fmt.Errorf("could not start the command: %w", err))
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
-		return tools.Result{Status: tools.StatusError, Error: "could not start the command: " + err.Error(), Message: notRun}
+		return tools.NotStarted(fmt.Errorf("could not start the command: %w", err))
 	}
 
 	runCtx, cancel := context.WithTimeout(ctx, c.timeout)
@@ -357,7 +346,7 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		return tools.Result{Status: tools.StatusError, Error: "could not start the command: " + err.Error(), Message: notRun}
+		return tools.NotStarted(fmt.Errorf("could not start the command: %w", err))
 	}
 	pgid := cmd.Process.Pid
 

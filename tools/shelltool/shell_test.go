@@ -317,20 +317,22 @@ func TestArgumentErrors(t *testing.T) {
 		raw  string
 		want string
 	}{
-		{name: "empty", raw: ``, want: "missing"},
-		{name: "null", raw: `null`, want: `"command" is required`},
-		{name: "no command", raw: `{}`, want: `"command" is required`},
-		{name: "blank command", raw: `{"command":"  "}`, want: `"command" is required`},
-		{name: "command not a string", raw: `{"command":1}`, want: `argument "command" must be a string, not number`},
-		{name: "workdir not a string", raw: `{"command":"true","workdir":["a"]}`, want: `argument "workdir" must be a string`},
-		{name: "timeout as string", raw: `{"command":"true","timeout_seconds":"5"}`, want: `argument "timeout_seconds" must be a number`},
-		{name: "timeout negative", raw: `{"command":"true","timeout_seconds":-1}`, want: `"timeout_seconds" must be a positive`},
-		{name: "timeout zero", raw: `{"command":"true","timeout_seconds":0}`, want: `"timeout_seconds" must be a positive`},
-		{name: "unknown field", raw: `{"command":"true","shell":"zsh"}`, want: `unknown argument "shell"`},
+		{name: "empty", raw: ``, want: `argument "command": is required`},
+		{name: "null", raw: `null`, want: `argument "command": is required`},
+		{name: "no command", raw: `{}`, want: `argument "command": is required`},
+		{name: "blank command", raw: `{"command":"  "}`, want: `argument "command": is required`},
+		{name: "command not a string", raw: `{"command":1}`, want: `argument "command": must be a string, not number`},
+		{name: "workdir not a string", raw: `{"command":"true","workdir":["a"]}`, want: `argument "workdir": must be a string`},
+		{name: "timeout as string", raw: `{"command":"true","timeout_seconds":"5"}`, want: `argument "timeout_seconds": must be a number`},
+		{name: "timeout negative", raw: `{"command":"true","timeout_seconds":-1}`, want: `argument "timeout_seconds": must be a positive`},
+		{name: "timeout zero", raw: `{"command":"true","timeout_seconds":0}`, want: `argument "timeout_seconds": must be a positive`},
+		{name: "unknown field", raw: `{"command":"true","shell":"zsh"}`, want: `argument "shell": is not an argument`},
 		{name: "array", raw: `["true"]`, want: "must be a JSON object"},
-		{name: "trailing data", raw: `{"command":"true"} {"command":"rm -rf /"}`, want: "nothing after it"},
+		{name: "trailing data", raw: `{"command":"true"} {"command":"rm -rf /"}`, want: "unexpected text after"},
 		{name: "bad json", raw: `{"command":`, want: "not valid JSON"},
-		{name: "NUL in command", raw: `{"command":"true\u0000"}`, want: "NUL"},
+		{name: "NUL in command", raw: `{"command":"true\u0000"}`, want: `argument "command": holds a NUL byte`},
+		{name: "given twice", raw: `{"command":"ls","command":"rm -rf x"}`, want: `argument "command": is given twice`},
+		{name: "case-folded name", raw: `{"Command":"ls"}`, want: `argument "Command": is not an argument`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
