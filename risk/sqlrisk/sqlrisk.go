@@ -3,6 +3,20 @@
 // read. It runs nothing and fails closed on anything it cannot parse.
 package sqlrisk
 
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+
+	// The test driver gives the parser its literal values; without it
+	// parser.New panics.
+	_ "github.com/pingcap/tidb/pkg/parser/test_driver"
+)
+
 // Analysis is what the parser found in one SQL text. The zero value means
 // "confirm".
 type Analysis struct {
@@ -13,4 +27,172 @@ type Analysis struct {
 	ReadOnly bool
 	// Unknown holds why the text is not read-only when it is not dangerous.
 	Unknown []string
+}
+
+// DefaultSQLMode is the sql_mode the SQL tool pins in its DSN and the parser
+// assumes. It holds no mode that changes how text is read (ANSI_QUOTES,
+// NO_BACKSLASH_ESCAPES, PIPES_AS_CONCAT, IGNORE_SPACE), so "x" is a string
+// and a backslash escapes, for the server and the parser alike.
+const DefaultSQLMode = "STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION,ONLY_FULL_GROUP_BY,ERROR_FOR_DIVISION_BY_ZERO,NO_ZERO_DATE,NO_ZERO_IN_DATE"
+
+// Analyzer judges SQL texts under one sql_mode. It is safe for concurrent
+// use.
+type Analyzer struct {
+	mode    mysql.SQLMode
+	lexMode lexMode
+	parsers sync.Pool
+}
+
+// New returns an Analyzer for sqlMode, a comma-separated sql_mode as the
+// server takes it; "" means DefaultSQLMode. An unknown mode is an error that
+// names it.
+func New(sqlMode string) (*Analyzer, error) {
+	if strings.TrimSpace(sqlMode) == "" {
+		sqlMode = DefaultSQLMode
+	}
+	parts := strings.Split(sqlMode, ",")
+	for i, p := range parts {
+		parts[i] = strings.ToUpper(strings.TrimSpace(p))
+		if parts[i] == "" {
+			return nil, fmt.Errorf("parse sql_mode %q: empty mode name", sqlMode)
+		}
+		if _, ok := mysql.Str2SQLMode[parts[i]]; !ok {
+			return nil, fmt.Errorf("parse sql_mode %q: unknown mode %q", sqlMode, parts[i])
+		}
+	}
+	mode, err := mysql.GetSQLMode(strings.Join(parts, ","))
+	if err != nil {
+		return nil, fmt.Errorf("parse sql_mode %q: %w", sqlMode, err)
+	}
+	a := &Analyzer{
+		mode: mode,
+		lexMode: lexMode{
+			ansiQuotes:  mode.HasANSIQuotesMode(),
+			noBackslash: mode.HasNoBackslashEscapesMode(),
+		},
+	}
+	a.parsers.New = func() any {
+		p := parser.New()
+		p.SetSQLMode(a.mode)
+		return p
+	}
+	return a, nil
+}
+
+// Analyze judges one SQL text. It is pure, safe for concurrent use, and never
+// panics: a text the parser cannot read, or that makes it panic, is not
+// read-only.
+func (a *Analyzer) Analyze(text string) Analysis {
+	var j judgement
+	lx := lex(text, a.lexMode)
+	if lx.execComment != "" {
+		j.unknown("executable comment " + lx.execComment + "…*/ runs on the server and is never auto-run")
+	} else if strings.Contains(text, "/*!") || containsFold(text, "/*M!") || containsFold(text, "/*T!") {
+		j.unknown("the text holds executable-comment syntax (/*!) and is never auto-run")
+	}
+	if lx.badBytes {
+		j.unknown("the text holds control characters or invalid UTF-8")
+	}
+	if lx.commentSemicolon {
+		j.unknown("a comment holds a ';' that may hide a statement")
+	}
+	if lx.nestedComment {
+		j.unknown("a comment opens another comment")
+	}
+
+	stmts, perr := a.parse(text)
+	switch {
+	case perr != nil:
+		a.fallback(&j, text, lx, perr)
+	case len(stmts) == 0:
+		j.unknown("there is no statement")
+	default:
+		if len(stmts) > 1 {
+			j.danger(fmt.Sprintf("more than one statement (%d); send them one at a time", len(stmts)))
+		} else if lx.afterLast {
+			j.unknown("text follows the final ';'")
+		}
+		for _, s := range stmts {
+			j.statement(s)
+		}
+	}
+	return j.analysis()
+}
+
+// parse parses text with a pooled parser. A parser that panicked is not put
+// back.
+func (a *Analyzer) parse(text string) (stmts []ast.StmtNode, err error) {
+	p := a.parsers.Get().(*parser.Parser)
+	defer func() {
+		if r := recover(); r != nil {
+			stmts, err = nil, errParserPanic
+			return
+		}
+		a.parsers.Put(p)
+	}()
+	stmts, _, err = p.ParseSQL(text)
+	return stmts, err
+}
+
+// errParserPanic stands for a panic of the parser.
+var errParserPanic = fmt.Errorf("the SQL parser failed on this text")
+
+// containsFold reports whether s holds sub, ignoring ASCII case. sub is
+// upper case.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i] != sub[0] {
+			continue
+		}
+		k := 1
+		for ; k < len(sub); k++ {
+			c := s[i+k]
+			if c >= 'a' && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			if c != sub[k] {
+				break
+			}
+		}
+		if k == len(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// judgement collects reasons while a text is judged.
+type judgement struct {
+	dangers  []string
+	unknowns []string
+	reads    int // statements found to be plain reads
+	others   int // statements that are not
+}
+
+func (j *judgement) danger(reason string) {
+	for _, r := range j.dangers {
+		if r == reason {
+			return
+		}
+	}
+	j.dangers = append(j.dangers, reason)
+}
+
+func (j *judgement) unknown(reason string) {
+	for _, r := range j.unknowns {
+		if r == reason {
+			return
+		}
+	}
+	j.unknowns = append(j.unknowns, reason)
+}
+
+// analysis turns the judgement into an Analysis: read-only only when one
+// statement was judged a plain read and nothing was found against it.
+func (j *judgement) analysis() Analysis {
+	ro := j.reads == 1 && j.others == 0 && len(j.dangers) == 0 && len(j.unknowns) == 0
+	if !ro && len(j.dangers) == 0 && len(j.unknowns) == 0 {
+		j.unknown("the statement is not a plain read")
+	}
+	return Analysis{Danger: j.dangers, ReadOnly: ro, Unknown: j.unknowns}
 }

@@ -1,0 +1,216 @@
+package sqlrisk
+
+import "strings"
+
+// fallback judges text the parser rejected. The text is never read-only,
+// except for two narrow cases the parser lacks grammar for: a SHOW of plain
+// words (SHOW ENGINE INNODB STATUS, SHOW BINARY LOGS, ...), and EXPLAIN with
+// a FORMAT the parser does not know, which is parsed again without it. The
+// statements are still named by their first words, so that a DROP or a RESET
+// the parser does not know stays a danger.
+func (a *Analyzer) fallback(j *judgement, text string, lx lexResult, perr error) {
+	full := lex(text, lexMode{ansiQuotes: a.lexMode.ansiQuotes, noBackslash: a.lexMode.noBackslash, collectWords: true})
+	stmts := splitStatements(text, full.tokens)
+	if len(stmts) > 1 {
+		j.danger("more than one statement; send them one at a time")
+	}
+	for _, st := range stmts {
+		wordsDanger(j, text, st)
+	}
+	if len(stmts) == 1 && len(j.dangers) == 0 && len(j.unknowns) == 0 && !lx.afterLast && !lx.unterminated {
+		if plainShow(text, stmts[0]) {
+			j.reads++
+			return
+		}
+		if a.explainOtherFormat(j, text, stmts[0]) {
+			return
+		}
+	}
+	j.others++
+	j.unknown(parseFailure(perr))
+}
+
+// splitStatements splits tokens at ';' and drops empty statements.
+func splitStatements(text string, toks []token) [][]token {
+	var out [][]token
+	start := 0
+	for i, t := range toks {
+		if t.kind == tokPunct && text[t.start] == ';' {
+			if i > start {
+				out = append(out, toks[start:i])
+			}
+			start = i + 1
+		}
+	}
+	if start < len(toks) {
+		out = append(out, toks[start:])
+	}
+	return out
+}
+
+// word returns the upper-case text of a word token, or "".
+func word(text string, t token) string {
+	if t.kind != tokWord {
+		return ""
+	}
+	return strings.ToUpper(text[t.start:t.end])
+}
+
+// neverFirst maps the first word of a statement to the label of a danger.
+var neverFirst = map[string]bool{
+	"DROP": true, "TRUNCATE": true, "ALTER": true, "RENAME": true, "GRANT": true,
+	"REVOKE": true, "SHUTDOWN": true, "RESTART": true, "KILL": true, "FLUSH": true,
+	"RESET": true, "PURGE": true, "INSTALL": true, "UNINSTALL": true, "BINLOG": true,
+	"CLONE": true, "IMPORT": true, "LOAD": true, "LOCK": true,
+}
+
+// wordsDanger names the dangers of one statement the parser rejected by its
+// words.
+func wordsDanger(j *judgement, text string, st []token) {
+	words := make([]string, 0, len(st))
+	for _, t := range st {
+		words = append(words, word(text, t))
+	}
+	label := func(n int) string {
+		var l []string
+		for _, w := range words[:min(n, len(words))] {
+			if w == "" {
+				break
+			}
+			l = append(l, w)
+		}
+		return strings.Join(l, " ")
+	}
+	never := func(what string) { j.danger(what + " is never run without approval") }
+	switch first := words[0]; first {
+	case "SET":
+		for _, w := range words[1:] {
+			switch w {
+			case "GLOBAL", "PERSIST", "PERSIST_ONLY":
+				never("SET " + w)
+			case "PASSWORD":
+				never("SET PASSWORD")
+			case "ROLE":
+				never("SET " + label(3))
+			}
+		}
+	case "CREATE":
+		if len(words) > 1 {
+			switch words[1] {
+			case "TABLE", "INDEX", "UNIQUE", "FULLTEXT", "SPATIAL", "VIEW", "DATABASE", "SCHEMA", "TEMPORARY":
+				return
+			}
+		}
+		for i, w := range words[1:min(len(words), 10)] {
+			switch w {
+			case "USER", "ROLE", "TRIGGER", "PROCEDURE", "FUNCTION", "EVENT", "SERVER":
+				never("CREATE " + w)
+			}
+			if st[i+1].kind == tokPunct && text[st[i+1].start] == '(' {
+				break
+			}
+		}
+	case "CHANGE":
+		switch {
+		case len(words) > 1 && words[1] == "MASTER":
+			never("CHANGE MASTER")
+		case len(words) > 1 && words[1] == "REPLICATION":
+			never(label(3))
+		}
+	case "START", "STOP":
+		if len(words) > 1 {
+			switch words[1] {
+			case "SLAVE", "REPLICA", "GROUP_REPLICATION", "ALL":
+				never(label(2))
+			}
+		}
+	case "DELETE", "UPDATE":
+		if !hasWord(words, "WHERE") {
+			j.danger(first + " without WHERE touches every row")
+		}
+	default:
+		if neverFirst[first] {
+			n := 2
+			if len(words) > 2 && words[2] == "LOGS" {
+				n = 3
+			}
+			never(label(n))
+		}
+	}
+	for _, w := range words {
+		switch w {
+		case "LOAD_FILE":
+			j.danger("LOAD_FILE() reads a file on the database server")
+		case "OUTFILE", "DUMPFILE":
+			j.danger("INTO " + w + " writes a file on the database server")
+		}
+	}
+}
+
+func hasWord(words []string, w string) bool {
+	for _, x := range words {
+		if x == w {
+			return true
+		}
+	}
+	return false
+}
+
+// plainShow reports a SHOW made only of words, literals, '.', ',' and '=':
+// no parenthesis (so no function call or subquery) and no variable. Every
+// SHOW of MySQL and MariaDB only reads.
+func plainShow(text string, st []token) bool {
+	if word(text, st[0]) != "SHOW" {
+		return false
+	}
+	for _, t := range st[1:] {
+		if t.kind != tokPunct {
+			continue
+		}
+		switch text[t.start] {
+		case '.', ',', '=', ';':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// explainOtherFormat parses "EXPLAIN [ANALYZE] FORMAT=<name> stmt" again
+// without the FORMAT clause (the parser knows JSON but not TREE, for one),
+// and judges the statement the way EXPLAIN would be judged.
+func (a *Analyzer) explainOtherFormat(j *judgement, text string, st []token) bool {
+	switch word(text, st[0]) {
+	case "EXPLAIN", "DESCRIBE", "DESC":
+	default:
+		return false
+	}
+	i := 1
+	if i < len(st) && word(text, st[i]) == "ANALYZE" {
+		i++
+	}
+	if i+2 >= len(st) || word(text, st[i]) != "FORMAT" ||
+		st[i+1].kind != tokPunct || text[st[i+1].start] != '=' ||
+		(st[i+2].kind != tokWord && st[i+2].kind != tokString) {
+		return false
+	}
+	rest := text[:st[i].start] + text[st[i+2].end:]
+	stmts, err := a.parse(rest)
+	if err != nil || len(stmts) != 1 {
+		return false
+	}
+	j.statement(stmts[0])
+	return true
+}
+
+// parseFailure is the reason for text the parser rejected.
+func parseFailure(err error) string {
+	if err == errParserPanic {
+		return err.Error()
+	}
+	msg := strings.TrimSpace(err.Error())
+	if len(msg) > 120 {
+		msg = strings.ToValidUTF8(msg[:120], "") + "…"
+	}
+	return "the SQL parser does not accept this text (" + msg + ")"
+}

@@ -1,0 +1,371 @@
+package sqlrisk
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+)
+
+// statement judges one parsed statement: the kind of statement first, then
+// every node below it.
+func (j *judgement) statement(s ast.StmtNode) {
+	if j.kind(s) {
+		j.reads++
+	} else {
+		j.others++
+	}
+	w := walker{j: j}
+	s.Accept(&w)
+}
+
+// kind judges the statement by its kind and reports whether it is one of the
+// reads that may be auto-run (SELECT, SHOW, DESCRIBE, EXPLAIN of a read).
+func (j *judgement) kind(s ast.StmtNode) bool {
+	never := func(what string) { j.danger(what + " is never run without approval") }
+	switch s := s.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt, *ast.ShowStmt, *ast.HelpStmt, *ast.ExplainForStmt:
+		return true
+	case *ast.ExplainStmt:
+		return j.explain(s)
+
+	case *ast.DeleteStmt:
+		tables := deleteTables(s)
+		switch {
+		case s.Where == nil:
+			j.danger("DELETE without WHERE touches every row of " + tables)
+		case matchesAll(s.Where):
+			j.danger("DELETE whose WHERE does not depend on the row touches every row of " + tables)
+		default:
+			j.unknown("DELETE removes rows from " + tables)
+		}
+	case *ast.UpdateStmt:
+		tables := joinTables(s.TableRefs)
+		switch {
+		case s.Where == nil:
+			j.danger("UPDATE without WHERE touches every row of " + tables)
+		case matchesAll(s.Where):
+			j.danger("UPDATE whose WHERE does not depend on the row touches every row of " + tables)
+		default:
+			j.unknown("UPDATE writes to " + tables)
+		}
+	case *ast.InsertStmt:
+		verb := "INSERT"
+		if s.IsReplace {
+			verb = "REPLACE"
+		}
+		j.unknown(verb + " writes to " + joinTables(s.Table))
+	case *ast.NonTransactionalDMLStmt:
+		j.kind(s.DMLStmt)
+
+	case *ast.DropTableStmt:
+		switch {
+		case s.IsView:
+			never("DROP VIEW")
+		default:
+			never("DROP TABLE")
+		}
+	case *ast.DropDatabaseStmt:
+		never("DROP DATABASE")
+	case *ast.DropIndexStmt:
+		never("DROP INDEX")
+	case *ast.DropSequenceStmt:
+		never("DROP SEQUENCE")
+	case *ast.DropProcedureStmt:
+		never("DROP PROCEDURE")
+	case *ast.DropUserStmt:
+		if s.IsDropRole {
+			never("DROP ROLE")
+		} else {
+			never("DROP USER")
+		}
+	case *ast.DropPlacementPolicyStmt, *ast.DropResourceGroupStmt, *ast.DropStatsStmt,
+		*ast.DropBindingStmt, *ast.DropStatisticsStmt, *ast.DropQueryWatchStmt:
+		never("DROP")
+	case *ast.TruncateTableStmt:
+		never("TRUNCATE TABLE")
+	case *ast.AlterTableStmt:
+		never("ALTER TABLE")
+	case *ast.AlterDatabaseStmt:
+		never("ALTER DATABASE")
+	case *ast.AlterUserStmt:
+		never("ALTER USER")
+	case *ast.AlterInstanceStmt:
+		never("ALTER INSTANCE")
+	case *ast.AlterSequenceStmt, *ast.AlterPlacementPolicyStmt, *ast.AlterResourceGroupStmt, *ast.AlterRangeStmt:
+		never("ALTER")
+	case *ast.RenameTableStmt:
+		never("RENAME TABLE")
+	case *ast.RenameUserStmt:
+		never("RENAME USER")
+	case *ast.GrantStmt, *ast.GrantRoleStmt, *ast.GrantProxyStmt:
+		never("GRANT")
+	case *ast.RevokeStmt, *ast.RevokeRoleStmt:
+		never("REVOKE")
+	case *ast.CreateUserStmt:
+		if s.IsCreateRole {
+			never("CREATE ROLE")
+		} else {
+			never("CREATE USER")
+		}
+	case *ast.SetPwdStmt:
+		never("SET PASSWORD")
+	case *ast.SetDefaultRoleStmt:
+		never("SET DEFAULT ROLE")
+	case *ast.SetConfigStmt:
+		never("SET CONFIG")
+	case *ast.SetStmt:
+		global := false
+		for _, v := range s.Variables {
+			if v.IsGlobal || v.IsInstance {
+				global = true
+			}
+		}
+		if global {
+			never("SET GLOBAL")
+		} else {
+			j.unknown("SET changes settings of the session")
+		}
+	case *ast.ShutdownStmt:
+		never("SHUTDOWN")
+	case *ast.RestartStmt:
+		never("RESTART")
+	case *ast.KillStmt:
+		never("KILL")
+	case *ast.FlushStmt:
+		never("FLUSH")
+	case *ast.LoadDataStmt:
+		never("LOAD DATA")
+	case *ast.ImportIntoStmt:
+		never("IMPORT INTO")
+	case *ast.LockTablesStmt:
+		never("LOCK TABLES")
+	case *ast.BinlogStmt:
+		never("BINLOG")
+	case *ast.ProcedureInfo:
+		never("CREATE PROCEDURE")
+
+	case *ast.UseStmt:
+		j.unknown("USE switches the session's database; name the database in the tool call instead")
+	case *ast.CallStmt:
+		j.unknown("CALL runs a stored procedure that may write")
+	case *ast.CreateTableStmt:
+		j.unknown("CREATE TABLE changes the schema")
+	case *ast.CreateIndexStmt:
+		j.unknown("CREATE INDEX changes the schema")
+	case *ast.CreateViewStmt:
+		j.unknown("CREATE VIEW changes the schema")
+	case *ast.CreateDatabaseStmt:
+		j.unknown("CREATE DATABASE changes the server")
+	case *ast.BeginStmt, *ast.CommitStmt, *ast.RollbackStmt, *ast.SavepointStmt, *ast.ReleaseSavepointStmt:
+		j.unknown("transaction control is not a plain read")
+	default:
+		j.unknown(leadWords(s.Text()) + " is not a plain read")
+	}
+	return false
+}
+
+// explain judges EXPLAIN and DESCRIBE. EXPLAIN ANALYZE runs its statement,
+// so it is judged as that statement; plain EXPLAIN is a read only when what
+// it explains is.
+func (j *judgement) explain(s *ast.ExplainStmt) bool {
+	if s.Stmt == nil || s.Explore {
+		j.unknown("EXPLAIN EXPLORE is not a plain read")
+		return false
+	}
+	if s.Analyze {
+		return j.kind(s.Stmt)
+	}
+	var inner judgement
+	if inner.kind(s.Stmt) && len(inner.dangers) == 0 && len(inner.unknowns) == 0 {
+		return true
+	}
+	j.unknown("EXPLAIN of " + stmtLabel(s.Stmt) + " is not auto-run; only EXPLAIN of a read is")
+	return false
+}
+
+// walker visits every node of a statement: subqueries, CTEs, derived
+// tables, function arguments, ORDER BY, HAVING and joins included.
+type walker struct {
+	j *judgement
+}
+
+// Enter implements ast.Visitor.
+func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
+	switch n := n.(type) {
+	case *ast.SelectStmt:
+		w.selectStmt(n)
+	case *ast.FuncCallExpr:
+		w.call(n)
+	case *ast.VariableExpr:
+		if n.Value != nil && (n.IsSystem || n.IsGlobal || n.IsInstance) {
+			w.j.unknown("the query assigns a system variable")
+		}
+	}
+	return n, false
+}
+
+// Leave implements ast.Visitor.
+func (w *walker) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+func (w *walker) selectStmt(s *ast.SelectStmt) {
+	if s.SelectIntoOpt != nil {
+		switch s.SelectIntoOpt.Tp {
+		case ast.SelectIntoOutfile:
+			w.j.danger("SELECT … INTO OUTFILE writes a file on the database server")
+		case ast.SelectIntoDumpfile:
+			w.j.danger("SELECT … INTO DUMPFILE writes a file on the database server")
+		default:
+			w.j.unknown("SELECT … INTO sets variables")
+		}
+	}
+	if s.LockInfo != nil && s.LockInfo.LockType != ast.SelectLockNone {
+		w.j.unknown("SELECT … " + strings.ToUpper(s.LockInfo.LockType.String()) + " takes locks")
+	}
+	for _, h := range s.TableHints {
+		switch h.HintName.L {
+		case "max_execution_time", "set_var", "resource_group":
+			w.j.unknown("the optimizer hint " + strings.ToUpper(h.HintName.L) + " changes server limits for the query")
+		}
+	}
+}
+
+func (w *walker) call(f *ast.FuncCallExpr) {
+	name := f.FnName.L
+	if f.Schema.L != "" {
+		w.j.unknown(f.Schema.O + "." + f.FnName.O + "() is a stored function, which may write")
+		return
+	}
+	if e, ok := sideEffect[name]; ok {
+		if e.danger {
+			w.j.danger(e.reason)
+		} else {
+			w.j.unknown(e.reason)
+		}
+		return
+	}
+	if !isBuiltin(name) {
+		w.j.unknown(f.FnName.O + "() is not a known built-in function; a stored function may write")
+	}
+}
+
+// matchesAll reports whether a WHERE condition holds for every row whatever
+// the row holds: it names no column (1=1, TRUE, 1), or one of its OR
+// branches does.
+func matchesAll(e ast.ExprNode) bool {
+	for {
+		p, ok := e.(*ast.ParenthesesExpr)
+		if !ok {
+			break
+		}
+		e = p.Expr
+	}
+	if b, ok := e.(*ast.BinaryOperationExpr); ok && b.Op == opcode.LogicOr {
+		return matchesAll(b.L) || matchesAll(b.R)
+	}
+	var r rowRef
+	e.Accept(&r)
+	return !r.found
+}
+
+// rowRef finds anything in an expression that depends on the row.
+type rowRef struct{ found bool }
+
+// Enter implements ast.Visitor.
+func (r *rowRef) Enter(n ast.Node) (ast.Node, bool) {
+	switch n.(type) {
+	case *ast.ColumnNameExpr, *ast.SubqueryExpr, *ast.ExistsSubqueryExpr, *ast.DefaultExpr,
+		*ast.VariableExpr, *ast.FuncCallExpr:
+		r.found = true
+		return n, true
+	}
+	return n, r.found
+}
+
+// Leave implements ast.Visitor.
+func (r *rowRef) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// deleteTables names the tables a DELETE removes rows from.
+func deleteTables(s *ast.DeleteStmt) string {
+	if s.IsMultiTable && s.Tables != nil && len(s.Tables.Tables) > 0 {
+		names := make([]string, 0, len(s.Tables.Tables))
+		for _, t := range s.Tables.Tables {
+			names = append(names, tableName(t))
+		}
+		return strings.Join(names, ", ")
+	}
+	return joinTables(s.TableRefs)
+}
+
+// joinTables names the tables of a FROM-like clause.
+func joinTables(c *ast.TableRefsClause) string {
+	if c == nil || c.TableRefs == nil {
+		return "the table"
+	}
+	var names []string
+	var walk func(ast.ResultSetNode)
+	walk = func(n ast.ResultSetNode) {
+		switch n := n.(type) {
+		case *ast.Join:
+			walk(n.Left)
+			if n.Right != nil {
+				walk(n.Right)
+			}
+		case *ast.TableSource:
+			if t, ok := n.Source.(*ast.TableName); ok {
+				names = append(names, tableName(t))
+			} else {
+				walk(n.Source)
+			}
+		case *ast.TableName:
+			names = append(names, tableName(n))
+		}
+	}
+	walk(c.TableRefs)
+	if len(names) == 0 {
+		return "the table"
+	}
+	return strings.Join(names, ", ")
+}
+
+func tableName(t *ast.TableName) string {
+	if t.Schema.O != "" {
+		return t.Schema.O + "." + t.Name.O
+	}
+	return t.Name.O
+}
+
+// stmtLabel names a statement for a reason: "DELETE", "CREATE TABLE".
+func stmtLabel(s ast.StmtNode) string {
+	switch s := s.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		return "SELECT"
+	case *ast.DeleteStmt:
+		return "DELETE"
+	case *ast.UpdateStmt:
+		return "UPDATE"
+	case *ast.InsertStmt:
+		if s.IsReplace {
+			return "REPLACE"
+		}
+		return "INSERT"
+	}
+	return leadWords(s.Text())
+}
+
+// leadWords names a statement by its first keywords ("CREATE EVENT"), for
+// reasons about statements without a rule of their own.
+func leadWords(text string) string {
+	lx := lex(text, lexMode{collectWords: true})
+	var words []string
+	for _, t := range lx.tokens {
+		if t.kind != tokWord || len(words) == 2 {
+			break
+		}
+		words = append(words, strings.ToUpper(text[t.start:t.end]))
+	}
+	if len(words) == 0 {
+		return "this statement"
+	}
+	return strings.Join(words, " ")
+}
