@@ -1,0 +1,137 @@
+package risk
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Config is the policy's section of the configuration file (top-level key
+// "risk"). The zero value is the SPEC's default policy: mode smart, nothing
+// pre-authorised, the default sensitive paths and the default SQL mode.
+//
+//	risk:
+//	  mode: smart                  # strict | guarded | smart
+//	  sql_mode: ""                 # the sql_mode the SQL parser assumes ("" = its default)
+//	  sensitive_paths: ["*.secret", "deploy/keys/"]
+//	  tools:
+//	    execute_command:
+//	      mode: guarded
+//	      preauthorized:
+//	        - "systemctl restart nginx"          # exact text
+//	        - 're:kubectl rollout restart deployment/[a-z0-9-]+ -n staging'
+//	    execute_sql:
+//	      preauthorized: ["re:OPTIMIZE TABLE [a-z_]+"]
+//	  channels:
+//	    C0123PROD:
+//	      mode: strict
+//	      tools:
+//	        execute_sql: {mode: guarded}
+type Config struct {
+	// Mode is the global mode; empty means smart.
+	Mode Mode `yaml:"mode"`
+	// Tools holds per-tool settings, keyed by tool name.
+	Tools map[string]ToolConfig `yaml:"tools"`
+	// Channels holds per-channel overrides, keyed by channel id.
+	Channels map[string]ChannelConfig `yaml:"channels"`
+	// SensitivePaths are extra patterns for risk/sensitive, added to its
+	// defaults.
+	SensitivePaths []string `yaml:"sensitive_paths"`
+	// SQLMode is the sql_mode the SQL parser assumes; empty means the
+	// parser's default. It must match the sql_mode the SQL tool pins.
+	SQLMode string `yaml:"sql_mode"`
+}
+
+// ToolConfig is the global setting for one tool.
+type ToolConfig struct {
+	// Mode overrides the global mode for this tool; empty inherits it.
+	Mode Mode `yaml:"mode"`
+	// Preauthorized lists operations that run without a card (rule 2). An
+	// entry is either the exact operation text or "re:" followed by a
+	// regular expression that must match the whole operation text. See
+	// Policy for what the operation text of each tool is and the extra
+	// conditions a "re:" entry carries.
+	Preauthorized []string `yaml:"preauthorized"`
+}
+
+// ChannelConfig overrides modes in one channel.
+type ChannelConfig struct {
+	// Mode overrides the global and per-tool modes in this channel; empty
+	// inherits them.
+	Mode Mode `yaml:"mode"`
+	// Tools overrides the mode of single tools in this channel.
+	Tools map[string]ChannelToolConfig `yaml:"tools"`
+}
+
+// ChannelToolConfig is the mode of one tool in one channel.
+type ChannelToolConfig struct {
+	Mode Mode `yaml:"mode"`
+}
+
+// validMode reports whether m is one of the three modes.
+func validMode(m Mode) bool {
+	return m == Strict || m == Guarded || m == Smart
+}
+
+// checkMode validates an optional mode at key.
+func checkMode(key string, m Mode) error {
+	if m == "" || validMode(m) {
+		return nil
+	}
+	return fmt.Errorf("%s: mode %q is not one of strict, guarded, smart", key, string(m))
+}
+
+// toolNameRE is what a tool name in config may look like: the names an LLM
+// function may have.
+var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
+
+// checkToolName validates a tool name used as a key.
+func checkToolName(key, name string) error {
+	if !toolNameRE.MatchString(name) {
+		return fmt.Errorf("%s: %q is not a tool name (letters, digits, _ . : - only)", key, name)
+	}
+	return nil
+}
+
+// sortedKeys returns the keys of m in order, so that validation reports the
+// same first error every time.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// preauthPrefix marks a pre-authorisation entry that is a regular expression.
+const preauthPrefix = "re:"
+
+// compilePreauth turns the entries of one tool into matchers.
+func compilePreauth(key, tool string, entries []string) (*preauth, error) {
+	pa := &preauth{tool: tool, exact: map[string]bool{}}
+	for i, e := range entries {
+		ekey := fmt.Sprintf("%s[%d]", key, i)
+		if strings.TrimSpace(e) == "" {
+			return nil, fmt.Errorf("%s: empty entry", ekey)
+		}
+		if strings.ContainsRune(e, 0) {
+			return nil, fmt.Errorf("%s: entry contains a NUL byte", ekey)
+		}
+		if !strings.HasPrefix(e, preauthPrefix) {
+			pa.exact[strings.TrimSpace(e)] = true
+			continue
+		}
+		expr := strings.TrimPrefix(e, preauthPrefix)
+		if strings.TrimSpace(expr) == "" {
+			return nil, fmt.Errorf("%s: empty regular expression after %q", ekey, preauthPrefix)
+		}
+		re, err := regexp.Compile(`\A(?:` + expr + `)\z`)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ekey, err)
+		}
+		pa.patterns = append(pa.patterns, preauthPattern{text: e, re: re})
+	}
+	return pa, nil
+}

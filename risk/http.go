@@ -1,0 +1,265 @@
+package risk
+
+import (
+	"fmt"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// metadataHosts are host names of cloud metadata services. Their addresses
+// are blocked too; the names are here so that a call is refused before any
+// name is resolved.
+var metadataHosts = map[string]bool{
+	"metadata":                     true, // GCP, short name
+	"metadata.google.internal":     true, // GCP
+	"metadata.goog":                true, // GCP
+	"instance-data":                true, // AWS, short name
+	"instance-data.ec2.internal":   true, // AWS
+	"metadata.tencentyun.com":      true, // Tencent Cloud
+	"metadata.platformequinix.com": true,
+	"metadata.packet.net":          true,
+}
+
+// metadataAddrs are metadata endpoints outside the link-local ranges, which
+// are blocked as a whole.
+var metadataAddrs = []netip.Prefix{
+	netip.MustParsePrefix("fd00:ec2::254/128"),  // AWS, IPv6
+	netip.MustParsePrefix("100.100.100.200/32"), // Alibaba Cloud
+	netip.MustParsePrefix("192.0.0.192/32"),     // Oracle Cloud
+	netip.MustParsePrefix("169.254.0.0/16"),     // link-local: AWS, GCP, Azure, ECS, OpenStack...
+	netip.MustParsePrefix("fe80::/10"),          // IPv6 link-local
+}
+
+// readMethods are the HTTP methods the whitelist runs at once.
+var readMethods = map[string]bool{"GET": true, "HEAD": true, "OPTIONS": true}
+
+// judgeHTTP applies the HTTP rules. A missing method is GET, as in the
+// http_request tool.
+func (p *Policy) judgeHTTP(a args) judgement {
+	var j judgement
+	method, ok, err := a.str("method")
+	if err != nil {
+		return malformed(err)
+	}
+	if !ok || strings.TrimSpace(method) == "" {
+		method = "GET"
+	}
+	method = strings.ToUpper(strings.TrimSpace(method))
+	if !isToken(method) {
+		return malformed(fmt.Errorf("argument %q is not an HTTP method", "method"))
+	}
+	raw, err := a.requiredStr("url")
+	if err != nil {
+		return malformed(err)
+	}
+	if err := a.kind("headers", '{'); err != nil {
+		return malformed(err)
+	}
+	if err := a.kind("body", '"'); err != nil {
+		return malformed(err)
+	}
+	u := strings.TrimSpace(raw)
+	j.op = method + " " + u
+	if why := absurdURL(u); why != "" {
+		j.absurd = append(j.absurd, why)
+		return j
+	}
+	if readMethods[method] {
+		j.readOnly = true
+		j.why = []string{method + " is a read-only HTTP method"}
+	} else {
+		j.why = []string{method + " is not a read-only HTTP method"}
+	}
+	return j
+}
+
+// isToken reports whether s is a plausible HTTP method token.
+func isToken(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// absurdURL returns why a URL must never be fetched, or "".
+func absurdURL(raw string) string {
+	if raw == "" {
+		return "the URL is empty"
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] < 0x20 || raw[i] == 0x7f {
+			return "the URL contains control characters"
+		}
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Sprintf("the URL %s does not parse", clip(raw))
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+	case "":
+		return fmt.Sprintf("the URL %s has no http or https scheme", clip(raw))
+	default:
+		return fmt.Sprintf("the URL scheme %s: is not http or https", clip(u.Scheme))
+	}
+	if u.Opaque != "" {
+		return fmt.Sprintf("the URL %s has no host", clip(raw))
+	}
+	host := normalHost(u.Hostname())
+	if host == "" {
+		return fmt.Sprintf("the URL %s has no host", clip(raw))
+	}
+	if why := forbiddenHost(host); why != "" {
+		return why
+	}
+	return ""
+}
+
+// normalHost lower-cases a host name, folds full-width forms and ideographic
+// dots as IDNA does, and drops trailing dots and an IPv6 zone.
+func normalHost(h string) string {
+	var b strings.Builder
+	for _, r := range h {
+		switch {
+		case r >= 0xFF01 && r <= 0xFF5E: // full-width ASCII
+			r -= 0xFEE0
+		case r == 0x3002 || r == 0xFF0E || r == 0xFF61: // ideographic and other full stops
+			r = '.'
+		}
+		b.WriteRune(r)
+	}
+	h = strings.ToLower(b.String())
+	if i := strings.IndexByte(h, '%'); i >= 0 && strings.Contains(h, ":") {
+		h = h[:i]
+	}
+	return strings.TrimRight(h, ".")
+}
+
+// forbiddenHost returns why a normalised host is a metadata or link-local
+// endpoint, or "".
+func forbiddenHost(host string) string {
+	if metadataHosts[host] {
+		return fmt.Sprintf("%s is a cloud metadata endpoint", host)
+	}
+	addr, ok := parseHostAddr(host)
+	if !ok {
+		// A wildcard-DNS name such as 169.254.169.254.nip.io resolves to the
+		// address spelled in its first labels.
+		labels := strings.Split(host, ".")
+		if len(labels) > 4 {
+			addr, ok = parseIPv4(strings.Join(labels[:4], "."))
+		}
+		if !ok {
+			if first, _, found := strings.Cut(host, "."); found && strings.Count(first, "-") == 3 {
+				addr, ok = parseIPv4(strings.ReplaceAll(first, "-", "."))
+			}
+		}
+		if !ok {
+			return ""
+		}
+	}
+	for _, a := range embeddedAddrs(addr) {
+		for _, pfx := range metadataAddrs {
+			if pfx.Contains(a) {
+				return fmt.Sprintf("%s is a link-local or cloud metadata address (%s)", host, a)
+			}
+		}
+	}
+	return ""
+}
+
+// parseHostAddr parses a host as an IP address in any spelling a resolver
+// accepts: IPv6, dotted IPv4, and the inet_aton forms (decimal, octal, hex,
+// and fewer than four parts).
+func parseHostAddr(host string) (netip.Addr, bool) {
+	if strings.Contains(host, ":") {
+		a, err := netip.ParseAddr(host)
+		if err != nil {
+			return netip.Addr{}, false
+		}
+		return a, true
+	}
+	return parseIPv4(host)
+}
+
+// parseIPv4 parses s the way inet_aton does: one to four parts, each
+// decimal, octal (leading 0) or hexadecimal (0x); the last part fills the
+// remaining bytes.
+func parseIPv4(s string) (netip.Addr, bool) {
+	if s == "" {
+		return netip.Addr{}, false
+	}
+	parts := strings.Split(s, ".")
+	if len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	var vals [4]uint64
+	for i, p := range parts {
+		if p == "" {
+			return netip.Addr{}, false
+		}
+		base := 10
+		digits := p
+		switch {
+		case len(p) > 1 && (p[:2] == "0x" || p[:2] == "0X"):
+			base, digits = 16, p[2:]
+			if digits == "" {
+				digits = "0"
+			}
+		case len(p) > 1 && p[0] == '0':
+			base, digits = 8, p[1:]
+		}
+		v, err := strconv.ParseUint(digits, base, 32)
+		if err != nil {
+			return netip.Addr{}, false
+		}
+		vals[i] = v
+	}
+	n := len(parts)
+	for i := 0; i < n-1; i++ {
+		if vals[i] > 0xff {
+			return netip.Addr{}, false
+		}
+	}
+	last := vals[n-1]
+	if last >= 1<<(8*(5-n)) {
+		return netip.Addr{}, false
+	}
+	var ip uint32
+	for i := 0; i < n-1; i++ {
+		ip |= uint32(vals[i]) << (24 - 8*i)
+	}
+	ip |= uint32(last)
+	return netip.AddrFrom4([4]byte{byte(ip >> 24), byte(ip >> 16), byte(ip >> 8), byte(ip)}), true
+}
+
+// embeddedAddrs returns a and the IPv4 addresses embedded in it by the
+// common IPv6 transition forms: mapped (::ffff:a.b.c.d), compatible
+// (::a.b.c.d), NAT64 (64:ff9b::/96) and 6to4 (2002::/16).
+func embeddedAddrs(a netip.Addr) []netip.Addr {
+	out := []netip.Addr{a}
+	if !a.Is6() {
+		return out
+	}
+	b := a.As16()
+	var zero10 = [10]byte{}
+	switch {
+	case a.Is4In6():
+		out = append(out, a.Unmap())
+	case [10]byte(b[:10]) == zero10 && b[10] == 0 && b[11] == 0 && (b[12] != 0 || b[13] != 0):
+		out = append(out, netip.AddrFrom4([4]byte(b[12:16])))
+	case b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b:
+		out = append(out, netip.AddrFrom4([4]byte(b[12:16])))
+	case b[0] == 0x20 && b[1] == 0x02:
+		out = append(out, netip.AddrFrom4([4]byte(b[2:6])))
+	}
+	return out
+}

@@ -1,0 +1,341 @@
+package risk
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/countersign/countersign/risk/sensitive"
+	"github.com/countersign/countersign/risk/shell"
+	"github.com/countersign/countersign/risk/sqlrisk"
+)
+
+// Policy is a validated policy. Build it once with New; Assess is then pure
+// and safe for concurrent use.
+type Policy struct {
+	mode      Mode
+	toolModes map[string]Mode
+	channels  map[string]channelModes
+	preauth   map[string]*preauth
+	sensitive *sensitive.Matcher
+	shell     *shell.Analyzer
+	sql       *sqlrisk.Analyzer
+}
+
+type channelModes struct {
+	mode  Mode
+	tools map[string]Mode
+}
+
+// New validates cfg and builds the policy. An error names the key and the
+// problem, e.g. `risk.tools.execute_sql: mode "stric" is not one of strict,
+// guarded, smart`.
+func New(cfg Config) (*Policy, error) {
+	p := &Policy{
+		mode:      cfg.Mode,
+		toolModes: map[string]Mode{},
+		channels:  map[string]channelModes{},
+		preauth:   map[string]*preauth{},
+	}
+	if err := checkMode("risk", cfg.Mode); err != nil {
+		return nil, err
+	}
+	if p.mode == "" {
+		p.mode = Smart
+	}
+	for _, name := range sortedKeys(cfg.Tools) {
+		key := "risk.tools." + name
+		if err := checkToolName("risk.tools", name); err != nil {
+			return nil, err
+		}
+		tc := cfg.Tools[name]
+		if err := checkMode(key, tc.Mode); err != nil {
+			return nil, err
+		}
+		if tc.Mode != "" {
+			p.toolModes[name] = tc.Mode
+		}
+		if len(tc.Preauthorized) > 0 {
+			pa, err := compilePreauth(key+".preauthorized", name, tc.Preauthorized)
+			if err != nil {
+				return nil, err
+			}
+			p.preauth[name] = pa
+		}
+	}
+	for _, id := range sortedKeys(cfg.Channels) {
+		key := "risk.channels." + id
+		if strings.TrimSpace(id) == "" {
+			return nil, fmt.Errorf("risk.channels: a channel id is empty")
+		}
+		cc := cfg.Channels[id]
+		if err := checkMode(key, cc.Mode); err != nil {
+			return nil, err
+		}
+		cm := channelModes{mode: cc.Mode, tools: map[string]Mode{}}
+		for _, name := range sortedKeys(cc.Tools) {
+			if err := checkToolName(key+".tools", name); err != nil {
+				return nil, err
+			}
+			m := cc.Tools[name].Mode
+			if err := checkMode(key+".tools."+name, m); err != nil {
+				return nil, err
+			}
+			if m != "" {
+				cm.tools[name] = m
+			}
+		}
+		p.channels[id] = cm
+	}
+	m, err := sensitive.New(cfg.SensitivePaths)
+	if err != nil {
+		return nil, fmt.Errorf("risk.sensitive_paths: %w", err)
+	}
+	p.sensitive = m
+	p.shell, err = shell.New(shell.Options{Sensitive: m})
+	if err != nil {
+		return nil, fmt.Errorf("risk: shell analyzer: %w", err)
+	}
+	p.sql, err = sqlrisk.New(cfg.SQLMode)
+	if err != nil {
+		return nil, fmt.Errorf("risk.sql_mode: %w", err)
+	}
+	return p, nil
+}
+
+// judgement is what the rules of one tool found in a call, before the
+// policy's order of rules is applied.
+type judgement struct {
+	malformed string   // why the arguments cannot be judged; decides alone
+	op        string   // the operation text pre-authorisations are matched with
+	absurd    []string // rule 1
+	danger    []string // rule 4
+	readOnly  bool     // rule 6
+	why       []string // why it is whitelisted, or why not
+}
+
+func malformed(err error) judgement {
+	return judgement{malformed: err.Error()}
+}
+
+// Assess judges one call by the rules of SPEC §2, the first that applies
+// deciding. It never panics: anything it cannot judge is confirmed.
+func (p *Policy) Assess(c Call) (v Verdict) {
+	defer func() {
+		if r := recover(); r != nil {
+			v = Verdict{Decision: Confirm, Risk: Medium, Rule: RuleDefault,
+				Reasons: []string{"the assessor failed on this call; a person must look at it"}}
+		}
+	}()
+	a, err := parseArgs(c.Args)
+	if err != nil {
+		return confirmMalformed(err.Error())
+	}
+	llm, notes := a.riskLevel()
+	var extra []string
+	if notes != "" {
+		extra = append(extra, notes)
+	}
+	mode, modeNote := p.modeFor(c)
+	if modeNote != "" {
+		extra = append(extra, modeNote)
+	}
+
+	var j judgement
+	switch c.Tool {
+	case ToolCommand:
+		j = p.judgeCommand(a)
+	case ToolSQL:
+		j = p.judgeSQL(a)
+	case ToolFile:
+		j = p.judgeFile(a)
+	case ToolHTTP:
+		j = p.judgeHTTP(a)
+	default:
+		j = judgeOther(c.Tool, a)
+	}
+	if j.malformed != "" {
+		v = confirmMalformed(j.malformed)
+		v.LLMLevel = llm
+		return v
+	}
+
+	v = p.decide(c.Tool, mode, llm, j)
+	v.LLMLevel = llm
+	// The full slice expression makes append copy: reasons may come from an
+	// analyzer and must not be written to.
+	v.Reasons = append(v.Reasons[:len(v.Reasons):len(v.Reasons)], extra...)
+	return v
+}
+
+// decide applies rules 1 to 7 to a judged call.
+func (p *Policy) decide(tool string, mode Mode, llm Level, j judgement) Verdict {
+	// 1. Absurd: blocked in every mode.
+	if len(j.absurd) > 0 {
+		return Verdict{Decision: Block, Risk: High, Rule: RuleAbsurd, Reasons: j.absurd}
+	}
+	// 2. Pre-authorised by the operator.
+	if pa := p.preauth[tool]; pa != nil {
+		if entry, ok := pa.match(j.op); ok {
+			return Verdict{Decision: Auto, Risk: Low, Rule: RulePreauthorized,
+				Reasons: []string{"pre-authorised by the operator: " + clip(entry)}}
+		}
+	}
+	// 3. Strict mode: everything else waits for a person. The risk shown is
+	// still the best estimate.
+	if mode == Strict {
+		v := Verdict{Decision: Confirm, Risk: Medium, Rule: RuleMode,
+			Reasons: []string{"strict mode: every call needs approval"}}
+		switch {
+		case len(j.danger) > 0:
+			v.Risk = High
+			v.Reasons = append(v.Reasons, j.danger...)
+		case llm == High:
+			v.Risk = High
+		}
+		return v
+	}
+	// 4. Code-level danger, which the LLM cannot lower.
+	if len(j.danger) > 0 {
+		v := Verdict{Decision: Confirm, Risk: High, Rule: RuleDanger, Reasons: j.danger}
+		if llm == Low {
+			v.Reasons = append(v.Reasons, "the assistant's low risk_level does not lower a code-level danger")
+		}
+		return v
+	}
+	// 5. The LLM's own rating: it may always raise; it may lower only in
+	// smart mode.
+	switch llm {
+	case High, Medium:
+		return Verdict{Decision: Confirm, Risk: llm, Rule: RuleLLM,
+			Reasons: []string{"the assistant rated this call " + string(llm) + " risk"}}
+	case Low:
+		if mode == Smart {
+			return Verdict{Decision: Auto, Risk: Low, Rule: RuleLLM,
+				Reasons: []string{"the assistant rated this call low risk, which smart mode trusts"}}
+		}
+	}
+	// 6. Whitelisted read-only operation.
+	if j.readOnly {
+		return Verdict{Decision: Auto, Risk: Low, Rule: RuleWhitelist, Reasons: j.why}
+	}
+	// 7. Everything else.
+	v := Verdict{Decision: Confirm, Risk: Medium, Rule: RuleDefault, Reasons: j.why}
+	if llm == Low {
+		v.Reasons = append(v.Reasons, "the assistant's low risk_level is not trusted in "+string(mode)+" mode")
+	}
+	return v
+}
+
+// confirmMalformed is the verdict for arguments that cannot be judged.
+func confirmMalformed(why string) Verdict {
+	return Verdict{Decision: Confirm, Risk: Medium, Rule: RuleDefault,
+		Reasons: []string{"malformed call: " + why}}
+}
+
+// modeFor resolves the mode of a call: the call's own mode, then the
+// channel's per-tool mode, the channel's mode, the global per-tool mode and
+// the global mode. An unknown mode on the call is judged as strict.
+func (p *Policy) modeFor(c Call) (Mode, string) {
+	if c.Mode != "" {
+		if validMode(c.Mode) {
+			return c.Mode, ""
+		}
+		return Strict, fmt.Sprintf("mode %q is not strict, guarded or smart; judged as strict", clip(string(c.Mode)))
+	}
+	if c.Channel != "" {
+		if ch, ok := p.channels[c.Channel]; ok {
+			if m := ch.tools[c.Tool]; m != "" {
+				return m, ""
+			}
+			if ch.mode != "" {
+				return ch.mode, ""
+			}
+		}
+	}
+	if m := p.toolModes[c.Tool]; m != "" {
+		return m, ""
+	}
+	return p.mode, ""
+}
+
+// judgeCommand applies the shell rules to execute_command.
+func (p *Policy) judgeCommand(a args) judgement {
+	cmd, err := a.requiredStr("command")
+	if err != nil {
+		return malformed(err)
+	}
+	if strings.TrimSpace(cmd) == "" {
+		return malformed(fmt.Errorf("argument %q is empty", "command"))
+	}
+	workdir, _, err := a.str("workdir")
+	if err != nil {
+		return malformed(err)
+	}
+	if err := a.kind("timeout_seconds", '0'); err != nil {
+		return malformed(err)
+	}
+	j := judgement{op: cmd}
+	if workdir != "" {
+		if why := leavesRoot("workdir", workdir); why != "" {
+			j.absurd = append(j.absurd, why)
+			return j
+		}
+	}
+	if strings.IndexByte(cmd, 0) >= 0 {
+		j.absurd = append(j.absurd, "the command contains a NUL byte")
+		return j
+	}
+	an := p.shell.Analyze(cmd)
+	j.absurd = an.Absurd
+	j.danger = an.Danger
+	j.readOnly = an.ReadOnly && len(an.Danger) == 0 && len(an.Absurd) == 0
+	if j.readOnly {
+		j.why = []string{"every command is a known reader used read-only"}
+	} else {
+		j.why = notWhitelisted(an.Unknown, "the command is not a known read-only command")
+	}
+	return j
+}
+
+// judgeSQL applies the SQL rules to execute_sql.
+func (p *Policy) judgeSQL(a args) judgement {
+	text, err := a.requiredStr("sql")
+	if err != nil {
+		return malformed(err)
+	}
+	if strings.TrimSpace(text) == "" {
+		return malformed(fmt.Errorf("argument %q is empty", "sql"))
+	}
+	if err := a.kind("database", '"'); err != nil {
+		return malformed(err)
+	}
+	an := p.sql.Analyze(text)
+	j := judgement{op: text, danger: an.Danger}
+	j.readOnly = an.ReadOnly && len(an.Danger) == 0
+	if j.readOnly {
+		j.why = []string{"a single read-only statement"}
+	} else {
+		j.why = notWhitelisted(an.Unknown, "the statement is not a plain read")
+	}
+	return j
+}
+
+// judgeOther judges a tool the policy has no rules for: never whitelisted.
+func judgeOther(tool string, a args) judgement {
+	if strings.TrimSpace(tool) == "" {
+		return malformed(fmt.Errorf("the tool name is empty"))
+	}
+	return judgement{
+		op:  a.compactWithout(riskLevelKey),
+		why: []string{fmt.Sprintf("%s is not a tool with read-only rules", clip(tool))},
+	}
+}
+
+// notWhitelisted returns the analyzer's reasons, or fallback when it gave
+// none.
+func notWhitelisted(unknown []string, fallback string) []string {
+	if len(unknown) == 0 {
+		return []string{fallback}
+	}
+	return unknown
+}

@@ -1,0 +1,132 @@
+package risk
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// preauth holds the pre-authorised operations of one tool (rule 2).
+//
+// The operation text an entry is compared with:
+//   - execute_command: the command line;
+//   - execute_sql: the SQL text;
+//   - http_request: the method in upper case, a space, and the URL
+//     ("GET https://status.example.com/health");
+//   - file_operations: the operation, a space, and the cleaned path
+//     ("delete tmp/cache", never "delete tmp/../.env");
+//   - any other tool: its arguments as compact JSON, without risk_level.
+//
+// Leading and trailing white space is ignored on both sides. An exact entry
+// must equal the whole text. A "re:" entry is a regular expression (Go
+// syntax) that must match the whole text, and it carries extra conditions
+// so that a pattern written for one operation cannot carry another along:
+//   - execute_command: the command line must parse as one simple command
+//     whose words are all literal: no ; & && || | newline, no redirection,
+//     no variable, command or process substitution, no glob, brace or ~
+//     expansion, no assignment, and no ".." path segment. So "re:ls( .*)?"
+//     accepts "ls -la /var/log" but never "ls; rm -rf data" or "ls $(rm x)".
+//   - execute_sql: one statement: no ";" except at the end, and no comment
+//     block ("/*", which is also how executable comments start).
+//   - http_request: no user information in the URL ("https://a@b/").
+//
+// Pre-authorisation never overrides rule 1: absurd calls are blocked first.
+type preauth struct {
+	tool     string
+	exact    map[string]bool
+	patterns []preauthPattern
+}
+
+type preauthPattern struct {
+	text string // as configured, with the re: prefix
+	re   *regexp.Regexp
+}
+
+// match returns the entry that pre-authorises op, or ok=false.
+func (pa *preauth) match(op string) (entry string, ok bool) {
+	op = strings.TrimSpace(op)
+	if op == "" {
+		return "", false
+	}
+	if pa.exact[op] {
+		return op, true
+	}
+	for _, pt := range pa.patterns {
+		if pt.re.MatchString(op) && patternSafe(pa.tool, op) {
+			return pt.text, true
+		}
+	}
+	return "", false
+}
+
+// patternSafe reports whether op meets the extra conditions of a "re:" entry
+// for tool.
+func patternSafe(tool, op string) bool {
+	switch tool {
+	case ToolCommand:
+		return singleLiteralCommand(op)
+	case ToolSQL:
+		body := strings.TrimRight(op, "; \t\r\n")
+		return !strings.Contains(body, ";") && !strings.Contains(body, "/*")
+	case ToolHTTP:
+		_, raw, _ := strings.Cut(op, " ")
+		u, err := url.Parse(raw)
+		return err == nil && u.User == nil && !strings.Contains(u.Host, "@")
+	}
+	return true
+}
+
+// singleLiteralCommand reports whether line is exactly one simple command
+// made only of literal words.
+func singleLiteralCommand(line string) bool {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
+	if err != nil || len(f.Stmts) != 1 {
+		return false
+	}
+	st := f.Stmts[0]
+	if st.Negated || st.Background || st.Coprocess || len(st.Redirs) > 0 {
+		return false
+	}
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Assigns) > 0 || len(call.Args) == 0 {
+		return false
+	}
+	for _, w := range call.Args {
+		var text strings.Builder
+		for _, part := range w.Parts {
+			switch x := part.(type) {
+			case *syntax.Lit:
+				if strings.ContainsAny(x.Value, "*?[]{}~$`") {
+					return false
+				}
+				text.WriteString(x.Value)
+			case *syntax.SglQuoted:
+				if x.Dollar {
+					return false
+				}
+				text.WriteString(x.Value)
+			case *syntax.DblQuoted:
+				if x.Dollar {
+					return false
+				}
+				for _, in := range x.Parts {
+					lit, ok := in.(*syntax.Lit)
+					if !ok || strings.ContainsAny(lit.Value, "$`") {
+						return false
+					}
+					text.WriteString(lit.Value)
+				}
+			default:
+				return false
+			}
+		}
+		for _, seg := range strings.Split(text.String(), "/") {
+			if seg == ".." {
+				return false
+			}
+		}
+	}
+	return true
+}
