@@ -7,9 +7,14 @@ package agent
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"
 )
 
@@ -39,4 +44,150 @@ type Config struct {
 	// from its result.
 	MaxMessages int `yaml:"max_messages"`
 	MaxBytes    int `yaml:"max_bytes"`
+	// PreviewTimeout bounds the blast-radius preview computed for a card
+	// (default 3s); a slow preview is dropped, never the card.
+	PreviewTimeout time.Duration `yaml:"preview_timeout"`
+}
+
+// The defaults of Config.
+const (
+	DefaultMaxRoundTrips   = 8
+	DefaultApprovalTTL     = 15 * time.Minute
+	DefaultConversationTTL = 24 * time.Hour
+	DefaultMaxMessages     = 100
+	DefaultMaxBytes        = 256 << 10
+	DefaultPreviewTimeout  = 3 * time.Second
+)
+
+// withDefaults fills the zero fields of c; negative values are an error
+// naming the key.
+func (c Config) withDefaults() (Config, error) {
+	if c.MaxRoundTrips < 0 || c.ApprovalTTL < 0 || c.ConversationTTL < 0 ||
+		c.MaxMessages < 0 || c.MaxBytes < 0 || c.PreviewTimeout < 0 {
+		return c, fmt.Errorf("agent: max_round_trips, approval_ttl, conversation_ttl, max_messages, max_bytes and preview_timeout must not be negative")
+	}
+	if c.MaxRoundTrips == 0 {
+		c.MaxRoundTrips = DefaultMaxRoundTrips
+	}
+	if c.ApprovalTTL == 0 {
+		c.ApprovalTTL = DefaultApprovalTTL
+	}
+	if c.ConversationTTL == 0 {
+		c.ConversationTTL = DefaultConversationTTL
+	}
+	if c.MaxMessages == 0 {
+		c.MaxMessages = DefaultMaxMessages
+	}
+	if c.MaxBytes == 0 {
+		c.MaxBytes = DefaultMaxBytes
+	}
+	if c.PreviewTimeout == 0 {
+		c.PreviewTimeout = DefaultPreviewTimeout
+	}
+	return c, nil
+}
+
+// Deps are the agent's collaborators, wired in main.
+type Deps struct {
+	// Model is the chat model; nil means none is configured and only
+	// direct commands work.
+	Model  Model
+	Tools  *tools.Registry
+	Policy *risk.Policy
+	Store  approval.Store
+	Sink   Sink
+	// Now is the clock (deadlines, expiry, audit times); nil means time.Now.
+	Now func() time.Time
+	// Log receives the details that never reach the chat; nil means
+	// slog.Default().
+	Log *slog.Logger
+}
+
+// Agent runs turns, direct commands and decisions. It keeps no state of
+// its own between calls beyond what is in the store, so any number of
+// agents (replicas) can share one store. It is safe for concurrent use.
+type Agent struct {
+	cfg    Config
+	model  Model
+	tools  *tools.Registry
+	policy *risk.Policy
+	store  approval.Store
+	sink   Sink
+	now    func() time.Time
+	log    *slog.Logger
+	prompt string
+
+	busy inflight
+}
+
+// New checks cfg and deps and returns an agent.
+func New(cfg Config, deps Deps) (*Agent, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case deps.Tools == nil:
+		return nil, errors.New("agent: no tool registry")
+	case deps.Policy == nil:
+		return nil, errors.New("agent: no risk policy")
+	case deps.Store == nil:
+		return nil, errors.New("agent: no approval store")
+	case deps.Sink == nil:
+		return nil, errors.New("agent: no sink")
+	}
+	a := &Agent{
+		cfg:    cfg,
+		model:  deps.Model,
+		tools:  deps.Tools,
+		policy: deps.Policy,
+		store:  deps.Store,
+		sink:   deps.Sink,
+		now:    deps.Now,
+		log:    deps.Log,
+		prompt: SystemPrompt(),
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	a.busy.cond = sync.NewCond(&a.busy.mu)
+	return a, nil
+}
+
+// Wait blocks until the runs and resumed turns started by Handle, Direct,
+// Decide and Sweep have finished (graceful shutdown).
+func (a *Agent) Wait() { a.busy.wait() }
+
+// inflight counts the calls in progress. Unlike sync.WaitGroup it allows
+// new work to start while someone waits.
+type inflight struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	n    int
+}
+
+func (f *inflight) add() {
+	f.mu.Lock()
+	f.n++
+	f.mu.Unlock()
+}
+
+func (f *inflight) done() {
+	f.mu.Lock()
+	f.n--
+	if f.n == 0 {
+		f.cond.Broadcast()
+	}
+	f.mu.Unlock()
+}
+
+func (f *inflight) wait() {
+	f.mu.Lock()
+	for f.n > 0 {
+		f.cond.Wait()
+	}
+	f.mu.Unlock()
 }

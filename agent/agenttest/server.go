@@ -1,0 +1,211 @@
+// Package agenttest holds test helpers for code that drives the agent: a
+// fake OpenAI-compatible chat completions server that speaks the real wire
+// protocol (use it through agent/llm, the real client), and a Sink that
+// records what the agent shows people.
+package agenttest
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Server is a fake chat completions server. It answers POST
+// …/chat/completions with the scripted replies in order and records every
+// request. A request past the end of the script fails the test.
+type Server struct {
+	*httptest.Server
+	tb testing.TB
+
+	mu       sync.Mutex
+	script   []Reply
+	requests []ChatRequest
+}
+
+// Reply is one scripted answer: a message (Content, ToolCalls), or an HTTP
+// error (Status, with optional headers such as Retry-After). Delay holds
+// the answer back, for time limits.
+type Reply struct {
+	Content   string
+	ToolCalls []WireToolCall
+
+	Status int
+	Header map[string]string
+	// Body replaces the JSON body of an error reply.
+	Body string
+
+	Delay time.Duration
+	// Hangup closes the connection without an answer.
+	Hangup bool
+}
+
+// Text is a reply with the model's final words.
+func Text(s string) Reply { return Reply{Content: s} }
+
+// Calls is a reply with tool calls, id/name/arguments each.
+func Calls(calls ...WireToolCall) Reply { return Reply{ToolCalls: calls} }
+
+// Call is one tool call for Calls.
+func Call(id, name, arguments string) WireToolCall {
+	c := WireToolCall{ID: id, Type: "function"}
+	c.Function.Name = name
+	c.Function.Arguments = arguments
+	return c
+}
+
+// Error is an HTTP error reply with the OpenAI error body.
+func Error(status int, header map[string]string) Reply {
+	return Reply{Status: status, Header: header}
+}
+
+// ChatRequest is a request the server received, decoded from the wire.
+type ChatRequest struct {
+	Path     string
+	Query    string
+	Header   http.Header
+	Model    string         `json:"model"`
+	Messages []WireMessage  `json:"messages"`
+	Tools    []WireTool     `json:"tools"`
+	Raw      map[string]any `json:"-"`
+}
+
+// WireMessage is a chat message as it travels.
+type WireMessage struct {
+	Role       string         `json:"role"`
+	Content    string         `json:"content"`
+	ToolCalls  []WireToolCall `json:"tool_calls"`
+	ToolCallID string         `json:"tool_call_id"`
+}
+
+// WireToolCall is a tool call as it travels.
+type WireToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// WireTool is a tool definition as it travels.
+type WireTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+// NewServer starts a server with the given script; it stops when the test
+// ends. Its base URL for a client is URL+"/v1".
+func NewServer(tb testing.TB, script ...Reply) *Server {
+	tb.Helper()
+	s := &Server{tb: tb, script: script}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// BaseURL is the URL to configure a client with.
+func (s *Server) BaseURL() string { return s.URL + "/v1" }
+
+// Push appends replies to the script.
+func (s *Server) Push(replies ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.script = append(s.script, replies...)
+}
+
+// Requests returns the requests received so far.
+func (s *Server) Requests() []ChatRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]ChatRequest(nil), s.requests...)
+}
+
+// Left is how many scripted replies have not been used.
+func (s *Server) Left() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.script)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	req := ChatRequest{Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone()}
+	if err := json.Unmarshal(body, &req); err != nil {
+		s.tb.Errorf("fake model server: request body is not JSON: %v", err)
+	}
+	_ = json.Unmarshal(body, &req.Raw)
+
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	var rep Reply
+	ok := len(s.script) > 0
+	if ok {
+		rep, s.script = s.script[0], s.script[1:]
+	}
+	s.mu.Unlock()
+
+	if r.Method != http.MethodPost || len(r.URL.Path) < len("/chat/completions") ||
+		r.URL.Path[len(r.URL.Path)-len("/chat/completions"):] != "/chat/completions" {
+		s.tb.Errorf("fake model server: unexpected %s %s", r.Method, r.URL.Path)
+		http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
+		return
+	}
+	if !ok {
+		s.tb.Errorf("fake model server: request %d is past the end of the script", len(s.Requests()))
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"error":{"message":"no scripted reply","type":"invalid_request_error"}}`)
+		return
+	}
+	if rep.Delay > 0 {
+		select {
+		case <-time.After(rep.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if rep.Hangup {
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				_ = conn.Close()
+				return
+			}
+		}
+		panic(http.ErrAbortHandler)
+	}
+	for k, v := range rep.Header {
+		w.Header().Set(k, v)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if rep.Status != 0 && rep.Status != http.StatusOK {
+		w.WriteHeader(rep.Status)
+		b := rep.Body
+		if b == "" {
+			b = `{"error":{"message":"scripted error ` + strconv.Itoa(rep.Status) + `","type":"server_error"}}`
+		}
+		_, _ = io.WriteString(w, b)
+		return
+	}
+	msg := map[string]any{"role": "assistant", "content": rep.Content}
+	finish := "stop"
+	if len(rep.ToolCalls) > 0 {
+		msg["tool_calls"] = rep.ToolCalls
+		finish = "tool_calls"
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"id":      "chatcmpl-test",
+		"object":  "chat.completion",
+		"created": time.Now().Unix(),
+		"model":   req.Model,
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+		"usage":   map[string]int{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+	})
+}

@@ -1,0 +1,178 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/countersign/countersign/agent"
+)
+
+var _ agent.Model = (*Client)(nil)
+
+// Client is a chat model reached through the OpenAI chat completions API.
+// It is safe for concurrent use.
+type Client struct {
+	cfg    Config
+	client *openai.Client
+}
+
+// New returns a client for cfg (call Config.FromEnv first to read the
+// environment). httpClient may be nil for a default one; pass one to set
+// proxies or TLS. A bad configuration is an error naming the key.
+func New(cfg Config, httpClient *http.Client) (*Client, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	var oc openai.ClientConfig
+	switch cfg.APIType {
+	case APIAzure, APIAzureAD:
+		oc = openai.DefaultAzureConfig(cfg.APIKey, cfg.BaseURL)
+		if cfg.APIType == APIAzureAD {
+			oc.APIType = openai.APITypeAzureAD
+		}
+		oc.APIVersion = cfg.APIVersion
+		deployments := cfg.Deployments
+		oc.AzureModelMapperFunc = func(model string) string {
+			if d, ok := deployments[model]; ok && d != "" {
+				return d
+			}
+			return model
+		}
+	default:
+		oc = openai.DefaultConfig(cfg.APIKey)
+		if cfg.BaseURL != "" {
+			oc.BaseURL = cfg.BaseURL
+		}
+	}
+	oc.OrgID = cfg.Organization
+	if httpClient == nil {
+		httpClient = &http.Client{}
+	}
+	oc.HTTPClient = httpClient
+	return &Client{cfg: cfg, client: openai.NewClientWithConfig(oc)}, nil
+}
+
+// Model returns the model name requests use.
+func (c *Client) Model() string { return c.cfg.Model }
+
+// Complete sends one chat completion request, retrying what can be retried.
+func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
+	creq, err := toRequest(c.cfg.Model, req)
+	if err != nil {
+		return agent.Response{}, err
+	}
+	var last error
+	for attempt := 1; ; attempt++ {
+		resp, err := c.once(ctx, creq)
+		if err == nil {
+			return fromResponse(resp)
+		}
+		last = err
+		if ctx.Err() != nil {
+			return agent.Response{}, fmt.Errorf("chat completion: %w", context.Cause(ctx))
+		}
+		if attempt >= c.cfg.MaxAttempts || !retryable(err) {
+			return agent.Response{}, fmt.Errorf("chat completion (attempt %d of %d): %w", attempt, c.cfg.MaxAttempts, last)
+		}
+		wait := backoff(c.cfg.Backoff, c.cfg.MaxBackoff, attempt)
+		if ra, ok := retryAfter(resp.Header(), time.Now()); ok {
+			if ra > c.cfg.MaxRetryAfter {
+				return agent.Response{}, fmt.Errorf("chat completion: server asks to retry after %s, longer than llm.max_retry_after: %w", ra, last)
+			}
+			wait = ra
+		}
+		if err := sleepCtx(ctx, wait); err != nil {
+			return agent.Response{}, fmt.Errorf("chat completion: waiting to retry: %w (last error: %w)", err, last)
+		}
+	}
+}
+
+// once makes one attempt under the attempt time limit. The response is
+// returned with the error too: go-openai records the headers (Retry-After)
+// before it checks the status.
+func (c *Client) once(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	return c.client.CreateChatCompletion(ctx, req)
+}
+
+// StatusCode returns the HTTP status of a failed call, or 0 when the error
+// did not come from an HTTP response.
+func StatusCode(err error) int {
+	var ae *openai.APIError
+	if errors.As(err, &ae) {
+		return ae.HTTPStatusCode
+	}
+	var re *openai.RequestError
+	if errors.As(err, &re) {
+		return re.HTTPStatusCode
+	}
+	return 0
+}
+
+func toRequest(model string, req agent.Request) (openai.ChatCompletionRequest, error) {
+	out := openai.ChatCompletionRequest{Model: model}
+	for _, m := range req.Messages {
+		om := openai.ChatCompletionMessage{
+			Role:       string(m.Role),
+			Content:    m.Content,
+			ToolCallID: m.ToolCallID,
+		}
+		for _, tc := range m.ToolCalls {
+			om.ToolCalls = append(om.ToolCalls, openai.ToolCall{
+				ID:       tc.ID,
+				Type:     openai.ToolTypeFunction,
+				Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments},
+			})
+		}
+		out.Messages = append(out.Messages, om)
+	}
+	for _, s := range req.Tools {
+		params := s.Parameters
+		if len(params) == 0 {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		if !json.Valid(params) {
+			return out, fmt.Errorf("chat completion: tool %s: parameters schema is not valid JSON", s.Name)
+		}
+		out.Tools = append(out.Tools, openai.Tool{
+			Type: openai.ToolTypeFunction,
+			Function: &openai.FunctionDefinition{
+				Name:        s.Name,
+				Description: s.Description,
+				Parameters:  params,
+			},
+		})
+	}
+	return out, nil
+}
+
+func fromResponse(resp openai.ChatCompletionResponse) (agent.Response, error) {
+	if len(resp.Choices) == 0 {
+		return agent.Response{}, errors.New("chat completion: the response has no choices")
+	}
+	ch := resp.Choices[0]
+	m := agent.Message{Role: agent.RoleAssistant, Content: ch.Message.Content}
+	for _, tc := range ch.Message.ToolCalls {
+		m.ToolCalls = append(m.ToolCalls, agent.ToolCall{
+			ID:        tc.ID,
+			Name:      tc.Function.Name,
+			Arguments: tc.Function.Arguments,
+		})
+	}
+	// Older servers answer with the deprecated single function_call.
+	if len(m.ToolCalls) == 0 && ch.Message.FunctionCall != nil && ch.Message.FunctionCall.Name != "" {
+		m.ToolCalls = append(m.ToolCalls, agent.ToolCall{
+			Name:      ch.Message.FunctionCall.Name,
+			Arguments: ch.Message.FunctionCall.Arguments,
+		})
+	}
+	return agent.Response{Message: m, FinishReason: string(ch.FinishReason)}, nil
+}

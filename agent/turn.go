@@ -1,0 +1,175 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/tools"
+)
+
+// The sentences the agent says on its own. None holds error text: details
+// go to the log, with the reference the user sees.
+const (
+	noModelText = "No language model is configured, so I only understand direct commands: " +
+		"`!run <command>`, `!sql <statement>`, `!http <METHOD> <url>`, `!file <operation> <path>`, `!pending` and `!help`. " +
+		"To talk to me in plain words, an operator sets `llm.api_key` (or OPENAI_API_KEY) and `llm.model`, " +
+		"or `llm.base_url` for a local server such as Ollama or vLLM."
+	modelErrorText = "I could not get an answer from the language model just now (reference %s). " +
+		"Please try again in a minute; direct commands such as `!run` and `!sql` still work."
+	storeErrorText = "I could not reach my state store just now (reference %s), so I did not act on that. " +
+		"Please try again in a minute."
+	roundTripsText  = "I stopped after %d steps without finishing. Tell me how to go on, or ask for something narrower."
+	emptyAnswerText = "(The model gave no answer.)"
+)
+
+// Handle runs one turn for a user's message in a conversation: model
+// calls, assessment, auto runs, cards for calls that need approval
+// (suspending the turn), and the model's answer via Sink.Reply. Without a
+// model it replies that only direct commands work, and how to add a model.
+// Failures are told to the user as a safe sentence; the error returned is
+// for the caller's log.
+func (a *Agent) Handle(ctx context.Context, conv approval.Conversation, user approval.User, text string) error {
+	a.busy.add()
+	defer a.busy.done()
+	if a.model == nil {
+		return a.reply(ctx, conv, noModelText)
+	}
+	msgs, err := a.loadConversation(ctx, conv)
+	if err != nil {
+		return a.fail(ctx, conv, storeErrorText, err)
+	}
+	msgs = append(msgs, Message{Role: RoleUser, Content: text})
+	return a.loop(ctx, conv, user, msgs, 0)
+}
+
+// loop calls the model until it answers in words, a call needs a person,
+// or the turn has used its round trips. msgs is the conversation so far,
+// ending with what the model has not seen yet.
+func (a *Agent) loop(ctx context.Context, conv approval.Conversation, user approval.User, msgs []Message, trips int) error {
+	for {
+		if trips >= a.cfg.MaxRoundTrips {
+			note := fmt.Sprintf(roundTripsText, trips)
+			msgs = append(msgs, Message{Role: RoleAssistant, Content: note})
+			if err := a.saveConversation(ctx, conv, msgs); err != nil {
+				a.log.ErrorContext(ctx, "saving a conversation", "conversation", conv.Key(), "error", err)
+			}
+			return a.reply(ctx, conv, note)
+		}
+		req := Request{
+			Messages: append([]Message{{Role: RoleSystem, Content: a.prompt}}, trim(msgs, a.cfg.MaxMessages, a.cfg.MaxBytes)...),
+			Tools:    a.tools.Specs(),
+		}
+		resp, err := a.model.Complete(ctx, req)
+		trips++
+		if err != nil {
+			if serr := a.saveConversation(ctx, conv, msgs); serr != nil {
+				a.log.ErrorContext(ctx, "saving a conversation", "conversation", conv.Key(), "error", serr)
+			}
+			return a.fail(ctx, conv, modelErrorText, fmt.Errorf("model call %d of the turn: %w", trips, err))
+		}
+		msg := resp.Message
+		msg.Role = RoleAssistant
+		if len(msg.ToolCalls) == 0 {
+			msgs = append(msgs, msg)
+			if err := a.saveConversation(ctx, conv, msgs); err != nil {
+				a.log.ErrorContext(ctx, "saving a conversation", "conversation", conv.Key(), "error", err)
+			}
+			answer := strings.TrimSpace(msg.Content)
+			if answer == "" {
+				a.log.WarnContext(ctx, "the model answered with nothing", "conversation", conv.Key(), "finish_reason", resp.FinishReason)
+				answer = emptyAnswerText
+			}
+			return a.reply(ctx, conv, answer)
+		}
+		msg.ToolCalls = uniqueIDs(msg.ToolCalls)
+
+		turnID := approval.NewID()
+		calls := make([]callState, len(msg.ToolCalls))
+		var cards []*approval.Approval
+		for i, tc := range msg.ToolCalls {
+			calls[i] = a.judge(ctx, conv, user, tc, turnID)
+			if calls[i].approval != nil {
+				cards = append(cards, calls[i].approval)
+			}
+		}
+		if len(cards) == 0 {
+			msgs = append(msgs, msg)
+			msgs = append(msgs, toolMessages(calls)...)
+			continue
+		}
+		// Suspend: what is complete goes into the conversation; the
+		// assistant message waits in the turn with its calls.
+		if err := a.saveConversation(ctx, conv, msgs); err != nil {
+			a.cancelAll(ctx, cards, "the conversation could not be saved")
+			return a.fail(ctx, conv, storeErrorText, err)
+		}
+		st := turnState{Kind: kindModel, Requester: user, Assistant: &msg, Calls: calls, RoundTrips: trips}
+		return a.suspend(ctx, conv, turnID, st, cards)
+	}
+}
+
+// uniqueIDs gives every call an id, unique within the message: some
+// servers send none, or the same one twice, and each result must name its
+// call.
+func uniqueIDs(calls []ToolCall) []ToolCall {
+	seen := make(map[string]bool, len(calls))
+	out := make([]ToolCall, len(calls))
+	for i, c := range calls {
+		if c.ID == "" || seen[c.ID] {
+			c.ID = "call_" + randomHex(12)
+		}
+		seen[c.ID] = true
+		out[i] = c
+	}
+	return out
+}
+
+// toolMessages returns one tool message per call, in order, holding the
+// result JSON of SPEC §4.
+func toolMessages(calls []callState) []Message {
+	out := make([]Message, len(calls))
+	for i, c := range calls {
+		res := tools.NotRun(tools.StatusError, "Countersign lost track of this call")
+		if c.Result != nil {
+			res = *c.Result
+		}
+		out[i] = Message{Role: RoleTool, ToolCallID: c.ID, Content: res.JSON()}
+	}
+	return out
+}
+
+// reply posts text into the conversation.
+func (a *Agent) reply(ctx context.Context, conv approval.Conversation, text string) error {
+	if err := a.sink.Reply(ctx, conv, text); err != nil {
+		return fmt.Errorf("reply in %s: %w", conv.Key(), err)
+	}
+	return nil
+}
+
+// fail logs err under a new reference and tells the user the safe
+// sentence format (which has one %s for the reference).
+func (a *Agent) fail(ctx context.Context, conv approval.Conversation, format string, err error) error {
+	ref := randomHex(4)
+	a.log.ErrorContext(ctx, "turn failed", "ref", ref, "conversation", conv.Key(), "error", err)
+	if rerr := a.reply(ctx, conv, fmt.Sprintf(format, ref)); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails since Go 1.24
+	return hex.EncodeToString(b)
+}
+
+// logAttrs are the attributes that place an approval in the log.
+func logAttrs(ap *approval.Approval) []any {
+	return []any{slog.String("approval", ap.ID), slog.String("tool", ap.Tool), slog.String("conversation", ap.Conversation.Key())}
+}
