@@ -79,9 +79,10 @@ func CheckFinish(to State) error {
 
 // Outcome is the state Decide records when asked for to at time at: an
 // approval asked for at or after the deadline expires instead, so a late
-// click never approves (fail closed). Cancellations stand.
+// click never approves (fail closed). Cancellations stand. Times compare
+// in whole milliseconds, the resolution the Redis store keeps.
 func Outcome(a *Approval, to State, at time.Time) State {
-	if to == Approved && !at.Before(a.ExpiresAt) {
+	if to == Approved && at.UnixMilli() >= a.ExpiresAt.UnixMilli() {
 		return Expired
 	}
 	return to

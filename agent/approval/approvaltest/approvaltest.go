@@ -77,8 +77,9 @@ var approvalOpts = cmp.Options{
 	cmp.Comparer(func(a, b json.RawMessage) bool { return approval.ArgsHash(a) == approval.ArgsHash(b) }),
 }
 
-// sample returns a full approval as the agent would create it.
-func sample(tcid string) *approval.Approval {
+// Sample returns a full approval as the agent would create it, created at
+// a fixed time in the past with the default 15 minutes to decide.
+func Sample(tcid string) *approval.Approval {
 	return &approval.Approval{
 		ToolCallID: tcid,
 		TurnID:     "turn-" + tcid,
@@ -121,7 +122,7 @@ func get(t *testing.T, s approval.Store, id string) *approval.Approval {
 func testCreateGet(t *testing.T, open func() approval.Store) {
 	ctx := context.Background()
 	s := open()
-	in := sample("call-1")
+	in := Sample("call-1")
 	got := create(t, s, in)
 
 	want := *in
@@ -144,7 +145,7 @@ func testCreateGet(t *testing.T, open func() approval.Store) {
 	}
 
 	// Defaults: no deadline means DefaultTTL, no CreatedAt means now.
-	d := sample("call-2")
+	d := Sample("call-2")
 	d.ExpiresAt = time.Time{}
 	d.Args = nil
 	g := create(t, s, d)
@@ -155,13 +156,13 @@ func testCreateGet(t *testing.T, open func() approval.Store) {
 		t.Errorf("empty args stored as %q, want {}", g.Args)
 	}
 	// A caller-chosen id is kept.
-	c := sample("call-3")
+	c := Sample("call-3")
 	c.ID = approval.NewID()
 	if g := create(t, s, c); g.ID != c.ID {
 		t.Errorf("Create with ID %q stored %q", c.ID, g.ID)
 	}
 	// The same id twice is a conflict, not an overwrite.
-	dup := sample("call-4")
+	dup := Sample("call-4")
 	dup.ID = c.ID
 	if _, _, err := s.Create(ctx, dup); !errors.Is(err, approval.ErrConflict) {
 		t.Errorf("Create with an id in use: err = %v, want ErrConflict", err)
@@ -171,8 +172,8 @@ func testCreateGet(t *testing.T, open func() approval.Store) {
 func testCreateIdempotent(t *testing.T, open func() approval.Store) {
 	ctx := context.Background()
 	s := open()
-	first := create(t, s, sample("call-1"))
-	again := sample("call-1")
+	first := create(t, s, Sample("call-1"))
+	again := Sample("call-1")
 	again.Args = json.RawMessage(`{"command":"something else"}`)
 	got, created, err := open().Create(ctx, again)
 	if err != nil {
@@ -188,7 +189,7 @@ func testCreateIdempotent(t *testing.T, open func() approval.Store) {
 	if _, err := s.Decide(ctx, first.ID, approval.Cancelled, approval.User{ID: "U2"}, "", t0); err != nil {
 		t.Fatal(err)
 	}
-	got, created, err = s.Create(ctx, sample("call-1"))
+	got, created, err = s.Create(ctx, Sample("call-1"))
 	if err != nil || created || got.ID != first.ID || got.State != approval.Cancelled {
 		t.Errorf("Create after the first was cancelled = %v %v %v, want the cancelled record", got, created, err)
 	}
@@ -208,7 +209,7 @@ func testCreateConcurrent(t *testing.T, open func() approval.Store) {
 	)
 	for i := range n {
 		wg.Go(func() {
-			got, c, err := stores[i].Create(context.Background(), sample("call-race"))
+			got, c, err := stores[i].Create(context.Background(), Sample("call-race"))
 			if err != nil {
 				errs[i] = err
 				return
@@ -240,15 +241,15 @@ func testCreateInvalid(t *testing.T, open func() approval.Store) {
 		a    func() *approval.Approval
 	}{
 		{"nil", func() *approval.Approval { return nil }},
-		{"no tool call id", func() *approval.Approval { a := sample(""); return a }},
-		{"no tool", func() *approval.Approval { a := sample("c"); a.Tool = ""; return a }},
-		{"args not JSON", func() *approval.Approval { a := sample("c"); a.Args = json.RawMessage(`{"a":`); return a }},
+		{"no tool call id", func() *approval.Approval { a := Sample(""); return a }},
+		{"no tool", func() *approval.Approval { a := Sample("c"); a.Tool = ""; return a }},
+		{"args not JSON", func() *approval.Approval { a := Sample("c"); a.Args = json.RawMessage(`{"a":`); return a }},
 		{"wrong args hash", func() *approval.Approval {
-			a := sample("c")
+			a := Sample("c")
 			a.ArgsHash = approval.ArgsHash(json.RawMessage(`{}`))
 			return a
 		}},
-		{"expires before created", func() *approval.Approval { a := sample("c"); a.ExpiresAt = t0.Add(-time.Second); return a }},
+		{"expires before created", func() *approval.Approval { a := Sample("c"); a.ExpiresAt = t0.Add(-time.Second); return a }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -305,7 +306,7 @@ var (
 func reach(t *testing.T, s approval.Store, tcid string, state approval.State) *approval.Approval {
 	t.Helper()
 	ctx := context.Background()
-	a := create(t, s, sample(tcid))
+	a := create(t, s, Sample(tcid))
 	at := t0.Add(time.Minute)
 	decide := func(to approval.State) {
 		if d, err := s.Decide(ctx, a.ID, to, alice, "because", at); err != nil || !d.Won {
@@ -391,13 +392,13 @@ func testTransitions(t *testing.T, open func() approval.Store) {
 
 	t.Run("late approve expires", func(t *testing.T) {
 		for _, late := range []time.Duration{15 * time.Minute, time.Hour} {
-			a := create(t, s, sample(fmt.Sprint("late-", late)))
+			a := create(t, s, Sample(fmt.Sprint("late-", late)))
 			d, err := s.Decide(ctx, a.ID, approval.Approved, bob, "", t0.Add(late))
 			if err != nil || !d.Won || d.Approval.State != approval.Expired {
 				t.Errorf("approve %v after creation (deadline 15m) = %+v, %v; want won, expired", late, d, err)
 			}
 		}
-		a := create(t, s, sample("late-cancel"))
+		a := create(t, s, Sample("late-cancel"))
 		d, err := s.Decide(ctx, a.ID, approval.Cancelled, bob, "", t0.Add(time.Hour))
 		if err != nil || !d.Won || d.Approval.State != approval.Cancelled {
 			t.Errorf("late cancel = %+v, %v; want won, cancelled", d, err)
@@ -482,7 +483,7 @@ func testDecideRace(t *testing.T, open func() approval.Store) {
 	ctx := context.Background()
 	outcomes := map[approval.State]int{}
 	for round := range rounds {
-		a := create(t, stores[round%clients], sample(fmt.Sprint("race-", round)))
+		a := create(t, stores[round%clients], Sample(fmt.Sprint("race-", round)))
 		var (
 			start  = make(chan struct{})
 			wg     sync.WaitGroup
@@ -552,7 +553,7 @@ func testDue(t *testing.T, open func() approval.Store) {
 	ctx := context.Background()
 	s := open()
 	mk := func(tcid string, deadline time.Duration) *approval.Approval {
-		a := sample(tcid)
+		a := Sample(tcid)
 		a.ExpiresAt = t0.Add(deadline)
 		return create(t, s, a)
 	}
@@ -615,7 +616,7 @@ func testListPending(t *testing.T, open func() approval.Store) {
 	ctx := context.Background()
 	s := open()
 	mk := func(tcid, platform, channel string, created time.Duration) *approval.Approval {
-		a := sample(tcid)
+		a := Sample(tcid)
 		a.Conversation = approval.Conversation{Platform: platform, Channel: channel, Thread: tcid}
 		a.CreatedAt = t0.Add(created)
 		a.ExpiresAt = a.CreatedAt.Add(15 * time.Minute)
@@ -912,8 +913,8 @@ func testAudit(t *testing.T, open func() approval.Store) {
 func testReopen(t *testing.T, open func() approval.Store) {
 	ctx := context.Background()
 	old := open()
-	a := create(t, old, sample("call-1"))
-	b := create(t, old, sample("call-2"))
+	a := create(t, old, Sample("call-1"))
+	b := create(t, old, Sample("call-2"))
 	if err := old.SaveTurn(ctx, sampleTurn("turn-1", a.ID, b.ID)); err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func BenchDecideClaim(b *testing.B, s approval.Store) {
 	ids := make([]string, 0, b.N)
 	prefix := randHex(4)
 	for i := range b.N {
-		a := sample(fmt.Sprint("bench-", prefix, "-", i))
+		a := Sample(fmt.Sprint("bench-", prefix, "-", i))
 		a.Conversation.Channel = "bench-" + prefix
 		got, _, err := s.Create(ctx, a)
 		if err != nil {

@@ -330,8 +330,8 @@ func (s *Store) ListPending(ctx context.Context, platform, channel string) ([]*a
 	return out, nil
 }
 
-// Due lists pending approvals whose deadline is at or before now, earliest
-// deadline first; limit <= 0 means 100.
+// Due lists pending approvals whose deadline is at or before now (in whole
+// milliseconds, as in Redis), earliest deadline first; limit <= 0 means 100.
 func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]string, error) {
 	if limit <= 0 {
 		limit = 100
@@ -346,7 +346,7 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]string, er
 	}
 	var all []due
 	for id, e := range s.approvals {
-		if e.state == approval.Pending && !e.expires.After(now) {
+		if e.state == approval.Pending && e.expires.UnixMilli() <= now.UnixMilli() {
 			all = append(all, due{id, e.expires})
 		}
 	}

@@ -1,0 +1,622 @@
+// Package redisstore is the approval store on Redis, shared by any number
+// of bot replicas. It speaks to Redis through redis.UniversalClient, so a
+// standalone server, Sentinel and Cluster all work.
+//
+// # Key layout
+//
+// With the default prefix "cs":
+//
+//	cs:{<id>}:a            hash: one approval (see scripts.go for fields)
+//	cs:tc:<tool call id>   string: the approval id, for idempotent Create
+//	cs:due                 sorted set: pending ids by deadline (unix ms)
+//	cs:pending:<platform>:<channel>
+//	                       sorted set: pending ids by creation (unix ms)
+//	cs:{t:<turn id>}:t     hash: a suspended turn
+//	cs:{t:<turn id>}:p     set: the turn's approvals still pending
+//	cs:conv:<key>          string: a conversation, with its TTL
+//	cs:audit               stream: the audit log, capped
+//
+// # Atomicity and Cluster
+//
+// Every transition is one Lua script over the keys of one hash tag (one
+// approval, or one turn), so it is atomic and runs in one slot of a
+// cluster. The global indexes (cs:tc, cs:due, cs:pending) live in other
+// slots and are never touched inside a script: they are updated in a
+// separate step, before or after the atomic transition, and their readers
+// are tolerant. Create writes the record, then the indexes, then claims the
+// tool call id with SET NX (a loser deletes what it wrote and returns the
+// winner's record). Decide removes the id from the indexes after the
+// transition. Due and ListPending re-check each record's state and drop
+// stale entries, so a crash between the steps leaves at most an index entry
+// that the next reader removes; and since expiring goes through Decide, a
+// stale Due entry can never expire a decided approval.
+//
+// Records live until their deadline plus Options.Retention; every
+// transition extends that to now plus Retention. Turns live for
+// Options.TurnTTL. All TTLs are relative to the Redis server's clock, so
+// callers may pass in times from an injected clock.
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/tools"
+)
+
+var _ approval.Store = (*Store)(nil)
+
+// Options configures a Store. The zero value is ready to use.
+type Options struct {
+	// Prefix starts every key. Default "cs".
+	Prefix string
+	// Logger receives one structured line per audit event. Default: JSON on
+	// standard error (approval.NewAuditLogger).
+	Logger *slog.Logger
+	// Retention is how long a record is kept after its deadline, and after
+	// each transition. Default 24h.
+	Retention time.Duration
+	// TurnTTL is how long a suspended turn is kept. Default 25h.
+	TurnTTL time.Duration
+	// AuditMaxLen caps the audit stream (approximately, MAXLEN ~).
+	// Default 100000.
+	AuditMaxLen int64
+	// ListLimit caps how many approvals ListPending returns. Default 1000.
+	ListLimit int64
+	// Now is the clock for a Create without CreatedAt and an Audit event
+	// without At. Default time.Now.
+	Now func() time.Time
+}
+
+// Store is the Redis approval store.
+type Store struct {
+	c         redis.UniversalClient
+	prefix    string
+	log       *slog.Logger
+	retention time.Duration
+	turnTTL   time.Duration
+	auditMax  int64
+	listLimit int64
+	now       func() time.Time
+}
+
+// New returns a store over c. The store owns c: Close closes it.
+func New(c redis.UniversalClient, opts Options) *Store {
+	s := &Store{
+		c:         c,
+		prefix:    opts.Prefix,
+		log:       opts.Logger,
+		retention: opts.Retention,
+		turnTTL:   opts.TurnTTL,
+		auditMax:  opts.AuditMaxLen,
+		listLimit: opts.ListLimit,
+		now:       opts.Now,
+	}
+	if s.prefix == "" {
+		s.prefix = "cs"
+	}
+	if s.log == nil {
+		s.log = approval.NewAuditLogger()
+	}
+	if s.retention <= 0 {
+		s.retention = 24 * time.Hour
+	}
+	if s.turnTTL <= 0 {
+		s.turnTTL = 25 * time.Hour
+	}
+	if s.auditMax <= 0 {
+		s.auditMax = 100000
+	}
+	if s.listLimit <= 0 {
+		s.listLimit = 1000
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+func (s *Store) recordKey(id string) string { return s.prefix + ":{" + id + "}:a" }
+func (s *Store) toolCallKey(tc string) string {
+	return s.prefix + ":tc:" + tc
+}
+func (s *Store) dueKey() string { return s.prefix + ":due" }
+func (s *Store) pendingKey(platform, channel string) string {
+	return s.prefix + ":pending:" + platform + ":" + channel
+}
+func (s *Store) turnKeys(id string) []string {
+	tag := s.prefix + ":{t:" + id + "}"
+	return []string{tag + ":t", tag + ":p"}
+}
+func (s *Store) convKey(key string) string { return s.prefix + ":conv:" + key }
+func (s *Store) auditKey() string          { return s.prefix + ":audit" }
+
+func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+// timeText is how times are kept in the record's fields.
+func timeText(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// Create stores a new pending approval, idempotent on ToolCallID.
+func (s *Store) Create(ctx context.Context, a *approval.Approval) (*approval.Approval, bool, error) {
+	c, err := approval.PrepareCreate(a, s.now())
+	if err != nil {
+		return nil, false, err
+	}
+	if old, err := s.byToolCall(ctx, c.ToolCallID); err == nil {
+		return old, false, nil
+	} else if !errors.Is(err, approval.ErrNotFound) {
+		return nil, false, err
+	}
+
+	imm := *c
+	imm.State, imm.MessageRef = "", ""
+	r, err := json.Marshal(&imm)
+	if err != nil {
+		return nil, false, fmt.Errorf("encode approval %s: %w", c.ID, err)
+	}
+	ttl := c.ExpiresAt.Sub(c.CreatedAt) + s.retention
+	rk := s.recordKey(c.ID)
+	ok, err := createScript.Run(ctx, s.c, []string{rk}, r, string(approval.Pending), c.ExpiresAt.UnixMilli(), ms(ttl)).Int()
+	if err != nil {
+		return nil, false, fmt.Errorf("create approval %s: %w", c.ID, err)
+	}
+	if ok == 0 {
+		return nil, false, fmt.Errorf("create approval %s: %w: id already in use", c.ID, approval.ErrConflict)
+	}
+	pk := s.pendingKey(c.Conversation.Platform, c.Conversation.Channel)
+	undo := func() {
+		// A fresh context: the caller's may be what failed.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_, _ = s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.ZRem(ctx, s.dueKey(), c.ID)
+			p.ZRem(ctx, pk, c.ID)
+			p.Del(ctx, rk)
+			return nil
+		})
+	}
+	if _, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZAdd(ctx, s.dueKey(), redis.Z{Score: float64(c.ExpiresAt.UnixMilli()), Member: c.ID})
+		p.ZAdd(ctx, pk, redis.Z{Score: float64(c.CreatedAt.UnixMilli()), Member: c.ID})
+		return nil
+	}); err != nil {
+		undo()
+		return nil, false, fmt.Errorf("index approval %s: %w", c.ID, err)
+	}
+	won, err := s.c.SetNX(ctx, s.toolCallKey(c.ToolCallID), c.ID, ttl).Result()
+	if err != nil {
+		undo()
+		return nil, false, fmt.Errorf("claim tool call %s: %w", c.ToolCallID, err)
+	}
+	if !won {
+		undo()
+		old, err := s.byToolCall(ctx, c.ToolCallID)
+		if err != nil {
+			return nil, false, err
+		}
+		return old, false, nil
+	}
+	out := *c
+	return &out, true, nil
+}
+
+// byToolCall returns the approval created for tool call tc.
+func (s *Store) byToolCall(ctx context.Context, tc string) (*approval.Approval, error) {
+	id, err := s.c.Get(ctx, s.toolCallKey(tc)).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("tool call %s: %w", tc, approval.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up tool call %s: %w", tc, err)
+	}
+	return s.Get(ctx, id)
+}
+
+// Get returns the record id, or an error wrapping approval.ErrNotFound.
+func (s *Store) Get(ctx context.Context, id string) (*approval.Approval, error) {
+	m, err := s.c.HGetAll(ctx, s.recordKey(id)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("get approval %s: %w", id, err)
+	}
+	return decode(id, m)
+}
+
+// decode builds an approval from its hash fields.
+func decode(id string, m map[string]string) (*approval.Approval, error) {
+	if len(m) == 0 || m["r"] == "" {
+		return nil, fmt.Errorf("get approval %s: %w", id, approval.ErrNotFound)
+	}
+	var a approval.Approval
+	if err := json.Unmarshal([]byte(m["r"]), &a); err != nil {
+		return nil, fmt.Errorf("decode approval %s: %w", id, err)
+	}
+	a.State = approval.State(m["s"])
+	a.Reason, a.MessageRef = m["n"], m["m"]
+	if v := m["b"]; v != "" {
+		a.DecidedBy = new(approval.User)
+		if err := json.Unmarshal([]byte(v), a.DecidedBy); err != nil {
+			return nil, fmt.Errorf("decode approval %s decided_by: %w", id, err)
+		}
+	}
+	if v := m["x"]; v != "" {
+		a.Result = new(tools.Result)
+		if err := json.Unmarshal([]byte(v), a.Result); err != nil {
+			return nil, fmt.Errorf("decode approval %s result: %w", id, err)
+		}
+	}
+	for _, f := range []struct {
+		field string
+		to    *time.Time
+	}{{"d", &a.DecidedAt}, {"sa", &a.StartedAt}, {"ea", &a.EndedAt}} {
+		if v := m[f.field]; v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return nil, fmt.Errorf("decode approval %s time %s: %w", id, f.field, err)
+			}
+			*f.to = t
+		}
+	}
+	return &a, nil
+}
+
+// decodeReply reads a script's {flag, HGETALL} reply.
+func decodeReply(id string, v any) (*approval.Approval, bool, error) {
+	arr, ok := v.([]any)
+	if !ok || len(arr) != 2 {
+		return nil, false, fmt.Errorf("approval %s: unexpected script reply %T", id, v)
+	}
+	flag, _ := arr[0].(int64)
+	fields, _ := arr[1].([]any)
+	m := make(map[string]string, len(fields)/2)
+	for i := 0; i+1 < len(fields); i += 2 {
+		k, _ := fields[i].(string)
+		val, _ := fields[i+1].(string)
+		m[k] = val
+	}
+	a, err := decode(id, m)
+	if err != nil {
+		return nil, false, err
+	}
+	return a, flag == 1, nil
+}
+
+// run runs a transition script on the record id.
+func (s *Store) run(ctx context.Context, what string, sc *redis.Script, id string, args ...any) (*approval.Approval, bool, error) {
+	v, err := sc.Run(ctx, s.c, []string{s.recordKey(id)}, args...).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, false, fmt.Errorf("%s approval %s: %w", what, id, approval.ErrNotFound)
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("%s approval %s: %w", what, id, err)
+	}
+	return decodeReply(id, v)
+}
+
+// Decide moves a pending approval to Approved, Cancelled or Expired, in one
+// Lua script; see approval.Outcome for late approvals. A decided approval
+// is returned with Won=false and its decider.
+func (s *Store) Decide(ctx context.Context, id string, to approval.State, by approval.User, reason string, at time.Time) (approval.Decision, error) {
+	if err := approval.CheckDecide(to); err != nil {
+		return approval.Decision{}, fmt.Errorf("decide approval %s: %w", id, err)
+	}
+	b, err := json.Marshal(by)
+	if err != nil {
+		return approval.Decision{}, fmt.Errorf("encode decider of %s: %w", id, err)
+	}
+	a, won, err := s.run(ctx, "decide", decideScript, id, string(to), b, timeText(at), reason, at.UnixMilli(), ms(s.retention))
+	if err != nil {
+		return approval.Decision{}, err
+	}
+	// Out of the indexes, whoever won: the winner may have died before
+	// doing it. A failure here leaves entries the readers skip and drop.
+	_, _ = s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZRem(ctx, s.dueKey(), id)
+		p.ZRem(ctx, s.pendingKey(a.Conversation.Platform, a.Conversation.Channel), id)
+		return nil
+	})
+	return approval.Decision{Approval: a, Won: won}, nil
+}
+
+// Claim moves Approved to Running for exactly one claimant, in one Lua
+// script; the others get ok=false and the record.
+func (s *Store) Claim(ctx context.Context, id string, at time.Time) (*approval.Approval, bool, error) {
+	return s.run(ctx, "claim", claimScript, id, timeText(at), ms(s.retention))
+}
+
+// Finish moves Running to Done or Failed with the result; any other state
+// is ErrConflict.
+func (s *Store) Finish(ctx context.Context, id string, to approval.State, result tools.Result, at time.Time) (*approval.Approval, error) {
+	if err := approval.CheckFinish(to); err != nil {
+		return nil, fmt.Errorf("finish approval %s: %w", id, err)
+	}
+	res, err := json.Marshal(&result)
+	if err != nil {
+		return nil, fmt.Errorf("encode result of %s: %w", id, err)
+	}
+	a, ok, err := s.run(ctx, "finish", finishScript, id, string(to), timeText(at), res, ms(s.retention))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("finish approval %s in state %s: %w", id, a.State, approval.ErrConflict)
+	}
+	return a, nil
+}
+
+// SetMessageRef records the card's message id.
+func (s *Store) SetMessageRef(ctx context.Context, id, ref string) error {
+	n, err := setRefScript.Run(ctx, s.c, []string{s.recordKey(id)}, ref).Int()
+	if err != nil {
+		return fmt.Errorf("set message ref of approval %s: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("set message ref of approval %s: %w", id, approval.ErrNotFound)
+	}
+	return nil
+}
+
+// ListPending lists the pending approvals of a channel, oldest first, at
+// most Options.ListLimit. Entries whose record is gone or decided are
+// dropped from the index on the way.
+func (s *Store) ListPending(ctx context.Context, platform, channel string) ([]*approval.Approval, error) {
+	pk := s.pendingKey(platform, channel)
+	ids, err := s.c.ZRange(ctx, pk, 0, s.listLimit-1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list pending approvals of %s:%s: %w", platform, channel, err)
+	}
+	recs, err := s.getMany(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("list pending approvals of %s:%s: %w", platform, channel, err)
+	}
+	out := make([]*approval.Approval, 0, len(ids))
+	var stale []any
+	for i, a := range recs {
+		if a == nil || a.State != approval.Pending || a.Conversation.Platform != platform || a.Conversation.Channel != channel {
+			stale = append(stale, ids[i])
+			continue
+		}
+		out = append(out, a)
+	}
+	if len(stale) > 0 {
+		s.c.ZRem(ctx, pk, stale...) // best effort: the next reader drops them too
+	}
+	return out, nil
+}
+
+// getMany reads records in one pipeline; a missing or unreadable one is nil.
+func (s *Store) getMany(ctx context.Context, ids []string) ([]*approval.Approval, error) {
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HGetAll(ctx, s.recordKey(id))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*approval.Approval, len(ids))
+	for i, c := range cmds {
+		if a, err := decode(ids[i], c.Val()); err == nil {
+			out[i] = a
+		}
+	}
+	return out, nil
+}
+
+// Due lists pending approvals whose deadline (unix ms) is at or before now,
+// earliest first; limit <= 0 means 100. Entries whose record is gone or no
+// longer pending are dropped from the index, so a call may return fewer
+// than are due; the next call gets the rest. Any number of replicas may
+// sweep at once: expiring goes through the atomic Decide.
+func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	ids, err := s.c.ZRangeByScore(ctx, s.dueKey(), &redis.ZRangeBy{
+		Min: "-inf", Max: fmt.Sprint(now.UnixMilli()), Count: int64(limit),
+	}).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list due approvals: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	states := make([]*redis.StringCmd, len(ids))
+	if _, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			states[i] = p.HGet(ctx, s.recordKey(id), "s")
+		}
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("check due approvals: %w", err)
+	}
+	out := make([]string, 0, len(ids))
+	var stale []any
+	for i, c := range states {
+		st, err := c.Result()
+		switch {
+		case errors.Is(err, redis.Nil) || (err == nil && st != string(approval.Pending)):
+			stale = append(stale, ids[i])
+		case err != nil:
+			return nil, fmt.Errorf("check due approval %s: %w", ids[i], err)
+		default:
+			out = append(out, ids[i])
+		}
+	}
+	if len(stale) > 0 {
+		s.c.ZRem(ctx, s.dueKey(), stale...) // best effort
+	}
+	return out, nil
+}
+
+// SaveTurn stores t, replacing a turn of the same id; its pending set
+// becomes t.Pending and a new suspension starts (Resolve can report last
+// once more).
+func (s *Store) SaveTurn(ctx context.Context, t *approval.Turn) error {
+	if t == nil || t.ID == "" {
+		return fmt.Errorf("save turn: %w: no turn id", approval.ErrInvalid)
+	}
+	c := *t
+	c.Pending = nil
+	r, err := json.Marshal(&c)
+	if err != nil {
+		return fmt.Errorf("encode turn %s: %w", t.ID, err)
+	}
+	var order []string
+	for _, id := range t.Pending {
+		if !slices.Contains(order, id) {
+			order = append(order, id)
+		}
+	}
+	o, err := json.Marshal(order)
+	if err != nil {
+		return fmt.Errorf("encode turn %s: %w", t.ID, err)
+	}
+	args := []any{r, o, ms(s.turnTTL)}
+	for _, id := range order {
+		args = append(args, id)
+	}
+	if err := saveTurnScript.Run(ctx, s.c, s.turnKeys(t.ID), args...).Err(); err != nil {
+		return fmt.Errorf("save turn %s: %w", t.ID, err)
+	}
+	return nil
+}
+
+// GetTurn returns the turn id with Pending holding the approvals not yet
+// resolved, or an error wrapping approval.ErrNotFound.
+func (s *Store) GetTurn(ctx context.Context, id string) (*approval.Turn, error) {
+	v, err := getTurnScript.Run(ctx, s.c, s.turnKeys(id)).Slice()
+	if errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("get turn %s: %w", id, approval.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get turn %s: %w", id, err)
+	}
+	if len(v) != 3 {
+		return nil, fmt.Errorf("get turn %s: unexpected script reply", id)
+	}
+	r, _ := v[0].(string)
+	o, _ := v[1].(string)
+	members, _ := v[2].([]any)
+	var t approval.Turn
+	if err := json.Unmarshal([]byte(r), &t); err != nil {
+		return nil, fmt.Errorf("decode turn %s: %w", id, err)
+	}
+	var order []string
+	if err := json.Unmarshal([]byte(o), &order); err != nil {
+		return nil, fmt.Errorf("decode turn %s: %w", id, err)
+	}
+	left := make(map[string]bool, len(members))
+	for _, m := range members {
+		if s, ok := m.(string); ok {
+			left[s] = true
+		}
+	}
+	t.Pending = []string{}
+	for _, p := range order {
+		if left[p] {
+			t.Pending = append(t.Pending, p)
+		}
+	}
+	return &t, nil
+}
+
+// Resolve removes approvalID from the turn's pending set in one Lua
+// script; the call that empties it gets last=true, once per SaveTurn.
+func (s *Store) Resolve(ctx context.Context, turnID, approvalID string) (bool, error) {
+	n, err := resolveScript.Run(ctx, s.c, s.turnKeys(turnID), approvalID).Int()
+	if err != nil {
+		return false, fmt.Errorf("resolve turn %s: %w", turnID, err)
+	}
+	if n < 0 {
+		return false, fmt.Errorf("resolve turn %s: %w", turnID, approval.ErrNotFound)
+	}
+	return n == 1, nil
+}
+
+// DeleteTurn removes a turn; removing a missing one is not an error.
+func (s *Store) DeleteTurn(ctx context.Context, id string) error {
+	if err := s.c.Del(ctx, s.turnKeys(id)...).Err(); err != nil {
+		return fmt.Errorf("delete turn %s: %w", id, err)
+	}
+	return nil
+}
+
+// LoadConversation returns the stored conversation, or nil when none.
+func (s *Store) LoadConversation(ctx context.Context, key string) ([]byte, error) {
+	b, err := s.c.Get(ctx, s.convKey(key)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load conversation %s: %w", key, err)
+	}
+	return b, nil
+}
+
+// SaveConversation stores data under key for ttl.
+func (s *Store) SaveConversation(ctx context.Context, key string, data []byte, ttl time.Duration) error {
+	if ttl <= 0 {
+		return fmt.Errorf("save conversation %s: %w: ttl must be positive", key, approval.ErrInvalid)
+	}
+	if err := s.c.Set(ctx, s.convKey(key), data, ttl).Err(); err != nil {
+		return fmt.Errorf("save conversation %s: %w", key, err)
+	}
+	return nil
+}
+
+// Audit appends e to the capped stream (XADD MAXLEN ~) and logs it. An
+// error means the event was not stored; the caller must then not run the
+// operation it describes. A zero At is set from the clock.
+func (s *Store) Audit(ctx context.Context, e approval.Event) error {
+	if e.At.IsZero() {
+		e.At = s.now()
+	}
+	b, err := json.Marshal(&e)
+	if err == nil {
+		err = s.c.XAdd(ctx, &redis.XAddArgs{
+			Stream: s.auditKey(),
+			MaxLen: s.auditMax,
+			Approx: true,
+			Values: []string{"e", string(b)},
+		}).Err()
+	}
+	approval.LogEvent(ctx, s.log, e, err)
+	if err != nil {
+		return fmt.Errorf("audit %s: %w", e.Kind, err)
+	}
+	return nil
+}
+
+// AuditLog returns up to n of the most recent events, newest last.
+func (s *Store) AuditLog(ctx context.Context, n int) ([]approval.Event, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	msgs, err := s.c.XRevRangeN(ctx, s.auditKey(), "+", "-", int64(n)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read audit log: %w", err)
+	}
+	out := make([]approval.Event, len(msgs))
+	for i, m := range msgs {
+		v, _ := m.Values["e"].(string)
+		if err := json.Unmarshal([]byte(v), &out[len(msgs)-1-i]); err != nil {
+			return nil, fmt.Errorf("decode audit event %s: %w", m.ID, err)
+		}
+	}
+	return out, nil
+}
+
+// Close closes the Redis client.
+func (s *Store) Close() error {
+	return s.c.Close()
+}

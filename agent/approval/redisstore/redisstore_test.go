@@ -1,0 +1,268 @@
+package redisstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/agent/approval/approvaltest"
+	"github.com/countersign/countersign/agent/approval/redisstore"
+	"github.com/countersign/countersign/internal/testenv"
+)
+
+func quiet() *slog.Logger { return slog.New(slog.NewJSONHandler(io.Discard, nil)) }
+
+// newClient returns a new client of the test Redis, closed at the end of
+// the test.
+func newClient(tb testing.TB) *redis.Client {
+	tb.Helper()
+	opt, err := redis.ParseURL(testenv.RedisURL(tb))
+	if err != nil {
+		tb.Fatalf("parse Redis URL: %v", err)
+	}
+	c := redis.NewClient(opt)
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// prefix returns a key prefix no other test uses, so tests share the
+// throwaway server without flushing it.
+func prefix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return "cst-" + hex.EncodeToString(b)
+}
+
+// open returns a store with its own client, closed at the end of the test.
+func open(tb testing.TB, p string) *redisstore.Store {
+	tb.Helper()
+	s := redisstore.New(newClient(tb), redisstore.Options{Prefix: p, Logger: quiet()})
+	tb.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// TestContract runs the contract suite; every client is its own
+// redis.Client and store over the same server, as replicas would be.
+func TestContract(t *testing.T) {
+	testenv.RedisURL(t)
+	base := prefix()
+	approvaltest.Run(t, func(t *testing.T, ns string) approval.Store {
+		return open(t, base+":"+ns)
+	})
+}
+
+func TestTTL(t *testing.T) {
+	ctx := context.Background()
+	p := prefix()
+	s := open(t, p)
+	raw := newClient(t)
+	a, _, err := s.Create(ctx, approvaltest.Sample("call-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveTurn(ctx, &approval.Turn{ID: "turn-1", Pending: []string{a.ID}, State: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveConversation(ctx, "slack:C1:T1", []byte("[]"), 2*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	pending := 15*time.Minute + 24*time.Hour
+	tests := []struct {
+		name string
+		key  string
+		want time.Duration
+	}{
+		{"pending record: deadline plus retention", p + ":{" + a.ID + "}:a", pending},
+		{"tool call key: the same", p + ":tc:call-1", pending},
+		{"turn", p + ":{t:turn-1}:t", 25 * time.Hour},
+		{"turn pending set", p + ":{t:turn-1}:p", 25 * time.Hour},
+		{"conversation", p + ":conv:slack:C1:T1", 2 * time.Hour},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := raw.PTTL(ctx, tc.key).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got > tc.want || got < tc.want-time.Minute {
+				t.Errorf("PTTL %s = %v, want about %v", tc.key, got, tc.want)
+			}
+		})
+	}
+	if _, err := s.Decide(ctx, a.ID, approval.Approved, approval.User{ID: "U2"}, "", approvaltest.Sample("x").CreatedAt); err != nil {
+		t.Fatal(err)
+	}
+	if got := raw.PTTL(ctx, p+":{"+a.ID+"}:a").Val(); got > 24*time.Hour || got < 23*time.Hour {
+		t.Errorf("PTTL of a decided record = %v, want about the 24h retention", got)
+	}
+}
+
+// TestKeyLayout: every key of one approval or one turn carries its hash
+// tag, and the only other keys are the documented global ones.
+func TestKeyLayout(t *testing.T) {
+	ctx := context.Background()
+	p := prefix()
+	s := open(t, p)
+	a, _, err := s.Create(ctx, approvaltest.Sample("call-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveTurn(ctx, &approval.Turn{ID: "turn-1", Pending: []string{a.ID}, State: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveConversation(ctx, "slack:C1:T1", []byte("[]"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Audit(ctx, approval.Event{Kind: "card", ApprovalID: a.ID}); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := newClient(t).Keys(ctx, p+":*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{
+		p + ":{" + a.ID + "}:a": true,
+		p + ":tc:call-1":        true,
+		p + ":due":              true,
+		p + ":pending:slack:C1": true,
+		p + ":{t:turn-1}:t":     true,
+		p + ":{t:turn-1}:p":     true,
+		p + ":conv:slack:C1:T1": true,
+		p + ":audit":            true,
+	}
+	for _, k := range keys {
+		if !want[k] {
+			t.Errorf("unexpected key %s", k)
+		}
+		delete(want, k)
+	}
+	for k := range want {
+		t.Errorf("missing key %s", k)
+	}
+}
+
+// TestAuditFailure: when the event cannot be written, Audit says so.
+func TestAuditFailure(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		store func(t *testing.T) approval.Store
+	}{
+		{"closed client", func(t *testing.T) approval.Store {
+			s := redisstore.New(newClient(t), redisstore.Options{Prefix: prefix(), Logger: quiet()})
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}},
+		{"server refuses the write", func(t *testing.T) approval.Store {
+			p := prefix()
+			// The stream's key holds a string: XADD fails with WRONGTYPE.
+			if err := newClient(t).Set(ctx, p+":audit", "not a stream", time.Minute).Err(); err != nil {
+				t.Fatal(err)
+			}
+			return open(t, p)
+		}},
+		{"unreachable server", func(t *testing.T) approval.Store {
+			c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+			s := redisstore.New(c, redisstore.Options{Prefix: prefix(), Logger: quiet()})
+			t.Cleanup(func() { _ = s.Close() })
+			return s
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.store(t)
+			if err := s.Audit(ctx, approval.Event{Kind: "execution", ApprovalID: "a1"}); err == nil {
+				t.Errorf("Audit succeeded, want an error")
+			}
+		})
+	}
+}
+
+// TestStaleIndexes: index entries left by a crash between the atomic
+// transition and the index update are skipped and dropped by the readers.
+func TestStaleIndexes(t *testing.T) {
+	ctx := context.Background()
+	p := prefix()
+	s := open(t, p)
+	raw := newClient(t)
+	a, _, err := s.Create(ctx, approvaltest.Sample("call-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decided, _, err := s.Create(ctx, approvaltest.Sample("call-2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Decide(ctx, decided.ID, approval.Cancelled, approval.User{ID: "U2"}, "", decided.CreatedAt); err != nil {
+		t.Fatal(err)
+	}
+	ghost := approval.NewID()
+	// As if Decide's index step and a Create's undo had been lost.
+	for _, k := range []string{p + ":due", p + ":pending:slack:C1"} {
+		raw.ZAdd(ctx, k, redis.Z{Score: 0, Member: decided.ID}, redis.Z{Score: 0, Member: ghost})
+	}
+	due, err := s.Due(ctx, a.ExpiresAt, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(due) != 1 || due[0] != a.ID {
+		t.Errorf("Due = %v, want just %s", due, a.ID)
+	}
+	list, err := s.ListPending(ctx, "slack", "C1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].ID != a.ID {
+		t.Errorf("ListPending = %d records, want just %s", len(list), a.ID)
+	}
+	for _, k := range []string{p + ":due", p + ":pending:slack:C1"} {
+		if n := raw.ZCard(ctx, k).Val(); n != 1 {
+			t.Errorf("%s holds %d entries after the readers ran, want 1", k, n)
+		}
+	}
+}
+
+// TestMemoryPerPending measures what one pending approval costs in Redis:
+// MEMORY USAGE of its record and tool call key, plus its share of the two
+// indexes. Target: under 4 KiB.
+func TestMemoryPerPending(t *testing.T) {
+	ctx := context.Background()
+	p := prefix()
+	s := open(t, p)
+	raw := newClient(t)
+	const n = 200
+	var own int64
+	for i := range n {
+		a, _, err := s.Create(ctx, approvaltest.Sample(fmt.Sprint("call-", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{p + ":{" + a.ID + "}:a", p + ":tc:" + a.ToolCallID} {
+			own += raw.MemoryUsage(ctx, k).Val()
+		}
+	}
+	var index int64
+	for _, k := range []string{p + ":due", p + ":pending:slack:C1"} {
+		index += raw.MemoryUsage(ctx, k).Val()
+	}
+	per := (own + index) / n
+	t.Logf("memory per pending approval: %d bytes (record and tool call key %d, index share %d)", per, own/n, index/n)
+	if per >= 4096 {
+		t.Errorf("memory per pending approval %d bytes, target under 4096", per)
+	}
+}
+
+func BenchmarkDecideClaim(b *testing.B) {
+	s := redisstore.New(newClient(b), redisstore.Options{Prefix: prefix(), Logger: quiet()})
+	approvaltest.BenchDecideClaim(b, s)
+}
