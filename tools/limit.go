@@ -115,14 +115,17 @@ func TrimPartialRune(p []byte) []byte {
 	return p
 }
 
-// LooksBinary reports whether p (the first chunk of some content) is binary
-// rather than text: it holds a NUL byte, or is not valid UTF-8 (an incomplete
-// character cut at the end of the chunk is allowed).
-func LooksBinary(p []byte) bool {
+// LooksBinary reports whether p (some content, or its first chunk when cut
+// is true) is binary rather than text: it holds a NUL byte, or is not valid
+// UTF-8. In a cut chunk an incomplete character at the end is allowed.
+func LooksBinary(p []byte, cut bool) bool {
 	if bytes.IndexByte(p, 0) >= 0 {
 		return true
 	}
-	return !utf8.Valid(TrimPartialRune(p))
+	if cut {
+		p = TrimPartialRune(p)
+	}
+	return !utf8.Valid(p)
 }
 
 // HexPrefix formats up to n leading bytes of p as space-separated hex, for
