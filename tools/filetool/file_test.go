@@ -289,9 +289,13 @@ func TestWriteAppendMkdirDelete(t *testing.T) {
 		{raw: `{"operation":"delete","path":"p"}`, status: tools.StatusError, err: "only with recursive: true",
 			check: func() string { return diff(read("p/q/r/f"), "deep") }},
 		{raw: `{"operation":"delete","path":"p","recursive":true}`, status: tools.StatusOK,
-			check: func() string { return diff(read("p/q/r/f"), "<open "+filepath.Join(root, "p/q/r/f")+": no such file or directory>") }},
+			check: func() string {
+				return diff(read("p/q/r/f"), "<open "+filepath.Join(root, "p/q/r/f")+": no such file or directory>")
+			}},
 		{raw: `{"operation":"delete","path":"notes.txt"}`, status: tools.StatusOK,
-			check: func() string { return diff(read("notes.txt"), "<open "+filepath.Join(root, "notes.txt")+": no such file or directory>") }},
+			check: func() string {
+				return diff(read("notes.txt"), "<open "+filepath.Join(root, "notes.txt")+": no such file or directory>")
+			}},
 		{raw: `{"operation":"delete","path":"notes.txt"}`, status: tools.StatusError, err: "does not exist"},
 		{raw: `{"operation":"delete","path":".","recursive":true}`, status: tools.StatusDenied, err: "root itself"},
 		{raw: `{"operation":"delete","path":"a/..","recursive":true}`, status: tools.StatusDenied, err: "root itself"},
