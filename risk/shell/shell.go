@@ -4,6 +4,16 @@
 // readers used read-only. It runs nothing.
 package shell
 
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/countersign/countersign/risk/sensitive"
+)
+
 // Analysis is what the parser found in one script. The zero value (nothing
 // absurd, nothing dangerous, not read-only) means "confirm", so an analysis
 // that gives up half way fails closed.
@@ -18,4 +28,74 @@ type Analysis struct {
 	// Unknown holds why the script is not read-only when it is neither absurd
 	// nor dangerous: "unknown command deploy.sh", "does not parse: ...".
 	Unknown []string
+}
+
+// Options configure an Analyzer.
+type Options struct {
+	// Sensitive recognises paths that hold secrets; a reader pointed at one
+	// is a danger. Nil means sensitive.New(nil), the SPEC's defaults.
+	Sensitive *sensitive.Matcher
+}
+
+// maxDepth bounds how deep sh -c, eval and friends are parsed again.
+const maxDepth = 4
+
+// Analyzer judges shell scripts. Build it once with New; Analyze is then
+// pure and safe for concurrent use.
+type Analyzer struct {
+	secrets  *sensitive.Matcher
+	commands map[string]handler
+	parsers  sync.Pool
+}
+
+// New builds an Analyzer and its lookup tables.
+func New(opts Options) (*Analyzer, error) {
+	m := opts.Sensitive
+	if m == nil {
+		var err error
+		if m, err = sensitive.New(nil); err != nil {
+			return nil, fmt.Errorf("build default sensitive matcher: %w", err)
+		}
+	}
+	a := &Analyzer{secrets: m}
+	a.parsers.New = func() any {
+		return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
+	}
+	cmds, err := commandTable()
+	if err != nil {
+		return nil, fmt.Errorf("build shell command table: %w", err)
+	}
+	a.commands = cmds
+	return a, nil
+}
+
+// Analyze judges one script. It never runs anything and never panics on bad
+// input; whatever it cannot understand leaves the script not read-only.
+func (a *Analyzer) Analyze(script string) (res Analysis) {
+	defer func() {
+		if r := recover(); r != nil {
+			res.ReadOnly = false
+			res.Unknown = append(res.Unknown, fmt.Sprintf("shell analysis failed: %v", r))
+		}
+	}()
+	j := &judge{a: a, res: &res}
+	parsed := j.script(script, 0)
+	if !parsed {
+		j.salvage(script)
+	}
+	if parsed && len(res.Absurd) == 0 && len(res.Danger) == 0 && len(res.Unknown) == 0 {
+		if j.commands == 0 {
+			res.Unknown = append(res.Unknown, "no command to run")
+		} else {
+			res.ReadOnly = true
+		}
+	}
+	return res
+}
+
+// parse parses a script with a pooled parser.
+func (a *Analyzer) parse(script string) (*syntax.File, error) {
+	p := a.parsers.Get().(*syntax.Parser)
+	defer a.parsers.Put(p)
+	return p.Parse(strings.NewReader(script), "")
 }

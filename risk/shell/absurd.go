@@ -1,0 +1,364 @@
+package shell
+
+import (
+	"path"
+	"strings"
+)
+
+// Absurd commands (SPEC §2 rule 1): whatever the LLM or the operator says,
+// these never run. Each check here is also a danger check for the milder
+// forms of the same command.
+
+// protectedDirs are the top-level directories whose recursive removal,
+// chmod or chown breaks the machine. /lib, /lib32, /lib64... match by prefix.
+var protectedDirs = map[string]bool{
+	"home": true, "root": true, "etc": true, "usr": true, "var": true, "bin": true,
+	"sbin": true, "boot": true, "opt": true, "srv": true, "sys": true, "proc": true,
+	"dev": true, "mnt": true, "media": true, "snap": true, "run": true, "nix": true,
+	"Users": true, "System": true, "Library": true, "Applications": true,
+}
+
+// homeMark stands for the user's home directory while paths are cleaned:
+// ~/.. cleans to /home, which is protected too.
+const homeMark = "/home/\x00"
+
+// protectedTarget reports why removing (or chmod -R of) target would wreck
+// the system, or ok=false when it would not. cwd is where a literal cd went.
+// A target is protected when it is /, a home directory, or a top-level
+// system directory, followed only by wildcard components (/home/*, ~/*).
+func protectedTarget(target, cwd string) (why string, ok bool) {
+	p := target
+	switch {
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		p = homeMark + p[1:]
+	case strings.HasPrefix(p, "~"):
+		user, rest, _ := strings.Cut(p[1:], "/")
+		if user == "root" {
+			p = "/root/" + rest
+		} else {
+			p = "/home/" + user + "/" + rest
+		}
+	case !strings.HasPrefix(p, "/"):
+		if p = joinPath(cwd, p); p == "" {
+			return "", false
+		}
+		return protectedTarget(p, "")
+	}
+	p = path.Clean(p)
+	if p == "/" {
+		return " would delete the whole system", true
+	}
+	comps := strings.Split(p[1:], "/")
+	if strings.HasPrefix(p+"/", homeMark+"/") {
+		if allGlob(comps[2:]) {
+			return " would delete the home directory", true
+		}
+		return "", false
+	}
+	first := comps[0]
+	if hasGlobMeta(first) {
+		return " would delete the whole system", true
+	}
+	if (protectedDirs[first] || strings.HasPrefix(first, "lib")) && allGlob(comps[1:]) {
+		return " would break the system", true
+	}
+	return "", false
+}
+
+// allGlob reports whether every path component is a pattern (*, .*, ?x).
+func allGlob(comps []string) bool {
+	for _, c := range comps {
+		if !hasGlobMeta(c) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[") }
+
+// isRawDisk reports whether p names a whole disk or a partition: /dev/sda,
+// /dev/sda1, /dev/nvme0n1p2, /dev/mmcblk0, /dev/disk2, /dev/mapper/vg-root.
+// Not /dev/null, /dev/sdaa or /dev/sda-volume.
+func isRawDisk(p string) bool {
+	rest, ok := strings.CutPrefix(path.Clean(p), "/dev/")
+	if !ok {
+		return false
+	}
+	if m, ok := strings.CutPrefix(rest, "mapper/"); ok {
+		return m != "" && m != "control"
+	}
+	if strings.HasPrefix(rest, "disk/by-") {
+		return true
+	}
+	for _, pre := range []string{"xvd", "sd", "hd", "vd"} {
+		if r, ok := strings.CutPrefix(rest, pre); ok {
+			return len(r) >= 1 && r[0] >= 'a' && r[0] <= 'z' && (len(r) == 1 || isDigits(r[1:]))
+		}
+	}
+	if r, ok := strings.CutPrefix(rest, "nvme"); ok {
+		return numbered(r, "n", "p")
+	}
+	if r, ok := strings.CutPrefix(rest, "mmcblk"); ok {
+		return numbered(r, "p")
+	}
+	for _, pre := range []string{"rdisk", "disk"} {
+		if r, ok := strings.CutPrefix(rest, pre); ok {
+			return numbered(r, "s")
+		}
+	}
+	if r, ok := strings.CutPrefix(rest, "md"); ok {
+		return isDigits(r)
+	}
+	if r, ok := strings.CutPrefix(rest, "dm-"); ok {
+		return isDigits(r)
+	}
+	return false
+}
+
+// numbered matches digits, then optionally each separator followed by
+// digits, in order: numbered("0n1p2", "n", "p").
+func numbered(s string, seps ...string) bool {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	s = s[i:]
+	for _, sep := range seps {
+		if s == "" {
+			return true
+		}
+		r, ok := strings.CutPrefix(s, sep)
+		if !ok {
+			return false
+		}
+		i = 0
+		for i < len(r) && r[i] >= '0' && r[i] <= '9' {
+			i++
+		}
+		if i == 0 {
+			return false
+		}
+		s = r[i:]
+	}
+	return s == ""
+}
+
+var rmSpec = mustSpec("")
+
+// rm: recursive removal of a protected directory is absurd; recursive or
+// wildcard removal, and removal of . / .. / a source directory, is a danger;
+// deleting a named file is a plain write.
+func rm(j *judge, c *cmd) {
+	opts, ops := rmSpec.parseArgs(c.args)
+	recursive := false
+	for _, o := range opts {
+		switch {
+		case o.is('r', "recursive"), o.is('R', ""):
+			recursive = true
+		case o.long == "help" || o.long == "version":
+			j.unknown("rm " + o.String())
+			return
+		}
+	}
+	if len(ops) == 0 {
+		j.unknown("rm with nothing to delete")
+		return
+	}
+	for _, op := range ops {
+		target := j.resolve(op)
+		why, protected := protectedTarget(target, j.cwd)
+		switch {
+		case protected && recursive:
+			j.absurd("rm -r of " + op.text + why)
+		case protected:
+			j.danger("rm of " + op.text + " targets a system directory")
+		case recursive:
+			j.danger("recursive delete of " + op.text)
+		case op.glob || hasGlobMeta(target) && op.dynamic:
+			j.danger("wildcard delete of " + op.text)
+		case isDotDir(target):
+			j.danger("rm of " + op.text + " deletes the working directory")
+		case sourceDirs[path.Base(target)]:
+			j.danger("rm of " + op.text + " deletes a source directory")
+		default:
+			j.unknown("deletes " + op.text)
+		}
+	}
+}
+
+// isDotDir reports whether p is ., .. or made only of them (../..).
+func isDotDir(p string) bool {
+	c := path.Clean(p)
+	return c == "." || c == ".." || strings.Trim(c, "./") == "" && c != "/"
+}
+
+// sourceDirs are directory names whose removal loses work.
+var sourceDirs = map[string]bool{
+	".git": true, "src": true, "lib": true, "app": true, "pkg": true, "cmd": true,
+	"internal": true, "include": true, "config": true, ".github": true,
+}
+
+// resolve substitutes a variable assigned a literal earlier in the script:
+// X=/; rm -rf $X.
+func (j *judge) resolve(a arg) string {
+	if !a.dynamic || len(j.vars) == 0 || !strings.HasPrefix(a.text, "$") {
+		return a.text
+	}
+	name := a.text[1:]
+	rest := ""
+	if i := strings.IndexByte(name, '/'); i >= 0 {
+		name, rest = name[:i], name[i:]
+	}
+	if v, ok := j.vars[name]; ok {
+		return v + rest
+	}
+	return a.text
+}
+
+// isMkfs reports whether name formats a file system: mkfs, mkfs.ext4, mke2fs...
+func isMkfs(name string) bool {
+	switch name {
+	case "mkfs", "mke2fs", "mkswap", "mkntfs", "mkdosfs", "mkexfatfs", "mkfs.btrfs":
+		return true
+	}
+	fs, ok := strings.CutPrefix(name, "mkfs.")
+	if !ok || fs == "" {
+		return false
+	}
+	for i := 0; i < len(fs); i++ {
+		if c := fs[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// mkfsSpec holds the options of the mkfs family that take a value.
+var mkfsSpec = mustSpec("-L -b -C -d -E -e -G -g -I -i -J -l -m -M -N -o -O -r -t -T -U -z --label --type")
+
+// mkfs on a disk erases it: absurd, unless -n (dry run) or -V asks only to
+// look, which is still confirmed.
+func mkfs(j *judge, c *cmd) {
+	opts, ops := mkfsSpec.parseArgs(c.args)
+	dry := false
+	for _, o := range opts {
+		dry = dry || o.is('n', "") || o.is('V', "") || o.long == "help" || o.long == "version"
+	}
+	for _, op := range ops {
+		if isRawDisk(op.text) {
+			if dry {
+				j.danger(c.name + " on " + op.text + " formats a disk")
+			} else {
+				j.absurd(c.name + " on " + op.text + " would erase the disk")
+			}
+			return
+		}
+	}
+	target := "a file system"
+	if len(ops) > 0 {
+		target = ops[0].text
+	}
+	j.danger(c.name + " formats " + target)
+}
+
+// dd onto a disk is absurd; any other dd is a danger.
+func dd(j *judge, c *cmd) {
+	for _, a := range c.args {
+		if of, ok := strings.CutPrefix(a.text, "of="); ok && isRawDisk(of) {
+			j.absurd("dd onto " + of + " would destroy the disk")
+			return
+		}
+	}
+	j.danger("dd writes raw data")
+}
+
+// diskWriter builds the handler of a command that destroys what it is
+// given (shred, wipefs, blkdiscard): absurd on a disk, else a danger.
+func diskWriter(verb string) handler {
+	return func(j *judge, c *cmd) {
+		_, ops := rmSpec.parseArgs(c.args)
+		for _, op := range ops {
+			if isRawDisk(op.text) {
+				j.absurd(c.name + " of " + op.text + " would destroy the disk")
+				return
+			}
+		}
+		what := "files"
+		if len(ops) > 0 {
+			what = ops[0].text
+		}
+		j.danger(c.name + " " + verb + " " + what)
+	}
+}
+
+var cpSpec = mustSpec("-t -S --target-directory --suffix --backup --sparse --reflink --preserve --no-preserve")
+
+// cp onto a disk is absurd; any other copy is a plain write.
+func cp(j *judge, c *cmd) {
+	opts, ops := cpSpec.parseArgs(c.args)
+	for _, o := range opts {
+		if o.is('t', "target-directory") && isRawDisk(o.value.text) {
+			j.absurd("cp onto " + o.value.text + " would destroy the disk")
+			return
+		}
+	}
+	if len(ops) > 0 && isRawDisk(ops[len(ops)-1].text) {
+		j.absurd("cp onto " + ops[len(ops)-1].text + " would destroy the disk")
+		return
+	}
+	j.unknown(c.name + " writes files")
+}
+
+// mv of a protected directory breaks the machine; it is confirmed, not
+// blocked, since moving /home to a new disk is a real operation.
+func mv(j *judge, c *cmd) {
+	_, ops := cpSpec.parseArgs(c.args)
+	for i, op := range ops {
+		if i == len(ops)-1 {
+			break
+		}
+		if why, ok := protectedTarget(j.resolve(op), j.cwd); ok && !op.glob {
+			j.danger("mv of " + op.text + why)
+			return
+		}
+	}
+	j.unknown(c.name + " moves files")
+}
+
+var chmodSpec = mustSpec("")
+
+// chmod -R, chown -R, chgrp -R: absurd on a protected directory, a danger
+// elsewhere; a plain chmod is a write.
+func chmod(j *judge, c *cmd) {
+	opts, ops := chmodSpec.parseArgs(c.args)
+	recursive, reference := false, false
+	for _, o := range opts {
+		recursive = recursive || o.is('R', "recursive")
+		reference = reference || o.long == "reference"
+	}
+	if !reference && len(ops) > 0 {
+		ops = ops[1:] // the mode or owner
+	}
+	for _, op := range ops {
+		if !recursive {
+			break
+		}
+		if why, ok := protectedTarget(j.resolve(op), j.cwd); ok {
+			j.absurd(c.name + " -R of " + op.text + why)
+			return
+		}
+	}
+	if recursive {
+		target := "files"
+		if len(ops) > 0 {
+			target = ops[0].text
+		}
+		j.danger("recursive " + c.name + " of " + target)
+		return
+	}
+	j.unknown(c.name + " changes file permissions")
+}

@@ -1,0 +1,348 @@
+package shell
+
+import (
+	"strings"
+)
+
+// handler judges one command and records its findings on the judge.
+type handler func(j *judge, c *cmd)
+
+// reader describes a command that only looks, and the argument rules that
+// keep it that way (SPEC §2 rule 6). A command used outside its rules is not
+// read-only; it is not dangerous for that alone.
+type reader struct {
+	opts        optSpec // options that take a value
+	deny        optSpec // options that make it write, run a program or change state
+	denyWhy     string  // what a denied option does: "writes a file"
+	maxOperands int     // most operands it may have and stay a reader; -1 for any
+	content     bool    // operands are files whose content it prints: secrets are checked
+	pattern     bool    // the first operand is a pattern or program, unless -e/-f gave one
+	// check is an extra rule. It returns why the command is not read-only,
+	// or "" when it is; it may record a danger on j itself.
+	check func(j *judge, c *cmd, opts []opt, operands []arg) string
+}
+
+// r is a shorthand for table entries: value-taking options, denied options.
+func r(opts, deny, why string) reader {
+	return reader{opts: mustSpec(opts), deny: mustSpec(deny), denyWhy: why, maxOperands: -1}
+}
+
+// any is a reader with no option that writes.
+func anyArgs() reader { return reader{maxOperands: -1} }
+
+// files is a reader that prints the content of its operands.
+func files(opts string) reader {
+	return reader{opts: mustSpec(opts), maxOperands: -1, content: true}
+}
+
+// noOperands is a reader that takes options only.
+func noOperands(opts, deny, why string) reader {
+	rd := r(opts, deny, why)
+	rd.maxOperands = 0
+	return rd
+}
+
+func (rd reader) withCheck(f func(j *judge, c *cmd, opts []opt, operands []arg) string) reader {
+	rd.check = f
+	return rd
+}
+
+func (rd reader) withMax(n int) reader { rd.maxOperands = n; return rd }
+
+func (rd reader) withPattern() reader { rd.pattern = true; rd.content = true; return rd }
+
+func (rd reader) withContent() reader { rd.content = true; return rd }
+
+// readers is the whitelist: what an on-call engineer runs all day to look.
+// Left out on purpose: pagers and editors (less, more, vim, man: they run
+// commands), curl and wget (HTTP belongs to http_request, and both write
+// files), watch (never ends), anything that needs a terminal.
+func readers() map[string]reader {
+	grep := r("-e -f -m -A -B -C -d -D --regexp --file --max-count --after-context --before-context --context --label --include --exclude --exclude-dir --exclude-from --color --colour --binary-files --devices --directories", "", "").withPattern()
+	sum := r("", "", "")
+	return map[string]reader{
+		// Files and text.
+		"cat": files(""), "tac": files(""), "nl": files("-b -d -f -h -i -l -n -s -v -w"),
+		"head": files("-n -c --lines --bytes"), "tail": files("-n -c -s --lines --bytes --pid --sleep-interval --max-unchanged-stats"),
+		"grep": grep, "egrep": grep, "fgrep": grep, "zgrep": grep,
+		"zcat": files(""), "bzcat": files(""), "xzcat": files(""),
+		"rg": r("-e -f -g -t -T -m -A -B -C -j -M -E --regexp --file --glob --iglob --type --type-not --max-count --after-context --before-context --context --threads --max-columns --encoding --sort --sortr --color --colors --max-depth --max-filesize --type-add --ignore-file --replace -r", "--pre --pre-glob -z --search-zip --hostname-bin", "runs other programs on the files").withPattern(),
+		"wc":   anyArgs(), "ls": anyArgs(), "stat": anyArgs(), "du": anyArgs(), "df": anyArgs(),
+		"file": r("-m -e -F -P --magic-file --exclude --separator --parameter", "-C --compile", "writes a compiled magic file"),
+		"tree": r("-L -P -I -H -T --charset --filelimit --timefmt --sort", "-o -R", "writes output files"),
+		"cut":  files("-b -c -d -f --bytes --characters --delimiter --fields --output-delimiter"),
+		"tr":   anyArgs(), "column": files("-c -s -t -o -N -R -E -H -W -J -n -r -l"),
+		"sort": r("-k -t -S -T --key --field-separator --buffer-size --temporary-directory --parallel --batch-size --files0-from --sort --random-source", "-o --output --compress-program", "writes a file or runs a program").withContent(),
+		"uniq": r("-f -s -w --skip-fields --skip-chars --check-chars", "", "").withContent().withMax(1),
+		"diff": files("-C -U -I -F -L -x -X -W --context --unified --ignore-matching-lines --label --exclude --exclude-from --width --show-function-line --from-file --to-file --color --palette --tabsize --line-format --new-line-format --old-line-format --unchanged-line-format --horizon-lines"),
+		"cmp":  files("-i -n --ignore-initial --bytes"), "comm": files(""),
+		"rev":  files(""), "fold": files("-w --width"), "fmt": files("-w -p -g --width --prefix --goal"),
+		"paste": files("-d --delimiters"), "join": files("-a -e -j -o -t -v -1 -2"),
+		"expand": files("-t --tabs"), "unexpand": files("-t --tabs"),
+		"strings": files("-n -t -e -T --bytes --radix --encoding --target"),
+		"xxd":     files("-c -g -l -o -s -n").withMax(1),
+		"hexdump": files("-e -f -n -s"), "od": files("-A -j -N -t -w --address-radix --skip-bytes --read-bytes --format --width"),
+		"base64": r("-w --wrap", "-o --output", "writes a file").withContent(),
+		"base32": files("-w --wrap"),
+		"md5sum":  sum, "sha1sum": sum, "sha224sum": sum, "sha256sum": sum, "sha384sum": sum, "sha512sum": sum, "b2sum": sum, "cksum": sum, "sum": sum,
+		"jq":      r("--arg --argjson --slurpfile --rawfile --indent -L", "", "").withPattern(),
+		"yq":      r("--arg --indent -I -o -p --output-format --input-format --expression", "-i --inplace --split-exp -s", "writes files").withPattern(),
+		"sed":     r("-e -f -l -s --expression --file --line-length", "-i --in-place", "edits files in place").withPattern().withCheck(sedCheck),
+		"awk":     awkReader(), "gawk": awkReader(), "mawk": awkReader(), "nawk": awkReader(),
+		"find":    anyArgs().withCheck(findCheck),
+		"numfmt":  anyArgs(), "seq": anyArgs(), "expr": anyArgs(), "factor": anyArgs(),
+		"basename": anyArgs(), "dirname": anyArgs(), "realpath": anyArgs(), "readlink": anyArgs(), "pwd": anyArgs(),
+		"echo": anyArgs(), "printf": r("", "-v", "assigns a variable"), "true": anyArgs(), "false": anyArgs(), ":": anyArgs(),
+		"test": anyArgs(), "[": anyArgs(), "sleep": anyArgs(),
+		"tee":  anyArgs().withCheck(teeCheck),
+
+		// Shell builtins that change nothing outside the shell.
+		"cd": anyArgs().withCheck(cdCheck), "pushd": anyArgs(), "popd": anyArgs(), "dirs": anyArgs(),
+		"exit": anyArgs(), "return": anyArgs(), "break": anyArgs(), "continue": anyArgs(), "shift": anyArgs(),
+		"set":  anyArgs().withCheck(setCheck), "wait": anyArgs(), "type": anyArgs(), "hash": noOperands("", "-p -d -r", "changes the command table"),
+		"ulimit": anyArgs(), "umask": noOperands("", "", ""), "jobs": anyArgs(),
+
+		// Who and where.
+		"which": anyArgs(), "whereis": anyArgs(), "id": anyArgs(), "whoami": anyArgs(), "groups": anyArgs(),
+		"uname": anyArgs(), "arch": anyArgs(), "nproc": anyArgs(), "getconf": anyArgs(), "locale": anyArgs(),
+		"tty": anyArgs(), "logname": anyArgs(), "hostid": anyArgs(), "users": anyArgs(), "printenv": anyArgs(),
+		"hostname": noOperands("", "-F --file -b --boot", "sets the host name"),
+		"date":     r("-d -f -r -I --date --file --reference --iso-8601 --rfc-3339", "-s --set", "sets the clock").withCheck(dateCheck),
+		"cal":      anyArgs(), "timedatectl": anyArgs().withCheck(subcommands("status", "show", "list-timezones", "timesync-status", "show-timesync")),
+		"hostnamectl": anyArgs().withCheck(subcommands("status")),
+
+		// System state.
+		"uptime": anyArgs(), "free": anyArgs(), "ps": anyArgs(), "pgrep": anyArgs(), "pidof": anyArgs(),
+		"top":    r("-d -n -p -u -U -o -w -E -e -O", "", "").withCheck(topCheck),
+		"vmstat": anyArgs(), "iostat": anyArgs(), "mpstat": anyArgs(), "pidstat": anyArgs(),
+		"sar":    r("-f -e -s -i -P -n -I -q -m -o", "-o", "writes a data file"),
+		"lsof":   anyArgs(), "netstat": anyArgs(), "lscpu": anyArgs(), "lsblk": anyArgs(), "blkid": anyArgs(),
+		"findmnt": anyArgs(), "lsmod": anyArgs(), "lspci": anyArgs(), "lsusb": anyArgs(), "lsns": anyArgs(),
+		"last":   anyArgs(), "lastlog": noOperands("-b -t -u --before --time --user", "-C -S --clear --set", "changes the lastlog"),
+		"w":      anyArgs(), "who": anyArgs(), "loginctl": anyArgs().withCheck(subcommands("list-sessions", "list-users", "list-seats", "show-session", "show-user", "session-status", "user-status")),
+		"ss":     r("-f -A -N -F --family --query --socket --net --filter", "-K --kill -D --diag", "kills sockets or writes a dump file"),
+		"ip":     anyArgs().withCheck(ipCheck),
+		"ifconfig": r("", "", "").withMax(1).withCheck(ifconfigCheck),
+		"ping":   anyArgs(), "ping6": anyArgs(), "traceroute": anyArgs(), "tracepath": anyArgs(), "mtr": r("", "", "").withCheck(mtrCheck),
+		"dig":    anyArgs(), "host": anyArgs(), "nslookup": anyArgs(), "getent": anyArgs(), "whois": anyArgs(),
+		"dmesg":  r("-f -l -F -s --facility --level --file --buffer-size --time-format", "-C --clear -c --read-clear -D --console-off -E --console-on -n --console-level", "changes the kernel log"),
+		"journalctl": r("-u -t -p -n -S -U -b -o -g -k -D -M -F -i -c --unit --user-unit --identifier --priority --lines --since --until --boot --output --grep --directory --machine --field --file --cursor --after-cursor --namespace --facility --output-fields --root --image",
+			"--vacuum-size --vacuum-time --vacuum-files --rotate --flush --sync --relinquish-var --smart-relinquish-var --setup-keys --update-catalog --cursor-file", "changes the journal"),
+		"systemctl":   r("-t -p -n -o -H -M -s --type --state --property --lines --output --host --machine --signal --kill-whom --what --root", "", "").withCheck(systemctlCheck),
+		"service":     anyArgs().withCheck(serviceCheck),
+		"sysctl":      r("-p --load", "-w --write -p --load --system -f", "changes kernel settings").withCheck(sysctlCheck),
+		"mount":       noOperands("-t -O --types --test-opts", "", "").withCheck(mountCheck),
+		"docker":      anyArgs().withCheck(dockerCheck),
+		"podman":      anyArgs().withCheck(dockerCheck),
+		"docker-compose": anyArgs().withCheck(composeCheck),
+		"kubectl":     anyArgs().withCheck(kubectlCheck),
+		"oc":          anyArgs().withCheck(kubectlCheck),
+		"helm":        anyArgs().withCheck(helmCheck),
+		"git":         anyArgs().withCheck(gitCheck),
+		"terraform":   anyArgs().withCheck(terraformCheck),
+		"tofu":        anyArgs().withCheck(terraformCheck),
+	}
+}
+
+// handle judges a command against its reader entry.
+func (rd *reader) handle(j *judge, c *cmd) {
+	if !c.trusted {
+		j.unknown("unknown command " + c.shown)
+		return
+	}
+	guarded := rd.check != nil || len(rd.deny.short)+len(rd.deny.long) > 0
+	for _, a := range c.args {
+		if a.dynamic && guarded {
+			j.unknown("cannot tell what " + a.text + " expands to in " + c.name)
+			return
+		}
+	}
+	opts, operands := rd.opts.parseArgs(c.args)
+	for _, o := range opts {
+		if rd.deny.has(o) {
+			j.unknown(c.name + " " + o.String() + " " + rd.denyWhy)
+			return
+		}
+	}
+	if rd.maxOperands >= 0 && len(operands) > rd.maxOperands {
+		if rd.maxOperands == 0 {
+			j.unknown(c.name + " " + operands[0].text + " is not a look")
+		} else {
+			j.unknown(c.name + " with more than " + string(rune('0'+rd.maxOperands)) + " file operand writes to the last one")
+		}
+		return
+	}
+	if rd.content {
+		files := operands
+		if rd.pattern && len(files) > 0 && !hasOpt(opts, 'e', "regexp") && !hasOpt(opts, 'e', "expression") &&
+			!hasOpt(opts, 'f', "file") && !hasOpt(opts, 0, "from-file") {
+			files = files[1:]
+		}
+		for _, f := range files {
+			j.secret(c.name, f)
+		}
+	}
+	if rd.check != nil {
+		if why := rd.check(j, c, opts, operands); why != "" {
+			j.unknown(why)
+		}
+	}
+}
+
+// secret records a danger when a reader points at a sensitive path.
+func (j *judge) secret(name string, f arg) {
+	if f.dynamic {
+		return
+	}
+	if _, ok := j.a.secrets.Match(f.text); ok {
+		j.danger(name + " " + f.text + " reads a secret")
+	}
+}
+
+// subcommands allows only the listed first operands (or none).
+func subcommands(allowed ...string) func(j *judge, c *cmd, opts []opt, operands []arg) string {
+	return func(j *judge, c *cmd, opts []opt, operands []arg) string {
+		if len(operands) == 0 {
+			return ""
+		}
+		for _, a := range allowed {
+			if operands[0].text == a {
+				return ""
+			}
+		}
+		return c.name + " " + operands[0].text + " is not a look"
+	}
+}
+
+func teeCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	for _, f := range operands {
+		if t, ok := f.lit(); ok && harmlessSinks[t] {
+			continue
+		}
+		j.output(f, "tee")
+	}
+	return ""
+}
+
+func cdCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	switch {
+	case len(operands) == 0:
+		j.cwd = "~"
+	case operands[0].dynamic || operands[0].glob:
+		j.cwd = ""
+	default:
+		j.cwd = joinPath(j.cwd, operands[0].text)
+	}
+	return ""
+}
+
+func setCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	return "" // set -e, set -o pipefail, set -- a b: the shell's own state only
+}
+
+func dateCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	for _, o := range operands {
+		if !strings.HasPrefix(o.text, "+") {
+			return "date " + o.text + " sets the clock"
+		}
+	}
+	return ""
+}
+
+func topCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	if !hasOpt(opts, 'b', "") {
+		return "top without -b needs a terminal"
+	}
+	return ""
+}
+
+func mtrCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	if !hasOpt(opts, 'r', "report") && !hasOpt(opts, 'w', "report-wide") && !hasOpt(opts, 'j', "json") {
+		return "mtr without --report needs a terminal"
+	}
+	return ""
+}
+
+func ifconfigCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	for _, o := range opts {
+		if !o.is('a', "") && !o.is('s', "") && !o.is('v', "") {
+			return "ifconfig " + o.String() + " is not a look"
+		}
+	}
+	return ""
+}
+
+func sysctlCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	for _, o := range operands {
+		if strings.Contains(o.text, "=") {
+			return "sysctl " + o.text + " changes a kernel setting"
+		}
+	}
+	return ""
+}
+
+func mountCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	for _, o := range opts {
+		if !o.is('l', "") && !o.is('t', "types") && !o.is('O', "test-opts") && !o.is('h', "help") && !o.is('V', "version") {
+			return "mount " + o.String() + " is not a look"
+		}
+	}
+	return ""
+}
+
+// ipCheck allows ip [OPTIONS] OBJECT [show|list|get] on the objects that
+// can only be listed that way. ip has its own single-dash long options
+// (-brief, -batch), so it is parsed here rather than by parseArgs.
+func ipCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	args := c.args
+	for len(args) > 0 && strings.HasPrefix(args[0].text, "-") {
+		switch strings.TrimPrefix(args[0].text, "-") {
+		case "4", "6", "0", "B", "M", "s", "stats", "statistics", "d", "details", "r", "resolve",
+			"o", "oneline", "br", "brief", "c", "color", "j", "json", "p", "pretty", "h", "human",
+			"human-readable", "iec", "t", "timestamp", "ts", "tshort", "a", "all":
+		case "n", "netns", "f", "family", "l", "loops", "rc", "rcvbuf":
+			args = args[1:] // the value
+		default:
+			return "ip " + args[0].text + " is not a look"
+		}
+		if len(args) > 0 {
+			args = args[1:]
+		}
+	}
+	if len(args) == 0 {
+		return ""
+	}
+	obj := args[0].text
+	switch obj {
+	case "address", "addr", "a", "link", "l", "route", "r", "ro", "neigh", "n", "neighbour", "neighbor",
+		"rule", "ru", "maddress", "maddr", "m", "netns", "tunnel", "tun", "ntable", "netconf", "mroute",
+		"tuntap", "vrf", "nexthop", "nh", "xfrm":
+	case "monitor", "mo":
+		return ""
+	default:
+		return "ip " + obj + " is not a look"
+	}
+	if len(args) == 1 {
+		return ""
+	}
+	switch v := args[1].text; v {
+	case "show", "sh", "s", "list", "lst", "ls", "l", "get", "help", "dev":
+		return ""
+	default:
+		if strings.HasPrefix(v, "-") {
+			return ""
+		}
+		return "ip " + obj + " " + v + " changes the network"
+	}
+}
+
+// joinPath resolves p against dir ("" when unknown) for rm targets after cd.
+func joinPath(dir, p string) string {
+	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") {
+		return p
+	}
+	if dir == "" {
+		return ""
+	}
+	return dir + "/" + p
+}

@@ -1,0 +1,62 @@
+package shell
+
+import (
+	"fmt"
+)
+
+// commandTable builds the name → handler lookup once, in New: the
+// readers, then the wrappers and the commands with absurd or dangerous
+// forms. A name in both lists is a programming error.
+func commandTable() (_ map[string]handler, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("bad option list in the command table: %v", r)
+		}
+	}()
+	t := map[string]handler{}
+	for name, rd := range readers() {
+		rd := rd
+		t[name] = rd.handle
+	}
+	special := map[string]handler{
+		// Wrappers.
+		"sudo": sudo, "doas": wrapper("-u -C", "runs commands as another user"),
+		"pkexec": wrapper("--user", "runs commands as root"), "run0": sudo,
+		"runuser": wrapper("-u -g -G --user --group --supp-group", "runs commands as another user"),
+		"su":      su,
+		"env":     env, "timeout": timeout, "command": command, "time": timeCmd, "ionice": ionice,
+		"nice":    wrapper("-n --adjustment", ""), "nohup": wrapper("", ""), "exec": wrapper("-a", ""),
+		"builtin": wrapper("", ""), "stdbuf": wrapper("-i -o -e --input --output --error", ""),
+		"setsid":  wrapper("", ""), "taskset": taskset, "busybox": busybox,
+		"xargs":   xargs, "parallel": parallel, "watch": watch, "chroot": chroot,
+
+		// Absurd on disks and system directories, dangerous elsewhere.
+		"rm": rm, "dd": dd, "cp": cp, "mv": mv,
+		"chmod": chmod, "chown": chmod, "chgrp": chmod,
+		"shred": diskWriter("destroys"), "wipefs": diskWriter("wipes"), "blkdiscard": diskWriter("discards"),
+
+		// Dangers.
+		"truncate": always("cuts files short"),
+		"kill":     always("stops processes"), "pkill": always("stops processes"),
+		"killall": always("stops processes"), "skill": always("stops processes"), "xkill": always("stops processes"),
+		"reboot": always("restarts the machine"), "shutdown": always("powers off the machine"),
+		"halt": always("stops the machine"), "poweroff": always("powers off the machine"),
+		"telinit": always("changes the runlevel"), "init": initCmd,
+		"eval": eval, "source": source, ".": source,
+		"mysql": dbClient, "mariadb": dbClient, "psql": dbClient, "sqlite3": dbClient, "redis-cli": dbClient,
+		"mongo": dbClient, "mongosh": dbClient, "clickhouse-client": dbClient, "cqlsh": dbClient,
+	}
+	for name := range shells {
+		special[name] = shell
+	}
+	for name := range interpreters {
+		special[name] = interpreter
+	}
+	for name, h := range special {
+		if _, dup := t[name]; dup {
+			return nil, fmt.Errorf("command %q is both a reader and a special command", name)
+		}
+		t[name] = h
+	}
+	return t, nil
+}

@@ -1,0 +1,344 @@
+package shell
+
+import (
+	"strings"
+)
+
+// Readers with a program of their own: sed scripts, awk programs and find
+// expressions can write files or run commands, so each is read here.
+
+// sedCheck: scripts come from -e or the first operand; -f hides the script
+// in a file, which is not read here.
+func sedCheck(j *judge, c *cmd, opts []opt, ops []arg) string {
+	scripts := 0
+	for _, o := range opts {
+		switch {
+		case o.is('f', "file"):
+			return "sed -f runs a script from a file"
+		case o.is('e', "expression"):
+			scripts++
+			if why := sedScript(o.value); why != "" {
+				return why
+			}
+		}
+	}
+	if scripts == 0 {
+		if len(ops) == 0 {
+			return "sed with no script"
+		}
+		return sedScript(ops[0])
+	}
+	return ""
+}
+
+func sedScript(a arg) string {
+	if a.dynamic {
+		return "sed script " + a.text + " is built at run time"
+	}
+	if !sedSafe(a.text) {
+		return "sed script " + a.text + " may write files or run commands"
+	}
+	return ""
+}
+
+// sedSafe reports whether a sed script uses only commands that print or
+// edit the stream: no w, W, e, r, R, and no s///w or s///e. Anything it
+// does not understand is unsafe.
+func sedSafe(s string) bool {
+	i := 0
+	for {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == ';' || s[i] == '\n') {
+			i++
+		}
+		if i >= len(s) {
+			return true
+		}
+		if i = sedAddress(s, i); i < 0 {
+			return false
+		}
+		if i < len(s) && s[i] == ',' {
+			if i = sedAddress(s, i+1); i < 0 {
+				return false
+			}
+		}
+		for i < len(s) && (s[i] == ' ' || s[i] == '!') {
+			i++
+		}
+		if i >= len(s) {
+			return false
+		}
+		cmd := s[i]
+		i++
+		switch cmd {
+		case '{', '}':
+			continue
+		case 'p', 'P', 'd', 'D', 'n', 'N', 'g', 'G', 'h', 'H', 'x', '=', 'l', 'q', 'Q', 'z', 'F':
+			for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == ' ') {
+				i++
+			}
+			if i < len(s) && !strings.ContainsRune(";\n}", rune(s[i])) {
+				return false
+			}
+		case 's':
+			var ok bool
+			if i, ok = sedDelimited(s, i, 2); !ok {
+				return false
+			}
+			for i < len(s) && !strings.ContainsRune("; \t\n}", rune(s[i])) {
+				if !strings.ContainsRune("gpiImM0123456789", rune(s[i])) {
+					return false // w FILE, e, or something unknown
+				}
+				i++
+			}
+		case 'y':
+			var ok bool
+			if i, ok = sedDelimited(s, i, 2); !ok {
+				return false
+			}
+		case 'a', 'i', 'c':
+			// GNU one-liners: a text. The text runs to the end of the line.
+			if n := strings.IndexByte(s[i:], '\n'); n >= 0 {
+				i += n
+			} else {
+				i = len(s)
+			}
+		case 'b', 't', 'T', ':', '#', 'v':
+			for i < len(s) && s[i] != ';' && s[i] != '\n' {
+				i++
+			}
+		default:
+			return false // w, W, e, r, R and anything unknown
+		}
+	}
+}
+
+// sedAddress skips one address (a line number, $, /re/ or \cREc, with
+// GNU's first~step and addr,+N forms). It returns -1 on a malformed one.
+func sedAddress(s string, i int) int {
+	if i >= len(s) {
+		return i
+	}
+	switch c := s[i]; {
+	case c >= '0' && c <= '9', c == '+', c == '~':
+		i++
+		for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '~') {
+			i++
+		}
+	case c == '$':
+		i++
+	case c == '/' || c == '\\':
+		if c == '\\' {
+			i++
+		}
+		var ok bool
+		if i, ok = sedDelimited(s, i, 1); !ok {
+			return -1
+		}
+		for i < len(s) && (s[i] == 'I' || s[i] == 'M') {
+			i++
+		}
+	}
+	return i
+}
+
+// sedDelimited skips a delimiter at s[i] and n fields each closed by it,
+// honouring backslash escapes. It returns the index after the last one.
+func sedDelimited(s string, i, n int) (int, bool) {
+	if i >= len(s) || s[i] == '\\' || s[i] == '\n' {
+		return i, false
+	}
+	d := s[i]
+	i++
+	for ; n > 0; n-- {
+		for {
+			if i >= len(s) {
+				return i, false
+			}
+			if s[i] == '\\' {
+				i += 2
+				continue
+			}
+			if s[i] == d {
+				i++
+				break
+			}
+			i++
+		}
+	}
+	return i, true
+}
+
+func awkReader() reader {
+	rd := r("-F -v -e --field-separator --assign --source", "-f --file -i --include -l --load -E --exec", "runs a program from a file or edits in place").withPattern()
+	rd.check = awkCheck
+	return rd
+}
+
+// awkCheck: awk programs that call system(), pipe to or from commands, or
+// redirect print into files are a danger (SPEC rule 4: awk with system).
+func awkCheck(j *judge, c *cmd, opts []opt, ops []arg) string {
+	programs := 0
+	for _, o := range opts {
+		if o.is('e', "source") {
+			programs++
+			if why := j.awkProgram(c.name, o.value); why != "" {
+				return why
+			}
+		}
+	}
+	if programs == 0 {
+		if len(ops) == 0 {
+			return c.name + " with no program"
+		}
+		return j.awkProgram(c.name, ops[0])
+	}
+	return ""
+}
+
+func (j *judge) awkProgram(name string, a arg) string {
+	if a.dynamic {
+		return name + " program " + a.text + " is built at run time"
+	}
+	switch p := a.text; {
+	case strings.Contains(p, "@load") || strings.Contains(p, "@include"):
+		return name + " program loads extensions"
+	case awkCalls(p, "system"):
+		j.danger(name + " program calls system()")
+	case awkWrites(p):
+		j.danger(name + " program writes to files or commands")
+	}
+	return ""
+}
+
+// awkCalls reports whether the program calls fn( outside string literals.
+func awkCalls(p, fn string) bool {
+	code := awkCode(p)
+	for i := 0; ; {
+		k := strings.Index(code[i:], fn)
+		if k < 0 {
+			return false
+		}
+		k += i
+		end := k + len(fn)
+		before := k == 0 || !isWordByte(code[k-1])
+		rest := strings.TrimLeft(code[end:], " \t")
+		if before && strings.HasPrefix(rest, "(") {
+			return true
+		}
+		i = end
+	}
+}
+
+// awkWrites reports whether the program pipes (| outside ||, |&) anywhere,
+// or redirects a print or printf with > or >> outside parentheses.
+func awkWrites(p string) bool {
+	code := awkCode(p)
+	for i := 0; i < len(code); i++ {
+		if code[i] == '|' {
+			if i+1 < len(code) && code[i+1] == '|' {
+				i++
+				continue
+			}
+			return true
+		}
+	}
+	for i := 0; ; {
+		k := strings.Index(code[i:], "print")
+		if k < 0 {
+			return false
+		}
+		k += i
+		if k > 0 && isWordByte(code[k-1]) {
+			i = k + 5
+			continue
+		}
+		depth := 0
+		for m := k + 5; m < len(code); m++ {
+			c := code[m]
+			if c == '(' {
+				depth++
+			} else if c == ')' {
+				depth--
+			} else if depth <= 0 && (c == ';' || c == '}' || c == '\n') {
+				break
+			} else if depth <= 0 && c == '>' {
+				return true
+			}
+		}
+		i = k + 5
+	}
+}
+
+// awkCode blanks out string literals, so text inside "..." cannot look
+// like code.
+func awkCode(p string) string {
+	if strings.IndexByte(p, '"') < 0 {
+		return p
+	}
+	b := []byte(p)
+	in := false
+	for i := 0; i < len(b); i++ {
+		switch {
+		case in && b[i] == '\\':
+			b[i] = ' '
+			if i+1 < len(b) {
+				i++
+				b[i] = ' '
+			}
+		case b[i] == '"':
+			in = !in
+		case in:
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// findValued are find's tests and options that take one argument.
+var findValued = map[string]bool{
+	"-name": true, "-iname": true, "-path": true, "-ipath": true, "-wholename": true, "-iwholename": true,
+	"-regex": true, "-iregex": true, "-type": true, "-xtype": true, "-user": true, "-group": true,
+	"-uid": true, "-gid": true, "-perm": true, "-size": true, "-mtime": true, "-mmin": true, "-atime": true,
+	"-amin": true, "-ctime": true, "-cmin": true, "-newer": true, "-anewer": true, "-cnewer": true,
+	"-links": true, "-inum": true, "-samefile": true, "-maxdepth": true, "-mindepth": true, "-fstype": true,
+	"-lname": true, "-ilname": true, "-printf": true, "-used": true, "-context": true, "-regextype": true,
+	"-files0-from": true, "-D": true, "-O": true,
+}
+
+// findCheck: -delete and -exec/-execdir/-ok/-okdir are dangers (the command
+// they run is judged too); -fprint* and -fls write files.
+func findCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
+	args := c.args
+	for i := 0; i < len(args); i++ {
+		t := args[i].text
+		switch {
+		case t == "-delete":
+			j.danger("find -delete deletes files")
+		case t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir":
+			end := i + 1
+			for end < len(args) && args[end].text != ";" && args[end].text != "+" {
+				end++
+			}
+			if end > i+1 {
+				j.danger("find " + t + " runs " + args[i+1].text + " on each file")
+				j.feed("find "+t, args[i+1:end], c.depth)
+			} else {
+				j.danger("find " + t + " runs a command on each file")
+			}
+			i = end
+		case t == "-fprint" || t == "-fprint0" || t == "-fls" || t == "-fprintf":
+			if i+1 < len(args) {
+				j.output(args[i+1], "find "+t)
+				return ""
+			}
+			return "find " + t + " writes a file"
+		case findValued[t] || strings.HasPrefix(t, "-newer"):
+			i++
+		}
+	}
+	return ""
+}

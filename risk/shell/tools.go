@@ -1,0 +1,507 @@
+package shell
+
+import (
+	"strings"
+)
+
+// Tools with both looks and dangers: git, systemctl, docker, kubectl, helm,
+// terraform. Each check returns why the command is not read-only ("" when it
+// is) and records dangers on j.
+
+func in(s string, list ...string) bool {
+	for _, l := range list {
+		if s == l {
+			return true
+		}
+	}
+	return false
+}
+
+// gitCheck: global options that point git at other config, a pager or a
+// program are refused; each subcommand has its own rule.
+func gitCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
+	args := c.args
+	for len(args) > 0 && strings.HasPrefix(args[0].text, "-") {
+		t := args[0].text
+		switch {
+		case in(t, "--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs", "--no-replace-objects", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs"):
+		case in(t, "--version", "--help", "-h"):
+			return ""
+		case t == "--":
+		case strings.HasPrefix(t, "-c") || strings.HasPrefix(t, "--config-env"):
+			return "git " + t + " sets config that can run programs"
+		case strings.HasPrefix(t, "-C") || strings.HasPrefix(t, "--git-dir") || strings.HasPrefix(t, "--work-tree") ||
+			strings.HasPrefix(t, "--namespace") || strings.HasPrefix(t, "--super-prefix"):
+			return "git " + t + " points git at another repository, whose config can run programs"
+		case t == "-p" || t == "--paginate" || strings.HasPrefix(t, "--exec-path"):
+			return "git " + t + " runs a pager or other programs"
+		default:
+			return "git " + t + " is not a known look"
+		}
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return "git with no subcommand"
+	}
+	sub, rest := args[0].text, args[1:]
+	switch sub {
+	case "status", "log", "diff", "show", "blame", "annotate", "shortlog", "describe", "rev-parse",
+		"ls-files", "ls-tree", "cat-file", "rev-list", "show-ref", "for-each-ref", "count-objects",
+		"name-rev", "merge-base", "whatchanged", "cherry", "grep", "version", "show-branch",
+		"range-diff", "diff-tree", "diff-files", "diff-index", "check-ignore", "check-attr", "var", "ls-remote", "verify-commit", "verify-tag", "fsck":
+		for _, a := range rest {
+			t := a.text
+			switch {
+			case strings.HasPrefix(t, "--output") || t == "-o" && sub != "grep":
+				return "git " + sub + " " + t + " writes a file"
+			case t == "--ext-diff" || strings.HasPrefix(t, "--textconv") || t == "-O" || strings.HasPrefix(t, "--open-files-in-pager") || strings.HasPrefix(t, "--exec"):
+				return "git " + sub + " " + t + " runs another program"
+			}
+		}
+		return ""
+	case "branch":
+		return gitBranch(j, rest)
+	case "tag":
+		return gitList("tag", rest, "-l --list -n --contains --no-contains --merged --no-merged --points-at --sort --format --column --no-column -i --ignore-case --color --no-color")
+	case "remote":
+		if len(rest) == 0 || in(rest[0].text, "-v", "--verbose", "show", "get-url") {
+			return ""
+		}
+		return "git remote " + rest[0].text + " changes remotes"
+	case "config":
+		return gitConfig(rest)
+	case "reflog":
+		if len(rest) == 0 || in(rest[0].text, "show", "exists") || strings.HasPrefix(rest[0].text, "-") {
+			return ""
+		}
+		return "git reflog " + rest[0].text + " changes the reflog"
+	case "stash":
+		switch {
+		case len(rest) > 0 && in(rest[0].text, "list", "show"):
+			return ""
+		case len(rest) > 0 && in(rest[0].text, "drop", "clear"):
+			j.danger("git stash " + rest[0].text + " throws away stashed work")
+			return ""
+		}
+		return "git stash changes the working tree"
+	case "worktree":
+		if len(rest) > 0 && rest[0].text == "list" {
+			return ""
+		}
+		if len(rest) > 0 && rest[0].text == "remove" && gitForced(rest[1:], "") {
+			j.danger("git worktree remove --force throws away uncommitted work")
+			return ""
+		}
+		return "git worktree changes worktrees"
+	case "push":
+		for _, a := range rest {
+			t := a.text
+			if gitForced([]arg{a}, "") || strings.HasPrefix(t, "--force") || strings.HasPrefix(t, "+") && len(t) > 1 || t == "--mirror" || t == "--delete" || t == "-d" || t == "--prune" {
+				j.danger("git push " + t + " rewrites or deletes remote history")
+				return ""
+			}
+		}
+		return "git push changes the remote"
+	case "reset":
+		for _, a := range rest {
+			if in(a.text, "--hard", "--merge", "--keep") {
+				j.danger("git reset " + a.text + " throws away uncommitted work")
+				return ""
+			}
+		}
+		return "git reset changes the index"
+	case "clean":
+		for _, a := range rest {
+			if a.text == "--force" || gitForced([]arg{a}, "") {
+				j.danger("git clean -f deletes untracked files")
+				return ""
+			}
+		}
+		return "git clean deletes untracked files"
+	case "checkout":
+		return gitCheckout(j, rest)
+	case "restore":
+		staged, worktree := false, false
+		for _, a := range rest {
+			staged = staged || in(a.text, "--staged", "-S")
+			worktree = worktree || in(a.text, "--worktree", "-W")
+			if in(a.text, "--help", "-h") {
+				return "git restore --help opens a pager"
+			}
+		}
+		if !staged || worktree {
+			j.danger("git restore discards changes in the working tree")
+			return ""
+		}
+		return "git restore changes the index"
+	case "switch":
+		for _, a := range rest {
+			if a.text == "--" {
+				break
+			}
+			if in(a.text, "--force", "--discard-changes") || gitForced([]arg{a}, "cC") {
+				j.danger("git switch " + a.text + " throws away local changes")
+				return ""
+			}
+		}
+		return "git switch changes the working tree"
+	}
+	return "git " + sub + " changes the repository"
+}
+
+// gitForced reports whether a short option cluster holds -f. Letters in
+// valued take a value, so -bfix is -b fix, not -f.
+func gitForced(args []arg, valued string) bool {
+	for _, a := range args {
+		t := a.text
+		if t == "--" {
+			return false
+		}
+		if len(t) < 2 || t[0] != '-' || t[1] == '-' {
+			continue
+		}
+		for k := 1; k < len(t); k++ {
+			if strings.IndexByte(valued, t[k]) >= 0 {
+				break
+			}
+			if t[k] == 'f' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// gitCheckout: git checkout BRANCH switches branches (not a look); with -f,
+// with paths (after --, or a second operand), or with . it overwrites
+// local changes: a danger.
+func gitCheckout(j *judge, rest []arg) string {
+	operands := 0
+	for i := 0; i < len(rest); i++ {
+		t := rest[i].text
+		switch {
+		case t == "--":
+			if i+1 < len(rest) {
+				j.danger("git checkout -- " + rest[i+1].text + " overwrites local changes")
+				return ""
+			}
+			return "git checkout changes the working tree"
+		case t == "--force" || gitForced(rest[i:i+1], "bBU"):
+			j.danger("git checkout " + t + " throws away local changes")
+			return ""
+		case strings.HasPrefix(t, "--pathspec-from-file"):
+			j.danger("git checkout " + t + " overwrites local changes")
+			return ""
+		case in(t, "-b", "-B", "--orphan", "--conflict", "--unified", "--inter-hunk-context") || (t == "--track" || t == "--recurse-submodules") && i+1 < len(rest) && !strings.HasPrefix(rest[i+1].text, "-") && in(rest[i+1].text, "direct", "inherit", "on-demand", "checkout"):
+			i++
+		case strings.HasPrefix(t, "-"):
+		default:
+			operands++
+			if t == "." || operands > 1 {
+				j.danger("git checkout " + t + " overwrites local changes")
+				return ""
+			}
+		}
+	}
+	return "git checkout changes the working tree"
+}
+
+// gitBranch: listing is a look; -D deletes unmerged work.
+func gitBranch(j *judge, rest []arg) string {
+	for _, a := range rest {
+		t := a.text
+		if strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") && strings.ContainsAny(t[1:], "D") ||
+			(t == "--delete" || strings.HasPrefix(t, "-d")) && gitForced(rest, "") {
+			j.danger("git branch " + t + " deletes a branch that may hold unmerged work")
+			return ""
+		}
+	}
+	return gitList("branch", rest, "-a --all -r --remotes -v -vv --verbose -l --list --show-current --contains --no-contains --merged --no-merged --points-at --sort --format --color --no-color --column --no-column -i --ignore-case --abbrev --no-abbrev -q --quiet")
+}
+
+// gitList allows git tag / git branch in listing form: only the listed
+// options, and operands (patterns) only with -l/--list or a filter option.
+func gitList(sub string, rest []arg, allowed string) string {
+	ok := strings.Fields(allowed)
+	listing := false
+	for i := 0; i < len(rest); i++ {
+		t := rest[i].text
+		name, _, eq := strings.Cut(t, "=")
+		if !strings.HasPrefix(t, "-") {
+			if !listing {
+				return "git " + sub + " " + t + " creates or changes a " + sub
+			}
+			continue
+		}
+		if strings.HasPrefix(name, "-n") && sub == "tag" {
+			continue
+		}
+		if !in(name, ok...) {
+			return "git " + sub + " " + t + " changes " + sub + "es"
+		}
+		switch name {
+		case "-l", "--list":
+			listing = true
+		case "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--format":
+			listing = true
+			if !eq && i+1 < len(rest) && name != "--merged" && name != "--no-merged" {
+				i++
+			}
+		}
+	}
+	return ""
+}
+
+// gitConfig allows reading config: --get*, --list, get, list.
+func gitConfig(rest []arg) string {
+	read := false
+	for _, a := range rest {
+		t := a.text
+		switch {
+		case in(t, "--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "get", "list", "--get-color", "--get-colorbool"):
+			read = true
+		case in(t, "--global", "--system", "--local", "--worktree", "--show-origin", "--show-scope", "--null", "-z", "--name-only", "--includes", "--no-includes", "--type", "--bool", "--int", "--path", "--default", "-f", "--file", "--blob") || strings.HasPrefix(t, "--type=") || strings.HasPrefix(t, "--default=") || strings.HasPrefix(t, "--file="):
+		case strings.HasPrefix(t, "-"):
+			return "git config " + t + " changes config"
+		}
+	}
+	if !read {
+		return "git config without --get or --list changes config"
+	}
+	return ""
+}
+
+var systemctlReads = []string{"status", "show", "list-units", "list-unit-files", "list-sockets", "list-timers",
+	"list-jobs", "list-dependencies", "list-machines", "list-automounts", "list-paths", "is-active", "is-enabled",
+	"is-failed", "is-system-running", "cat", "show-environment", "get-default", "help"}
+
+var systemctlDangers = []string{"stop", "restart", "try-restart", "reload-or-restart", "try-reload-or-restart",
+	"force-reload", "condrestart", "disable", "mask", "kill", "poweroff", "reboot", "halt", "kexec", "suspend",
+	"hibernate", "hybrid-sleep", "suspend-then-hibernate", "isolate", "emergency", "rescue", "default", "exit",
+	"switch-root", "soft-reboot", "clean", "freeze", "daemon-reexec"}
+
+func systemctlCheck(j *judge, c *cmd, _ []opt, ops []arg) string {
+	if len(ops) == 0 {
+		return ""
+	}
+	verb := ops[0].text
+	switch {
+	case in(verb, systemctlReads...):
+		return ""
+	case in(verb, systemctlDangers...):
+		unit := ""
+		if len(ops) > 1 {
+			unit = " " + ops[1].text
+		}
+		j.danger("systemctl " + verb + unit + " stops or restarts services or the machine")
+		return ""
+	}
+	return "systemctl " + verb + " changes services"
+}
+
+// service NAME status is a look; stop and restart are dangers.
+func serviceCheck(j *judge, c *cmd, _ []opt, ops []arg) string {
+	if len(c.args) == 1 && c.args[0].text == "--status-all" {
+		return ""
+	}
+	if len(ops) < 2 {
+		return "service needs a name and an action"
+	}
+	switch verb := ops[1].text; {
+	case verb == "status":
+		return ""
+	case in(verb, "stop", "restart", "force-reload", "try-restart", "condrestart", "force-stop"):
+		j.danger("service " + ops[0].text + " " + verb + " stops or restarts a service")
+		return ""
+	default:
+		return "service " + ops[0].text + " " + verb + " changes a service"
+	}
+}
+
+var dockerGlobal = mustSpec("-H -c -l --host --context --config --log-level --tlscacert --tlscert --tlskey")
+
+var dockerReads = []string{"ps", "images", "inspect", "logs", "stats", "top", "version", "info", "port", "diff", "history", "events", "search"}
+
+var dockerObjectReads = map[string][]string{
+	"container": {"ls", "list", "ps", "logs", "inspect", "top", "port", "diff", "stats"},
+	"image":     {"ls", "list", "inspect", "history"},
+	"volume":    {"ls", "list", "inspect"},
+	"network":   {"ls", "list", "inspect"},
+	"system":    {"df", "info", "events"},
+	"context":   {"ls", "list", "show", "inspect"},
+	"node":      {"ls", "list", "inspect", "ps"},
+	"service":   {"ls", "list", "ps", "logs", "inspect"},
+	"stack":     {"ls", "list", "ps", "services"},
+	"buildx":    {"ls", "inspect", "du", "version"},
+	"manifest":  {"inspect"},
+	"plugin":    {"ls", "list", "inspect"},
+	"secret":    {"ls", "list"},
+	"config":    {"ls", "list"},
+}
+
+var dockerDangers = []string{"rm", "rmi", "kill", "stop", "restart", "prune", "remove", "down", "leave", "update"}
+
+func dockerCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
+	_, rest := dockerGlobal.parseLeading(c.args)
+	if len(rest) == 0 {
+		return "docker with no command"
+	}
+	sub := rest[0].text
+	if sub == "compose" {
+		return compose(j, c.name+" compose", rest[1:])
+	}
+	if in(sub, dockerReads...) {
+		return ""
+	}
+	if in(sub, dockerDangers...) {
+		j.danger(c.name + " " + sub + " removes or stops containers or images")
+		return ""
+	}
+	reads, object := dockerObjectReads[sub]
+	if !object || len(rest) < 2 {
+		return c.name + " " + sub + " is not a look"
+	}
+	verb := rest[1].text
+	switch {
+	case in(verb, reads...):
+		return ""
+	case in(verb, dockerDangers...):
+		j.danger(c.name + " " + sub + " " + verb + " removes or stops " + sub + "s")
+		return ""
+	}
+	return c.name + " " + sub + " " + verb + " is not a look"
+}
+
+var composeGlobal = mustSpec("-f -p --file --project-name --project-directory --env-file --profile --ansi --parallel --progress")
+
+func composeCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
+	return compose(j, c.name, c.args)
+}
+
+func compose(j *judge, name string, args []arg) string {
+	_, rest := composeGlobal.parseLeading(args)
+	if len(rest) == 0 {
+		return name + " with no command"
+	}
+	sub := rest[0].text
+	switch {
+	case in(sub, "ps", "logs", "ls", "config", "images", "top", "version", "port", "events"):
+		return ""
+	case in(sub, "down", "rm", "kill", "stop", "restart"):
+		j.danger(name + " " + sub + " stops or removes services")
+		return ""
+	}
+	return name + " " + sub + " is not a look"
+}
+
+var kubectlSpec = mustSpec("-n -s -l -o -c -f -L -k --namespace --context --cluster --user --server --kubeconfig --token --selector --output --container --tail --since --since-time --filename --label-columns --sort-by --field-selector --template --request-timeout --as --as-group --as-uid --cache-dir --certificate-authority --client-certificate --client-key --kustomize --chunk-size --max-log-requests --limit-bytes --pod-running-timeout --replicas --timeout --for --subresource --raw --type --containers")
+
+var kubectlReads = []string{"get", "describe", "logs", "top", "explain", "api-resources", "api-versions", "version", "cluster-info", "events", "wait", "kustomize", "completion"}
+
+func kubectlCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
+	opts, ops := kubectlSpec.parseArgs(c.args)
+	if len(ops) == 0 {
+		return c.name + " with no command"
+	}
+	verb := ops[0].text
+	second := ""
+	if len(ops) > 1 {
+		second = ops[1].text
+	}
+	switch {
+	case verb == "get" && strings.HasPrefix(second, "secret"):
+		for _, o := range opts {
+			if o.is('o', "output") && !in(o.value.text, "name", "wide") {
+				j.danger(c.name + " get secret -o " + o.value.text + " prints secret values")
+				return ""
+			}
+		}
+		return ""
+	case in(verb, kubectlReads...):
+		return ""
+	case verb == "config":
+		if in(second, "view", "get-contexts", "current-context", "get-clusters", "get-users") {
+			for _, a := range c.args {
+				if a.text == "--raw" {
+					j.danger(c.name + " config view --raw prints credentials")
+				}
+			}
+			return ""
+		}
+	case verb == "auth" && in(second, "can-i", "whoami"):
+		return ""
+	case verb == "rollout" && in(second, "status", "history"):
+		return ""
+	case verb == "rollout" && in(second, "restart", "undo", "pause"):
+		j.danger(c.name + " rollout " + second + " restarts or rolls back workloads")
+		return ""
+	case verb == "plugin" && second == "list":
+		return ""
+	case in(verb, "delete", "drain"):
+		j.danger(c.name + " " + verb + " removes cluster resources")
+		return ""
+	case verb == "scale":
+		for _, o := range opts {
+			if o.long == "replicas" && o.value.text == "0" {
+				j.danger(c.name + " scale --replicas=0 stops a workload")
+				return ""
+			}
+		}
+	case verb == "replace":
+		for _, a := range c.args {
+			if a.text == "--force" {
+				j.danger(c.name + " replace --force deletes and recreates resources")
+				return ""
+			}
+		}
+	}
+	return c.name + " " + verb + " changes the cluster"
+}
+
+var helmSpec = mustSpec("-n -o -f --namespace --kube-context --kubeconfig --output --revision --max --values --set --version --repo")
+
+func helmCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
+	_, ops := helmSpec.parseArgs(c.args)
+	if len(ops) == 0 {
+		return "helm with no command"
+	}
+	verb := ops[0].text
+	switch {
+	case in(verb, "list", "ls", "status", "get", "history", "hist", "show", "inspect", "search", "version", "env", "template", "lint", "verify"):
+		return ""
+	case in(verb, "repo", "dependency", "dep", "plugin") && len(ops) > 1 && in(ops[1].text, "list", "ls"):
+		return ""
+	case in(verb, "uninstall", "delete", "del", "un", "rollback"):
+		j.danger("helm " + verb + " removes or rolls back a release")
+		return ""
+	}
+	return "helm " + verb + " changes the cluster"
+}
+
+func terraformCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
+	args := c.args
+	for len(args) > 0 && strings.HasPrefix(args[0].text, "-chdir") {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return c.name + " with no command"
+	}
+	verb := args[0].text
+	switch {
+	case verb == "destroy":
+		j.danger(c.name + " destroy tears down infrastructure")
+		return ""
+	case verb == "apply":
+		for _, a := range args[1:] {
+			if a.text == "-destroy" || a.text == "--destroy" {
+				j.danger(c.name + " apply -destroy tears down infrastructure")
+				return ""
+			}
+		}
+	case in(verb, "version", "show", "output", "providers", "graph", "validate", "-version", "--version"):
+		return ""
+	case in(verb, "state", "workspace") && len(args) > 1 && in(args[1].text, "list", "show"):
+		return ""
+	}
+	return c.name + " " + verb + " changes infrastructure"
+}

@@ -1,0 +1,442 @@
+package shell
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// judge collects the findings of one Analyze call. It is not shared between
+// calls, so the Analyzer itself stays free of mutable state.
+type judge struct {
+	a        *Analyzer
+	res      *Analysis
+	commands int             // simple commands seen
+	funcs    map[string]bool // functions the script defines (their bodies are judged where they stand)
+	cwd      string          // directory a literal cd moved to, "" when unknown
+	vars     map[string]string // variables assigned a literal value (X=/)
+}
+
+func (j *judge) absurd(why string)  { j.res.Absurd = addReason(j.res.Absurd, why) }
+func (j *judge) danger(why string)  { j.res.Danger = addReason(j.res.Danger, why) }
+func (j *judge) unknown(why string) { j.res.Unknown = addReason(j.res.Unknown, why) }
+
+// addReason appends why unless the list already holds it.
+func addReason(list []string, why string) []string {
+	for _, r := range list {
+		if r == why {
+			return list
+		}
+	}
+	return append(list, why)
+}
+
+// script parses src and judges every node of it. It reports whether src
+// parsed.
+func (j *judge) script(src string, depth int) bool {
+	f, err := j.a.parse(src)
+	if err != nil {
+		msg := err.Error()
+		if len(msg) > 120 {
+			msg = msg[:120] + "…"
+		}
+		if depth == 0 {
+			j.unknown("does not parse: " + msg)
+		} else {
+			j.unknown("inner script does not parse: " + msg)
+		}
+		return false
+	}
+	syntax.Walk(f, func(n syntax.Node) bool { return j.visit(n, depth) })
+	return true
+}
+
+// nested judges a script found inside a command: sh -c '...', eval, su -c.
+func (j *judge) nested(src string, depth int) {
+	if depth >= maxDepth {
+		j.unknown("commands nested too deep to judge")
+		return
+	}
+	if !j.script(src, depth+1) {
+		j.salvage(src)
+	}
+}
+
+// salvage looks for absurd commands in a script that does not parse, by
+// parsing its pieces between separators on their own. Only absurd findings
+// are kept: the script is already not read-only.
+func (j *judge) salvage(src string) {
+	pieces := strings.FieldsFunc(src, func(r rune) bool {
+		return strings.ContainsRune(";\n&|()`{}", r)
+	})
+	for _, p := range pieces {
+		for _, text := range []string{p, strings.NewReplacer(`'`, "", `"`, "").Replace(p)} {
+			var scratch Analysis
+			s := &judge{a: j.a, res: &scratch}
+			if s.script(text, maxDepth) {
+				for _, r := range scratch.Absurd {
+					j.absurd(r)
+				}
+				break
+			}
+		}
+	}
+}
+
+// visit judges one node; syntax.Walk then descends into its children, so
+// command substitutions, process substitutions, here-documents, function
+// bodies and arithmetic are all reached.
+func (j *judge) visit(n syntax.Node, depth int) bool {
+	switch n := n.(type) {
+	case *syntax.Stmt:
+		j.redirects(n.Redirs)
+	case *syntax.CallExpr:
+		j.call(n, depth)
+	case *syntax.FuncDecl:
+		j.function(n)
+	case *syntax.DeclClause:
+		for _, as := range n.Args {
+			j.assign(as, "")
+		}
+	case *syntax.BinaryCmd:
+		if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
+			j.pipeline(n)
+		}
+	case *syntax.ArithmCmd:
+		if !constArith(n.X) {
+			j.unknown("arithmetic on variables can run code hidden in their values")
+		}
+	case *syntax.LetClause:
+		j.unknown("let evaluates arithmetic on variables")
+	case *syntax.ArithmExp:
+		if !constArith(n.X) {
+			j.unknown("arithmetic on variables can run code hidden in their values")
+		}
+	case *syntax.ParamExp:
+		if n.Index != nil && !constArith(n.Index) || n.Slice != nil && !(constArith(n.Slice.Offset) && constArith(n.Slice.Length)) {
+			j.unknown("array index on variables can run code hidden in their values")
+		}
+	case *syntax.BinaryTest:
+		if n.Op >= syntax.TsEql && n.Op <= syntax.TsGtr && !(constArith(n.X) && constArith(n.Y)) {
+			j.unknown("numeric test on variables can run code hidden in their values")
+		}
+	case *syntax.CoprocClause:
+		j.unknown("coproc starts a background process")
+	}
+	return true
+}
+
+// constArith reports whether an arithmetic expression (or test operand)
+// holds only numbers and operators: no variables, whose values bash would
+// evaluate as code (a[$(cmd)]).
+func constArith(x syntax.Node) bool {
+	if x == nil {
+		return true
+	}
+	ok := true
+	syntax.Walk(x, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Lit:
+			for i := 0; i < len(n.Value); i++ {
+				if c := n.Value[i]; c < '0' || c > '9' {
+					ok = false
+				}
+			}
+		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ProcSubst, *syntax.SglQuoted, *syntax.DblQuoted:
+			ok = false
+		}
+		return ok
+	})
+	return ok
+}
+
+// call judges one simple command.
+func (j *judge) call(c *syntax.CallExpr, depth int) {
+	name := ""
+	if len(c.Args) > 0 {
+		name = word(c.Args[0]).text
+	}
+	for _, as := range c.Assigns {
+		j.assign(as, name)
+	}
+	if len(c.Args) == 0 {
+		j.commands++
+		return
+	}
+	argv := words(c.Args, make([]arg, 0, len(c.Args)+2))
+	j.command(argv, depth)
+}
+
+// command judges a command line given as words, after the shell has split
+// it: from the parse tree, or from a wrapper (sudo ls, xargs rm).
+func (j *judge) command(argv []arg, depth int) {
+	if len(argv) == 0 {
+		return
+	}
+	j.commands++
+	name, trusted, ok := commandName(argv[0])
+	if !ok && argv[0].dynamic {
+		// cmd=rm; $cmd -rf /: judge what the variable holds, never as a reader.
+		if v := j.resolve(argv[0]); v != argv[0].text {
+			name, _, ok = commandName(arg{text: v})
+			trusted = false
+		}
+	}
+	if !ok {
+		j.unknown("the command name " + argv[0].text + " is computed at run time")
+		return
+	}
+	h, found := j.a.commands[name]
+	if !found {
+		if low := strings.ToLower(name); low != name {
+			name, trusted = low, false
+			h, found = j.a.commands[name]
+		}
+	}
+	if !found && isMkfs(name) {
+		h, found = mkfs, true
+	}
+	if _, interp := interpreters[interpreterName(name)]; !found && interp {
+		h, found = interpreter, true
+	}
+	if !found {
+		if j.funcs[name] {
+			return // its body was judged where it was defined
+		}
+		j.unknown("unknown command " + argv[0].text)
+		return
+	}
+	h(j, &cmd{name: name, shown: argv[0].text, args: argv[1:], trusted: trusted, depth: depth})
+}
+
+// cmd is one command handed to a handler.
+type cmd struct {
+	name    string // the name the table matched: "rm" for /bin/rm
+	shown   string // the name as written, for reasons
+	args    []arg  // the words after the name
+	trusted bool   // the name is a system command (not ./ls, not a case-folded MKFS)
+	depth   int    // how deep in sh -c / eval nesting it stands
+}
+
+// systemDirs hold the real commands; /usr/bin/ls is ls, ./ls is not.
+var systemDirs = []string{"/usr/local/sbin/", "/usr/local/bin/", "/usr/sbin/", "/usr/bin/", "/sbin/", "/bin/"}
+
+// commandName resolves the command word to the name looked up in the table.
+func commandName(w arg) (name string, trusted, ok bool) {
+	if w.dynamic || (w.glob && w.text != "[") || w.text == "" {
+		return "", false, false
+	}
+	name, trusted = w.text, true
+	if strings.IndexByte(name, '/') >= 0 {
+		trusted = false
+		for _, d := range systemDirs {
+			if rest, cut := strings.CutPrefix(name, d); cut && strings.IndexByte(rest, '/') < 0 {
+				name, trusted = rest, true
+				break
+			}
+		}
+		if !trusted {
+			name = name[strings.LastIndexByte(name, '/')+1:]
+		}
+		if name == "" {
+			return "", false, false
+		}
+	}
+	return name, trusted, true
+}
+
+// harmlessSinks are output targets that keep a script read-only.
+var harmlessSinks = map[string]bool{
+	"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true,
+	"/dev/fd/1": true, "/dev/fd/2": true, "/dev/tty": true,
+}
+
+// redirects judges a statement's redirections.
+func (j *judge) redirects(rs []*syntax.Redirect) {
+	for _, r := range rs {
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+			continue
+		case syntax.DplIn, syntax.DplOut:
+			if t, ok := word(r.Word).lit(); ok && (t == "-" || isDigits(t)) {
+				continue // 2>&1, >&2, <&0, >&-
+			}
+			if r.Op == syntax.DplIn {
+				j.unknown("reads from a file descriptor named at run time")
+				continue
+			}
+			j.output(word(r.Word), r.Op.String())
+		case syntax.RdrIn:
+			w := word(r.Word)
+			if t, ok := w.lit(); ok {
+				if _, secret := j.a.secrets.Match(t); secret {
+					j.danger("< " + t + " reads a secret")
+				}
+				continue
+			}
+			j.unknown("reads from " + w.text + ", a file named at run time")
+		default:
+			j.output(word(r.Word), r.Op.String())
+		}
+	}
+}
+
+// output judges a write to target: harmless, a raw disk (absurd), a secret
+// (danger), or any other file (a plain write: not read-only).
+func (j *judge) output(target arg, op string) {
+	t, ok := target.lit()
+	if ok && harmlessSinks[t] {
+		return
+	}
+	if isRawDisk(target.text) {
+		j.absurd("writing to " + target.text + " would destroy the disk")
+		return
+	}
+	if _, secret := j.a.secrets.Match(target.text); secret {
+		j.danger(op + " " + target.text + " overwrites a secret")
+		return
+	}
+	j.unknown(op + " " + target.text + " writes a file")
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// function notes a function definition and looks for fork bombs: a
+// function that calls itself in a pipeline or in the background.
+func (j *judge) function(fd *syntax.FuncDecl) {
+	if fd.Name == nil {
+		return
+	}
+	name := fd.Name.Value
+	if j.funcs == nil {
+		j.funcs = map[string]bool{}
+	}
+	j.funcs[name] = true
+	self, spawns := 0, false
+	syntax.Walk(fd.Body, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Stmt:
+			spawns = spawns || n.Background
+		case *syntax.BinaryCmd:
+			spawns = spawns || n.Op == syntax.Pipe || n.Op == syntax.PipeAll
+		case *syntax.CallExpr:
+			if len(n.Args) > 0 && word(n.Args[0]).text == name {
+				self++
+			}
+		}
+		return true
+	})
+	if self > 0 && spawns {
+		j.absurd("function " + name + " calls itself in a pipe or in the background: a fork bomb")
+	}
+}
+
+// pipeline looks for downloads piped into a shell or an interpreter:
+// curl URL | sh.
+func (j *judge) pipeline(b *syntax.BinaryCmd) {
+	var stmts []*syntax.Stmt
+	var flatten func(s *syntax.Stmt)
+	flatten = func(s *syntax.Stmt) {
+		if bc, ok := s.Cmd.(*syntax.BinaryCmd); ok && (bc.Op == syntax.Pipe || bc.Op == syntax.PipeAll) {
+			flatten(bc.X)
+			flatten(bc.Y)
+			return
+		}
+		stmts = append(stmts, s)
+	}
+	flatten(b.X)
+	flatten(b.Y)
+	downloaded := ""
+	for _, s := range stmts {
+		c, ok := s.Cmd.(*syntax.CallExpr)
+		if !ok {
+			continue
+		}
+		// The command word, looking through wrappers: curl URL | sudo bash.
+		for _, w := range c.Args {
+			t, _ := word(w).lit()
+			t = t[strings.LastIndexByte(t, '/')+1:]
+			if pipeWrappers[t] || strings.HasPrefix(t, "-") || strings.Contains(t, "=") || isDigits(t) {
+				continue
+			}
+			switch {
+			case downloaders[t]:
+				downloaded = t
+			case downloaded != "" && (shells[t] || interpreters[t] != ""):
+				j.danger(downloaded + " output piped into " + t + " runs downloaded code")
+			}
+			break
+		}
+	}
+}
+
+var (
+	downloaders  = map[string]bool{"curl": true, "wget": true, "fetch": true, "aria2c": true, "http": true, "https": true}
+	pipeWrappers = map[string]bool{"sudo": true, "doas": true, "env": true, "nice": true, "nohup": true, "command": true, "exec": true, "timeout": true, "stdbuf": true, "xargs": true, "time": true}
+)
+
+// assign judges a variable assignment. prefixFor names the command the
+// variable is exported to (FOO=1 cmd), "" for a plain assignment or declare.
+func (j *judge) assign(as *syntax.Assign, prefixFor string) {
+	if as.Name == nil {
+		return
+	}
+	n := as.Name.Value
+	if prefixFor != "" {
+		if !safePrefixVar(n, as.Value) {
+			j.unknown("sets " + n + " for " + prefixFor)
+		}
+		return
+	}
+	if riskyVar(n) {
+		j.unknown("sets " + n + ", which changes what later commands do")
+	}
+	if as.Value != nil {
+		if v, ok := word(as.Value).lit(); ok {
+			if j.vars == nil {
+				j.vars = map[string]string{}
+			}
+			j.vars[n] = v
+		}
+	}
+}
+
+// safePrefixVar reports whether exporting name=value to a reader keeps it a
+// reader: locale, time zone, colours, terminal size, a pager that is cat.
+func safePrefixVar(name string, value *syntax.Word) bool {
+	switch name {
+	case "LANG", "LANGUAGE", "TZ", "COLUMNS", "LINES", "NO_COLOR", "TERM", "CLICOLOR",
+		"FORCE_COLOR", "TIME_STYLE", "SYSTEMD_COLORS", "GREP_COLOR", "GREP_COLORS", "LS_COLORS":
+		return true
+	case "PAGER", "GIT_PAGER", "SYSTEMD_PAGER", "MANPAGER":
+		if value == nil {
+			return true
+		}
+		v, ok := word(value).lit()
+		return ok && (v == "" || v == "cat")
+	}
+	return strings.HasPrefix(name, "LC_")
+}
+
+// riskyVar reports whether setting a shell variable changes how later
+// commands run or which programs they start.
+func riskyVar(n string) bool {
+	switch n {
+	case "PATH", "IFS", "ENV", "CDPATH", "HOME", "SHELLOPTS", "BASHOPTS", "PS4",
+		"PROMPT_COMMAND", "GLOBIGNORE", "EDITOR", "VISUAL", "NODE_OPTIONS", "RUBYOPT":
+		return true
+	}
+	for _, p := range []string{"LD_", "BASH_", "GIT_", "LESS", "PYTHON", "PERL", "DYLD_", "KUBECTL_"} {
+		if strings.HasPrefix(n, p) {
+			return true
+		}
+	}
+	return strings.HasSuffix(n, "PAGER")
+}
