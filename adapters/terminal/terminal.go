@@ -291,8 +291,12 @@ func (t *Terminal) Update(_ context.Context, _ adapters.Place, ref string, c ada
 		t.states[ref] = c.Card.State
 	}
 	t.mu.Unlock()
-	if progressOnly {
+	switch {
+	case progressOnly:
 		return t.print(t.progressLine(c.Card))
+	case c.Card != nil:
+		// The whole card is on the screen above: print what changed.
+		return t.print(t.renderChange(c))
 	}
 	return t.print(text)
 }
@@ -312,6 +316,19 @@ func (t *Terminal) render(c adapters.Content) string {
 		parts = append(parts, renderCard(*c.Card, t.paint))
 	}
 	return strings.Join(parts, "\n")
+}
+
+// renderChange is the short form of an updated card: its head, the
+// operation, the state, the output and any decision still open.
+func (t *Terminal) renderChange(c adapters.Content) string {
+	short := *c.Card
+	short.Title, short.Requester, short.Conversation = "", "", ""
+	short.Reasons, short.LLMLevel, short.Preview = nil, "", nil
+	text := renderCard(short, t.paint)
+	if c.Text != "" {
+		text = renderText(c.Text, t.paint) + "\n" + text
+	}
+	return text
 }
 
 func (t *Terminal) progressLine(c *adapters.Card) string {

@@ -270,6 +270,9 @@ func TestUpdates(t *testing.T) {
 		if !st.silent && !strings.Contains(out.String(), st.wantLine+"\n") {
 			t.Errorf("%s: output lacks %q:\n%s", st.name, st.wantLine, out.String())
 		}
+		if strings.Contains(out.String(), "why:") || strings.Contains(out.String(), "preview:") {
+			t.Errorf("%s: the update repeats the whole card:\n%s", st.name, out.String())
+		}
 		if st.name == "progress prints one line" && strings.Count(out.String(), "\n") != 1 {
 			t.Errorf("%s: printed more than one line:\n%s", st.name, out.String())
 		}

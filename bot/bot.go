@@ -1,0 +1,432 @@
+// Package bot is the orchestration between a chat adapter and the agent: it
+// routes messages to their conversation (a thread), runs direct commands and
+// agent turns, draws approval cards (it is the agent's Sink), checks every
+// decision against the channel's approver policy, runs the expiry sweeper,
+// drops redelivered events, and shuts down without losing work.
+//
+// Errors shown in a channel are plain sentences with a reference; the detail
+// goes to the log under the same reference (STYLE habit 7).
+package bot
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/agent"
+	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/tools"
+)
+
+// Bot connects one adapter to one agent.
+type Bot struct {
+	cfg   Config
+	ad    adapters.Adapter
+	agent *agent.Agent
+	store approval.Store
+	tools *tools.Registry
+	model bool // a model is configured
+	log   *slog.Logger
+	now   func() time.Time
+	seen  *dedupe
+
+	// work is the context of work in flight (turns, runs); it outlives the
+	// Run context so that a shutdown lets runs finish, and is cancelled
+	// when the grace period is over.
+	work       context.Context
+	cancelWork context.CancelFunc
+	inflight   sync.WaitGroup // the bot's own goroutines: queues, decisions
+
+	mu     sync.Mutex
+	queues map[string]*queue // conversation key → waiting messages
+	refs   map[string]string // approval id → card message ref, until final
+}
+
+var (
+	_ agent.Sink       = (*Bot)(nil)
+	_ adapters.Handler = (*Bot)(nil)
+)
+
+// New builds the bot and its agent. deps.Sink is the bot itself (any value
+// given is replaced); deps.Store, deps.Tools and deps.Log are shared with
+// the agent.
+func New(cfg Config, ad adapters.Adapter, agentCfg agent.Config, deps agent.Deps) (*Bot, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if ad == nil {
+		return nil, errors.New("bot: no adapter")
+	}
+	if deps.Store == nil {
+		return nil, errors.New("bot: no approval store")
+	}
+	cfg = cfg.WithDefaults()
+	if deps.Log == nil {
+		deps.Log = slog.Default()
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	b := &Bot{
+		cfg:    cfg,
+		ad:     ad,
+		store:  deps.Store,
+		tools:  deps.Tools,
+		model:  deps.Model != nil,
+		log:    deps.Log.With("component", "bot", "platform", ad.Name()),
+		now:    deps.Now,
+		seen:   newDedupe(cfg.DedupeSize, cfg.DedupeWindow),
+		queues: map[string]*queue{},
+		refs:   map[string]string{},
+	}
+	deps.Sink = b
+	ag, err := agent.New(agentCfg, deps)
+	if err != nil {
+		return nil, fmt.Errorf("bot: build agent: %w", err)
+	}
+	b.agent = ag
+	b.work, b.cancelWork = context.WithCancel(context.Background())
+	return b, nil
+}
+
+// Welcome is the line to show when the bot starts: what works now, and how
+// to add a model when there is none.
+func (b *Bot) Welcome() string {
+	if !b.model {
+		return "Countersign is ready. No model configured: only direct commands work (!help lists them). " +
+			"Set OPENAI_API_KEY or OPENAI_BASE_URL to talk to a model."
+	}
+	return "Countersign is ready. Ask in plain words, or use a direct command (!help lists them)."
+}
+
+// Run serves the adapter until its input ends or ctx is done, and then
+// shuts down gracefully: no new work is taken, work in flight finishes (at
+// the end of input it always does; after cancellation it gets
+// Config.ShutdownGrace, then runs are interrupted and the agent records
+// them as failed), and pending approvals stay pending in the store. It
+// returns nil after a clean end or shutdown.
+func (b *Bot) Run(ctx context.Context) error {
+	sweepCtx, stopSweep := context.WithCancel(b.work)
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		b.sweep(sweepCtx)
+	}()
+
+	err := b.ad.Run(ctx, b)
+	cancelled := ctx.Err() != nil
+	if err != nil && !(cancelled && errors.Is(err, context.Canceled)) {
+		b.log.Error("adapter stopped", "err", err)
+	}
+
+	stopSweep()
+	<-swept
+	drained := make(chan struct{})
+	go func() {
+		b.inflight.Wait()
+		b.agent.Wait()
+		close(drained)
+	}()
+	if cancelled {
+		select {
+		case <-drained:
+		case <-time.After(b.cfg.ShutdownGrace):
+			b.log.Warn("shutdown grace over: interrupting runs in flight", "grace", b.cfg.ShutdownGrace)
+			b.cancelWork()
+			<-drained
+		}
+	} else {
+		<-drained
+	}
+	b.cancelWork()
+	if err != nil && !(cancelled && errors.Is(err, context.Canceled)) {
+		return fmt.Errorf("bot: adapter %s: %w", b.ad.Name(), err)
+	}
+	return nil
+}
+
+// sweep expires overdue approvals every SweepInterval until ctx is done.
+func (b *Bot) sweep(ctx context.Context) {
+	t := time.NewTicker(b.cfg.SweepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := b.agent.Sweep(ctx); err != nil && ctx.Err() == nil {
+				b.log.Error("expiry sweep", "err", err)
+			}
+		}
+	}
+}
+
+// Handle takes one event from the adapter. It returns at once: messages
+// queue behind their conversation, decisions run in the background.
+func (b *Bot) Handle(_ context.Context, e adapters.Event) {
+	if e.ID != "" && !b.seen.first(e.ID, b.now()) {
+		b.log.Info("dropped a repeated event", "event", e.ID, "redelivered", e.Redelivered)
+		return
+	}
+	if e.Decision == nil {
+		if d, ok := adapters.ParseDecision(e.Text); ok {
+			e.Decision = &d
+		}
+	}
+	if e.Decision != nil {
+		b.decision(e)
+		return
+	}
+	if strings.TrimSpace(e.Text) == "" {
+		return
+	}
+	b.enqueue(e)
+}
+
+// queue holds the messages of one conversation, handled one at a time in
+// the order they came.
+type queue struct {
+	events []adapters.Event
+}
+
+func (b *Bot) enqueue(e adapters.Event) {
+	key := b.conv(e.Place).Key()
+	b.mu.Lock()
+	q, running := b.queues[key]
+	if !running {
+		q = &queue{}
+		b.queues[key] = q
+	}
+	if len(q.events) >= b.cfg.QueueSize {
+		b.mu.Unlock()
+		b.notify(e.Place, e.User, "I am still working on your earlier messages here; send this again in a moment.")
+		return
+	}
+	q.events = append(q.events, e)
+	if !running {
+		b.inflight.Add(1)
+		go b.drain(key, q)
+	}
+	b.mu.Unlock()
+}
+
+func (b *Bot) drain(key string, q *queue) {
+	defer b.inflight.Done()
+	for {
+		b.mu.Lock()
+		if len(q.events) == 0 {
+			delete(b.queues, key)
+			b.mu.Unlock()
+			return
+		}
+		e := q.events[0]
+		q.events = q.events[1:]
+		b.mu.Unlock()
+		b.message(b.work, e)
+	}
+}
+
+// message handles one message: a direct command or a turn of the agent.
+func (b *Bot) message(ctx context.Context, e adapters.Event) {
+	text := strings.TrimSpace(e.Text)
+	conv := b.conv(e.Place)
+	user := approval.User{ID: e.User.ID, Name: e.User.Display()}
+	if strings.HasPrefix(text, "!") {
+		b.command(ctx, e, conv, user, text)
+		return
+	}
+	if err := b.agent.Handle(ctx, conv, user, text); err != nil {
+		b.fail(ctx, e.Place, "I could not finish answering that", err)
+	}
+}
+
+func (b *Bot) conv(p adapters.Place) approval.Conversation {
+	return approval.Conversation{Platform: b.ad.Name(), Channel: p.Channel, Thread: p.Thread}
+}
+
+// decision checks a decision against the channel's policy at once and
+// hands an allowed one to the agent in the background.
+func (b *Bot) decision(e adapters.Event) {
+	ctx := b.work
+	d := *e.Decision
+	verb := "cancel"
+	if d.Approve {
+		verb = "approve"
+	}
+	if !approval.ValidID(d.ApprovalID) {
+		b.refuse(ctx, e, nil, verb, "no approval has that id", "There is no approval "+d.ApprovalID+". Copy the id from the card.")
+		return
+	}
+	a, err := b.store.Get(ctx, d.ApprovalID)
+	if errors.Is(err, approval.ErrNotFound) {
+		b.refuse(ctx, e, nil, verb, "no approval has that id", "There is no approval "+d.ApprovalID+" (it may have been cleaned up).")
+		return
+	}
+	if err != nil {
+		b.failPrivate(ctx, e.Place, e.User, "I could not read that approval just now; nothing changed. Try again in a moment", err)
+		return
+	}
+	if a.Conversation.Platform != b.ad.Name() || a.Conversation.Channel != e.Place.Channel {
+		b.refuse(ctx, e, a, verb, "decision from another channel", "That approval belongs to another channel; decide on it there. Nothing changed.")
+		return
+	}
+	if a.State != approval.Pending {
+		b.notify(e.Place, e.User, alreadyDecided(a))
+		return
+	}
+	if why := b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel).refusal(e.User, a.Requester.ID, d.Approve); why != "" {
+		b.refuse(ctx, e, a, verb, why, "You cannot "+verb+" "+a.ID+": "+why+". Nothing changed.")
+		return
+	}
+	by := approval.User{ID: e.User.ID, Name: e.User.Display()}
+	b.inflight.Add(1)
+	go func() {
+		defer b.inflight.Done()
+		res, err := b.agent.Decide(ctx, d.ApprovalID, by, d.Approve, d.Reason)
+		if err != nil {
+			b.failPrivate(ctx, e.Place, e.User, "Your decision on "+d.ApprovalID+" could not be recorded", err)
+			return
+		}
+		if !res.Won && res.Approval != nil {
+			b.notify(e.Place, e.User, alreadyDecided(res.Approval))
+		}
+	}()
+}
+
+func alreadyDecided(a *approval.Approval) string {
+	s := "Approval " + a.ID + " is already " + string(a.State)
+	if a.State == approval.Expired {
+		if !a.DecidedAt.IsZero() {
+			s += " (at " + a.DecidedAt.UTC().Format(stamp) + ")"
+		}
+	} else if a.DecidedBy != nil {
+		s += " (by " + userName(*a.DecidedBy)
+		if !a.DecidedAt.IsZero() {
+			s += " at " + a.DecidedAt.UTC().Format(stamp)
+		}
+		s += ")"
+	}
+	return s + "; nothing changed."
+}
+
+// refuse tells the person privately why their decision changed nothing and
+// audits the refused click.
+func (b *Bot) refuse(ctx context.Context, e adapters.Event, a *approval.Approval, verb, why, notice string) {
+	ev := approval.Event{
+		At:         b.now(),
+		Kind:       "refused_click",
+		Actor:      e.User.ID,
+		ApprovalID: e.Decision.ApprovalID,
+		Decision:   verb,
+		Outcome:    "refused",
+		Channel:    e.Place.Channel,
+		Detail:     why,
+	}
+	if a != nil {
+		ev.Tool = a.Tool
+		ev.Operation = operation(a.Tool, a.Args)
+		ev.Rule = string(a.Verdict.Rule)
+	}
+	if err := b.store.Audit(ctx, ev); err != nil {
+		b.log.Error("audit a refused click", "err", err, "approval", ev.ApprovalID, "actor", ev.Actor)
+	}
+	b.notify(e.Place, e.User, notice)
+}
+
+func (b *Bot) notify(p adapters.Place, u adapters.User, text string) {
+	if err := b.ad.Notify(b.work, p, u, text); err != nil {
+		b.log.Error("send a private notice", "err", err, "user", u.ID)
+	}
+}
+
+// fail logs err under a new reference and tells the channel a safe
+// sentence with that reference.
+func (b *Bot) fail(ctx context.Context, p adapters.Place, what string, err error) {
+	ref := newRef()
+	b.log.Error(what, "err", err, "ref", ref, "channel", p.Channel)
+	if _, perr := b.ad.Post(ctx, p, adapters.Content{Text: what + "; the details are in the log (ref " + ref + ")."}); perr != nil {
+		b.log.Error("post an error notice", "err", perr, "ref", ref)
+	}
+}
+
+func (b *Bot) failPrivate(_ context.Context, p adapters.Place, u adapters.User, what string, err error) {
+	ref := newRef()
+	b.log.Error(what, "err", err, "ref", ref, "user", u.ID)
+	b.notify(p, u, what+"; the details are in the log (ref "+ref+").")
+}
+
+func newRef() string {
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	return hex.EncodeToString(r[:])
+}
+
+// Reply posts text into a conversation (agent.Sink).
+func (b *Bot) Reply(ctx context.Context, conv approval.Conversation, text string) error {
+	if _, err := b.ad.Post(ctx, place(conv), adapters.Content{Text: text}); err != nil {
+		return fmt.Errorf("post reply in %s: %w", conv.Key(), err)
+	}
+	return nil
+}
+
+// PostCard posts the card of a new pending approval (agent.Sink).
+func (b *Bot) PostCard(ctx context.Context, a *approval.Approval) (string, error) {
+	c := card(a, nil, b.now(), b.cfg.CardOutput)
+	ref, err := b.ad.Post(ctx, place(a.Conversation), adapters.Content{Card: &c})
+	if err != nil {
+		return "", fmt.Errorf("post card %s: %w", a.ID, err)
+	}
+	b.mu.Lock()
+	b.refs[a.ID] = ref
+	b.mu.Unlock()
+	return ref, nil
+}
+
+// UpdateCard redraws a card in place (agent.Sink). A card whose message is
+// unknown (posted by a replica that lost it) is posted anew.
+func (b *Bot) UpdateCard(ctx context.Context, a *approval.Approval, p *tools.Progress) error {
+	c := card(a, p, b.now(), b.cfg.CardOutput)
+	ref := a.MessageRef
+	if ref == "" {
+		b.mu.Lock()
+		ref = b.refs[a.ID]
+		b.mu.Unlock()
+	}
+	if a.State.Final() {
+		b.mu.Lock()
+		delete(b.refs, a.ID)
+		b.mu.Unlock()
+	}
+	pl := place(a.Conversation)
+	if ref != "" {
+		err := b.ad.Update(ctx, pl, ref, adapters.Content{Card: &c})
+		if err == nil {
+			return nil
+		}
+		b.log.Warn("update card in place failed; posting it again", "err", err, "approval", a.ID)
+	}
+	newRef, err := b.ad.Post(ctx, pl, adapters.Content{Card: &c})
+	if err != nil {
+		return fmt.Errorf("update card %s: %w", a.ID, err)
+	}
+	if !a.State.Final() {
+		b.mu.Lock()
+		b.refs[a.ID] = newRef
+		b.mu.Unlock()
+	}
+	if err := b.store.SetMessageRef(ctx, a.ID, newRef); err != nil {
+		b.log.Warn("record the new card message", "err", err, "approval", a.ID)
+	}
+	return nil
+}
+
+func place(c approval.Conversation) adapters.Place {
+	return adapters.Place{Channel: c.Channel, Thread: c.Thread}
+}

@@ -1,0 +1,219 @@
+package bot
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/countersign/countersign/adapters"
+)
+
+// Config is the bot's own section of the configuration (`bot:`).
+type Config struct {
+	// Default is the approver policy of every channel not listed in
+	// Channels.
+	Default Policy `yaml:"default"`
+	// Channels overrides the policy per channel. The key is the channel's
+	// id as the platform reports it ("terminal", "C0123ABCD"), or
+	// "platform:channel" to name one platform's channel only. Fields left
+	// out are taken from Default.
+	Channels map[string]Policy `yaml:"channels"`
+	// SweepInterval is how often overdue approvals are expired (default 5s).
+	SweepInterval time.Duration `yaml:"sweep_interval"`
+	// DedupeWindow is how long an event id is remembered to drop a
+	// redelivery (default 10m); DedupeSize caps how many are remembered
+	// (default 10000).
+	DedupeWindow time.Duration `yaml:"dedupe_window"`
+	DedupeSize   int           `yaml:"dedupe_size"`
+	// ShutdownGrace is how long a shutdown waits for runs in flight before
+	// interrupting them (default 30s). At the end of piped input the bot
+	// always waits for the work in flight.
+	ShutdownGrace time.Duration `yaml:"shutdown_grace"`
+	// CardOutput caps the output shown on a card, in bytes (default 2000).
+	CardOutput int `yaml:"card_output"`
+	// QueueSize caps the messages waiting in one conversation (default 20).
+	QueueSize int `yaml:"queue_size"`
+}
+
+// Policy says who may decide on the approvals of a channel (SPEC §5).
+type Policy struct {
+	// Approvers lists who may approve: a user id or name ("alice",
+	// "user:U0123"), a user group ("group:oncall") or a role
+	// ("role:admin"); "*" is anyone. Empty means anyone in the channel.
+	Approvers []string `yaml:"approvers"`
+	// RequireSecondPerson: the requester cannot approve their own call
+	// (they can always cancel it). Default true.
+	RequireSecondPerson *bool `yaml:"require_second_person"`
+}
+
+// Defaults of the configuration.
+const (
+	DefaultSweepInterval = 5 * time.Second
+	DefaultDedupeWindow  = 10 * time.Minute
+	DefaultDedupeSize    = 10000
+	DefaultShutdown      = 30 * time.Second
+	DefaultCardOutput    = 2000
+	DefaultQueueSize     = 20
+)
+
+// WithDefaults returns c with every unset value at its default.
+func (c Config) WithDefaults() Config {
+	if c.SweepInterval == 0 {
+		c.SweepInterval = DefaultSweepInterval
+	}
+	if c.DedupeWindow == 0 {
+		c.DedupeWindow = DefaultDedupeWindow
+	}
+	if c.DedupeSize == 0 {
+		c.DedupeSize = DefaultDedupeSize
+	}
+	if c.ShutdownGrace == 0 {
+		c.ShutdownGrace = DefaultShutdown
+	}
+	if c.CardOutput == 0 {
+		c.CardOutput = DefaultCardOutput
+	}
+	if c.QueueSize == 0 {
+		c.QueueSize = DefaultQueueSize
+	}
+	if c.Default.RequireSecondPerson == nil {
+		t := true
+		c.Default.RequireSecondPerson = &t
+	}
+	return c
+}
+
+// Validate reports the first bad value, naming its key.
+func (c Config) Validate() error {
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{
+		{"bot.sweep_interval", c.SweepInterval},
+		{"bot.dedupe_window", c.DedupeWindow},
+		{"bot.shutdown_grace", c.ShutdownGrace},
+	} {
+		if d.v < 0 {
+			return fmt.Errorf("%s: %s is negative", d.key, d.v)
+		}
+	}
+	if c.SweepInterval != 0 && c.SweepInterval < 100*time.Millisecond {
+		return fmt.Errorf("bot.sweep_interval: %s is shorter than 100ms", c.SweepInterval)
+	}
+	for _, n := range []struct {
+		key string
+		v   int
+	}{
+		{"bot.dedupe_size", c.DedupeSize},
+		{"bot.card_output", c.CardOutput},
+		{"bot.queue_size", c.QueueSize},
+	} {
+		if n.v < 0 {
+			return fmt.Errorf("%s: %d is negative", n.key, n.v)
+		}
+	}
+	if err := c.Default.validate("bot.default"); err != nil {
+		return err
+	}
+	for _, name := range sortedKeys(c.Channels) {
+		if strings.TrimSpace(name) == "" {
+			return fmt.Errorf("bot.channels: a channel has an empty name")
+		}
+		if err := c.Channels[name].validate("bot.channels." + name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p Policy) validate(key string) error {
+	for i, a := range p.Approvers {
+		kind, name, found := strings.Cut(a, ":")
+		switch {
+		case strings.TrimSpace(a) == "":
+			return fmt.Errorf("%s.approvers[%d]: empty entry", key, i)
+		case !found:
+		case kind != "user" && kind != "group" && kind != "role":
+			return fmt.Errorf("%s.approvers[%d]: %q: the prefix must be user:, group: or role:", key, i, a)
+		case name == "":
+			return fmt.Errorf("%s.approvers[%d]: %q names nobody", key, i, a)
+		}
+	}
+	return nil
+}
+
+// policy returns the effective policy of a channel.
+func (c Config) policy(platform, channel string) Policy {
+	p := c.Default
+	ch, ok := c.Channels[platform+":"+channel]
+	if !ok {
+		ch, ok = c.Channels[channel]
+	}
+	if ok {
+		if ch.Approvers != nil {
+			p.Approvers = ch.Approvers
+		}
+		if ch.RequireSecondPerson != nil {
+			p.RequireSecondPerson = ch.RequireSecondPerson
+		}
+	}
+	return p
+}
+
+// mayApprove reports whether u is on the approvers list.
+func (p Policy) mayApprove(u adapters.User) bool {
+	if len(p.Approvers) == 0 {
+		return true
+	}
+	for _, a := range p.Approvers {
+		kind, name, found := strings.Cut(a, ":")
+		if !found {
+			kind, name = "user", a
+		}
+		switch {
+		case a == "*":
+			return true
+		case kind == "user" && (name == u.ID || name == u.Name):
+			return true
+		case kind == "group" && slices.Contains(u.Groups, name):
+			return true
+		case kind == "role" && slices.Contains(u.Roles, name):
+			return true
+		}
+	}
+	return false
+}
+
+// secondPerson reports whether the requester is barred from approving.
+func (p Policy) secondPerson() bool {
+	return p.RequireSecondPerson == nil || *p.RequireSecondPerson
+}
+
+// refusal says why u may not make this decision, or "" when they may.
+// requester is the id of the person who asked for the call.
+func (p Policy) refusal(u adapters.User, requester string, approve bool) string {
+	own := u.ID == requester
+	if !approve {
+		if own || p.mayApprove(u) {
+			return ""
+		}
+		return "only the requester or an approver of this channel can cancel it"
+	}
+	if own && p.secondPerson() {
+		return "you asked for this call, and this channel needs a second person to approve it; you can still cancel it"
+	}
+	if !p.mayApprove(u) {
+		return "you are not on this channel's list of approvers"
+	}
+	return ""
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
