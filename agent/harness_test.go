@@ -1,0 +1,217 @@
+package agent_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/countersign/countersign/agent"
+	"github.com/countersign/countersign/agent/agenttest"
+	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/agent/approval/memstore"
+	"github.com/countersign/countersign/agent/approval/redisstore"
+	"github.com/countersign/countersign/agent/llm"
+	"github.com/countersign/countersign/internal/testenv"
+	"github.com/countersign/countersign/risk"
+	"github.com/countersign/countersign/tools"
+	"github.com/countersign/countersign/tools/shelltool"
+)
+
+// clock is the injected clock every agent and store of a test shares.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// backend opens store clients over one shared backend: each call to open
+// gives a new client (Redis) or the one store (memory).
+type backend struct {
+	name string
+	open func(t *testing.T, c *clock) func() approval.Store
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+var memoryBackend = backend{"memory", func(t *testing.T, c *clock) func() approval.Store {
+	s := memstore.New(memstore.Options{Now: c.Now, Logger: quiet})
+	t.Cleanup(func() { _ = s.Close() })
+	return func() approval.Store { return s }
+}}
+
+var redisBackend = backend{"redis", func(t *testing.T, c *clock) func() approval.Store {
+	url := testenv.RedisURL(t)
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatalf("parse %s: %v", url, err)
+	}
+	prefix := "agenttest-" + randomHex()
+	return func() approval.Store {
+		s := redisstore.New(redis.NewClient(opt), redisstore.Options{Prefix: prefix, Now: c.Now, Logger: quiet})
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+}}
+
+var backends = []backend{memoryBackend, redisBackend}
+
+func randomHex() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// env is one test's world: a temp dir the shell tool works in, the fake
+// model server, the recording sink, the real policy and a store backend.
+type env struct {
+	t     *testing.T
+	root  string
+	srv   *agenttest.Server
+	sink  *agenttest.Sink
+	clock *clock
+	open  func() approval.Store
+	reg   *tools.Registry
+	pol   *risk.Policy
+	cfg   agent.Config
+}
+
+var (
+	alice = approval.User{ID: "U1", Name: "Alice"}
+	bob   = approval.User{ID: "U2", Name: "Bob"}
+	conv  = approval.Conversation{Platform: "test", Channel: "C1", Thread: "T1"}
+)
+
+func newEnv(t *testing.T, b backend, script ...agenttest.Reply) *env {
+	t.Helper()
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sh, err := shelltool.New(shelltool.Config{Root: root, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("shelltool.New: %v", err)
+	}
+	reg, err := tools.NewRegistry(sh)
+	if err != nil {
+		t.Fatalf("NewRegistry: %v", err)
+	}
+	pol, err := risk.New(risk.Config{})
+	if err != nil {
+		t.Fatalf("risk.New: %v", err)
+	}
+	c := newClock()
+	return &env{
+		t: t, root: root, srv: agenttest.NewServer(t, script...), sink: &agenttest.Sink{},
+		clock: c, open: b.open(t, c), reg: reg, pol: pol,
+	}
+}
+
+// model is a real llm client on the fake server.
+func (e *env) model() agent.Model {
+	m, err := llm.New(llm.Config{BaseURL: e.srv.BaseURL(), Model: "test-model", Backoff: time.Millisecond, MaxBackoff: time.Millisecond, MaxAttempts: 2}, nil)
+	if err != nil {
+		e.t.Fatalf("llm.New: %v", err)
+	}
+	return m
+}
+
+// agent returns a new agent (a replica) over store.
+func (e *env) agent(store approval.Store) *agent.Agent {
+	e.t.Helper()
+	a, err := agent.New(e.cfg, agent.Deps{
+		Model: e.model(), Tools: e.reg, Policy: e.pol, Store: store, Sink: e.sink, Now: e.clock.Now, Log: quiet,
+	})
+	if err != nil {
+		e.t.Fatalf("agent.New: %v", err)
+	}
+	return a
+}
+
+func (e *env) file(name string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(e.root, name))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", false
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(b), true
+}
+
+// toolResults decodes the tool messages of a request, in order.
+func toolResults(t *testing.T, req agenttest.ChatRequest) []tools.Result {
+	t.Helper()
+	var out []tools.Result
+	for _, m := range req.Messages {
+		if m.Role != "tool" {
+			continue
+		}
+		var r tools.Result
+		if err := json.Unmarshal([]byte(m.Content), &r); err != nil {
+			t.Fatalf("tool message %s is not a result: %v\n%s", m.ToolCallID, err, m.Content)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func statuses(rs []tools.Result) []tools.Status {
+	out := make([]tools.Status, len(rs))
+	for i, r := range rs {
+		out[i] = r.Status
+	}
+	return out
+}
+
+// failingAudit is a store whose audit log can be made to fail.
+type failingAudit struct {
+	approval.Store
+	fail atomic.Bool
+}
+
+func (f *failingAudit) Audit(ctx context.Context, e approval.Event) error {
+	if f.fail.Load() {
+		return errors.New("audit stream unavailable")
+	}
+	return f.Store.Audit(ctx, e)
+}
+
+func events(t *testing.T, s approval.Store, kind string) []approval.Event {
+	t.Helper()
+	all, err := s.AuditLog(context.Background(), 1000)
+	if err != nil {
+		t.Fatalf("AuditLog: %v", err)
+	}
+	var out []approval.Event
+	for _, e := range all {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
