@@ -31,7 +31,7 @@ var errNotObject = errors.New("the arguments are not a JSON object")
 // parseArgs splits raw into its top-level fields. Empty and null arguments are
 // an empty object.
 func parseArgs(raw []byte) (args, error) {
-	raw = bytes.TrimSpace(raw)
+	raw = bytes.Trim(raw, " \t\r\n") // JSON white space only
 	if len(raw) == 0 || string(raw) == "null" {
 		return args{}, nil
 	}
