@@ -135,7 +135,7 @@ func (p Policy) validate(key string) error {
 			return fmt.Errorf("%s.approvers[%d]: empty entry", key, i)
 		case !found:
 		case kind != "user" && kind != "group" && kind != "role":
-			return fmt.Errorf("%s.approvers[%d]: %q: the prefix must be user:, group: or role:", key, i, a)
+			return fmt.Errorf("%s.approvers[%d]: %q: the prefix must be one of user, group, role", key, i, a)
 		case name == "":
 			return fmt.Errorf("%s.approvers[%d]: %q names nobody", key, i, a)
 		}

@@ -573,4 +573,3 @@ func TestShutdownKeepsPendingApprovals(t *testing.T) {
 		t.Errorf("after shutdown the approval is %s, want pending", a.State)
 	}
 }
-
