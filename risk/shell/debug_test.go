@@ -1,7 +1,7 @@
 package shell
 
 import (
-	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"testing"
@@ -16,10 +16,13 @@ func TestDebugPrint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fh, _ := os.Open(f)
-	sc := bufio.NewScanner(fh)
-	for sc.Scan() {
-		r := a.Analyze(sc.Text())
-		fmt.Printf("%-50q ro=%v A=%q D=%q U=%q\n", sc.Text(), r.ReadOnly, r.Absurd, r.Danger, r.Unknown)
+	data, _ := os.ReadFile(f)
+	var cases []string
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		r := a.Analyze(c)
+		fmt.Printf("%-50q ro=%v A=%q D=%q U=%q\n", c, r.ReadOnly, r.Absurd, r.Danger, r.Unknown)
 	}
 }

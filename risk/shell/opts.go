@@ -69,9 +69,14 @@ func (sp optSpec) has(o opt) bool {
 	return false
 }
 
-// is reports whether o is the short option s or the long option l.
+// is reports whether o is the short option s or the long option l, also
+// abbreviated to three letters or more (GNU getopt takes --recur for
+// --recursive).
 func (o opt) is(s byte, l string) bool {
-	return s != 0 && o.short == s || l != "" && o.long == l
+	if s != 0 && o.short == s {
+		return true
+	}
+	return l != "" && o.long != "" && (o.long == l || len(o.long) >= 3 && strings.HasPrefix(l, o.long))
 }
 
 // parseArgs splits args into options and operands the way GNU getopt does:

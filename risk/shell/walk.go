@@ -11,9 +11,9 @@ import (
 type judge struct {
 	a        *Analyzer
 	res      *Analysis
-	commands int             // simple commands seen
-	funcs    map[string]bool // functions the script defines (their bodies are judged where they stand)
-	cwd      string          // directory a literal cd moved to, "" when unknown
+	commands int               // simple commands seen
+	funcs    map[string]bool   // functions the script defines (their bodies are judged where they stand)
+	cwd      string            // directory a literal cd moved to, "" when unknown
 	vars     map[string]string // variables assigned a literal value (X=/)
 }
 
@@ -90,6 +90,7 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 	switch n := n.(type) {
 	case *syntax.Stmt:
 		j.redirects(n.Redirs)
+		j.shellInput(n)
 	case *syntax.CallExpr:
 		j.call(n, depth)
 	case *syntax.FuncDecl:
@@ -354,7 +355,10 @@ func (j *judge) pipeline(b *syntax.BinaryCmd) {
 	flatten(b.X)
 	flatten(b.Y)
 	downloaded := ""
-	for _, s := range stmts {
+	for i, s := range stmts {
+		if i > 0 {
+			j.echoedScript(stmts[i-1], s)
+		}
 		c, ok := s.Cmd.(*syntax.CallExpr)
 		if !ok {
 			continue
@@ -439,4 +443,62 @@ func riskyVar(n string) bool {
 		}
 	}
 	return strings.HasSuffix(n, "PAGER")
+}
+
+// shellName returns the shell a statement runs when it is a plain call of
+// one, reading its script from standard input (sh, bash -s, not bash -c).
+func shellName(s *syntax.Stmt) string {
+	c, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(c.Args) == 0 {
+		return ""
+	}
+	name, _ := word(c.Args[0]).lit()
+	name = name[strings.LastIndexByte(name, '/')+1:]
+	if !shells[name] {
+		return ""
+	}
+	for _, w := range c.Args[1:] {
+		if t := word(w).text; !strings.HasPrefix(t, "-") || strings.Contains(t, "c") {
+			return "" // a script file or -c: judged by the shell handler
+		}
+	}
+	return name
+}
+
+// shellInput judges a here-document or here-string fed to a shell:
+// bash <<EOF ... EOF runs the document.
+func (j *judge) shellInput(s *syntax.Stmt) {
+	if len(s.Redirs) == 0 || shellName(s) == "" {
+		return
+	}
+	for _, r := range s.Redirs {
+		var w *syntax.Word
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			w = r.Hdoc
+		case syntax.WordHdoc:
+			w = r.Word
+		}
+		if w == nil {
+			continue
+		}
+		if a := word(w); !a.dynamic {
+			j.nested(a.text, 0)
+		} else {
+			j.danger(shellName(s) + " runs a script built at run time")
+		}
+	}
+}
+
+// echoedScript judges echo 'rm -rf /' | sh: literal text piped into a shell.
+func (j *judge) echoedScript(from, to *syntax.Stmt) {
+	sh := shellName(to)
+	c, ok := from.Cmd.(*syntax.CallExpr)
+	if sh == "" || !ok || len(c.Args) < 2 {
+		return
+	}
+	if name := word(c.Args[0]).text; name != "echo" && name != "printf" {
+		return
+	}
+	j.shellString(sh, words(c.Args[1:], nil), 0)
 }

@@ -35,9 +35,11 @@ const maxBraceWords = 64
 // rm -rf /{etc,usr} is seen as two targets.
 func words(ws []*syntax.Word, dst []arg) []arg {
 	for _, w := range ws {
-		if hasBrace(w) && syntax.SplitBraces(w) {
+		// SplitBraces rewrites the word it is given: hand it a copy, so the
+		// tree that syntax.Walk goes on to visit stays as parsed.
+		if cp := *w; hasBrace(w) && syntax.SplitBraces(&cp) {
 			n := 0
-			for bw, err := range expand.BracesSeq(nil, w) {
+			for bw, err := range expand.BracesSeq(nil, &cp) {
 				if err != nil || n == maxBraceWords {
 					dst = append(dst, arg{text: "{…}", dynamic: true})
 					break
