@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -119,4 +120,24 @@ func TestConversationClock(t *testing.T) {
 // BenchmarkDecideClaim: one decide and one claim of a fresh approval.
 func BenchmarkDecideClaim(b *testing.B) {
 	approvaltest.BenchDecideClaim(b, memstore.New(memstore.Options{Logger: quiet()}))
+}
+
+// TestMemoryPerPending logs what one pending approval costs in the heap,
+// for comparison with the Redis store's figure.
+func TestMemoryPerPending(t *testing.T) {
+	ctx := context.Background()
+	s := memstore.New(memstore.Options{Logger: quiet()})
+	const n = 2000
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		if _, _, err := s.Create(ctx, approvaltest.Sample(fmt.Sprint("call-", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	t.Logf("memory per pending approval: %d bytes", (int64(after.HeapAlloc)-int64(before.HeapAlloc))/n)
+	runtime.KeepAlive(s)
 }

@@ -188,6 +188,30 @@ func TestAuditFailure(t *testing.T) {
 	}
 }
 
+// TestAuditCap: the stream is trimmed to about AuditMaxLen (Redis trims
+// whole nodes of the stream, so "about" means within a node's 100 entries)
+// and still reads newest last.
+func TestAuditCap(t *testing.T) {
+	ctx := context.Background()
+	p := prefix()
+	s := redisstore.New(newClient(t), redisstore.Options{Prefix: p, Logger: quiet(), AuditMaxLen: 10})
+	for i := range 500 {
+		if err := s.Audit(ctx, approval.Event{Kind: "click", Detail: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := newClient(t).XLen(ctx, p+":audit").Val(); n >= 250 {
+		t.Errorf("stream holds %d events after 500 with AuditMaxLen 10, want it trimmed", n)
+	}
+	got, err := s.AuditLog(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].Detail != "497" || got[2].Detail != "499" {
+		t.Errorf("AuditLog(3) = %+v, want events 497, 498, 499", got)
+	}
+}
+
 // TestStaleIndexes: index entries left by a crash between the atomic
 // transition and the index update are skipped and dropped by the readers.
 func TestStaleIndexes(t *testing.T) {
