@@ -84,6 +84,23 @@ numpoints x y`)
 	return m
 }()
 
+// sysFunctions holds the functions of the sys schema that MySQL and MariaDB
+// ship; they only read. Other schema-qualified calls are stored functions.
+var sysFunctions = func() map[string]struct{} {
+	names := strings.Fields(`
+extract_schema_from_file_name extract_table_from_file_name format_bytes
+format_path format_statement format_time list_add list_drop
+ps_is_account_enabled ps_is_consumer_enabled ps_is_instrument_default_enabled
+ps_is_instrument_default_timed ps_is_thread_instrumented ps_thread_account
+ps_thread_id ps_thread_stack ps_thread_trx_info quote_identifier
+sys_get_config version_major version_minor version_patch`)
+	m := make(map[string]struct{}, len(names))
+	for _, n := range names {
+		m[n] = struct{}{}
+	}
+	return m
+}()
+
 // isBuiltin reports whether the lower-case name is a known built-in that only
 // computes a value. Spatial functions (ST_*, MBR*) are pure as a family.
 func isBuiltin(name string) bool {

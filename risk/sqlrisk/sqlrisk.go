@@ -82,7 +82,12 @@ func New(sqlMode string) (*Analyzer, error) {
 // Analyze judges one SQL text. It is pure, safe for concurrent use, and never
 // panics: a text the parser cannot read, or that makes it panic, is not
 // read-only.
-func (a *Analyzer) Analyze(text string) Analysis {
+func (a *Analyzer) Analyze(text string) (res Analysis) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = Analysis{Unknown: []string{"the SQL analyzer failed on this text"}}
+		}
+	}()
 	var j judgement
 	lx := lex(text, a.lexMode)
 	if lx.execComment != "" {
@@ -122,7 +127,7 @@ func (a *Analyzer) Analyze(text string) Analysis {
 // parse parses text with a pooled parser. A parser that panicked is not put
 // back.
 func (a *Analyzer) parse(text string) (stmts []ast.StmtNode, err error) {
-	p := a.parsers.Get().(*parser.Parser)
+	var p *parser.Parser
 	defer func() {
 		if r := recover(); r != nil {
 			stmts, err = nil, errParserPanic
@@ -130,6 +135,7 @@ func (a *Analyzer) parse(text string) (stmts []ast.StmtNode, err error) {
 		}
 		a.parsers.Put(p)
 	}()
+	p = a.parsers.Get().(*parser.Parser)
 	stmts, _, err = p.ParseSQL(text)
 	return stmts, err
 }

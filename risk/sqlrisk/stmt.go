@@ -115,14 +115,20 @@ func (j *judgement) kind(s ast.StmtNode) bool {
 	case *ast.SetConfigStmt:
 		never("SET CONFIG")
 	case *ast.SetStmt:
-		global := false
+		scope := ""
 		for _, v := range s.Variables {
-			if v.IsGlobal || v.IsInstance {
-				global = true
+			name := strings.ToLower(v.Name)
+			switch {
+			case v.IsGlobal || v.IsInstance:
+				scope = "SET GLOBAL"
+			case v.IsSystem && strings.HasPrefix(name, "persist."):
+				scope = "SET PERSIST"
+			case v.IsSystem && strings.HasPrefix(name, "persist_only."):
+				scope = "SET PERSIST_ONLY"
 			}
 		}
-		if global {
-			never("SET GLOBAL")
+		if scope != "" {
+			never(scope)
 		} else {
 			j.unknown("SET changes settings of the session")
 		}
@@ -233,6 +239,9 @@ func (w *walker) selectStmt(s *ast.SelectStmt) {
 func (w *walker) call(f *ast.FuncCallExpr) {
 	name := f.FnName.L
 	if f.Schema.L != "" {
+		if _, ok := sysFunctions[name]; ok && f.Schema.L == "sys" {
+			return
+		}
 		w.j.unknown(f.Schema.O + "." + f.FnName.O + "() is a stored function, which may write")
 		return
 	}
