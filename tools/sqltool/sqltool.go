@@ -109,7 +109,7 @@ func New(cfg Config) (*Tool, error) {
 		d := &database{name: name}
 		for _, acct := range []struct {
 			dsn, key string
-			dst  **pool
+			dst      **pool
 		}{{dsn, key + ".dsn", &d.write}, {roDSN, key + ".readonly_dsn", &d.read}} {
 			dc, err := driverConfig(acct.dsn)
 			if err != nil {

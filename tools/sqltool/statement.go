@@ -150,6 +150,11 @@ func (v *readVisitor) Enter(n ast.Node) (ast.Node, bool) {
 		} else if n.LockInfo != nil && n.LockInfo.LockType != ast.SelectLockNone {
 			v.why = "it is a locking read (FOR UPDATE / FOR SHARE / LOCK IN SHARE MODE)"
 		}
+		for _, h := range n.TableHints {
+			if h.HintName.L == "max_execution_time" {
+				v.why = "its MAX_EXECUTION_TIME hint would lift the time limit"
+			}
+		}
 	case *ast.SetOprStmt:
 		// INTO on a UNION is kept on its last SELECT; the visitor sees it.
 	case *ast.FuncCallExpr:
