@@ -2,9 +2,11 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // RiskLevelArg is the optional argument the registry adds to every tool's
@@ -104,4 +106,41 @@ func withRiskLevel(schema json.RawMessage) (json.RawMessage, error) {
 		return nil, fmt.Errorf("encode schema: %w", err)
 	}
 	return out, nil
+}
+
+// Run runs the named tool and always returns one result: an unknown name is
+// an error result that did not run, and a tool that panics gives an error
+// result instead of taking the caller down (it is marked executed, since it
+// may have started). DurationMS is filled in when the tool left it zero.
+func (r *Registry) Run(ctx context.Context, name string, args json.RawMessage, opts RunOptions) (res Result) {
+	t, ok := r.tools[name]
+	if !ok {
+		return NotStarted(fmt.Errorf("there is no tool named %q", name))
+	}
+	start := time.Now()
+	defer func() {
+		if p := recover(); p != nil {
+			res = Failed(fmt.Errorf("the %s tool failed unexpectedly; the operation may have partly run", name))
+		}
+		if res.DurationMS == 0 {
+			res.DurationMS = time.Since(start).Milliseconds()
+		}
+	}()
+	return t.Run(ctx, args, opts)
+}
+
+// Preview returns the named tool's preview of a call; ok is false when the
+// tool has none to offer (unknown tool, or not a Previewer). A panicking
+// previewer gives a preview whose Err says so.
+func (r *Registry) Preview(ctx context.Context, name string, args json.RawMessage) (p Preview, ok bool) {
+	pv, isPreviewer := r.tools[name].(Previewer)
+	if !isPreviewer {
+		return Preview{}, false
+	}
+	defer func() {
+		if recover() != nil {
+			p, ok = Preview{Err: "the preview failed unexpectedly"}, true
+		}
+	}()
+	return pv.Preview(ctx, args), true
 }

@@ -118,3 +118,45 @@ func TestRegistryLookup(t *testing.T) {
 		t.Error("Lookup(b) found a tool that was never registered")
 	}
 }
+
+// panicTool panics in Run and Preview.
+type panicTool struct{ stubTool }
+
+func (panicTool) Run(context.Context, json.RawMessage, tools.RunOptions) tools.Result {
+	panic("boom")
+}
+
+func (panicTool) Preview(context.Context, json.RawMessage) tools.Preview { panic("boom") }
+
+func TestRegistryRunAndPreview(t *testing.T) {
+	r, err := tools.NewRegistry(stubTool{"ok", objSchema}, panicTool{stubTool{"panics", objSchema}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tests := []struct {
+		name         string
+		tool         string
+		wantStatus   tools.Status
+		wantExecuted bool
+		wantErr      string
+	}{
+		{"runs the tool", "ok", tools.StatusOK, true, ""},
+		{"unknown tool did not run", "nope", tools.StatusError, false, `there is no tool named "nope"`},
+		{"panic is an error result", "panics", tools.StatusError, true, "failed unexpectedly"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := r.Run(ctx, tt.tool, nil, tools.RunOptions{})
+			if res.Status != tt.wantStatus || res.Executed != tt.wantExecuted || !strings.Contains(res.Error, tt.wantErr) {
+				t.Errorf("Run = %s", res.JSON())
+			}
+		})
+	}
+	if _, ok := r.Preview(ctx, "ok", nil); ok {
+		t.Error("a tool without Preview gave one")
+	}
+	if p, ok := r.Preview(ctx, "panics", nil); !ok || p.Err == "" {
+		t.Errorf("panicking preview = %+v, %v", p, ok)
+	}
+}
