@@ -38,10 +38,20 @@ type disagreement struct {
 	reason string
 }
 
-// disagreements lists every deliberate departure from a peer label. A case
-// listed here must still come out as listed: if the policy changes, the
-// table changes with it.
-var disagreements = []disagreement{}
+// disagreements lists every deliberate departure from a peer label, with the
+// reason the project's policy (SPEC §2) wins. A case listed here must still
+// come out as listed: if the policy changes, the table changes with it.
+var disagreements = []disagreement{
+	{file: "codex.jsonl", text: "(ls)", got: Auto,
+		reason: "Codex refuses subshells because its word-only parser cannot look inside them; " +
+			"SPEC §2.6 parses subshells and whitelists a script when every simple command in it is a reader, as here"},
+	{file: "codex.jsonl", text: "ls || (pwd && echo hi)", got: Auto,
+		reason: "the same parser limit in Codex; ls, pwd and echo are all readers with no redirection, " +
+			"so SPEC §2.6 whitelists the list"},
+	{file: "dbhub_sql.jsonl", text: "WITH replace AS (SELECT 1) SELECT * FROM replace", got: Confirm,
+		reason: "REPLACE is a reserved word in MySQL and MariaDB, so the server rejects this text too; " +
+			"SQL that does not parse is never whitelisted (SPEC §2.6)"},
+}
 
 // findCorpora returns ../shared/corpora relative to the repository root, or
 // why it is not there.
@@ -153,16 +163,20 @@ func TestCorpora(t *testing.T) {
 			key := [2]string{c.file, c.text}
 			d, deliberate := listed[key]
 			switch {
-			case v.Decision == Auto && !ok:
-				// Never excused: a wrong auto-run is the worst bug.
-				t.Errorf("%s:%d auto-ran %q, peer accepts only %v (%s); reasons %q", c.file, c.line, c.text, c.Accept, c.Orig, v.Reasons)
 			case ok:
 				if deliberate {
 					t.Errorf("%s:%d %q is in the disagreement table but now agrees with the peer (%s): remove it", c.file, c.line, c.text, v.Decision)
 				}
 			case deliberate && d.got == v.Decision:
+				if !used[key] {
+					t.Logf("%s:%d %q: %s, not %v as the peer says (%s): %s", c.file, c.line, c.text, v.Decision, c.Accept, c.Orig, d.reason)
+				}
 				used[key] = true
 				disagreed++
+			case v.Decision == Auto:
+				// A wrong auto-run is the worst bug: only a listed, reasoned
+				// disagreement excuses one.
+				t.Errorf("%s:%d auto-ran %q, peer accepts only %v (%s); reasons %q", c.file, c.line, c.text, c.Accept, c.Orig, v.Reasons)
 			case isAutoOnly && v.Decision == Confirm:
 				autoOnlyConfirmed++
 				t.Logf("%s:%d auto-only %q was confirmed: %s %q", c.file, c.line, c.text, v.Rule, v.Reasons)
