@@ -83,6 +83,21 @@ func previewScript(ctx context.Context, command, dir string, env []string, limit
 		ProcSubst: func(*syntax.ProcSubst) (string, error) { return "", errNotRun },
 		ReadDir2:  s.readDir,
 	}
+	if err := s.walk(file, 0); err != nil {
+		return tools.Preview{Err: err.Error()}
+	}
+	if len(s.commands) == 0 {
+		return tools.Preview{}
+	}
+	return s.preview(limit)
+}
+
+// maxDepth bounds how deep `bash -c '...'` scripts are opened.
+const maxDepth = 3
+
+// walk looks at every simple command in file, in command and process
+// substitutions too, and opens the scripts given to a shell with -c.
+func (s *scan) walk(file *syntax.File, depth int) error {
 	var failed error
 	syntax.Walk(file, func(n syntax.Node) bool {
 		if failed != nil {
@@ -96,19 +111,13 @@ func previewScript(ctx context.Context, command, dir string, env []string, limit
 				}
 				return true
 			}
-			failed = s.call(n)
+			failed = s.call(n, depth)
 		case *syntax.ForClause, *syntax.DeclClause:
 			s.unsure = append(s.unsure, "the command sets variables the preview does not know")
 		}
 		return true
 	})
-	if failed != nil {
-		return tools.Preview{Err: failed.Error()}
-	}
-	if len(s.commands) == 0 {
-		return tools.Preview{}
-	}
-	return s.preview(limit)
+	return failed
 }
 
 func (s *scan) readDir(name string) ([]fs.DirEntry, error) {
@@ -128,10 +137,46 @@ var wrappers = map[string]string{
 	"sudo": "-u -g -C -D -h -p -r -t -U -T", "doas": "-u -C", "env": "-u -C -S",
 	"nohup": "", "command": "", "exec": "-a", "time": "-f -o", "nice": "-n",
 	"ionice": "-c -n -p", "timeout": "-s -k", "stdbuf": "-i -o -e", "builtin": "",
+	"xargs": "-a -d -E -I -L -n -P -s --arg-file --delimiter --max-args --max-procs --max-lines --max-chars",
 }
 
-func (s *scan) call(c *syntax.CallExpr) error {
+// shells run the script given with -c; the preview opens it.
+var shells = map[string]bool{"bash": true, "sh": true, "dash": true, "zsh": true, "ksh": true}
+
+// shell previews `bash -c 'script'`: the script is parsed and walked like
+// the outer one, when it is a plain string.
+func (s *scan) shell(name string, words []*syntax.Word, depth int) error {
+	for i, w := range words {
+		lit := w.Lit()
+		if !strings.HasPrefix(lit, "-") || !strings.Contains(lit, "c") || strings.HasPrefix(lit, "--") {
+			if !strings.HasPrefix(lit, "-") {
+				return nil // a script file or no -c: nothing to open
+			}
+			continue
+		}
+		if i+1 >= len(words) {
+			return nil
+		}
+		if depth >= maxDepth {
+			s.unsure = append(s.unsure, "shells nested too deep are not opened")
+			return nil
+		}
+		script, err := expand.Literal(s.cfg, words[i+1])
+		if err != nil {
+			return fmt.Errorf("cannot preview the script given to %s -c: %w", name, err)
+		}
+		file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(script), "")
+		if err != nil {
+			return fmt.Errorf("the script given to %s -c does not parse, so no preview: %w", name, err)
+		}
+		return s.walk(file, depth+1)
+	}
+	return nil
+}
+
+func (s *scan) call(c *syntax.CallExpr, depth int) error {
 	words := c.Args
+	viaXargs := false
 	for len(words) > 0 {
 		name := words[0].Lit()
 		if name == "" {
@@ -141,11 +186,19 @@ func (s *scan) call(c *syntax.CallExpr) error {
 		if name == "cd" || name == "pushd" || name == "popd" {
 			return fmt.Errorf("the command changes directory (%s), so the files it would touch cannot be previewed", name)
 		}
-		valued, ok := wrappers[filepath.Base(name)]
-		if !ok {
-			return s.command(filepath.Base(name), words[1:])
+		base := filepath.Base(name)
+		if shells[base] {
+			return s.shell(base, words[1:], depth)
 		}
-		words = skipWrapper(filepath.Base(name), valued, words[1:])
+		valued, ok := wrappers[base]
+		if !ok {
+			if _, deletes := deleters[base]; deletes && viaXargs {
+				s.unsure = append(s.unsure, base+" also gets operands from xargs' input, which the preview cannot see")
+			}
+			return s.command(base, words[1:])
+		}
+		viaXargs = viaXargs || base == "xargs"
+		words = skipWrapper(base, valued, words[1:])
 	}
 	return nil
 }

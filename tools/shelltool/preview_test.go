@@ -75,6 +75,7 @@ func TestPreviewMatchesWhatRmRemoves(t *testing.T) {
 		{name: "hidden needs its own dot", command: "rm -rf .tmp_*"},
 		{name: "rmdir", command: "rmdir empty_* tmp_c"},
 		{name: "unlink", command: "unlink tmp_a"},
+		{name: "inside bash -c", command: "bash -c 'rm -rf tmp_?' && sh -ec \"rm -f *.log\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,6 +144,9 @@ func TestPreview(t *testing.T) {
 		{name: "variable from the scrubbed env", args: cmdArgs{Command: `rm "$NOPE"a.txt`}, items: []string{"a.txt"}, total: 1},
 		{name: "variables set by the script", args: cmdArgs{Command: "D=dir; rm -r $D"}, summary: []string{"approximate"}},
 		{name: "no deleter", args: cmdArgs{Command: "ls -la | grep x"}},
+		{name: "nested shell", args: cmdArgs{Command: `sudo bash -c "rm -r dir"`}, items: []string{"dir"}, total: 1},
+		{name: "nested shell with substitution", args: cmdArgs{Command: `bash -c "rm -r $(ls)"`}, err: "previews run nothing"},
+		{name: "xargs", args: cmdArgs{Command: "find . -name '*.tmp' | xargs -n 10 rm -f a.txt"}, items: []string{"a.txt"}, total: 1, summary: []string{"xargs' input"}},
 		{name: "find without -delete", args: cmdArgs{Command: "find . -name x"}},
 		{name: "command substitution refused", args: cmdArgs{Command: "rm -rf $(cat list)"}, err: "previews run nothing"},
 		{name: "process substitution refused", args: cmdArgs{Command: "rm <(ls) a.txt"}, err: "previews run nothing"},
