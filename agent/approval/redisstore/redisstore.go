@@ -199,6 +199,11 @@ func (s *Store) Create(ctx context.Context, a *approval.Approval) (*approval.App
 	if !won {
 		undo()
 		old, err := s.byToolCall(ctx, c.ToolCallID)
+		if errors.Is(err, approval.ErrNotFound) {
+			// The tool call id is held but its record is gone (evicted, or
+			// its creator died mid-way): refuse rather than guess.
+			return nil, false, fmt.Errorf("create approval for tool call %s: %w: the id is taken by a record that is gone", c.ToolCallID, approval.ErrConflict)
+		}
 		if err != nil {
 			return nil, false, err
 		}
@@ -414,21 +419,38 @@ func (s *Store) getMany(ctx context.Context, ids []string) ([]*approval.Approval
 
 // Due lists pending approvals whose deadline (unix ms) is at or before now,
 // earliest first; limit <= 0 means 100. Entries whose record is gone or no
-// longer pending are dropped from the index, so a call may return fewer
-// than are due; the next call gets the rest. Any number of replicas may
-// sweep at once: expiring goes through the atomic Decide.
+// longer pending are dropped from the index on the way. Any number of
+// replicas may sweep at once: expiring goes through the atomic Decide.
 func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]string, error) {
 	if limit <= 0 {
 		limit = 100
 	}
+	var out []string
+	// Each pass drops the stale entries it meets, so the next one reads on.
+	for range 8 {
+		ids, stale, err := s.duePass(ctx, now, int64(limit-len(out)))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ids...)
+		if stale == 0 || len(out) >= limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+// duePass reads up to limit due entries and returns those still pending and
+// how many stale ones it removed.
+func (s *Store) duePass(ctx context.Context, now time.Time, limit int64) ([]string, int, error) {
 	ids, err := s.c.ZRangeByScore(ctx, s.dueKey(), &redis.ZRangeBy{
-		Min: "-inf", Max: fmt.Sprint(now.UnixMilli()), Count: int64(limit),
+		Min: "-inf", Max: fmt.Sprint(now.UnixMilli()), Count: limit,
 	}).Result()
 	if err != nil {
-		return nil, fmt.Errorf("list due approvals: %w", err)
+		return nil, 0, fmt.Errorf("list due approvals: %w", err)
 	}
 	if len(ids) == 0 {
-		return nil, nil
+		return nil, 0, nil
 	}
 	states := make([]*redis.StringCmd, len(ids))
 	if _, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -437,7 +459,7 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]string, er
 		}
 		return nil
 	}); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("check due approvals: %w", err)
+		return nil, 0, fmt.Errorf("check due approvals: %w", err)
 	}
 	out := make([]string, 0, len(ids))
 	var stale []any
@@ -447,15 +469,17 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]string, er
 		case errors.Is(err, redis.Nil) || (err == nil && st != string(approval.Pending)):
 			stale = append(stale, ids[i])
 		case err != nil:
-			return nil, fmt.Errorf("check due approval %s: %w", ids[i], err)
+			return nil, 0, fmt.Errorf("check due approval %s: %w", ids[i], err)
 		default:
 			out = append(out, ids[i])
 		}
 	}
 	if len(stale) > 0 {
-		s.c.ZRem(ctx, s.dueKey(), stale...) // best effort
+		if err := s.c.ZRem(ctx, s.dueKey(), stale...).Err(); err != nil {
+			return nil, 0, fmt.Errorf("drop stale due entries: %w", err)
+		}
 	}
-	return out, nil
+	return out, len(stale), nil
 }
 
 // SaveTurn stores t, replacing a turn of the same id; its pending set

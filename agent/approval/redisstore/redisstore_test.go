@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -235,7 +236,9 @@ func TestStaleIndexes(t *testing.T) {
 	for _, k := range []string{p + ":due", p + ":pending:slack:C1"} {
 		raw.ZAdd(ctx, k, redis.Z{Score: 0, Member: decided.ID}, redis.Z{Score: 0, Member: ghost})
 	}
-	due, err := s.Due(ctx, a.ExpiresAt, 10)
+	// With limit 1 the stale entries, which sort first, would fill the
+	// answer: Due reads on past them.
+	due, err := s.Due(ctx, a.ExpiresAt, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,6 +256,28 @@ func TestStaleIndexes(t *testing.T) {
 		if n := raw.ZCard(ctx, k).Val(); n != 1 {
 			t.Errorf("%s holds %d entries after the readers ran, want 1", k, n)
 		}
+	}
+}
+
+// TestToolCallHeldByGoneRecord: a tool call id whose record is gone is
+// refused, and what Create wrote on the way is removed.
+func TestToolCallHeldByGoneRecord(t *testing.T) {
+	ctx := context.Background()
+	p := prefix()
+	s := open(t, p)
+	raw := newClient(t)
+	if err := raw.Set(ctx, p+":tc:call-1", approval.NewID(), time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if a, created, err := s.Create(ctx, approvaltest.Sample("call-1")); !errors.Is(err, approval.ErrConflict) {
+		t.Errorf("Create = %v, %v, %v; want ErrConflict", a, created, err)
+	}
+	keys, err := raw.Keys(ctx, p+":*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 1 {
+		t.Errorf("keys after the refused Create = %v, want only the tool call key", keys)
 	}
 }
 
