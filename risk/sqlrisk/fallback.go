@@ -156,11 +156,23 @@ func hasWord(words []string, w string) bool {
 	return false
 }
 
-// plainShow reports a SHOW made only of words, literals, '.', ',' and '=':
-// no parenthesis (so no function call or subquery) and no variable. Every
-// SHOW of MySQL and MariaDB only reads.
+// showFallback holds the word after SHOW of the SHOW statements the parser
+// lacks grammar for (MySQL and MariaDB); every SHOW only reads.
+var showFallback = map[string]bool{
+	"ENGINE": true, "ENGINES": true, "BINARY": true, "MASTER": true, "BINLOG": true,
+	"RELAYLOG": true, "CREATE": true, "REPLICAS": true, "SLAVE": true, "REPLICA": true,
+	"ALL": true, "EXPLAIN": true, "ANALYZE": true, "FUNCTION": true, "PROCEDURE": true,
+	"PACKAGE": true, "PROFILE": true, "PROFILES": true, "STORAGE": true, "LOCALES": true,
+	"USER_STATISTICS": true, "CLIENT_STATISTICS": true, "INDEX_STATISTICS": true,
+	"TABLE_STATISTICS": true, "QUERY_RESPONSE_TIME": true, "WSREP_MEMBERSHIP": true,
+	"WSREP_STATUS": true, "AUTHORS": true, "CONTRIBUTORS": true,
+}
+
+// plainShow reports a SHOW the parser lacks grammar for, made only of words,
+// literals, '.', ',' and '=': no parenthesis (so no function call or
+// subquery) and no variable.
 func plainShow(text string, st []token) bool {
-	if word(text, st[0]) != "SHOW" {
+	if len(st) < 2 || word(text, st[0]) != "SHOW" || !showFallback[word(text, st[1])] {
 		return false
 	}
 	for _, t := range st[1:] {
@@ -205,7 +217,7 @@ func (a *Analyzer) explainOtherFormat(j *judgement, text string, st []token) boo
 
 // parseFailure is the reason for text the parser rejected.
 func parseFailure(err error) string {
-	if err == errParserPanic {
+	if err == errParserPanic || err == errTooLong {
 		return err.Error()
 	}
 	msg := strings.TrimSpace(err.Error())

@@ -4,6 +4,7 @@
 package sqlrisk
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -105,6 +106,16 @@ func (a *Analyzer) Analyze(text string) (res Analysis) {
 		j.unknown("a comment opens another comment")
 	}
 
+	if lx.unterminated {
+		j.unknown("a quote or a comment is not closed")
+	}
+
+	if len(text) > maxParse {
+		// Too long to parse quickly: judged by its words alone, never read-only.
+		j.unknown(fmt.Sprintf("the text is too long to parse (%d bytes)", len(text)))
+		a.fallback(&j, text, lx, errTooLong)
+		return j.analysis()
+	}
 	stmts, perr := a.parse(text)
 	switch {
 	case perr != nil:
@@ -140,8 +151,16 @@ func (a *Analyzer) parse(text string) (stmts []ast.StmtNode, err error) {
 	return stmts, err
 }
 
-// errParserPanic stands for a panic of the parser.
-var errParserPanic = fmt.Errorf("the SQL parser failed on this text")
+// maxParse is the longest text given to the parser; longer text takes it
+// tens of milliseconds and is judged by the lexer alone.
+const maxParse = 256 << 10
+
+var (
+	// errParserPanic stands for a panic of the parser.
+	errParserPanic = errors.New("the SQL parser failed on this text")
+	// errTooLong stands for text over maxParse.
+	errTooLong = errors.New("the text is too long to parse")
+)
 
 // containsFold reports whether s holds sub, ignoring ASCII case. sub is
 // upper case.
