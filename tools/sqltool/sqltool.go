@@ -205,7 +205,7 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 	defer stop()
 	if opts.AutoRun {
 		if st.kind != kindRead {
-			return tools.Denied(fmt.Errorf("this call was not approved by a person, so it may only read, and %s; ask for approval to run it", st.notRead))
+			return tools.Denied(fmt.Errorf("this call ran without a person's approval, so it may only read, and %s; nothing was sent to the database", st.notRead))
 		}
 		return t.runReadOnly(ctx, d, a.SQL)
 	}

@@ -117,6 +117,9 @@ func TestReadOnlySessionFenceHoldsOnItsOwn(t *testing.T) {
 				if r.Status != tools.StatusError {
 					t.Errorf("%s: %s, want an error", sql, r.JSON())
 				}
+				if !acct.readOnly && strings.HasPrefix(sql, "INSERT") && !strings.Contains(r.Error, "refused by the read-only fence") {
+					t.Errorf("%s: error %q does not name the read-only fence", sql, r.Error)
+				}
 			}
 			if n := f.count(t, "t"); n != 20 {
 				t.Errorf("t has %d rows, want 20", n)

@@ -12,6 +12,8 @@ import (
 	"github.com/countersign/countersign/risk/sqlrisk"
 	"github.com/countersign/countersign/tools"
 	"github.com/go-sql-driver/mysql"
+	"github.com/google/go-cmp/cmp"
+	"gopkg.in/yaml.v3"
 )
 
 // offlineTool is a tool whose server is never reached.
@@ -308,4 +310,28 @@ func FuzzArgs(f *testing.F) {
 			t.Fatalf("non-read %q without a reason", a.SQL)
 		}
 	})
+}
+
+func TestConfigFromYAML(t *testing.T) {
+	var cfg Config
+	err := yaml.Unmarshal([]byte(`
+default: main
+max_rows: 50
+statement_timeout: 5s
+approved_timeout: 2m
+max_open_conns: 8
+connections:
+  main:
+    description: orders
+    dsn_env: ORDERS_DSN
+    readonly_dsn_env: ORDERS_RO_DSN
+`), &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{Default: "main", MaxRows: 50, StatementTimeout: 5 * time.Second, ApprovedTimeout: 2 * time.Minute, MaxOpenConns: 8,
+		Connections: map[string]Connection{"main": {Description: "orders", DSNEnv: "ORDERS_DSN", ReadOnlyDSNEnv: "ORDERS_RO_DSN"}}}
+	if diff := cmp.Diff(want, cfg); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
+	}
 }
