@@ -2,7 +2,9 @@ package risk
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -139,6 +141,8 @@ func TestAssessCommand(t *testing.T) {
 			want: with(deflt, `risk_level "lowish" is not low, medium or high`)},
 		{name: "invalid level on a reader", args: `{"command":"ls","risk_level":"none"}`, want: with(autoWL, "ignored")},
 		{name: "non-string level ignored", args: `{"command":"./deploy.sh","risk_level":1}`, want: with(deflt, "risk_level 1")},
+		{name: "risk_level key in capitals", args: `{"command":"ls","RISK_LEVEL":"high"}`,
+			want: llm(want{decision: Confirm, risk: High, rule: RuleLLM}, High)},
 		{name: "null level is no level", args: `{"command":"ls","risk_level":null}`, want: autoWL},
 		{name: "unknown call mode is strict", mode: "lax", args: `{"command":"ls"}`,
 			want: with(want{decision: Confirm, rule: RuleMode}, `mode "lax"`)},
@@ -517,6 +521,7 @@ func TestNewErrors(t *testing.T) {
 			`risk.tools.execute_sql.preauthorized[0]: entry contains a NUL byte`},
 		{"sensitive path", Config{SensitivePaths: []string{"[x"}}, `risk.sensitive_paths: sensitive path pattern "[x"`},
 		{"sensitive path empty", Config{SensitivePaths: []string{""}}, `risk.sensitive_paths:`},
+		{"sql mode", Config{SQLMode: "ANSI_QUOTES,NOPE"}, `risk.sql_mode:`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -549,4 +554,27 @@ func TestAssessNeverPanics(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestAssessConcurrent judges the same calls from many goroutines; under
+// -race it shows that Assess shares nothing it writes.
+func TestAssessConcurrent(t *testing.T) {
+	p := mustPolicy(t, Config{Tools: map[string]ToolConfig{ToolCommand: {Preauthorized: []string{`re:ls( .*)?`}}}})
+	calls := benchMix(t)["mix"]
+	want := make([]Verdict, len(calls))
+	for i, c := range calls {
+		want[i] = p.Assess(c)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range calls {
+				j := (i + g) % len(calls)
+				if got := p.Assess(calls[j]); !reflect.DeepEqual(got, want[j]) {
+					t.Errorf("call %d: %+v, then %+v", j, want[j], got)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
