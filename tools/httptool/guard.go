@@ -132,14 +132,16 @@ func neverAllowed(ip netip.Addr) bool {
 // are, including the legacy forms a C resolver would accept (2852039166,
 // 0xa9fea9fe, 0251.0376.0251.0376, 169.254.43518), so the guard sees the
 // address that would really be reached. Names go through the resolver.
-func resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+// lookup resolves names that are not addresses (tests replace it to play
+// a DNS server that changes its answer).
+func resolve(ctx context.Context, host string, lookup lookupFunc) ([]netip.Addr, error) {
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return []netip.Addr{ip}, nil
 	}
 	if ip, ok := parseLegacyIPv4(host); ok {
 		return []netip.Addr{ip}, nil
 	}
-	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	ips, err := lookup(ctx, "ip", host)
 	if err != nil {
 		return nil, fmt.Errorf("resolving %s: %w", host, err)
 	}
@@ -190,12 +192,16 @@ func parseLegacyIPv4(s string) (netip.Addr, bool) {
 	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
 }
 
+// lookupFunc is the shape of net.Resolver.LookupNetIP.
+type lookupFunc func(ctx context.Context, network, host string) ([]netip.Addr, error)
+
 // dialer connects only where the guard allows. The check runs in the
 // socket's Control hook, after the address is final and before connect, so
 // redirects and DNS answers that change between lookups are covered too.
 type dialer struct {
 	guard   *guard
 	timeout time.Duration
+	lookup  lookupFunc
 }
 
 func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -203,7 +209,7 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	if err != nil {
 		return nil, fmt.Errorf("dialing %s: %w", addr, err)
 	}
-	ips, err := resolve(ctx, host)
+	ips, err := resolve(ctx, host, d.lookup)
 	if err != nil {
 		return nil, err
 	}

@@ -66,6 +66,7 @@ type Config struct {
 type Tool struct {
 	cfg       Config
 	guard     *guard
+	dialer    *dialer
 	transport *http.Transport
 }
 
@@ -111,7 +112,7 @@ func New(cfg Config) (*Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("http_request: %w", err)
 	}
-	d := &dialer{guard: g, timeout: min(cfg.Timeout, 10*time.Second)}
+	d := &dialer{guard: g, timeout: min(cfg.Timeout, 10*time.Second), lookup: net.DefaultResolver.LookupNetIP}
 	transport := &http.Transport{
 		Proxy:                  nil, // never a proxy, whatever HTTP_PROXY says
 		DialContext:            d.DialContext,
@@ -121,7 +122,7 @@ func New(cfg Config) (*Tool, error) {
 		IdleConnTimeout:        30 * time.Second,
 		MaxResponseHeaderBytes: 64 << 10,
 	}
-	return &Tool{cfg: cfg, guard: g, transport: transport}, nil
+	return &Tool{cfg: cfg, guard: g, dialer: d, transport: transport}, nil
 }
 
 // Close drops idle connections.

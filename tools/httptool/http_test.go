@@ -515,3 +515,32 @@ func TestNewRejectsBadConfig(t *testing.T) {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// DNS rebinding: the name resolves to a public address when the card is
+// previewed, then to the metadata address when the request runs. The guard
+// judges the address actually dialled, so the request is refused.
+func TestDNSRebindingIsRefused(t *testing.T) {
+	tool := newTool(t, Config{})
+	var lookups atomic.Int64
+	tool.dialer.lookup = func(ctx context.Context, network, host string) ([]netip.Addr, error) {
+		if host != "rebind.test" {
+			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+		}
+		if lookups.Add(1) == 1 {
+			return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
+		}
+		return []netip.Addr{netip.MustParseAddr("169.254.169.254")}, nil
+	}
+	raw := json.RawMessage(`{"method":"GET","url":"http://rebind.test/latest/meta-data/"}`)
+	p := tool.Preview(context.Background(), raw)
+	if len(p.Items) != 1 || p.Items[0] != "93.184.216.34: allowed" {
+		t.Fatalf("preview %+v", p)
+	}
+	res := tool.Run(context.Background(), raw, tools.RunOptions{})
+	if res.Status != tools.StatusDenied || res.Executed || !strings.Contains(res.Error, "rebind.test (169.254.169.254)") {
+		t.Fatalf("got %s", res.JSON())
+	}
+	if res := do(t, tool, "GET", "http://nxdomain.test/", nil); res.Status != tools.StatusError || res.Executed || !strings.Contains(res.Error, "could not be resolved") {
+		t.Errorf("unknown host: %s", res.JSON())
+	}
+}

@@ -25,7 +25,7 @@ func (t *Tool) Preview(ctx context.Context, raw json.RawMessage) tools.Preview {
 	ctx, cancel := context.WithTimeout(ctx, previewTimeout)
 	defer cancel()
 	host := rq.url.Hostname()
-	ips, err := resolve(ctx, host)
+	ips, err := resolve(ctx, host, t.dialer.lookup)
 	if err != nil {
 		return tools.Preview{Err: fmt.Sprintf("could not resolve %s: %v", host, err)}
 	}

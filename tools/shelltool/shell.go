@@ -14,7 +14,9 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -64,6 +66,17 @@ type Config struct {
 	ProgressInterval time.Duration `yaml:"progress_interval"`
 	// PreviewLimit caps how many paths a preview lists. Default 50.
 	PreviewLimit int `yaml:"preview_limit"`
+	// RunAs runs commands as another user: "uid:gid", "uid" or a user
+	// name. Empty: the bot's own user. A bot running as root should set it:
+	// a root command can read the bot's memory and environment whatever
+	// else is done.
+	RunAs string `yaml:"run_as"`
+	// KeepDumpable leaves the bot process dumpable. By default New marks
+	// the process not dumpable (prctl PR_SET_DUMPABLE 0), so a command
+	// running as the bot's own user cannot read the bot's environment, and
+	// the secrets in it, through /proc/<pid>/environ. This is process-wide:
+	// it also turns off core dumps.
+	KeepDumpable bool `yaml:"keep_dumpable"`
 }
 
 // Tool is the execute_command tool. It is safe for concurrent use.
@@ -72,6 +85,7 @@ type Tool struct {
 	root  string // absolute, symlinks resolved
 	shell string
 	env   []string
+	cred  *syscall.Credential // nil: the bot's own user
 }
 
 var (
@@ -135,7 +149,57 @@ func New(cfg Config) (*Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("execute_command: %w", err)
 	}
-	return &Tool{cfg: cfg, root: root, shell: shell, env: env}, nil
+	cred, err := credential(cfg.RunAs)
+	if err != nil {
+		return nil, fmt.Errorf("execute_command: run_as %q: %w", cfg.RunAs, err)
+	}
+	if !cfg.KeepDumpable {
+		if err := hideEnviron(); err != nil {
+			return nil, fmt.Errorf("execute_command: making the process not dumpable (keep_dumpable: true skips it): %w", err)
+		}
+	}
+	return &Tool{cfg: cfg, root: root, shell: shell, env: env, cred: cred}, nil
+}
+
+// hideEnviron marks the process not dumpable, which makes /proc/<pid>/environ
+// and /proc/<pid>/mem unreadable to other processes of the same user that
+// lack CAP_SYS_PTRACE.
+func hideEnviron() error {
+	const prSetDumpable = 4
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetDumpable, 0, 0); errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// credential parses run_as: "uid:gid", "uid" or a user name.
+func credential(runAs string) (*syscall.Credential, error) {
+	if runAs == "" {
+		return nil, nil
+	}
+	uidText, gidText, hasGid := strings.Cut(runAs, ":")
+	if uid, err := strconv.ParseUint(uidText, 10, 32); err == nil {
+		gid := uid
+		if hasGid {
+			if gid, err = strconv.ParseUint(gidText, 10, 32); err != nil {
+				return nil, fmt.Errorf("group %q is not a number", gidText)
+			}
+		}
+		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
+	}
+	if hasGid {
+		return nil, errors.New(`want "uid:gid", "uid" or a user name`)
+	}
+	u, err := user.Lookup(runAs)
+	if err != nil {
+		return nil, err
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("user %s has a non-numeric id", runAs)
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
 }
 
 // buildEnv makes the command's whole environment from the allow-list.
@@ -337,7 +401,7 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 	cmd.Stdin = nil // the null device
 	cmd.Stdout = outW
 	cmd.Stderr = errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: t.cred}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 
 	err = cmd.Start()

@@ -408,3 +408,56 @@ func TestSchema(t *testing.T) {
 		t.Errorf("name %q description %q", tool.Name(), tool.Description())
 	}
 }
+
+// The bot's environment is out of reach through /proc too: not dumpable
+// for a command of the bot's own user, and a different user (run_as) for a
+// bot running as root.
+func TestBotEnvironmentIsUnreadable(t *testing.T) {
+	edit := func(c *Config) {}
+	if os.Geteuid() == 0 {
+		edit = func(c *Config) {
+			c.RunAs = "65534:65534"
+			// nobody must be able to enter the root.
+			for _, d := range []string{c.Root, filepath.Dir(c.Root)} {
+				if err := os.Chmod(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	tool := newTool(t, edit)
+	res := run(t, tool, cmdArgs{Command: "id -u; cat /proc/$PPID/environ >/dev/null && echo READABLE"})
+	if strings.Contains(res.Stdout, "READABLE") {
+		t.Fatalf("the command read the bot's environment: %s", res.JSON())
+	}
+	if !strings.Contains(res.Stderr, "Permission denied") {
+		t.Fatalf("want permission denied, got %s", res.JSON())
+	}
+	if os.Geteuid() == 0 && strings.TrimSpace(strings.SplitN(res.Stdout, "\n", 2)[0]) != "65534" {
+		t.Errorf("run_as did not apply: %s", res.JSON())
+	}
+}
+
+func TestRunAsParsing(t *testing.T) {
+	tests := []struct {
+		in       string
+		uid, gid uint32
+		err      bool
+	}{
+		{in: "1000:1001", uid: 1000, gid: 1001},
+		{in: "1000", uid: 1000, gid: 1000},
+		{in: "root", uid: 0, gid: 0},
+		{in: "1000:staff", err: true},
+		{in: "no-such-user-xyz", err: true},
+	}
+	for _, tt := range tests {
+		c, err := credential(tt.in)
+		if (err != nil) != tt.err {
+			t.Errorf("credential(%q) error %v", tt.in, err)
+			continue
+		}
+		if err == nil && (c.Uid != tt.uid || c.Gid != tt.gid) {
+			t.Errorf("credential(%q) = %d:%d", tt.in, c.Uid, c.Gid)
+		}
+	}
+}
