@@ -2,7 +2,9 @@ package bot_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -22,9 +24,13 @@ import (
 	"github.com/countersign/countersign/agent/approval/memstore"
 	"github.com/countersign/countersign/agent/llm"
 	"github.com/countersign/countersign/bot"
+	"github.com/countersign/countersign/internal/testenv"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"
+	"github.com/countersign/countersign/tools/filetool"
 	"github.com/countersign/countersign/tools/shelltool"
+	"github.com/countersign/countersign/tools/sqltool"
+	"github.com/go-sql-driver/mysql"
 )
 
 const waitLimit = 15 * time.Second
@@ -129,7 +135,12 @@ func newWorld(t *testing.T, s setup) *world {
 	if err != nil {
 		t.Fatalf("shelltool: %v", err)
 	}
-	reg, err := tools.NewRegistry(append([]tools.Tool{sh}, s.extra...)...)
+	ft, err := filetool.New(filetool.Config{Root: dir})
+	if err != nil {
+		t.Fatalf("filetool: %v", err)
+	}
+	t.Cleanup(func() { _ = ft.Close() })
+	reg, err := tools.NewRegistry(append([]tools.Tool{sh, ft}, s.extra...)...)
 	if err != nil {
 		t.Fatalf("registry: %v", err)
 	}
@@ -507,11 +518,13 @@ func TestDirectCommands(t *testing.T) {
 		{"nothing pending", []string{"!pending"}, `No approvals are waiting in this channel\.`},
 		{"talk without a model", []string{"what is using the disk?"}, `(?i)no (language )?model is configured`},
 		{"blocked", []string{"!run rm -rf /"}, `(?i)block`},
+		{"file list runs at once", []string{"!file write notes.txt hi", "!file list"}, `(?s)type: approve [a-z2-7]{26}.*countersign: .*keep\.txt`},
+		{"a file outside the root is blocked", []string{"!file read ../../etc/passwd"}, `(?i)did not run`},
 		{"an unknown approval", []string{"approve aaaaaaaaaaaaaaaaaaaaaaaaaa"}, `\(to alice only\) There is no approval aaaaaaaaaaaaaaaaaaaaaaaaaa`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t, setup{})
+			w := newWorld(t, setup{files: []string{"keep.txt"}})
 			w.say(t, tc.lines...)
 			w.screen.waitFor(t, tc.want)
 			w.end(t)
@@ -571,5 +584,71 @@ func TestShutdownKeepsPendingApprovals(t *testing.T) {
 	}
 	if a.State != approval.Pending {
 		t.Errorf("after shutdown the approval is %s, want pending", a.State)
+	}
+}
+
+// TestSQLWithoutAModel: against the test MariaDB, with no model, a SELECT
+// runs at once and a DELETE waits for a card; approved by a second person,
+// it deletes exactly its row.
+func TestSQLWithoutAModel(t *testing.T) {
+	rootDSN := testenv.MySQLDSN(t)
+	admin, err := sql.Open("mysql", rootDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Close() })
+	db := fmt.Sprintf("cs_bot_%d", time.Now().UnixNano()%1_000_000_000)
+	for _, q := range []string{
+		"CREATE DATABASE " + db,
+		"CREATE TABLE " + db + ".orders (id INT PRIMARY KEY, item VARCHAR(20))",
+		"INSERT INTO " + db + ".orders VALUES (1, 'apple'), (2, 'pear'), (3, 'plum')",
+	} {
+		if _, err := admin.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE " + db) })
+	cfg, err := mysql.ParseDSN(rootDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DBName = db
+	st, err := sqltool.New(sqltool.Config{Connections: map[string]sqltool.Connection{"shop": {Description: "test shop", DSN: cfg.FormatDSN()}}})
+	if err != nil {
+		t.Fatalf("sqltool: %v", err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+
+	w := newWorld(t, setup{extra: []tools.Tool{st}})
+	w.say(t, "!sql SELECT id, item FROM orders ORDER BY id")
+	w.screen.waitFor(t, `(?s)countersign: .*apple.*pear.*plum`)
+	if strings.Contains(w.screen.String(), "type: approve") {
+		t.Fatal("the SELECT waited for an approval")
+	}
+
+	w.say(t, "!sql DELETE FROM orders WHERE id = 2")
+	id := w.screen.waitFor(t, `(?s)DELETE FROM orders WHERE id = 2.*`+cardRE)[1]
+	var n int
+	if err := admin.QueryRow("SELECT COUNT(*) FROM " + db + ".orders").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("before the approval: %d rows (%v), want 3", n, err)
+	}
+	w.say(t, "/as bob", "approve "+id)
+	w.screen.waitFor(t, `approved by bob at .* · done: 1 row affected`)
+	w.end(t)
+	var items []string
+	rows, err := admin.Query("SELECT item FROM " + db + ".orders ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var it string
+		if err := rows.Scan(&it); err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, it)
+	}
+	if strings.Join(items, ",") != "apple,plum" {
+		t.Errorf("after the approved DELETE the table holds %v, want [apple plum]", items)
 	}
 }

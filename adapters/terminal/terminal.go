@@ -287,7 +287,8 @@ func (t *Terminal) Update(_ context.Context, _ adapters.Place, ref string, c ada
 	t.rendered[ref] = text
 	progressOnly := false
 	if c.Card != nil {
-		progressOnly = c.Card.State == "running" && t.states[ref] == "running"
+		was := t.states[ref]
+		progressOnly = c.Card.State == "running" && (was == "running" || was == "approved")
 		t.states[ref] = c.Card.State
 	}
 	t.mu.Unlock()
