@@ -207,7 +207,10 @@ func (a *Analyzer) explainOtherFormat(j *judgement, text string, st []token) boo
 		return false
 	}
 	rest := text[:st[i].start] + text[st[i+2].end:]
-	stmts, err := a.parse(rest)
+	p, stmts, err := a.parse(rest)
+	if p != nil {
+		defer a.parsers.Put(p)
+	}
 	if err != nil || len(stmts) != 1 {
 		return false
 	}

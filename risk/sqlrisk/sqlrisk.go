@@ -116,7 +116,12 @@ func (a *Analyzer) Analyze(text string) (res Analysis) {
 		a.fallback(&j, text, lx, errTooLong)
 		return j.analysis()
 	}
-	stmts, perr := a.parse(text)
+	p, stmts, perr := a.parse(text)
+	if p != nil {
+		// The statements live in the parser's buffers: give it back only
+		// once they are judged.
+		defer a.parsers.Put(p)
+	}
 	switch {
 	case perr != nil:
 		a.fallback(&j, text, lx, perr)
@@ -135,20 +140,18 @@ func (a *Analyzer) Analyze(text string) (res Analysis) {
 	return j.analysis()
 }
 
-// parse parses text with a pooled parser. A parser that panicked is not put
-// back.
-func (a *Analyzer) parse(text string) (stmts []ast.StmtNode, err error) {
-	var p *parser.Parser
+// parse parses text with a pooled parser, which the caller puts back once
+// done with the statements (they share the parser's buffers). A parser that
+// panicked is dropped: p is nil.
+func (a *Analyzer) parse(text string) (p *parser.Parser, stmts []ast.StmtNode, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			stmts, err = nil, errParserPanic
-			return
+			p, stmts, err = nil, nil, errParserPanic
 		}
-		a.parsers.Put(p)
 	}()
 	p = a.parsers.Get().(*parser.Parser)
 	stmts, _, err = p.ParseSQL(text)
-	return stmts, err
+	return p, stmts, err
 }
 
 // maxParse is the longest text given to the parser; longer text takes it
