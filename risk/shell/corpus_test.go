@@ -80,6 +80,7 @@ func TestPeerCorpora(t *testing.T) {
 		t.Fatal(err)
 	}
 	var total, autoOnly, autoConfirmed, disagreed int
+	used := map[string]bool{}
 	for _, f := range files {
 		fh, err := os.Open(f)
 		if err != nil {
@@ -109,6 +110,7 @@ func TestPeerCorpora(t *testing.T) {
 				continue
 			}
 			if why, ok := disagreements[c.Args.Command]; ok {
+				used[c.Args.Command] = true
 				disagreed++
 				t.Logf("%s %q: %s, peer says %v; deliberate: %s", where, c.Args.Command, got, c.Accept, why)
 				continue
@@ -132,6 +134,11 @@ func TestPeerCorpora(t *testing.T) {
 	}
 	t.Logf("execute_command cases: %d; auto-only: %d, of which confirmed: %d; deliberate disagreements: %d",
 		total, autoOnly, autoConfirmed, disagreed)
+	for cmd := range disagreements {
+		if !used[cmd] {
+			t.Errorf("disagreement %q no longer disagrees with any peer case: remove it", cmd)
+		}
+	}
 	if autoConfirmed > maxAutoOnlyConfirmed {
 		t.Errorf("%d auto-only cases sent to confirmation, ceiling %d", autoConfirmed, maxAutoOnlyConfirmed)
 	}

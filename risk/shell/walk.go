@@ -90,7 +90,7 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 	switch n := n.(type) {
 	case *syntax.Stmt:
 		j.redirects(n.Redirs)
-		j.shellInput(n)
+		j.shellInput(n, depth)
 	case *syntax.CallExpr:
 		j.call(n, depth)
 	case *syntax.FuncDecl:
@@ -101,7 +101,7 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 		}
 	case *syntax.BinaryCmd:
 		if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
-			j.pipeline(n)
+			j.pipeline(n, depth)
 		}
 	case *syntax.ArithmCmd:
 		if !constArith(n.X) {
@@ -339,46 +339,71 @@ func (j *judge) function(fd *syntax.FuncDecl) {
 	}
 }
 
-// pipeline looks for downloads piped into a shell or an interpreter:
-// curl URL | sh.
-func (j *judge) pipeline(b *syntax.BinaryCmd) {
-	var stmts []*syntax.Stmt
-	var flatten func(s *syntax.Stmt)
-	flatten = func(s *syntax.Stmt) {
-		if bc, ok := s.Cmd.(*syntax.BinaryCmd); ok && (bc.Op == syntax.Pipe || bc.Op == syntax.PipeAll) {
-			flatten(bc.X)
-			flatten(bc.Y)
-			return
-		}
-		stmts = append(stmts, s)
-	}
-	flatten(b.X)
-	flatten(b.Y)
-	downloaded := ""
-	for i, s := range stmts {
-		if i > 0 {
-			j.echoedScript(stmts[i-1], s)
-		}
-		c, ok := s.Cmd.(*syntax.CallExpr)
-		if !ok {
-			continue
-		}
-		// The command word, looking through wrappers: curl URL | sudo bash.
-		for _, w := range c.Args {
-			t, _ := word(w).lit()
-			t = t[strings.LastIndexByte(t, '/')+1:]
-			if pipeWrappers[t] || strings.HasPrefix(t, "-") || strings.Contains(t, "=") || isDigits(t) {
-				continue
-			}
-			switch {
-			case downloaders[t]:
-				downloaded = t
-			case downloaded != "" && (shells[t] || interpreters[t] != ""):
-				j.danger(downloaded + " output piped into " + t + " runs downloaded code")
-			}
+// pipeline judges what flows between the two sides of one pipe: a
+// download piped into a shell or an interpreter (curl URL | sh), or
+// literal text piped into a shell (echo 'rm -rf /' | sh). Each pipe node
+// looks only at its own junction, so a long pipeline costs linear time.
+func (j *judge) pipeline(b *syntax.BinaryCmd, depth int) {
+	left, right := b.X, b.Y
+	for {
+		bc, ok := left.Cmd.(*syntax.BinaryCmd)
+		if !ok || (bc.Op != syntax.Pipe && bc.Op != syntax.PipeAll) {
 			break
 		}
+		left = bc.Y
 	}
+	for {
+		bc, ok := right.Cmd.(*syntax.BinaryCmd)
+		if !ok || (bc.Op != syntax.Pipe && bc.Op != syntax.PipeAll) {
+			break
+		}
+		right = bc.X
+	}
+	j.echoedScript(left, right, depth)
+	target := commandWord(right)
+	if !shells[target] && interpreters[interpreterName(target)] == "" && !(target != "" && interpreterKnown(target)) {
+		return
+	}
+	// The right side runs code: was anything upstream a download?
+	var upstream func(s *syntax.Stmt) string
+	upstream = func(s *syntax.Stmt) string {
+		if bc, ok := s.Cmd.(*syntax.BinaryCmd); ok && (bc.Op == syntax.Pipe || bc.Op == syntax.PipeAll) {
+			if d := upstream(bc.X); d != "" {
+				return d
+			}
+			return upstream(bc.Y)
+		}
+		if d := commandWord(s); downloaders[d] {
+			return d
+		}
+		return ""
+	}
+	if d := upstream(b.X); d != "" {
+		j.danger(d + " output piped into " + target + " runs downloaded code")
+	}
+}
+
+func interpreterKnown(name string) bool {
+	_, ok := interpreters[interpreterName(name)]
+	return ok
+}
+
+// commandWord is the command a statement runs, looking through wrappers
+// (sudo bash) and skipping their flags; "" when it is not a plain call.
+func commandWord(s *syntax.Stmt) string {
+	c, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok {
+		return ""
+	}
+	for _, w := range c.Args {
+		t, _ := word(w).lit()
+		t = t[strings.LastIndexByte(t, '/')+1:]
+		if pipeWrappers[t] || strings.HasPrefix(t, "-") || strings.Contains(t, "=") || isDigits(t) {
+			continue
+		}
+		return t
+	}
+	return ""
 }
 
 var (
@@ -467,7 +492,7 @@ func shellName(s *syntax.Stmt) string {
 
 // shellInput judges a here-document or here-string fed to a shell:
 // bash <<EOF ... EOF runs the document.
-func (j *judge) shellInput(s *syntax.Stmt) {
+func (j *judge) shellInput(s *syntax.Stmt, depth int) {
 	if len(s.Redirs) == 0 || shellName(s) == "" {
 		return
 	}
@@ -483,7 +508,7 @@ func (j *judge) shellInput(s *syntax.Stmt) {
 			continue
 		}
 		if a := word(w); !a.dynamic {
-			j.nested(a.text, 0)
+			j.nested(a.text, depth)
 		} else {
 			j.danger(shellName(s) + " runs a script built at run time")
 		}
@@ -491,7 +516,7 @@ func (j *judge) shellInput(s *syntax.Stmt) {
 }
 
 // echoedScript judges echo 'rm -rf /' | sh: literal text piped into a shell.
-func (j *judge) echoedScript(from, to *syntax.Stmt) {
+func (j *judge) echoedScript(from, to *syntax.Stmt, depth int) {
 	sh := shellName(to)
 	c, ok := from.Cmd.(*syntax.CallExpr)
 	if sh == "" || !ok || len(c.Args) < 2 {
@@ -500,5 +525,5 @@ func (j *judge) echoedScript(from, to *syntax.Stmt) {
 	if name := word(c.Args[0]).text; name != "echo" && name != "printf" {
 		return
 	}
-	j.shellString(sh, words(c.Args[1:], nil), 0)
+	j.shellString(sh, words(c.Args[1:], nil), depth)
 }
