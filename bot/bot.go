@@ -229,7 +229,7 @@ func (b *Bot) drain(key string, q *queue) {
 		e := q.events[0]
 		q.events = q.events[1:]
 		b.mu.Unlock()
-		b.message(b.work, e)
+		b.safely(e.Place, func() { b.message(b.work, e) })
 	}
 }
 
@@ -287,7 +287,7 @@ func (b *Bot) decision(e adapters.Event) {
 	}
 	by := approval.User{ID: e.User.ID, Name: e.User.Display()}
 	b.inflight.Add(1)
-	go func() {
+	go b.safely(e.Place, func() {
 		defer b.inflight.Done()
 		res, err := b.agent.Decide(ctx, d.ApprovalID, by, d.Approve, d.Reason)
 		if err != nil {
@@ -297,7 +297,18 @@ func (b *Bot) decision(e adapters.Event) {
 		if !res.Won && res.Approval != nil {
 			b.notify(e.Place, e.User, alreadyDecided(res.Approval))
 		}
+	})
+}
+
+// safely runs f, turning a panic into a logged error and a safe sentence in
+// the channel, so that one bad message cannot take the bot down.
+func (b *Bot) safely(p adapters.Place, f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			b.fail(b.work, p, "Something went wrong handling that", fmt.Errorf("panic: %v", r))
+		}
 	}()
+	f()
 }
 
 func alreadyDecided(a *approval.Approval) string {

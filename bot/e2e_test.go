@@ -652,3 +652,50 @@ func TestSQLWithoutAModel(t *testing.T) {
 		t.Errorf("after the approved DELETE the table holds %v, want [apple plum]", items)
 	}
 }
+
+// TestShutdownInterruptsLongRuns: after the grace period a cancelled bot
+// interrupts the run in flight, which is recorded as failed, and returns.
+func TestShutdownInterruptsLongRuns(t *testing.T) {
+	w := newWorld(t, setup{botCfg: bot.Config{ShutdownGrace: 300 * time.Millisecond}})
+	w.say(t, "!run sleep 30 && touch finished")
+	id := w.screen.waitFor(t, cardRE)[1]
+	w.say(t, "/as bob", "approve "+id)
+	w.screen.waitFor(t, `approved by bob at .* running`)
+	w.cancel()
+	select {
+	case err := <-w.done:
+		if err != nil {
+			t.Errorf("Run after cancel = %v, want nil", err)
+		}
+		w.done <- nil
+	case <-time.After(waitLimit):
+		t.Fatal("the bot did not stop after the grace period")
+	}
+	a, err := w.store.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.State != approval.Failed {
+		t.Errorf("the interrupted run is %s, want failed", a.State)
+	}
+	if w.exists("finished") {
+		t.Error("the run was not interrupted")
+	}
+}
+
+// TestTypedDecisionFromAnyAdapter: an adapter that passes "approve <id>"
+// through as text (a chat platform without buttons) gets the same decision.
+func TestTypedDecisionFromAnyAdapter(t *testing.T) {
+	w := newWorld(t, setup{files: []string{"tmp_a"}})
+	w.say(t, "!run rm -rf ./tmp_*")
+	id := w.screen.waitFor(t, cardRE)[1]
+	w.bot.Handle(context.Background(), adapters.Event{
+		ID: "slack-evt-9", User: adapters.User{ID: "bob", Name: "bob"},
+		Place: adapters.Place{Channel: terminal.Channel, Thread: terminal.Thread}, Text: "approve " + id,
+	})
+	w.screen.waitFor(t, `approved by bob at .* · done: exit code 0`)
+	w.end(t)
+	if w.exists("tmp_a") {
+		t.Error("the typed approval did not run the command")
+	}
+}
