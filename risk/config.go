@@ -120,7 +120,7 @@ func compilePreauth(key, tool string, entries []string) (*preauth, error) {
 			return nil, fmt.Errorf("%s: entry contains a NUL byte", ekey)
 		}
 		if !strings.HasPrefix(e, preauthPrefix) {
-			pa.exact[strings.TrimSpace(e)] = true
+			pa.exact[trimASCIISpace(e)] = true
 			continue
 		}
 		expr := strings.TrimPrefix(e, preauthPrefix)

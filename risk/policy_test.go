@@ -110,6 +110,8 @@ func TestAssessCommand(t *testing.T) {
 			want: with(want{decision: Auto, risk: Low, rule: RulePreauthorized}, "systemctl restart nginx")},
 		{name: "pre-authorised ignores surrounding space", args: `{"command":"  systemctl restart nginx\n"}`,
 			want: want{decision: Auto, risk: Low, rule: RulePreauthorized}},
+		{name: "a non-ASCII space is text, not space", args: `{"command":"systemctl restart nginx\u00a0"}`,
+			want: want{decision: Confirm}},
 		{name: "pre-authorisation beats strict", mode: Strict, args: `{"command":"systemctl restart nginx"}`,
 			want: want{decision: Auto, risk: Low, rule: RulePreauthorized}},
 		{name: "pre-authorisation beats danger", args: `{"command":"rm -rf build"}`,

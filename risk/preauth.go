@@ -19,7 +19,7 @@ import (
 //     ("delete tmp/cache", never "delete tmp/../.env");
 //   - any other tool: its arguments as compact JSON, without risk_level.
 //
-// Leading and trailing white space is ignored on both sides. An exact entry
+// Leading and trailing ASCII white space is ignored on both sides. An exact entry
 // must equal the whole text. A "re:" entry is a regular expression (Go
 // syntax) that must match the whole text, and it carries extra conditions
 // so that a pattern written for one operation cannot carry another along:
@@ -46,7 +46,7 @@ type preauthPattern struct {
 
 // match returns the entry that pre-authorises op, or ok=false.
 func (pa *preauth) match(op string) (entry string, ok bool) {
-	op = strings.TrimSpace(op)
+	op = trimASCIISpace(op)
 	if op == "" {
 		return "", false
 	}
@@ -129,4 +129,10 @@ func singleLiteralCommand(line string) bool {
 		}
 	}
 	return true
+}
+
+// trimASCIISpace trims the white space a shell or SQL server ignores around
+// a statement; other Unicode spaces are text to them, so they stay.
+func trimASCIISpace(s string) string {
+	return strings.Trim(s, " \t\r\n")
 }

@@ -169,6 +169,9 @@ func TestAssessFlagsAndConfig(t *testing.T) {
 		{name: "bad mode in config", args: []string{"--config", write("mode.yaml", "risk:\n  tools:\n    execute_sql:\n      mode: stric\n")},
 			code: 2, stderr: `risk.tools.execute_sql: mode "stric" is not one of strict, guarded, smart`},
 		{name: "empty config", args: []string{"--config", write("empty.yaml", "")}, code: 0},
+		{name: "every key", args: []string{"--config", write("full.yaml", fullConfig)}, code: 0},
+		{name: "unknown key in a channel", args: []string{"--config", write("chan.yaml", "risk:\n  channels:\n    C1:\n      preauthorized: [ls]\n")},
+			code: 2, stderr: "field preauthorized not found"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -209,3 +212,23 @@ func TestDispatch(t *testing.T) {
 		})
 	}
 }
+
+// fullConfig uses every key of the risk section (see risk.Config).
+const fullConfig = `risk:
+  mode: smart
+  sql_mode: "STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION"
+  sensitive_paths: ["*.secret", "deploy/keys/"]
+  tools:
+    execute_command:
+      mode: guarded
+      preauthorized:
+        - "systemctl restart nginx"
+        - 're:kubectl rollout restart deployment/[a-z0-9-]+ -n staging'
+    execute_sql:
+      preauthorized: ["re:OPTIMIZE TABLE [a-z_]+"]
+  channels:
+    C0123PROD:
+      mode: strict
+      tools:
+        execute_sql: {mode: guarded}
+`
