@@ -313,6 +313,15 @@ func (t *Tool) runApproved(ctx context.Context, d *database, text string, st sta
 		}
 		_ = c.Close()
 	}()
+	var threadID int64
+	if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&threadID); err != nil {
+		keep = false
+		return tools.NotStarted(fmt.Errorf("could not talk to database %q: %s", d.name, t.plainError(err, limit)))
+	}
+	// When the time limit (or the caller) stops the call, the driver drops
+	// the connection, but the server would go on running the statement and
+	// holding its locks until it noticed: stop it there too.
+	defer context.AfterFunc(ctx, func() { killQuery(d.write, threadID) })()
 	tx, err := c.BeginTx(ctx, nil)
 	if err != nil {
 		keep = false
@@ -366,6 +375,19 @@ func (t *Tool) runApproved(ctx context.Context, d *database, text string, st sta
 	}
 	return r
 }
+
+// killQuery stops the statement running on a server thread. Thread ids are
+// never reused while the server runs, so it can hit no other statement.
+func killQuery(p *pool, threadID int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
+	defer cancel()
+	if _, err := p.db.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", threadID)); err != nil {
+		slog.Warn("sqltool: could not stop a statement after its time limit", "thread", threadID, "err", err)
+	}
+}
+
+// killTimeout bounds the KILL QUERY sent after a timeout.
+const killTimeout = 5 * time.Second
 
 // tableResult is the ok result for rows read.
 func (t *Tool) tableResult(tbl table) tools.Result {

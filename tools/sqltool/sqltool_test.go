@@ -271,9 +271,24 @@ func TestTimeout(t *testing.T) {
 func TestApprovedTimeout(t *testing.T) {
 	f := newFixture(t)
 	tool := f.tool(t, false, func(c *Config) { c.ApprovedTimeout = time.Second })
-	r := run(t, tool, "SELECT SLEEP(5)", false)
+	r := run(t, tool, "SELECT SLEEP(7.5)", false)
 	if r.Status != tools.StatusError || !strings.HasPrefix(r.Error, "timeout:") {
 		t.Fatalf("result %s, want a timeout", r.JSON())
+	}
+	// The statement was stopped on the server too, not only abandoned.
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		var n int
+		if err := f.admin.QueryRow("SELECT COUNT(*) FROM information_schema.processlist WHERE info = 'SELECT SLEEP(7.5)'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the statement still runs on the server after the timeout")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -335,3 +335,23 @@ connections:
 		t.Errorf("config (-want +got):\n%s", diff)
 	}
 }
+
+func TestFlavorSessionStatements(t *testing.T) {
+	tests := []struct {
+		version string
+		limit   time.Duration
+		want    string
+	}{
+		{"10.11.19-MariaDB-0+deb12u1", 30 * time.Second, "SET SESSION tx_read_only = 1, max_statement_time = 30.000"},
+		{"11.4.2-MariaDB", 1500 * time.Millisecond, "SET SESSION tx_read_only = 1, max_statement_time = 1.500"},
+		{"8.0.36", 30 * time.Second, "SET SESSION transaction_read_only = 1, max_execution_time = 30000"},
+		{"8.4.0-commercial", time.Microsecond, "SET SESSION transaction_read_only = 1, max_execution_time = 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.version, func(t *testing.T) {
+			if got := flavorFromVersion(tt.version).readOnlySession(tt.limit); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
