@@ -694,3 +694,36 @@ func TestNewRejectsMissingDeps(t *testing.T) {
 		t.Errorf("New with every dependency: %v", err)
 	}
 }
+
+// TestDecisionBeforeTheTurnIsSaved: someone decides (from !pending) in the
+// moment between the approval's creation and its turn being saved; the
+// decision's resolve finds no turn, and the suspending agent makes up for it.
+func TestDecisionBeforeTheTurnIsSaved(t *testing.T) {
+	e := newEnv(t, memoryBackend,
+		agenttest.Calls(agenttest.Call("c1", "execute_command", `{"command":"touch x.txt"}`)),
+		agenttest.Text("Cancelled, as asked."),
+	)
+	base := e.open()
+	other := e.agent(base)
+	hook := &hookStore{Store: base}
+	hook.beforeSaveTurn = func(turn *approval.Turn) {
+		for _, id := range turn.Pending {
+			if d, err := other.Decide(ctx, id, bob, false, "too fast"); err != nil || !d.Won {
+				t.Errorf("early Decide = %+v, %v", d, err)
+			}
+		}
+	}
+	if err := e.agent(hook).Handle(ctx, conv, alice, "touch"); err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	reqs := e.srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want the turn resumed once", len(reqs))
+	}
+	if res := toolResults(t, reqs[1]); len(res) != 1 || res[0].Status != tools.StatusCancelled || res[0].Reason != "too fast" {
+		t.Errorf("results = %+v", res)
+	}
+	if r := e.sink.Replies(); !slices.Equal(r, []string{"Cancelled, as asked."}) {
+		t.Errorf("replies = %q", r)
+	}
+}

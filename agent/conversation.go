@@ -85,7 +85,7 @@ func trim(msgs []Message, maxMessages, maxBytes int) []Message {
 		case m.Role == RoleTool:
 			i++ // a result whose call is gone
 			continue
-		case m.Role == RoleAssistant && len(m.ToolCalls) > 0:
+		case len(m.ToolCalls) > 0:
 			j := i + 1
 			for j < len(msgs) && msgs[j].Role == RoleTool {
 				j++

@@ -215,3 +215,17 @@ func events(t *testing.T, s approval.Store, kind string) []approval.Event {
 	}
 	return out
 }
+
+// hookStore runs a hook before SaveTurn, to put a decision in the gap
+// between creating approvals and saving their turn.
+type hookStore struct {
+	approval.Store
+	beforeSaveTurn func(t *approval.Turn)
+}
+
+func (h *hookStore) SaveTurn(ctx context.Context, t *approval.Turn) error {
+	if h.beforeSaveTurn != nil {
+		h.beforeSaveTurn(t)
+	}
+	return h.Store.SaveTurn(ctx, t)
+}
