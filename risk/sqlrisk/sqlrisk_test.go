@@ -275,6 +275,8 @@ func TestAnalyze(t *testing.T) {
 		{"set user variable", "SET @x = 1", confirm, "SET"},
 		{"use", "USE shop", confirm, "USE"},
 		{"do sleep", "DO SLEEP(1)", confirm, "SLEEP()"},
+		{"do", "DO 1", confirm, "DO is not a plain read"},
+		{"create sequence", "CREATE SEQUENCE s", confirm, "CREATE SEQUENCE is not a plain read"},
 		{"analyze table", "ANALYZE TABLE t", confirm, ""},
 		{"standalone analyze", "ANALYZE", confirm, "parser"},
 		{"optimize table", "OPTIMIZE TABLE t", confirm, ""},

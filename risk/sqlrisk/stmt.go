@@ -368,7 +368,7 @@ func leadWords(text string) string {
 	lx := lex(text, lexMode{collectWords: true})
 	var words []string
 	for _, t := range lx.tokens {
-		if t.kind != tokWord || len(words) == 2 {
+		if t.kind != tokWord || len(words) == 2 || !isLetter(text[t.start]) {
 			break
 		}
 		words = append(words, strings.ToUpper(text[t.start:t.end]))
@@ -378,3 +378,5 @@ func leadWords(text string) string {
 	}
 	return strings.Join(words, " ")
 }
+
+func isLetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
