@@ -8,7 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/countersign/countersign/risk"
@@ -94,6 +96,12 @@ func assessMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "countersign assess: config: %v\n", err)
 		return 2
+	}
+	if os.Getenv("GOGC") == "" {
+		// Every call leaves short-lived parse trees behind and the live heap
+		// stays small (a few batches), so a larger GC target buys about a
+		// third more calls per CPU second for a few megabytes.
+		debug.SetGCPercent(400)
 	}
 	out := bufio.NewWriterSize(stdout, 64<<10)
 	unreadable, err := assessStream(policy, m, stdin, out)
