@@ -348,7 +348,10 @@ func chmod(j *judge, c *cmd) {
 			break
 		}
 		if why, ok := protectedTarget(j.resolve(op), j.cwd); ok {
-			j.absurd(c.name + " -R of " + op.text + why)
+			if strings.Contains(why, "home") {
+				break // chown -R me ~ is a repair, not a wreck: a danger below
+			}
+			j.absurd(c.name + " -R of " + op.text + strings.Replace(why, "delete", "wreck", 1))
 			return
 		}
 	}

@@ -228,7 +228,7 @@ func cdCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
 	switch {
 	case len(operands) == 0:
 		j.cwd = "~"
-	case operands[0].dynamic || operands[0].glob:
+	case operands[0].dynamic || operands[0].glob || operands[0].text == "-":
 		j.cwd = ""
 	default:
 		j.cwd = joinPath(j.cwd, operands[0].text)

@@ -43,7 +43,16 @@ func commandTable() (_ map[string]handler, err error) {
 		"halt": always("stops the machine"), "poweroff": always("powers off the machine"),
 		"telinit": always("changes the runlevel"), "init": initCmd,
 		"eval": eval, "source": source, ".": source,
-		"mysql": dbClient, "mariadb": dbClient, "psql": dbClient, "sqlite3": dbClient, "redis-cli": dbClient,
+		"trap": deferred, "alias": deferred, "ssh": ssh, "script": scriptCmd, "crontab": crontab,
+		"iptables": firewall, "ip6tables": firewall, "nft": firewall, "ufw": firewall,
+		"fdisk": partitioner, "sfdisk": partitioner, "gdisk": partitioner, "sgdisk": partitioner,
+		"parted": partitioner, "cfdisk": partitioner,
+		"lvremove": always("deletes logical volumes"), "vgremove": always("deletes volume groups"),
+		"pvremove": always("wipes physical volumes"), "zpool": zfs, "zfs": zfs,
+		"dropdb": always("drops a database"), "dropuser": always("drops a database user"),
+		"rsync": rsync, "aws": cloudCLI, "gcloud": cloudCLI, "az": cloudCLI, "doctl": cloudCLI,
+		"mysqladmin": dbClient,
+		"mysql":      dbClient, "mariadb": dbClient, "psql": dbClient, "sqlite3": dbClient, "redis-cli": dbClient,
 		"mongo": dbClient, "mongosh": dbClient, "clickhouse-client": dbClient, "cqlsh": dbClient,
 	}
 	for name := range shells {

@@ -313,15 +313,47 @@ var findValued = map[string]bool{
 // they run is judged too); -fprint* and -fls write files.
 func findCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	args := c.args
+	// find / -delete, with no test to narrow it, deletes the whole tree.
+	var starts []arg
+	filtered := false
+	for _, a := range args {
+		if strings.HasPrefix(a.text, "-") || a.text == "(" || a.text == "!" {
+			break
+		}
+		starts = append(starts, a)
+	}
+	for _, a := range args[len(starts):] {
+		if findValued[a.text] && a.text != "-maxdepth" && a.text != "-mindepth" || strings.HasPrefix(a.text, "-newer") || in(a.text, "-empty", "-true", "-false", "-readable", "-writable", "-executable", "-nouser", "-nogroup") {
+			filtered = true
+		}
+	}
+	wholesale := func(what string) bool {
+		if filtered {
+			return false
+		}
+		for _, s := range starts {
+			if why, ok := protectedTarget(j.resolve(s), j.cwd); ok {
+				j.absurd("find " + s.text + " " + what + why)
+				return true
+			}
+		}
+		return false
+	}
 	for i := 0; i < len(args); i++ {
 		t := args[i].text
 		switch {
 		case t == "-delete":
-			j.danger("find -delete deletes files")
+			if !wholesale("-delete") {
+				j.danger("find -delete deletes files")
+			}
 		case t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir":
 			end := i + 1
 			for end < len(args) && args[end].text != ";" && args[end].text != "+" {
 				end++
+			}
+			if end > i+1 && args[i+1].text == "rm" && wholesale(t+" rm") {
+				i = end
+				continue
 			}
 			if end > i+1 {
 				j.danger("find " + t + " runs " + args[i+1].text + " on each file")

@@ -353,6 +353,12 @@ func dockerCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	if in(sub, dockerReads...) {
 		return ""
 	}
+	if sub == "exec" || sub == "run" {
+		_, inner := mustSpec("-e -u -w --env --env-file --user --workdir --detach-keys --name --network --entrypoint -v --volume -p --publish --mount --platform").parseLeading(rest[1:])
+		if len(inner) > 1 {
+			j.execIn(inner[1:], c.depth)
+		}
+	}
 	if in(sub, dockerDangers...) {
 		j.danger(c.name + " " + sub + " removes or stops containers or images")
 		return ""
@@ -419,6 +425,13 @@ func kubectlCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		return ""
 	case in(verb, kubectlReads...):
 		return ""
+	case verb == "exec" || verb == "debug" || verb == "run":
+		for i, a := range c.args {
+			if a.text == "--" {
+				j.execIn(c.args[i+1:], c.depth)
+				break
+			}
+		}
 	case verb == "config":
 		if in(second, "view", "get-contexts", "current-context", "get-clusters", "get-users") {
 			for _, a := range c.args {

@@ -25,9 +25,6 @@ type arg struct {
 // lit reports the word's text when it is fully known.
 func (w arg) lit() (string, bool) { return w.text, !w.dynamic && !w.glob }
 
-// isFlag reports whether a known word starts with a dash.
-func (w arg) isFlag() bool { return !w.dynamic && len(w.text) > 1 && w.text[0] == '-' }
-
 // maxBraceWords bounds brace expansion ({1..1000000} stays one pattern).
 const maxBraceWords = 64
 
@@ -67,7 +64,7 @@ func hasBrace(w *syntax.Word) bool {
 func word(w *syntax.Word) arg {
 	if len(w.Parts) == 1 {
 		// Fast path: a plain unquoted word with nothing to undo.
-		if l, ok := w.Parts[0].(*syntax.Lit); ok && strings.IndexAny(l.Value, "\\*?[~") < 0 {
+		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(l.Value, "\\*?[~") {
 			return arg{text: l.Value}
 		}
 	}
