@@ -32,6 +32,9 @@ type Config struct {
 	MaxRows int `yaml:"max_rows"`
 	// MaxCellBytes caps one value's text (default 4096 bytes).
 	MaxCellBytes int `yaml:"max_cell_bytes"`
+	// MaxResultBytes caps the text of all values of a result, so a wide
+	// table cannot flood the LLM's context (default 131072 bytes).
+	MaxResultBytes int `yaml:"max_result_bytes"`
 	// StatementTimeout limits an auto-run statement, on the server
 	// (max_statement_time / max_execution_time) and by context (default 30s).
 	StatementTimeout time.Duration `yaml:"statement_timeout"`
@@ -67,6 +70,7 @@ type Connection struct {
 const (
 	DefaultMaxRows          = 200
 	DefaultMaxCellBytes     = 4096
+	DefaultMaxResultBytes   = 128 << 10
 	DefaultStatementTimeout = 30 * time.Second
 	DefaultApprovedTimeout  = 10 * time.Minute
 	DefaultPreviewTimeout   = 5 * time.Second
@@ -79,6 +83,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxCellBytes <= 0 {
 		c.MaxCellBytes = DefaultMaxCellBytes
+	}
+	if c.MaxResultBytes <= 0 {
+		c.MaxResultBytes = DefaultMaxResultBytes
 	}
 	if c.StatementTimeout <= 0 {
 		c.StatementTimeout = DefaultStatementTimeout

@@ -249,7 +249,7 @@ func (t *Tool) runReadOnly(ctx context.Context, d *database, text string) tools.
 	if err != nil {
 		return tools.Failed(errors.New(t.plainError(err, limit)))
 	}
-	tbl, err := readTable(rows, t.cfg.MaxRows, t.cfg.MaxCellBytes)
+	tbl, err := readTable(rows, t.limits())
 	if tbl.more {
 		// Stop the server sending the rest: the connection is dropped
 		// instead of drained.
@@ -264,7 +264,7 @@ func (t *Tool) runReadOnly(ctx context.Context, d *database, text string) tools.
 	}
 	r := t.tableResult(tbl)
 	if tbl.more {
-		r.Note = tools.JoinNotes(fmt.Sprintf("showing %s of at least %s rows", tools.FormatCount(int64(len(tbl.rows))), tools.FormatCount(int64(len(tbl.rows)+1))), r.Note)
+		r.Note = tools.JoinNotes(fmt.Sprintf("showing %s of at least %s rows%s", tools.FormatCount(int64(len(tbl.rows))), tools.FormatCount(int64(len(tbl.rows)+1)), t.fullNote(tbl)), r.Note)
 	}
 	return r
 }
@@ -338,7 +338,7 @@ func (t *Tool) runApproved(ctx context.Context, d *database, text string, st sta
 	if err != nil {
 		return fail(err)
 	}
-	tbl, err := readTable(rows, t.cfg.MaxRows, t.cfg.MaxCellBytes)
+	tbl, err := readTable(rows, t.limits())
 	total := int64(len(tbl.rows))
 	if err == nil && tbl.more {
 		// Approved: read the rest (closing early could roll back a write
@@ -371,7 +371,7 @@ func (t *Tool) runApproved(ctx context.Context, d *database, text string, st sta
 	}
 	r := t.tableResult(tbl)
 	if tbl.more {
-		r.Note = tools.JoinNotes(fmt.Sprintf("showing %s of %s rows", tools.FormatCount(int64(len(tbl.rows))), tools.FormatCount(total)), r.Note)
+		r.Note = tools.JoinNotes(fmt.Sprintf("showing %s of %s rows%s", tools.FormatCount(int64(len(tbl.rows))), tools.FormatCount(total), t.fullNote(tbl)), r.Note)
 	}
 	return r
 }
@@ -388,6 +388,19 @@ func killQuery(p *pool, threadID int64) {
 
 // killTimeout bounds the KILL QUERY sent after a timeout.
 const killTimeout = 5 * time.Second
+
+// limits are the configured caps of a result.
+func (t *Tool) limits() limits {
+	return limits{rows: t.cfg.MaxRows, cell: t.cfg.MaxCellBytes, bytes: t.cfg.MaxResultBytes}
+}
+
+// fullNote explains a result cut by its size rather than its row count.
+func (t *Tool) fullNote(tbl table) string {
+	if !tbl.full {
+		return ""
+	}
+	return fmt.Sprintf(" (the result is capped at %s bytes)", tools.FormatCount(int64(t.cfg.MaxResultBytes)))
+}
 
 // tableResult is the ok result for rows read.
 func (t *Tool) tableResult(tbl table) tools.Result {

@@ -318,6 +318,13 @@ func TestRowCap(t *testing.T) {
 	if r := run(t, tool, "SELECT * FROM t WHERE id <= 5", true); r.Truncated || r.Note != "" {
 		t.Errorf("exactly the cap: %s", r.JSON())
 	}
+	t.Run("byte cap", func(t *testing.T) {
+		tool := f.tool(t, false, func(c *Config) { c.MaxResultBytes = 100 })
+		r := run(t, tool, "SELECT REPEAT('x', 40) FROM t", true)
+		if r.Status != tools.StatusOK || len(r.Rows) != 3 || !r.Truncated || r.Note != "showing 3 of at least 4 rows (the result is capped at 100 bytes)" {
+			t.Fatalf("result %s", r.JSON())
+		}
+	})
 }
 
 func TestValues(t *testing.T) {

@@ -22,12 +22,20 @@ type table struct {
 	columns []tools.Column
 	rows    [][]any
 	more    bool // there were more rows than were kept
+	full    bool // rows stopped at the byte cap, not the row cap
 	cut     bool // a value was cut to the cell cap
 }
 
-// readTable reads at most maxRows rows, and one more to know whether there
-// were more. It does not drain or close rows.
-func readTable(rows *sql.Rows, maxRows, maxCell int) (table, error) {
+// limits are the caps on what one result carries.
+type limits struct {
+	rows  int // rows kept
+	cell  int // bytes of one value's text
+	bytes int // bytes of all values' text, roughly as JSON
+}
+
+// readTable reads rows until a cap is reached, and one more to know whether
+// there were more. It does not drain or close rows.
+func readTable(rows *sql.Rows, lim limits) (table, error) {
 	var t table
 	types, err := rows.ColumnTypes()
 	if err != nil {
@@ -45,9 +53,11 @@ func readTable(rows *sql.Rows, maxRows, maxCell int) (table, error) {
 		ptrs[i] = &vals[i]
 	}
 	t.rows = [][]any{}
+	size := 0
 	for rows.Next() {
-		if len(t.rows) == maxRows {
+		if len(t.rows) >= lim.rows || size >= lim.bytes {
 			t.more = true
+			t.full = len(t.rows) < lim.rows
 			break
 		}
 		if err := rows.Scan(ptrs...); err != nil {
@@ -56,8 +66,9 @@ func readTable(rows *sql.Rows, maxRows, maxCell int) (table, error) {
 		row := make([]any, len(vals))
 		for i, v := range vals {
 			var cut bool
-			row[i], cut = jsonValue(v, dbTypes[i], maxCell)
+			row[i], cut = jsonValue(v, dbTypes[i], lim.cell)
 			t.cut = t.cut || cut
+			size += valueSize(row[i])
 		}
 		t.rows = append(t.rows, row)
 	}
@@ -95,6 +106,17 @@ func jsonValue(v any, dbType string, maxCell int) (out any, cut bool) {
 		return v, false
 	}
 	return fmt.Sprint(v), false
+}
+
+// valueSize is roughly how many bytes v takes in the result's JSON.
+func valueSize(v any) int {
+	switch v := v.(type) {
+	case string:
+		return len(v) + 3
+	case json.Number:
+		return len(v) + 1
+	}
+	return 8
 }
 
 // floatValue is a JSON number with the shortest digits that read back as
