@@ -47,11 +47,33 @@ type Config struct {
 type ToolConfig struct {
 	// Mode overrides the global mode for this tool; empty inherits it.
 	Mode Mode `yaml:"mode"`
-	// Preauthorized lists operations that run without a card (rule 2). An
-	// entry is either the exact operation text or "re:" followed by a
-	// regular expression that must match the whole operation text. See
-	// Policy for what the operation text of each tool is and the extra
-	// conditions a "re:" entry carries.
+	// Preauthorized lists operations that run without a card (rule 2, which
+	// never overrides rule 1: absurd calls are blocked first).
+	//
+	// The operation text an entry is compared with:
+	//   - execute_command: the command line;
+	//   - execute_sql: the SQL text;
+	//   - http_request: the method in upper case, a space, and the URL
+	//     ("GET https://status.example.com/health");
+	//   - file_operations: the operation, a space, and the cleaned path
+	//     ("delete tmp/cache", never "delete tmp/../.env");
+	//   - any other tool: its arguments as compact JSON without risk_level,
+	//     keys in the order the call gave them.
+	//
+	// Leading and trailing ASCII white space is ignored on both sides. An
+	// exact entry must equal the whole text. An entry "re:EXPR" is a regular
+	// expression (Go syntax) that must match the whole text (it is anchored
+	// for you), and it carries extra conditions so that a pattern written
+	// for one operation cannot carry another along:
+	//   - execute_command: the command line must parse as one simple
+	//     command whose words are all literal: no ; & && || | or newline, no
+	//     redirection, no variable, command or process substitution, no glob,
+	//     brace or ~ expansion, no assignment, no $'...', and no ".." path
+	//     segment. So "re:ls( .*)?" accepts "ls -la /var/log" but never
+	//     "ls; rm -rf data", "ls $(rm x)" or "cat logs/../.env".
+	//   - execute_sql: one statement: no ";" except at the end, and no "/*"
+	//     (which is also how executable comments start).
+	//   - http_request: no user information in the URL ("https://a@b/").
 	Preauthorized []string `yaml:"preauthorized"`
 }
 

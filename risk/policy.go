@@ -11,6 +11,21 @@ import (
 
 // Policy is a validated policy. Build it once with New; Assess is then pure
 // and safe for concurrent use.
+//
+// Choices the SPEC leaves open, made here:
+//   - Malformed arguments (not an object, a required argument missing or of
+//     the wrong type, an unknown file operation, a key given twice in any
+//     case) are confirmed by rule "default", with a reason naming the
+//     argument, before any other rule.
+//   - Strict mode (rule "mode") shows the best estimate of the risk: high
+//     for a code-level danger or when the LLM said high, else medium.
+//   - HTTP: a missing method is GET; a URL that does not parse, has no host
+//     or no http(s) scheme is blocked like a forbidden scheme; no method is
+//     a code-level danger, only GET, HEAD and OPTIONS are whitelisted.
+//     Private and loopback addresses are left to the tool's dialer.
+//   - execute_command: a workdir that leaves the root is blocked, like a
+//     file path that does.
+//   - An unknown mode on a Call is judged as strict, with a reason.
 type Policy struct {
 	mode      Mode
 	toolModes map[string]Mode

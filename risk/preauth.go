@@ -8,31 +8,8 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// preauth holds the pre-authorised operations of one tool (rule 2).
-//
-// The operation text an entry is compared with:
-//   - execute_command: the command line;
-//   - execute_sql: the SQL text;
-//   - http_request: the method in upper case, a space, and the URL
-//     ("GET https://status.example.com/health");
-//   - file_operations: the operation, a space, and the cleaned path
-//     ("delete tmp/cache", never "delete tmp/../.env");
-//   - any other tool: its arguments as compact JSON, without risk_level.
-//
-// Leading and trailing ASCII white space is ignored on both sides. An exact entry
-// must equal the whole text. A "re:" entry is a regular expression (Go
-// syntax) that must match the whole text, and it carries extra conditions
-// so that a pattern written for one operation cannot carry another along:
-//   - execute_command: the command line must parse as one simple command
-//     whose words are all literal: no ; & && || | newline, no redirection,
-//     no variable, command or process substitution, no glob, brace or ~
-//     expansion, no assignment, and no ".." path segment. So "re:ls( .*)?"
-//     accepts "ls -la /var/log" but never "ls; rm -rf data" or "ls $(rm x)".
-//   - execute_sql: one statement: no ";" except at the end, and no comment
-//     block ("/*", which is also how executable comments start).
-//   - http_request: no user information in the URL ("https://a@b/").
-//
-// Pre-authorisation never overrides rule 1: absurd calls are blocked first.
+// preauth holds the pre-authorised operations of one tool (rule 2); see
+// ToolConfig.Preauthorized for what they mean.
 type preauth struct {
 	tool     string
 	exact    map[string]bool
