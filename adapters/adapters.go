@@ -209,8 +209,7 @@ func (b Button) Words() string {
 // "cancel <id> [reason]" (the verb is case-insensitive; "deny" and "reject"
 // mean cancel). It reports false for anything else.
 func ParseDecision(text string) (Decision, bool) {
-	text = strings.TrimSpace(text)
-	verb, rest, _ := strings.Cut(text, " ")
+	verb, rest := cutSpace(strings.TrimSpace(text))
 	var approve bool
 	switch strings.ToLower(verb) {
 	case "approve":
@@ -219,8 +218,7 @@ func ParseDecision(text string) (Decision, bool) {
 	default:
 		return Decision{}, false
 	}
-	rest = strings.TrimLeftFunc(rest, unicode.IsSpace)
-	id, reason, _ := strings.Cut(rest, " ")
+	id, reason := cutSpace(rest)
 	id = strings.TrimSpace(strings.Trim(id, "`<>"))
 	if id == "" || !validID(id) {
 		return Decision{}, false
@@ -231,6 +229,15 @@ func ParseDecision(text string) (Decision, bool) {
 		return Decision{}, false
 	}
 	return Decision{ApprovalID: id, Approve: approve, Reason: reason}, true
+}
+
+// cutSpace splits s at its first run of white space.
+func cutSpace(s string) (before, after string) {
+	i := strings.IndexFunc(s, unicode.IsSpace)
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], strings.TrimLeftFunc(s[i:], unicode.IsSpace)
 }
 
 // validID accepts the characters approval ids are made of, so that "cancel

@@ -17,6 +17,7 @@ func TestParseDecision(t *testing.T) {
 		{"approve in backticks", "approve `a1b2c3`", Decision{ApprovalID: "a1b2c3", Approve: true}, true},
 		{"cancel", "cancel a1b2c3", Decision{ApprovalID: "a1b2c3"}, true},
 		{"cancel with reason", "cancel a1b2c3 wrong folder, use /srv", Decision{ApprovalID: "a1b2c3", Reason: "wrong folder, use /srv"}, true},
+		{"tabs separate too", "approve\ta1b2c3", Decision{ApprovalID: "a1b2c3", Approve: true}, true},
 		{"deny means cancel", "deny a1b2c3", Decision{ApprovalID: "a1b2c3"}, true},
 		{"approve with more words is talk", "approve the plan", Decision{}, false},
 		{"no id", "approve", Decision{}, false},
@@ -92,4 +93,27 @@ func TestHandlerFunc(t *testing.T) {
 	if got.ID != "e1" || got.Text != "hi" {
 		t.Errorf("HandlerFunc did not pass the event: %+v", got)
 	}
+}
+
+// FuzzParseDecision: no text makes ParseDecision panic, and a decision it
+// reads always names a plausible id and round-trips through Button.Words.
+func FuzzParseDecision(f *testing.F) {
+	for _, s := range []string{"approve abc", "cancel abc because", "deny x_1", "approve", "approve a b", "cancel `x` y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		d, ok := ParseDecision(text)
+		if !ok {
+			return
+		}
+		if d.ApprovalID == "" || !validID(d.ApprovalID) {
+			t.Fatalf("ParseDecision(%q) accepted the id %q", text, d.ApprovalID)
+		}
+		if d.Approve {
+			again, ok := ParseDecision(Button{Approve: true, Value: d.ApprovalID}.Words())
+			if !ok || again != d {
+				t.Fatalf("approve %q does not round-trip: %+v", d.ApprovalID, again)
+			}
+		}
+	})
 }

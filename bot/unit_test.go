@@ -328,3 +328,39 @@ func TestOperation(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseDirect: no command line makes parseDirect panic, and a call it
+// returns carries the command's text unchanged where the tool runs text.
+func FuzzParseDirect(f *testing.F) {
+	for _, s := range []string{"!run ls -la", "!sql SELECT 1", "!http GET http://x", "!file write a b c", "!file delete -r x", "!file", "!run"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		call, usage, ok := parseDirect(text)
+		if !ok || usage != "" {
+			return
+		}
+		if _, err := json.Marshal(call.args); err != nil {
+			t.Fatalf("parseDirect(%q) made arguments that do not encode: %v", text, err)
+		}
+		if call.tool == toolCommand && !strings.Contains(text, call.args["command"].(string)) {
+			t.Fatalf("parseDirect(%q) changed the command to %q", text, call.args["command"])
+		}
+	})
+}
+
+func BenchmarkCard(b *testing.B) {
+	t0 := time.Date(2026, 11, 22, 5, 40, 0, 0, time.UTC)
+	code := 0
+	a := &approval.Approval{
+		ID: "abcdefghijklmnopqrstuvwxyz", Tool: "execute_command", Args: json.RawMessage(`{"command":"rm -rf ./tmp_*"}`),
+		Verdict:   risk.Verdict{Decision: risk.Confirm, Risk: risk.High, Reasons: []string{"recursive rm"}},
+		Preview:   &tools.Preview{Summary: "2 paths", Items: []string{"tmp_a", "tmp_b"}},
+		Requester: approval.User{ID: "alice"}, DecidedBy: &approval.User{ID: "bob"}, DecidedAt: t0,
+		State: approval.Done, Result: &tools.Result{Status: tools.StatusOK, Executed: true, ExitCode: &code, Stdout: strings.Repeat("line\n", 100)},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = card(a, nil, t0, DefaultCardOutput)
+	}
+}

@@ -368,3 +368,15 @@ func TestRunHandlesLinesOneAtATime(t *testing.T) {
 		t.Errorf("order = %v", order)
 	}
 }
+
+func BenchmarkRenderCard(b *testing.B) {
+	c := adaptertest.PendingCard("abcdefghijklmnopqrstuvwxyz")
+	for _, color := range []bool{false, true} {
+		b.Run(map[bool]string{false: "plain", true: "color"}[color], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = renderCard(c, paintWith(color))
+			}
+		})
+	}
+}
