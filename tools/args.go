@@ -32,7 +32,7 @@ func MissingArg(name string) error {
 }
 
 // DecodeArgs decodes a call's JSON arguments into dst, a pointer to the
-// tool's argument struct. Empty arguments and null count as {}. Fields
+// tool's argument struct (flat: embedded structs are not looked into). Empty arguments and null count as {}. Fields
 // unknown to dst are an error, except risk_level, which the registry adds to
 // every schema and the assessor reads. Names must match exactly and appear
 // once, so the assessor, the card and the tool all read the same values.

@@ -25,7 +25,8 @@ func BenchmarkCallOverhead(b *testing.B) {
 	}
 }
 
-// BenchmarkDecodeArgsWithRiskLevel takes the slow path that drops risk_level.
+// BenchmarkDecodeArgsWithRiskLevel decodes arguments that carry risk_level,
+// as most calls from a model will.
 func BenchmarkDecodeArgsWithRiskLevel(b *testing.B) {
 	raw := json.RawMessage(`{"command":"ls -l /var/log","timeout_seconds":30,"risk_level":"low"}`)
 	b.ReportAllocs()
