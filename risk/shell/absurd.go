@@ -363,5 +363,11 @@ func chmod(j *judge, c *cmd) {
 		j.danger("recursive " + c.name + " of " + target)
 		return
 	}
+	for _, op := range ops {
+		if why, ok := protectedTarget(j.resolve(op), j.cwd); ok && !strings.Contains(why, "home") {
+			j.danger(c.name + " of " + op.text + " changes a system directory")
+			return
+		}
+	}
 	j.unknown(c.name + " changes file permissions")
 }

@@ -190,12 +190,21 @@ func (rd *reader) handle(j *judge, c *cmd) {
 }
 
 // secret records a danger when a reader points at a sensitive path.
+// A variable assigned earlier (f=.env; cat $f) is looked through, and a
+// relative path is also tried from the directory a cd moved to.
 func (j *judge) secret(name string, f arg) {
-	if f.dynamic {
+	p := j.resolve(f)
+	if f.dynamic && p == f.text {
+		return // a value nobody can know here; see the package doc
+	}
+	if _, ok := j.a.secrets.Match(p); ok {
+		j.danger(name + " " + f.text + " reads a secret")
 		return
 	}
-	if _, ok := j.a.secrets.Match(f.text); ok {
-		j.danger(name + " " + f.text + " reads a secret")
+	if full := joinPath(j.cwd, p); full != "" && full != p {
+		if _, ok := j.a.secrets.Match(full); ok {
+			j.danger(name + " " + f.text + " reads a secret")
+		}
 	}
 }
 

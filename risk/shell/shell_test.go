@@ -696,3 +696,18 @@ func TestLaterAndElsewhere(t *testing.T) {
 		{"echo reader into bash", "echo ls | bash", unknown, "standard input"},
 	})
 }
+
+func TestLookThrough(t *testing.T) {
+	run(t, []tcase{
+		{"secret through variable", "f=.env; cat $f", danger, "reads a secret"},
+		{"secret after cd", "cd /etc && cat shadow", danger, ""},
+		{"git show secret", "git show HEAD:.env", danger, ""},
+		{"git diff secret", "git diff HEAD -- .env", danger, ""},
+		{"env pager", "env GIT_PAGER=evil git log", unknown, ""},
+		{"env pager cat", "env GIT_PAGER=cat git log -1", readOnly, ""},
+		{"exec redirect only", "exec 2>/dev/null; ls", readOnly, ""},
+		{"exec to file", "exec >out.log; ls", unknown, ""},
+		{"chmod root", "chmod 000 /", danger, ""},
+		{"unknown secret by substitution stays a look", "cat $(echo notes.txt)", readOnly, ""},
+	})
+}

@@ -25,7 +25,7 @@ func commandTable() (_ map[string]handler, err error) {
 		"runuser": wrapper("-u -g -G --user --group --supp-group", "runs commands as another user"),
 		"su":      su,
 		"env":     env, "timeout": timeout, "command": command, "time": timeCmd, "ionice": ionice,
-		"nice": wrapper("-n --adjustment", ""), "nohup": wrapper("", ""), "exec": wrapper("-a", ""),
+		"nice": wrapper("-n --adjustment", ""), "nohup": wrapper("", ""), "exec": execCmd,
 		"builtin": wrapper("", ""), "stdbuf": wrapper("-i -o -e --input --output --error", ""),
 		"setsid": wrapper("", ""), "taskset": taskset, "busybox": busybox,
 		"xargs": xargs, "parallel": parallel, "watch": watch, "chroot": chroot,

@@ -51,6 +51,14 @@ func gitCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		"range-diff", "diff-tree", "diff-files", "diff-index", "check-ignore", "check-attr", "var", "ls-remote", "verify-commit", "verify-tag", "fsck":
 		for _, a := range rest {
 			t := a.text
+			if !strings.HasPrefix(t, "-") {
+				// git show HEAD:.env, git diff -- .env: the content of a secret.
+				_, file, _ := strings.Cut(t, ":")
+				if file == "" {
+					file = t
+				}
+				j.secret("git "+sub, arg{text: file, dynamic: a.dynamic})
+			}
 			switch {
 			case strings.HasPrefix(t, "--output") || t == "-o" && sub != "grep":
 				return "git " + sub + " " + t + " writes a file"

@@ -419,7 +419,11 @@ func (j *judge) assign(as *syntax.Assign, prefixFor string) {
 	}
 	n := as.Name.Value
 	if prefixFor != "" {
-		if !safePrefixVar(n, as.Value) {
+		value, known := "", true
+		if as.Value != nil {
+			value, known = word(as.Value).lit()
+		}
+		if !safePrefixVar(n, value, known) {
 			j.unknown("sets " + n + " for " + prefixFor)
 		}
 		return
@@ -439,17 +443,13 @@ func (j *judge) assign(as *syntax.Assign, prefixFor string) {
 
 // safePrefixVar reports whether exporting name=value to a reader keeps it a
 // reader: locale, time zone, colours, terminal size, a pager that is cat.
-func safePrefixVar(name string, value *syntax.Word) bool {
+func safePrefixVar(name, value string, known bool) bool {
 	switch name {
 	case "LANG", "LANGUAGE", "TZ", "COLUMNS", "LINES", "NO_COLOR", "TERM", "CLICOLOR",
 		"FORCE_COLOR", "TIME_STYLE", "SYSTEMD_COLORS", "GREP_COLOR", "GREP_COLORS", "LS_COLORS":
 		return true
 	case "PAGER", "GIT_PAGER", "SYSTEMD_PAGER", "MANPAGER":
-		if value == nil {
-			return true
-		}
-		v, ok := word(value).lit()
-		return ok && (v == "" || v == "cat")
+		return known && (value == "" || value == "cat")
 	}
 	return strings.HasPrefix(name, "LC_")
 }

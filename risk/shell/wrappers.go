@@ -126,8 +126,8 @@ func env(j *judge, c *cmd) {
 		}
 	}
 	for len(rest) > 0 && isAssignment(rest[0].text) {
-		name, _, _ := strings.Cut(rest[0].text, "=")
-		if !safePrefixVar(name, nil) {
+		name, value, _ := strings.Cut(rest[0].text, "=")
+		if !safePrefixVar(name, value, !rest[0].dynamic) {
 			j.unknown("env sets " + name)
 		}
 		rest = rest[1:]
@@ -311,4 +311,13 @@ func taskset(j *judge, c *cmd) {
 		return
 	}
 	j.command(rest[1:], c.depth)
+}
+
+// exec COMMAND replaces the shell; exec alone only applies its
+// redirections (exec 2>/dev/null), which are judged where they stand.
+func execCmd(j *judge, c *cmd) {
+	_, rest := mustSpec("-a").parseLeading(c.args)
+	if len(rest) > 0 {
+		j.command(rest, c.depth)
+	}
 }
