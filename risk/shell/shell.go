@@ -2,6 +2,28 @@
 // looking at every simple command in the tree. It says whether the script is
 // absurd (never to run), dangerous (needs a person), or made only of known
 // readers used read-only. It runs nothing.
+//
+// How it reads a script:
+//   - walk.go walks the whole syntax tree, so commands inside pipelines,
+//     lists, subshells, blocks, loops, $(...), backquotes, <(...), here-docs,
+//     function bodies, arithmetic and assignments are all judged; redirections
+//     are judged with their statement.
+//   - words.go removes quotes (\rm, 'r'm, $'\x72m') and expands braces; a
+//     word holding an expansion is "dynamic" and never a known command name.
+//   - wrappers.go looks through sudo, env, nice, timeout, xargs, busybox...;
+//     sh -c, eval, su -c, trap, ssh and scripts fed to a shell on stdin are
+//     parsed again, at most maxDepth deep.
+//   - absurd.go and danger.go hold SPEC §2 rules 1 and 4; readers.go, text.go
+//     and tools.go hold the rule 6 whitelist, one argument rule per reader.
+//
+// Known limits, each failing towards a confirmation rather than a run except
+// where said: a reader's operand that is computed at run time ($(...), a
+// loop variable) cannot be checked against the sensitive paths, so
+// cat $(echo .env) is still a look (a variable assigned a literal earlier in
+// the script is looked through); recursive readers (grep -r, find) may read
+// secrets inside the trees they walk; curl and wget are not readers, since
+// HTTP belongs to http_request; the directory a literal cd moved to is
+// followed in source order, not through every branch.
 package shell
 
 import (
