@@ -243,7 +243,7 @@ func TestCancelledResultReachesTheModel(t *testing.T) {
 	for _, tl := range follow.Tools {
 		names = append(names, tl.Function.Name)
 	}
-	if !slices.Equal(names, []string{"execute_command"}) {
+	if !slices.Equal(names, []string{"execute_command", "run_job"}) {
 		t.Errorf("follow-up tools = %v", names)
 	}
 	if !strings.Contains(string(follow.Tools[0].Function.Parameters), "risk_level") {

@@ -377,3 +377,18 @@ func userName(u *approval.User) string {
 	}
 	return u.ID
 }
+
+// RefuseClick audits a click by someone not allowed to decide (SPEC §6:
+// refused clicks are audited too). The bot, which decides who may click,
+// calls it and shows the person a private notice; nothing else changes.
+func (a *Agent) RefuseClick(ctx context.Context, id string, by approval.User, approve bool, why string) error {
+	verb := "cancel"
+	if approve {
+		verb = "approve"
+	}
+	e := approval.Event{Kind: eventRefusedClick, Actor: by.ID, ApprovalID: id, Decision: verb, Outcome: "refused", Detail: why}
+	if rec, err := a.store.Get(ctx, id); err == nil {
+		e.Tool, e.Operation, e.Channel = rec.Tool, operation(rec.Tool, rec.Args), rec.Conversation.Channel
+	}
+	return a.audit(ctx, e)
+}

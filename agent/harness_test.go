@@ -96,6 +96,7 @@ type env struct {
 	clock *clock
 	open  func() approval.Store
 	reg   *tools.Registry
+	job   *jobTool
 	pol   *risk.Policy
 	cfg   agent.Config
 }
@@ -116,7 +117,8 @@ func newEnv(t *testing.T, b backend, script ...agenttest.Reply) *env {
 	if err != nil {
 		t.Fatalf("shelltool.New: %v", err)
 	}
-	reg, err := tools.NewRegistry(sh)
+	job := &jobTool{}
+	reg, err := tools.NewRegistry(sh, job)
 	if err != nil {
 		t.Fatalf("NewRegistry: %v", err)
 	}
@@ -127,7 +129,7 @@ func newEnv(t *testing.T, b backend, script ...agenttest.Reply) *env {
 	c := newClock()
 	return &env{
 		t: t, root: root, srv: agenttest.NewServer(t, script...), sink: &agenttest.Sink{},
-		clock: c, open: b.open(t, c), reg: reg, pol: pol,
+		clock: c, open: b.open(t, c), reg: reg, job: job, pol: pol,
 	}
 }
 
@@ -228,4 +230,56 @@ func (h *hookStore) SaveTurn(ctx context.Context, t *approval.Turn) error {
 		h.beforeSaveTurn(t)
 	}
 	return h.Store.SaveTurn(ctx, t)
+}
+
+// jobTool is a hand-written tool that records how it is run, reports
+// progress at once, and can be held: Run waits on release, Preview on
+// previewGate (ignoring its context, like a badly behaved tool).
+type jobTool struct {
+	release     chan struct{}
+	previewGate chan struct{}
+	started     chan struct{} // when set, Run sends on it as it starts
+
+	mu   sync.Mutex
+	runs []bool // AutoRun of each run
+}
+
+var (
+	_ tools.Tool      = (*jobTool)(nil)
+	_ tools.Previewer = (*jobTool)(nil)
+)
+
+func (j *jobTool) Name() string        { return "run_job" }
+func (j *jobTool) Description() string { return "Runs a named batch job." }
+func (j *jobTool) Schema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{"job":{"type":"string"}},"required":["job"]}`)
+}
+
+func (j *jobTool) Run(ctx context.Context, args json.RawMessage, opts tools.RunOptions) tools.Result {
+	j.mu.Lock()
+	j.runs = append(j.runs, opts.AutoRun)
+	j.mu.Unlock()
+	if j.started != nil {
+		j.started <- struct{}{}
+	}
+	if opts.Progress != nil {
+		opts.Progress(tools.Progress{ElapsedMS: 1, Tail: "step 1 of 2"})
+	}
+	if j.release != nil {
+		<-j.release
+	}
+	return tools.Result{Status: tools.StatusOK, Executed: true, Stdout: "job done"}
+}
+
+func (j *jobTool) Preview(ctx context.Context, args json.RawMessage) tools.Preview {
+	if j.previewGate != nil {
+		<-j.previewGate
+	}
+	return tools.Preview{Summary: "would start the job"}
+}
+
+func (j *jobTool) Runs() []bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]bool(nil), j.runs...)
 }

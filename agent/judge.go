@@ -47,11 +47,12 @@ type callState struct {
 
 // The audit event kinds (SPEC §6).
 const (
-	eventAssessment = "assessment"
-	eventCard       = "card"
-	eventClick      = "click"
-	eventExpiry     = "expiry"
-	eventExecution  = "execution"
+	eventAssessment   = "assessment"
+	eventCard         = "card"
+	eventClick        = "click"
+	eventRefusedClick = "refused_click"
+	eventExpiry       = "expiry"
+	eventExecution    = "execution"
 )
 
 // systemUser decides what no person decided: expiry, and cancellations

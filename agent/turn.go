@@ -76,16 +76,15 @@ func (a *Agent) loop(ctx context.Context, conv approval.Conversation, user appro
 		msg := resp.Message
 		msg.Role = RoleAssistant
 		if len(msg.ToolCalls) == 0 {
+			if strings.TrimSpace(msg.Content) == "" {
+				a.log.WarnContext(ctx, "the model answered with nothing", "conversation", conv.Key(), "finish_reason", resp.FinishReason)
+				msg.Content = emptyAnswerText // servers refuse an assistant message with nothing in it
+			}
 			msgs = append(msgs, msg)
 			if err := a.saveConversation(ctx, conv, msgs); err != nil {
 				a.log.ErrorContext(ctx, "saving a conversation", "conversation", conv.Key(), "error", err)
 			}
-			answer := strings.TrimSpace(msg.Content)
-			if answer == "" {
-				a.log.WarnContext(ctx, "the model answered with nothing", "conversation", conv.Key(), "finish_reason", resp.FinishReason)
-				answer = emptyAnswerText
-			}
-			return a.reply(ctx, conv, answer)
+			return a.reply(ctx, conv, strings.TrimSpace(msg.Content))
 		}
 		msg.ToolCalls = uniqueIDs(msg.ToolCalls)
 

@@ -1,0 +1,188 @@
+package agent_test
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/agent"
+	"github.com/countersign/countersign/agent/agenttest"
+	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/tools"
+)
+
+// TestRunOptions: auto calls run with AutoRun (the read-only fences),
+// approved calls without; the running card gets progress; the card carries
+// the tool's preview.
+func TestRunOptions(t *testing.T) {
+	e := newEnv(t, memoryBackend,
+		agenttest.Calls(
+			agenttest.Call("c1", "run_job", `{"job":"report","risk_level":"low"}`),
+			agenttest.Call("c2", "run_job", `{"job":"migrate"}`),
+		),
+		agenttest.Text("Both jobs ran."),
+	)
+	a := e.agent(e.open())
+	if err := a.Handle(ctx, conv, alice, "run the jobs"); err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	cards := e.sink.Cards()
+	if len(cards) != 1 || cards[0].ToolCallID != "c2" {
+		t.Fatalf("cards = %+v, want c2 only", cards)
+	}
+	if p := cards[0].Preview; p == nil || p.Summary != "would start the job" {
+		t.Errorf("card preview = %+v", p)
+	}
+	if _, err := a.Decide(ctx, cards[0].ID, bob, true, ""); err != nil {
+		t.Fatalf("Decide: %v", err)
+	}
+	if got := e.job.Runs(); len(got) != 2 || !got[0] || got[1] {
+		t.Errorf("AutoRun of the runs = %v, want [true false]", got)
+	}
+	var progress *tools.Progress
+	for _, u := range e.sink.Updates() {
+		if u.Progress != nil {
+			if u.Approval.State != approval.Running {
+				t.Errorf("progress on a card in state %s", u.Approval.State)
+			}
+			if u.Approval.MessageRef != "card-1" {
+				t.Errorf("progress update without the card reference: %q", u.Approval.MessageRef)
+			}
+			progress = u.Progress
+		}
+	}
+	if progress == nil || progress.Tail != "step 1 of 2" {
+		t.Errorf("progress = %+v, want the tool's", progress)
+	}
+}
+
+func TestSlowPreviewDoesNotHoldTheCard(t *testing.T) {
+	e := newEnv(t, memoryBackend, agenttest.Calls(agenttest.Call("c1", "run_job", `{"job":"x"}`)))
+	e.job.previewGate = make(chan struct{})
+	t.Cleanup(func() { close(e.job.previewGate) })
+	e.cfg.PreviewTimeout = 50 * time.Millisecond
+	start := time.Now()
+	if err := e.agent(e.open()).Handle(ctx, conv, alice, "run x"); err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Handle took %s", d)
+	}
+	cards := e.sink.Cards()
+	if len(cards) != 1 || cards[0].Preview == nil || !strings.Contains(cards[0].Preview.Err, "too long") {
+		t.Fatalf("cards = %+v, want one with a preview that says it took too long", cards)
+	}
+}
+
+// TestConcurrentDecides: 64 replicas (each with its own store client)
+// approve the same call at once: exactly one wins, the call runs once and
+// the turn resumes once. Repeated.
+func TestConcurrentDecides(t *testing.T) {
+	const replicas, rounds = 64, 10
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			for range rounds {
+				e := newEnv(t, b, agenttest.Calls(agenttest.Call("c1", "run_job", `{"job":"once"}`)), agenttest.Text("Ran once."))
+				if err := e.agent(e.open()).Handle(ctx, conv, alice, "run it"); err != nil {
+					t.Fatalf("Handle: %v", err)
+				}
+				id := e.sink.Cards()[0].ID
+				agents := make([]*agent.Agent, replicas)
+				for i := range agents {
+					agents[i] = e.agent(e.open())
+				}
+				var wins atomic.Int32
+				var wg sync.WaitGroup
+				start := make(chan struct{})
+				for i, a := range agents {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						<-start
+						who := approval.User{ID: "U" + string(rune('A'+i%26)), Name: "approver"}
+						d, err := a.Decide(ctx, id, who, true, "")
+						if err != nil {
+							t.Errorf("Decide: %v", err)
+							return
+						}
+						if d.Won {
+							wins.Add(1)
+						}
+					}()
+				}
+				close(start)
+				wg.Wait()
+				if n := wins.Load(); n != 1 {
+					t.Fatalf("%d winners, want 1", n)
+				}
+				if runs := e.job.Runs(); len(runs) != 1 {
+					t.Fatalf("the call ran %d times, want once", len(runs))
+				}
+				if n := len(e.srv.Requests()); n != 2 {
+					t.Fatalf("%d model requests, want the turn resumed once", n)
+				}
+			}
+		})
+	}
+}
+
+func TestWaitCoversDecisionsInFlight(t *testing.T) {
+	e := newEnv(t, memoryBackend, agenttest.Calls(agenttest.Call("c1", "run_job", `{"job":"slow"}`)), agenttest.Text("Done."))
+	e.job.release = make(chan struct{})
+	e.job.started = make(chan struct{}, 1)
+	a := e.agent(e.open())
+	if err := a.Handle(ctx, conv, alice, "run slow"); err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	go func() { _, _ = a.Decide(ctx, e.sink.Cards()[0].ID, bob, true, "") }()
+	<-e.job.started
+	waited := make(chan struct{})
+	go func() { a.Wait(); close(waited) }()
+	select {
+	case <-waited:
+		t.Fatal("Wait returned while the approved call was running")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(e.job.release)
+	select {
+	case <-waited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Wait did not return after the run ended")
+	}
+	if r := e.sink.Replies(); len(r) != 1 || r[0] != "Done." {
+		t.Errorf("replies = %q: Wait returned before the resumed turn ended", r)
+	}
+}
+
+func TestRefuseClickIsAudited(t *testing.T) {
+	e := newEnv(t, memoryBackend, agenttest.Calls(agenttest.Call("c1", "run_job", `{"job":"x"}`)))
+	store := e.open()
+	a := e.agent(store)
+	if err := a.Handle(ctx, conv, alice, "run x"); err != nil {
+		t.Fatal(err)
+	}
+	id := e.sink.Cards()[0].ID
+	if err := a.RefuseClick(ctx, id, approval.User{ID: "U9"}, true, "not an approver in C1"); err != nil {
+		t.Fatalf("RefuseClick: %v", err)
+	}
+	ev := events(t, store, "refused_click")
+	if len(ev) != 1 || ev[0].Actor != "U9" || ev[0].Tool != "run_job" || ev[0].Channel != "C1" || ev[0].Decision != "approve" {
+		t.Errorf("refused_click events = %+v", ev)
+	}
+	rec, err := store.Get(ctx, id)
+	if err != nil || rec.State != approval.Pending {
+		t.Errorf("after a refused click the approval is %+v, %v; want still pending", rec, err)
+	}
+}
+
+func TestSystemPromptSaysTheRules(t *testing.T) {
+	p := agent.SystemPrompt()
+	for _, want := range []string{"Countersign", "execute_sql", "execute_command", "file_operations", "http_request",
+		"risk_level", "low", "high", "reboot", "executed:false", "did NOT run", "do not retry", "Never say", "short"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("the system prompt does not say %q", want)
+		}
+	}
+}
