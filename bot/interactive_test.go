@@ -1,0 +1,156 @@
+package bot_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/adapters/adaptertest"
+	"github.com/countersign/countersign/agent"
+	"github.com/countersign/countersign/agent/approval/memstore"
+	"github.com/countersign/countersign/bot"
+	"github.com/countersign/countersign/risk"
+	"github.com/countersign/countersign/tools"
+	"github.com/countersign/countersign/tools/shelltool"
+)
+
+// TestButtons drives the bot through an adapter with buttons: cards are
+// updated in place, a redelivered click is handled once, and a refused
+// click reaches only the person who clicked.
+func TestButtons(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"tmp_a", "keep.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sh, err := shelltool.New(shelltool.Config{Root: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := tools.NewRegistry(sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := risk.New(risk.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	store := memstore.New(memstore.Options{Logger: log})
+	fake := adaptertest.NewFake("fake")
+	b, err := bot.New(bot.Config{}, fake, agent.Config{}, agent.Deps{Tools: reg, Policy: pol, Store: store, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.Run(context.Background()) }()
+
+	alice, bob := adaptertest.Alice, adaptertest.Bob
+	place := adapters.Place{Channel: "C1", Thread: "T1"}
+	fake.Say(t, alice, place, "!help")
+	fake.Say(t, alice, place, "!run rm -rf ./tmp_*")
+	ref, c := waitCard(t, fake, "pending")
+	if len(c.Buttons) != 2 || c.Buttons[0].Value != c.ApprovalID {
+		t.Fatalf("the card's buttons are %+v; want approve and cancel carrying %s", c.Buttons, c.ApprovalID)
+	}
+
+	// Alice's own click is refused: only she hears of it.
+	fake.Click(t, alice, place, ref, c.Buttons[0], "")
+	waitFor(t, "a private notice to alice", func() bool { return len(fake.Notices(alice)) == 1 })
+	if n := fake.Notices(bob); len(n) != 0 {
+		t.Errorf("bob received alice's notice: %q", n)
+	}
+
+	// Bob's click, delivered twice by a platform unsure it arrived, runs once.
+	fake.Click(t, bob, place, ref, c.Buttons[0], "")
+	fake.Redeliver(t)
+	_, after := waitCard(t, fake, "done")
+	fake.End(t)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("the bot did not return at the end of input")
+	}
+
+	if len(after.Buttons) != 0 {
+		t.Errorf("the finished card still has buttons: %+v", after.Buttons)
+	}
+	if !strings.Contains(after.StateLine, "approved by bob") {
+		t.Errorf("the finished card says %q; want who approved", after.StateLine)
+	}
+	if n := fake.Notices(bob); len(n) != 0 {
+		t.Errorf("bob got notices %q: the redelivered click was handled twice", n)
+	}
+	refs, contents := fake.Messages()
+	cards := 0
+	for i, m := range contents {
+		if m.Card != nil {
+			cards++
+			if refs[i] != ref {
+				t.Errorf("a second card %s was posted instead of updating %s", refs[i], ref)
+			}
+		}
+	}
+	if cards != 1 {
+		t.Errorf("%d cards posted, want 1 updated in place", cards)
+	}
+	if !slices.ContainsFunc(contents, func(m adapters.Content) bool { return strings.Contains(m.Text, "with its buttons") }) {
+		t.Error("!help does not mention the buttons on a platform that has them")
+	}
+	log2, err := store.AuditLog(context.Background(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	executions := 0
+	for _, e := range log2 {
+		if e.Kind == "execution" && e.ApprovalID == c.ApprovalID {
+			executions++
+		}
+	}
+	if executions != 1 {
+		t.Errorf("%d executions audited, want 1", executions)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tmp_a")); err == nil {
+		t.Error("tmp_a is still there")
+	}
+}
+
+// waitCard waits until the first card is in the given state.
+func waitCard(t *testing.T, f *adaptertest.Fake, state string) (string, adapters.Card) {
+	t.Helper()
+	var ref string
+	var card adapters.Card
+	waitFor(t, "a card in state "+state, func() bool {
+		refs, contents := f.Messages()
+		for i, m := range contents {
+			if m.Card != nil {
+				ref, card = refs[i], *m.Card
+				return card.State == state
+			}
+		}
+		return false
+	})
+	return ref, card
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within %s", what, waitLimit)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
