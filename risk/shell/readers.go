@@ -71,7 +71,7 @@ func readers() map[string]reader {
 		"file": r("-m -e -F -P --magic-file --exclude --separator --parameter", "-C --compile", "writes a compiled magic file"),
 		"tree": r("-L -P -I -H -T --charset --filelimit --timefmt --sort", "-o -R", "writes output files"),
 		"cut":  files("-b -c -d -f --bytes --characters --delimiter --fields --output-delimiter"),
-		"tr":   anyArgs(), "column": files("-c -s -t -o -N -R -E -H -W -J -n -r -l"),
+		"tr":   anyArgs(), "column": files("-c -s -o -N -R -E -H -W -n -r -l"),
 		"sort": r("-k -t -S -T --key --field-separator --buffer-size --temporary-directory --parallel --batch-size --files0-from --sort --random-source", "-o --output --compress-program", "writes a file or runs a program").withContent(),
 		"uniq": r("-f -s -w --skip-fields --skip-chars --check-chars", "", "").withContent().withMax(1),
 		"diff": files("-C -U -I -F -L -x -X -W --context --unified --ignore-matching-lines --label --exclude --exclude-from --width --show-function-line --from-file --to-file --color --palette --tabsize --line-format --new-line-format --old-line-format --unchanged-line-format --horizon-lines"),
@@ -87,7 +87,7 @@ func readers() map[string]reader {
 		"md5sum": sum, "sha1sum": sum, "sha224sum": sum, "sha256sum": sum, "sha384sum": sum, "sha512sum": sum, "b2sum": sum, "cksum": sum, "sum": sum,
 		"jq":  r("--arg --argjson --slurpfile --rawfile --indent -L", "", "").withPattern(),
 		"yq":  r("--arg --indent -I -o -p --output-format --input-format --expression", "-i --inplace --split-exp -s", "writes files").withPattern(),
-		"sed": r("-e -f -l -s --expression --file --line-length", "-i --in-place", "edits files in place").withPattern().withCheck(sedCheck),
+		"sed": r("-e -f -l --expression --file --line-length", "-i --in-place", "edits files in place").withPattern().withCheck(sedCheck),
 		"awk": awkReader(), "gawk": awkReader(), "mawk": awkReader(), "nawk": awkReader(),
 		"find":   anyArgs().withCheck(findCheck),
 		"numfmt": anyArgs(), "seq": anyArgs(), "expr": anyArgs(), "factor": anyArgs(),
@@ -126,7 +126,7 @@ func readers() map[string]reader {
 		"ping":     anyArgs(), "ping6": anyArgs(), "traceroute": anyArgs(), "tracepath": anyArgs(), "mtr": r("", "", "").withCheck(mtrCheck),
 		"dig": anyArgs(), "host": anyArgs(), "nslookup": anyArgs(), "getent": anyArgs(), "whois": anyArgs(),
 		"dmesg": r("-f -l -F -s --facility --level --file --buffer-size --time-format", "-C --clear -c --read-clear -D --console-off -E --console-on -n --console-level", "changes the kernel log"),
-		"journalctl": r("-u -t -p -n -S -U -b -o -g -k -D -M -F -i -c --unit --user-unit --identifier --priority --lines --since --until --boot --output --grep --directory --machine --field --file --cursor --after-cursor --namespace --facility --output-fields --root --image",
+		"journalctl": r("-u -t -p -n -S -U -b -o -g -D -M -F -c --unit --user-unit --identifier --priority --lines --since --until --boot --output --grep --directory --machine --field --file --cursor --after-cursor --namespace --facility --output-fields --root --image",
 			"--vacuum-size --vacuum-time --vacuum-files --rotate --flush --sync --relinquish-var --smart-relinquish-var --setup-keys --update-catalog --cursor-file", "changes the journal"),
 		"systemctl":      r("-t -p -n -o -H -M -s --type --state --property --lines --output --host --machine --signal --kill-whom --what --root", "", "").withCheck(systemctlCheck),
 		"service":        anyArgs().withCheck(serviceCheck),
@@ -162,6 +162,18 @@ func (rd *reader) handle(j *judge, c *cmd) {
 		if rd.deny.has(o) {
 			j.unknown(c.name + " " + o.String() + " " + rd.denyWhy)
 			return
+		}
+		// An option whose value is optional in the real tool (date -I,
+		// journalctl -b) may not have taken the next word: a value that is
+		// itself a denied option is judged as one.
+		if o.hasValue && o.value.isOption() {
+			vo, _ := rd.opts.parseArgs([]arg{o.value})
+			for _, v := range vo {
+				if rd.deny.has(v) {
+					j.unknown(c.name + " " + v.String() + " " + rd.denyWhy)
+					return
+				}
+			}
 		}
 	}
 	if rd.maxOperands >= 0 && len(operands) > rd.maxOperands {

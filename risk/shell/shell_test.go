@@ -711,3 +711,18 @@ func TestLookThrough(t *testing.T) {
 		{"unknown secret by substitution stays a look", "cat $(echo notes.txt)", readOnly, ""},
 	})
 }
+
+// TestOptionValues: an option that takes a value must not hide a denied
+// option behind it.
+func TestOptionValues(t *testing.T) {
+	run(t, []tcase{
+		{"sed -s is a flag", "sed -s -i 's/a/b/' f", unknown, ""},
+		{"date -I then -s", "date -I -s 2020-01-01", unknown, ""},
+		{"date -I attached", "date -Iseconds", readOnly, ""},
+		{"journalctl -k then rotate", "journalctl -k --rotate", unknown, ""},
+		{"journalctl -b then vacuum", "journalctl -b --vacuum-time=1d", unknown, ""},
+		{"journalctl -b -1", "journalctl -b -1 -p err", readOnly, ""},
+		{"sort -t then -o", "sort -t -o f", unknown, ""},
+		{"sort -t comma", "sort -t, -k2 f", readOnly, ""},
+	})
+}

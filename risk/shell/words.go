@@ -25,6 +25,9 @@ type arg struct {
 // lit reports the word's text when it is fully known.
 func (w arg) lit() (string, bool) { return w.text, !w.dynamic && !w.glob }
 
+// isOption reports whether a known word looks like an option: -x, --name.
+func (w arg) isOption() bool { return !w.dynamic && len(w.text) > 1 && w.text[0] == '-' }
+
 // maxBraceWords bounds brace expansion ({1..1000000} stays one pattern).
 const maxBraceWords = 64
 
