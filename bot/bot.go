@@ -256,6 +256,7 @@ func (b *Bot) conv(p adapters.Place) approval.Conversation {
 func (b *Bot) decision(e adapters.Event) {
 	ctx := b.work
 	d := *e.Decision
+	d.ApprovalID = strings.ToLower(d.ApprovalID) // ids are lower case; a shouted one is the same id
 	verb := "cancel"
 	if d.Approve {
 		verb = "approve"

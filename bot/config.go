@@ -9,7 +9,23 @@ import (
 	"github.com/countersign/countersign/adapters"
 )
 
-// Config is the bot's own section of the configuration (`bot:`).
+// Config is the bot's own section of the configuration (`bot:`). The zero
+// value is ready to use: anyone in a channel may approve, but never their
+// own call.
+//
+//	bot:
+//	  default:
+//	    approvers: []                 # user ids or names, "group:NAME", "role:NAME", "*"; empty: anyone
+//	    require_second_person: true   # the requester cannot approve their own call
+//	  channels:
+//	    C0123PROD:                    # a channel id, or "slack:C0123PROD" for one platform only
+//	      approvers: ["group:oncall", "role:dba"]
+//	  sweep_interval: 5s              # how often overdue approvals expire
+//	  dedupe_window: 10m              # how long an event id is remembered
+//	  dedupe_size: 10000
+//	  shutdown_grace: 30s             # how long a shutdown waits for runs in flight
+//	  card_output: 2000               # bytes of output shown on a card
+//	  queue_size: 20                  # messages waiting per conversation
 type Config struct {
 	// Default is the approver policy of every channel not listed in
 	// Channels.

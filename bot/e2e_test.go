@@ -691,7 +691,7 @@ func TestTypedDecisionFromAnyAdapter(t *testing.T) {
 	id := w.screen.waitFor(t, cardRE)[1]
 	w.bot.Handle(context.Background(), adapters.Event{
 		ID: "slack-evt-9", User: adapters.User{ID: "bob", Name: "bob"},
-		Place: adapters.Place{Channel: terminal.Channel, Thread: terminal.Thread}, Text: "approve " + id,
+		Place: adapters.Place{Channel: terminal.Channel, Thread: terminal.Thread}, Text: "Approve " + strings.ToUpper(id),
 	})
 	w.screen.waitFor(t, `approved by bob at .* · done: exit code 0`)
 	w.end(t)
