@@ -7,6 +7,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -116,6 +117,9 @@ type Agent struct {
 	now    func() time.Time
 	log    *slog.Logger
 	prompt string
+	// specs and schemas are the registry's, read once: it never changes.
+	specs   []tools.Spec
+	schemas map[string]json.RawMessage
 
 	busy inflight
 }
@@ -146,6 +150,11 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 		now:    deps.Now,
 		log:    deps.Log,
 		prompt: SystemPrompt(),
+	}
+	a.specs = deps.Tools.Specs()
+	a.schemas = make(map[string]json.RawMessage, len(a.specs))
+	for _, s := range a.specs {
+		a.schemas[s.Name] = s.Parameters
 	}
 	if a.now == nil {
 		a.now = time.Now

@@ -141,6 +141,11 @@ func TestScriptedTurn(t *testing.T) {
 				if !slices.Equal(states, d.wantStates) {
 					t.Errorf("card states = %v, want %v", states, d.wantStates)
 				}
+				for _, u := range e.sink.Updates() {
+					if u.Approval.MessageRef != "card-1" {
+						t.Errorf("the %s update does not carry the card reference: %q", u.Approval.State, u.Approval.MessageRef)
+					}
+				}
 
 				// A second decision from yet another replica changes
 				// nothing and resumes nothing.
@@ -378,7 +383,10 @@ func TestRoundTripCap(t *testing.T) {
 	}
 	r := e.sink.Replies()
 	if len(r) != 1 || !strings.Contains(r[0], "stopped after 3 steps") {
-		t.Errorf("replies = %q, want the cap explained", r)
+		t.Fatalf("replies = %q, want the cap explained", r)
+	}
+	if !strings.Contains(r[0], "The last calls:\n• `ls` exit 0") {
+		t.Errorf("reply %q does not sum up the calls the model did not see", r[0])
 	}
 	// Calls without ids got unique ones, each answered once.
 	last := e.srv.Requests()[2]

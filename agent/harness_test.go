@@ -53,18 +53,18 @@ func (c *clock) Add(d time.Duration) {
 // gives a new client (Redis) or the one store (memory).
 type backend struct {
 	name string
-	open func(t *testing.T, c *clock) func() approval.Store
+	open func(t testing.TB, c *clock) func() approval.Store
 }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-var memoryBackend = backend{"memory", func(t *testing.T, c *clock) func() approval.Store {
+var memoryBackend = backend{"memory", func(t testing.TB, c *clock) func() approval.Store {
 	s := memstore.New(memstore.Options{Now: c.Now, Logger: quiet})
 	t.Cleanup(func() { _ = s.Close() })
 	return func() approval.Store { return s }
 }}
 
-var redisBackend = backend{"redis", func(t *testing.T, c *clock) func() approval.Store {
+var redisBackend = backend{"redis", func(t testing.TB, c *clock) func() approval.Store {
 	url := testenv.RedisURL(t)
 	opt, err := redis.ParseURL(url)
 	if err != nil {
@@ -89,7 +89,7 @@ func randomHex() string {
 // env is one test's world: a temp dir the shell tool works in, the fake
 // model server, the recording sink, the real policy and a store backend.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	root  string
 	srv   *agenttest.Server
 	sink  *agenttest.Sink
@@ -108,6 +108,11 @@ var (
 )
 
 func newEnv(t *testing.T, b backend, script ...agenttest.Reply) *env {
+	t.Helper()
+	return newEnvTB(t, b, script...)
+}
+
+func newEnvTB(t testing.TB, b backend, script ...agenttest.Reply) *env {
 	t.Helper()
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("alpha\n"), 0o644); err != nil {

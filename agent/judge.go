@@ -78,13 +78,13 @@ func (a *Agent) judge(ctx context.Context, conv approval.Conversation, user appr
 
 	t, ok := a.tools.Lookup(tc.Name)
 	if !ok {
-		names := make([]string, 0)
-		for _, s := range a.tools.Specs() {
+		names := make([]string, 0, len(a.specs))
+		for _, s := range a.specs {
 			names = append(names, s.Name)
 		}
 		return set(tools.NotStarted(fmt.Errorf("there is no tool %q; the tools are %s", tc.Name, strings.Join(names, ", "))))
 	}
-	args, err := checkArgs(tc.Arguments, a.schema(tc.Name))
+	args, err := checkArgs(tc.Arguments, a.schemas[tc.Name])
 	if err != nil {
 		return set(tools.InvalidArgs(err))
 	}
@@ -148,16 +148,6 @@ func (a *Agent) judge(ctx context.Context, conv approval.Conversation, user appr
 	cs.ApprovalID = stored.ID
 	cs.approval = stored
 	return cs
-}
-
-// schema returns the parameters schema of a registered tool.
-func (a *Agent) schema(name string) json.RawMessage {
-	for _, s := range a.tools.Specs() {
-		if s.Name == name {
-			return s.Parameters
-		}
-	}
-	return nil
 }
 
 // run runs a tool call. A tool that panics gets a failed result (it may

@@ -186,3 +186,18 @@ func TestSystemPromptSaysTheRules(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAutoTurn is one turn with an auto-run call: two model calls
+// through the real client over loopback HTTP, the assessment, the audit,
+// the run and the stored conversation (memory store).
+func BenchmarkAutoTurn(b *testing.B) {
+	e := newEnvTB(b, memoryBackend)
+	a := e.agent(e.open())
+	b.ReportAllocs()
+	for b.Loop() {
+		e.srv.Push(agenttest.Calls(agenttest.Call("c1", "run_job", `{"job":"report","risk_level":"low"}`)), agenttest.Text("Done."))
+		if err := a.Handle(ctx, conv, alice, "run the report"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

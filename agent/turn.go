@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -59,11 +60,11 @@ func (a *Agent) loop(ctx context.Context, conv approval.Conversation, user appro
 			if err := a.saveConversation(ctx, conv, msgs); err != nil {
 				a.log.ErrorContext(ctx, "saving a conversation", "conversation", conv.Key(), "error", err)
 			}
-			return a.reply(ctx, conv, note)
+			return a.reply(ctx, conv, note+lastResults(msgs[:len(msgs)-1]))
 		}
 		req := Request{
 			Messages: append([]Message{{Role: RoleSystem, Content: a.prompt}}, trim(msgs, a.cfg.MaxMessages, a.cfg.MaxBytes)...),
-			Tools:    a.tools.Specs(),
+			Tools:    a.specs,
 		}
 		resp, err := a.model.Complete(ctx, req)
 		trips++
@@ -171,4 +172,34 @@ func randomHex(n int) string {
 // logAttrs are the attributes that place an approval in the log.
 func logAttrs(ap *approval.Approval) []any {
 	return []any{slog.String("approval", ap.ID), slog.String("tool", ap.Tool), slog.String("conversation", ap.Conversation.Key())}
+}
+
+// lastResults sums up the results the model did not get to see when the
+// turn ran out of round trips, one line per call, so the user still learns
+// what ran and what did not.
+func lastResults(msgs []Message) string {
+	end := len(msgs)
+	start := end
+	for start > 0 && msgs[start-1].Role == RoleTool {
+		start--
+	}
+	if start == end || start == 0 || len(msgs[start-1].ToolCalls) == 0 {
+		return ""
+	}
+	calls := make(map[string]ToolCall, len(msgs[start-1].ToolCalls))
+	for _, c := range msgs[start-1].ToolCalls {
+		calls[c.ID] = c
+	}
+	var b strings.Builder
+	b.WriteString("\nThe last calls:")
+	for _, m := range msgs[start:end] {
+		var r tools.Result
+		if err := json.Unmarshal([]byte(m.Content), &r); err != nil {
+			continue
+		}
+		c := calls[m.ToolCallID]
+		line, _, _ := strings.Cut(render(c.Name, json.RawMessage(c.Arguments), r), "\n")
+		b.WriteString("\n• " + line)
+	}
+	return b.String()
 }

@@ -1,0 +1,104 @@
+package agent
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/countersign/countersign/tools"
+)
+
+func TestRender(t *testing.T) {
+	zero, one := 0, 2
+	var affected int64 = 3
+	tests := []struct {
+		name string
+		tool string
+		args string
+		res  tools.Result
+		want []string
+		not  []string
+	}{
+		{
+			name: "shell output",
+			tool: "execute_command", args: `{"command":"df -h"}`,
+			res:  tools.Result{Status: tools.StatusOK, Executed: true, ExitCode: &zero, Stdout: "/dev/sda1 50%\n", DurationMS: 12},
+			want: []string{"`df -h` exit 0 · 12 ms", "```\n/dev/sda1 50%\n```"},
+		},
+		{
+			name: "sql rows as a table",
+			tool: "execute_sql", args: `{"sql":"SELECT id, name FROM users"}`,
+			res: tools.Result{Status: tools.StatusOK, Executed: true, RowCount: &one,
+				Columns: []tools.Column{{Name: "id", Type: "INT"}, {Name: "name", Type: "VARCHAR"}},
+				Rows:    [][]any{{1, "ann"}, {22, nil}}},
+			want: []string{"· 2 rows", "id | name\n1  | ann \n22 | NULL"},
+		},
+		{
+			name: "sql write",
+			tool: "execute_sql", args: `{"sql":"UPDATE t SET a=1 WHERE id=2"}`,
+			res:  tools.Result{Status: tools.StatusOK, Executed: true, RowsAffected: &affected},
+			want: []string{"3 rows affected"},
+		},
+		{
+			name: "http",
+			tool: "http_request", args: `{"method":"get","url":"https://example.com/health"}`,
+			res:  tools.Result{Status: tools.StatusOK, Executed: true, HTTPStatus: 200, Body: `{"ok":true}`, Truncated: true, Note: "body cut at 64 KiB"},
+			want: []string{"`GET https://example.com/health` HTTP 200", `{"ok":true}`, "_body cut at 64 KiB_"},
+		},
+		{
+			name: "blocked",
+			tool: "execute_command", args: `{"command":"rm -rf /"}`,
+			res:  tools.Blocked("deletes the root directory"),
+			want: []string{"did not run: blocked by policy (deletes the root directory)."},
+			not:  []string{"exit"},
+		},
+		{
+			name: "cancelled",
+			tool: "execute_command", args: `{"command":"reboot"}`,
+			res:  tools.Cancelled("Bob", "not now"),
+			want: []string{"`reboot` did not run: cancelled by Bob (not now)."},
+		},
+		{
+			name: "fences in output cannot close the block",
+			tool: "execute_command", args: `{"command":"cat x.md"}`,
+			res:  tools.Result{Status: tools.StatusOK, Executed: true, ExitCode: &zero, Stdout: "a\n```\nb"},
+			not:  []string{"a\n```\nb"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := render(tt.tool, json.RawMessage(tt.args), tt.res)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("render =\n%s\nwant it to contain\n%s", got, w)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(got, n) {
+					t.Errorf("render =\n%s\nwant it not to contain %q", got, n)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkTrim(b *testing.B) {
+	var msgs []Message
+	for range 60 {
+		msgs = append(msgs, user("how full is the disk?"), calls("c1", "c2"), result("c1"), result("c2"), assistant("About half."))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		trim(msgs, DefaultMaxMessages, DefaultMaxBytes)
+	}
+}
+
+func BenchmarkCheckArgs(b *testing.B) {
+	schema := json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"},"workdir":{"type":"string"},"timeout_seconds":{"type":"integer"},"risk_level":{"type":"string"}},"required":["command"]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := checkArgs(`{"command":"df -h | sort -k5 -n | tail -3","timeout_seconds":30,"risk_level":"low"}`, schema); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
