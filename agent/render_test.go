@@ -61,8 +61,8 @@ func TestRender(t *testing.T) {
 		{
 			name: "fences in output cannot close the block",
 			tool: "execute_command", args: `{"command":"cat x.md"}`,
-			res:  tools.Result{Status: tools.StatusOK, Executed: true, ExitCode: &zero, Stdout: "a\n```\nb"},
-			not:  []string{"a\n```\nb"},
+			res: tools.Result{Status: tools.StatusOK, Executed: true, ExitCode: &zero, Stdout: "a\n```\nb"},
+			not: []string{"a\n```\nb"},
 		},
 	}
 	for _, tt := range tests {
