@@ -9,11 +9,12 @@ import (
 
 // Config is the policy's section of the configuration file (top-level key
 // "risk"). The zero value is the SPEC's default policy: mode smart, nothing
-// pre-authorised, the default sensitive paths and the default SQL mode.
+// pre-authorised, and the default sensitive paths. The SQL parser always
+// assumes sqlrisk.DefaultSQLMode, the sql_mode the SQL tool pins in its DSN,
+// so that the parser and the server read every statement alike.
 //
 //	risk:
 //	  mode: smart                  # strict | guarded | smart
-//	  sql_mode: ""                 # the sql_mode the SQL parser assumes ("" = its default)
 //	  sensitive_paths: ["*.secret", "deploy/keys/"]
 //	  tools:
 //	    execute_command:
@@ -38,9 +39,6 @@ type Config struct {
 	// SensitivePaths are extra patterns for risk/sensitive, added to its
 	// defaults.
 	SensitivePaths []string `yaml:"sensitive_paths"`
-	// SQLMode is the sql_mode the SQL parser assumes; empty means the
-	// parser's default. It must match the sql_mode the SQL tool pins.
-	SQLMode string `yaml:"sql_mode"`
 }
 
 // ToolConfig is the global setting for one tool.

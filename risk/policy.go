@@ -110,9 +110,9 @@ func New(cfg Config) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("risk: shell analyzer: %w", err)
 	}
-	p.sql, err = sqlrisk.New(cfg.SQLMode)
+	p.sql, err = sqlrisk.New(sqlrisk.DefaultSQLMode)
 	if err != nil {
-		return nil, fmt.Errorf("risk.sql_mode: %w", err)
+		return nil, fmt.Errorf("sql parser: %w", err)
 	}
 	return p, nil
 }

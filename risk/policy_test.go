@@ -523,7 +523,6 @@ func TestNewErrors(t *testing.T) {
 			`risk.tools.execute_sql.preauthorized[0]: entry contains a NUL byte`},
 		{"sensitive path", Config{SensitivePaths: []string{"[x"}}, `risk.sensitive_paths: sensitive path pattern "[x"`},
 		{"sensitive path empty", Config{SensitivePaths: []string{""}}, `risk.sensitive_paths:`},
-		{"sql mode", Config{SQLMode: "ANSI_QUOTES,NOPE"}, `risk.sql_mode:`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
