@@ -13,7 +13,8 @@ import (
 // Direct runs a direct command (!run, !sql, !http, !file) through the same
 // assessment and approvals, with no model: auto → runs and replies with the
 // result; block → replies why; confirm → a card, and the result is replied
-// into the conversation once the call is decided.
+// into the conversation once the call is decided. Errors are handled as in
+// Handle: an error means the user could not be told.
 func (a *Agent) Direct(ctx context.Context, conv approval.Conversation, user approval.User, tool string, args json.RawMessage) error {
 	a.busy.add()
 	defer a.busy.done()

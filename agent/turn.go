@@ -33,8 +33,9 @@ const (
 // calls, assessment, auto runs, cards for calls that need approval
 // (suspending the turn), and the model's answer via Sink.Reply. Without a
 // model it replies that only direct commands work, and how to add a model.
-// Failures are told to the user as a safe sentence; the error returned is
-// for the caller's log.
+// Failures (the model, the store) are logged with a reference and told to
+// the user as a safe sentence with that reference; Handle then returns nil.
+// An error means the user could not be told at all (the Sink failed).
 func (a *Agent) Handle(ctx context.Context, conv approval.Conversation, user approval.User, text string) error {
 	a.busy.add()
 	defer a.busy.done()
@@ -153,14 +154,17 @@ func (a *Agent) reply(ctx context.Context, conv approval.Conversation, text stri
 }
 
 // fail logs err under a new reference and tells the user the safe
-// sentence format (which has one %s for the reference).
+// sentence format (which has one %s for the reference). Once the user has
+// been told, the failure is handled: fail returns nil, so the caller does
+// not say it a second time. It returns an error only when the sentence
+// could not be posted either.
 func (a *Agent) fail(ctx context.Context, conv approval.Conversation, format string, err error) error {
 	ref := randomHex(4)
 	a.log.ErrorContext(ctx, "turn failed", "ref", ref, "conversation", conv.Key(), "error", err)
 	if rerr := a.reply(ctx, conv, fmt.Sprintf(format, ref)); rerr != nil {
 		return errors.Join(err, rerr)
 	}
-	return err
+	return nil
 }
 
 func randomHex(n int) string {
