@@ -124,9 +124,12 @@ type Event struct {
 	Place       Place
 	// Direct is set for a direct (private) message to the bot.
 	Direct bool
-	// Text is the message text, with the bot's mention removed.
+	// Text is the message text, with the bot's mention removed. For a
+	// decision typed as words it holds those words, so that the bot can
+	// treat "approve it" as talk when "it" names no approval.
 	Text string
-	// Decision is set when the event is a decision; Text is then empty.
+	// Decision is set when the event is a decision: a click, or the words
+	// of a button typed where there are none.
 	Decision *Decision
 }
 

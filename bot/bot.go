@@ -181,8 +181,13 @@ func (b *Bot) Handle(_ context.Context, e adapters.Event) {
 		}
 	}
 	if e.Decision != nil {
-		b.decision(e)
-		return
+		typed := e.Decision.Ref == "" && strings.TrimSpace(e.Text) != ""
+		if !typed || approval.ValidID(strings.ToLower(e.Decision.ApprovalID)) {
+			b.decision(e)
+			return
+		}
+		// "approve it", "cancel everything": words, not an approval id.
+		e.Decision = nil
 	}
 	if strings.TrimSpace(e.Text) == "" {
 		return

@@ -520,6 +520,7 @@ func TestDirectCommands(t *testing.T) {
 		{"blocked", []string{"!run rm -rf /"}, `(?i)block`},
 		{"file list runs at once", []string{"!file write notes.txt hi", "!file list"}, `(?s)type: approve [a-z2-7]{26}.*countersign: .*keep\.txt`},
 		{"a file outside the root is blocked", []string{"!file read ../../etc/passwd"}, `(?i)did not run`},
+		{"words that look like a decision are talk", []string{"cancel everything"}, `(?i)no (language )?model is configured`},
 		{"an unknown approval", []string{"approve aaaaaaaaaaaaaaaaaaaaaaaaaa"}, `\(to alice only\) There is no approval aaaaaaaaaaaaaaaaaaaaaaaaaa`},
 	}
 	for _, tc := range tests {

@@ -204,10 +204,9 @@ func (t *Terminal) line(ctx context.Context, h adapters.Handler, line string) (q
 		Place: adapters.Place{Channel: Channel, Thread: Thread},
 	}
 	t.mu.Unlock()
+	e.Text = line
 	if d, ok := adapters.ParseDecision(line); ok {
 		e.Decision = &d
-	} else {
-		e.Text = line
 	}
 	h.Handle(ctx, e)
 	return false

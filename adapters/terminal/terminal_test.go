@@ -116,13 +116,13 @@ func TestLines(t *testing.T) {
 		{
 			name:   "/as switches who speaks",
 			input:  "!run ls\n/as bob\napprove k3y\n",
-			events: []adapters.Event{{ID: "t1", User: person("carol"), Text: "!run ls"}, {ID: "t2", User: person("bob"), Decision: &adapters.Decision{ApprovalID: "k3y", Approve: true}}},
+			events: []adapters.Event{{ID: "t1", User: person("carol"), Text: "!run ls"}, {ID: "t2", User: person("bob"), Text: "approve k3y", Decision: &adapters.Decision{ApprovalID: "k3y", Approve: true}}},
 			out:    []string{"you are now bob"},
 		},
 		{
 			name:   "cancel with a reason",
 			input:  "cancel k3y not on a friday\n",
-			events: []adapters.Event{{ID: "t1", User: person("carol"), Decision: &adapters.Decision{ApprovalID: "k3y", Reason: "not on a friday"}}},
+			events: []adapters.Event{{ID: "t1", User: person("carol"), Text: "cancel k3y not on a friday", Decision: &adapters.Decision{ApprovalID: "k3y", Reason: "not on a friday"}}},
 		},
 		{
 			name:  "blank lines and terminal commands make no events",
