@@ -347,6 +347,14 @@ func TestMalformedCalls(t *testing.T) {
 	if len(reqs) != 2 {
 		t.Fatalf("%d model requests, want 2: the loop should carry on", len(reqs))
 	}
+	for _, m := range reqs[1].Messages {
+		for _, c := range m.ToolCalls {
+			var obj map[string]any
+			if err := json.Unmarshal([]byte(c.Function.Arguments), &obj); err != nil || obj == nil {
+				t.Errorf("call %s goes back to the model with arguments that are not a JSON object: %s", c.ID, c.Function.Arguments)
+			}
+		}
+	}
 	results := toolResults(t, reqs[1])
 	if len(results) != len(calls) {
 		t.Fatalf("%d results, want %d", len(results), len(calls))

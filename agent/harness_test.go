@@ -288,3 +288,17 @@ func (j *jobTool) Runs() []bool {
 	defer j.mu.Unlock()
 	return append([]bool(nil), j.runs...)
 }
+
+// ttlStore records the TTLs conversations are saved with.
+type ttlStore struct {
+	approval.Store
+	mu   sync.Mutex
+	ttls []time.Duration
+}
+
+func (s *ttlStore) SaveConversation(ctx context.Context, key string, data []byte, ttl time.Duration) error {
+	s.mu.Lock()
+	s.ttls = append(s.ttls, ttl)
+	s.mu.Unlock()
+	return s.Store.SaveConversation(ctx, key, data, ttl)
+}

@@ -201,3 +201,27 @@ func BenchmarkAutoTurn(b *testing.B) {
 		}
 	}
 }
+
+func TestConversationTTL(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  time.Duration
+		want time.Duration
+	}{
+		{"default", 0, 24 * time.Hour},
+		{"configured", 2 * time.Hour, 2 * time.Hour},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, memoryBackend, agenttest.Text("hi"))
+			e.cfg.ConversationTTL = tt.cfg
+			s := &ttlStore{Store: e.open()}
+			if err := e.agent(s).Handle(ctx, conv, alice, "hello"); err != nil {
+				t.Fatal(err)
+			}
+			if len(s.ttls) != 1 || s.ttls[0] != tt.want {
+				t.Errorf("conversation saved with TTLs %v, want [%s]", s.ttls, tt.want)
+			}
+		})
+	}
+}

@@ -99,6 +99,7 @@ func (a *Agent) loop(ctx context.Context, conv approval.Conversation, user appro
 				cards = append(cards, calls[i].approval)
 			}
 		}
+		msg.ToolCalls = historyCalls(msg.ToolCalls)
 		if len(cards) == 0 {
 			msgs = append(msgs, msg)
 			msgs = append(msgs, toolMessages(calls)...)
@@ -126,6 +127,28 @@ func uniqueIDs(calls []ToolCall) []ToolCall {
 			c.ID = "call_" + randomHex(12)
 		}
 		seen[c.ID] = true
+		out[i] = c
+	}
+	return out
+}
+
+// historyCalls returns calls fit to be sent back in the conversation:
+// arguments that are not one JSON object are wrapped in one, because some
+// servers (Ollama, vLLM chat templates) parse the arguments of past calls
+// and refuse the whole request when they cannot. The model still reads
+// what it wrote, and the call's error result says what was wrong.
+func historyCalls(calls []ToolCall) []ToolCall {
+	out := make([]ToolCall, len(calls))
+	for i, c := range calls {
+		text := strings.TrimSpace(c.Arguments)
+		var obj map[string]json.RawMessage
+		switch {
+		case text == "":
+			c.Arguments = "{}"
+		case json.Unmarshal([]byte(text), &obj) != nil || obj == nil:
+			b, _ := json.Marshal(map[string]string{"invalid_arguments": c.Arguments})
+			c.Arguments = string(b)
+		}
 		out[i] = c
 	}
 	return out
