@@ -32,7 +32,16 @@ type Sink interface {
 	UpdateCard(ctx context.Context, a *approval.Approval, p *tools.Progress) error
 }
 
-// Config is the agent's own section of the configuration.
+// Config is the agent's own section of the configuration. The zero value
+// means the defaults:
+//
+//	agent:
+//	  max_round_trips: 8       # model calls per turn
+//	  approval_ttl: 15m        # how long a card waits
+//	  conversation_ttl: 24h    # how long an idle conversation is kept
+//	  max_messages: 100        # stored conversation cap, in messages
+//	  max_bytes: 262144        # and in (estimated) bytes
+//	  preview_timeout: 3s      # blast-radius preview on a card
 type Config struct {
 	// MaxRoundTrips caps the model calls of one turn (default 8).
 	MaxRoundTrips int `yaml:"max_round_trips"`

@@ -225,3 +225,24 @@ func TestConversationTTL(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeWithoutModel: a turn suspended by a replica with a model is
+// decided on one without (a restart without llm config): the results are
+// replied as direct results instead of being lost.
+func TestResumeWithoutModel(t *testing.T) {
+	e := newEnv(t, memoryBackend, agenttest.Calls(agenttest.Call("c1", "run_job", `{"job":"nightly"}`)))
+	store := e.open()
+	if err := e.agent(store).Handle(ctx, conv, alice, "run nightly"); err != nil {
+		t.Fatal(err)
+	}
+	bare, err := agent.New(agent.Config{}, agent.Deps{Tools: e.reg, Policy: e.pol, Store: store, Sink: e.sink, Now: e.clock.Now, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bare.Decide(ctx, e.sink.Cards()[0].ID, bob, true, ""); err != nil {
+		t.Fatalf("Decide: %v", err)
+	}
+	if r := e.sink.Replies(); len(r) != 1 || !strings.Contains(r[0], "job done") {
+		t.Errorf("replies = %q, want the job's result", r)
+	}
+}
