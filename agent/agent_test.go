@@ -259,7 +259,13 @@ func TestCancelledResultReachesTheModel(t *testing.T) {
 // TestParallelCalls: one response with auto, blocked and confirmed calls;
 // results go back in the original order, after the last decision only.
 func TestParallelCalls(t *testing.T) {
-	e := newEnv(t, memoryBackend,
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { testParallelCalls(t, b) })
+	}
+}
+
+func testParallelCalls(t *testing.T, b backend) {
+	e := newEnv(t, b,
 		agenttest.Calls(
 			agenttest.Call("c1", "execute_command", `{"command":"ls"}`),
 			agenttest.Call("c2", "execute_command", `{"command":"touch made.txt"}`),
