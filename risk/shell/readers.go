@@ -17,6 +17,9 @@ type reader struct {
 	maxOperands int     // most operands it may have and stay a reader; -1 for any
 	content     bool    // operands are files whose content it prints: secrets are checked
 	pattern     bool    // the first operand is a pattern or program, unless -e/-f gave one
+	// raw is set when check reads the raw words itself (git, kubectl...): then
+	// any word computed at run time makes the command not read-only.
+	raw bool
 	// check is an extra rule. It returns why the command is not read-only,
 	// or "" when it is; it may record a danger on j itself.
 	check func(j *judge, c *cmd, opts []opt, operands []arg) string
@@ -44,6 +47,12 @@ func noOperands(opts, deny, why string) reader {
 
 func (rd reader) withCheck(f func(j *judge, c *cmd, opts []opt, operands []arg) string) reader {
 	rd.check = f
+	return rd
+}
+
+// withRaw is withCheck for a check that reads c.args itself.
+func (rd reader) withRaw(f func(j *judge, c *cmd, opts []opt, operands []arg) string) reader {
+	rd.check, rd.raw = f, true
 	return rd
 }
 
@@ -89,7 +98,7 @@ func readers() map[string]reader {
 		"yq":  r("--arg --indent -I -o -p --output-format --input-format --expression", "-i --inplace --split-exp -s", "writes files").withPattern(),
 		"sed": r("-e -f -l --expression --file --line-length", "-i --in-place", "edits files in place").withPattern().withCheck(sedCheck),
 		"awk": awkReader(), "gawk": awkReader(), "mawk": awkReader(), "nawk": awkReader(),
-		"find":   anyArgs().withCheck(findCheck),
+		"find":   anyArgs().withRaw(findCheck),
 		"numfmt": anyArgs(), "seq": anyArgs(), "expr": anyArgs(), "factor": anyArgs(),
 		"basename": anyArgs(), "dirname": anyArgs(), "realpath": anyArgs(), "readlink": anyArgs(), "pwd": anyArgs(),
 		"echo": anyArgs(), "printf": r("", "-v", "assigns a variable"), "true": anyArgs(), "false": anyArgs(), ":": anyArgs(),
@@ -112,7 +121,7 @@ func readers() map[string]reader {
 		"hostnamectl": anyArgs().withCheck(subcommands("status")),
 
 		// System state.
-		"uptime": anyArgs(), "free": anyArgs(), "ps": anyArgs(), "pgrep": anyArgs(), "pidof": anyArgs(),
+		"uptime": anyArgs(), "free": anyArgs(), "ps": r("-o -p -u -U -g -G -t -C -O -q -s --sort --format --pid --ppid --user --group --cols --columns --rows --lines --width", "", "").withCheck(psCheck), "pgrep": anyArgs(), "pidof": anyArgs(),
 		"top":    r("-d -n -p -u -U -o -w -E -e -O", "", "").withCheck(topCheck),
 		"vmstat": anyArgs(), "iostat": anyArgs(), "mpstat": anyArgs(), "pidstat": anyArgs(),
 		"sar":  r("-f -e -s -i -P -n -I -q -m -o", "-o", "writes a data file"),
@@ -121,26 +130,26 @@ func readers() map[string]reader {
 		"last": anyArgs(), "lastlog": noOperands("-b -t -u --before --time --user", "-C -S --clear --set", "changes the lastlog"),
 		"w": anyArgs(), "who": anyArgs(), "loginctl": anyArgs().withCheck(subcommands("list-sessions", "list-users", "list-seats", "show-session", "show-user", "session-status", "user-status")),
 		"ss":       r("-f -A -N -F --family --query --socket --net --filter", "-K --kill -D --diag", "kills sockets or writes a dump file"),
-		"ip":       anyArgs().withCheck(ipCheck),
+		"ip":       anyArgs().withRaw(ipCheck),
 		"ifconfig": r("", "", "").withMax(1).withCheck(ifconfigCheck),
 		"ping":     anyArgs(), "ping6": anyArgs(), "traceroute": anyArgs(), "tracepath": anyArgs(), "mtr": r("", "", "").withCheck(mtrCheck),
 		"dig": anyArgs(), "host": anyArgs(), "nslookup": anyArgs(), "getent": anyArgs(), "whois": anyArgs(),
 		"dmesg": r("-f -l -F -s --facility --level --file --buffer-size --time-format", "-C --clear -c --read-clear -D --console-off -E --console-on -n --console-level", "changes the kernel log"),
 		"journalctl": r("-u -t -p -n -S -U -b -o -g -D -M -F -c --unit --user-unit --identifier --priority --lines --since --until --boot --output --grep --directory --machine --field --file --cursor --after-cursor --namespace --facility --output-fields --root --image",
 			"--vacuum-size --vacuum-time --vacuum-files --rotate --flush --sync --relinquish-var --smart-relinquish-var --setup-keys --update-catalog --cursor-file", "changes the journal"),
-		"systemctl":      r("-t -p -n -o -H -M -s --type --state --property --lines --output --host --machine --signal --kill-whom --what --root", "", "").withCheck(systemctlCheck),
-		"service":        anyArgs().withCheck(serviceCheck),
+		"systemctl":      r("-t -p -n -o -H -M -s --type --state --property --lines --output --host --machine --signal --kill-whom --what --root", "", "").withRaw(systemctlCheck),
+		"service":        anyArgs().withRaw(serviceCheck),
 		"sysctl":         r("-p --load", "-w --write -p --load --system -f", "changes kernel settings").withCheck(sysctlCheck),
 		"mount":          noOperands("-t -O --types --test-opts", "", "").withCheck(mountCheck),
-		"docker":         anyArgs().withCheck(dockerCheck),
-		"podman":         anyArgs().withCheck(dockerCheck),
-		"docker-compose": anyArgs().withCheck(composeCheck),
-		"kubectl":        anyArgs().withCheck(kubectlCheck),
-		"oc":             anyArgs().withCheck(kubectlCheck),
-		"helm":           anyArgs().withCheck(helmCheck),
-		"git":            anyArgs().withCheck(gitCheck),
-		"terraform":      anyArgs().withCheck(terraformCheck),
-		"tofu":           anyArgs().withCheck(terraformCheck),
+		"docker":         anyArgs().withRaw(dockerCheck),
+		"podman":         anyArgs().withRaw(dockerCheck),
+		"docker-compose": anyArgs().withRaw(composeCheck),
+		"kubectl":        anyArgs().withRaw(kubectlCheck),
+		"oc":             anyArgs().withRaw(kubectlCheck),
+		"helm":           anyArgs().withRaw(helmCheck),
+		"git":            anyArgs().withRaw(gitCheck),
+		"terraform":      anyArgs().withRaw(terraformCheck),
+		"tofu":           anyArgs().withRaw(terraformCheck),
 	}
 }
 
@@ -150,7 +159,9 @@ func (rd *reader) handle(j *judge, c *cmd) {
 		j.unknown("unknown command " + c.shown)
 		return
 	}
-	guarded := rd.check != nil || len(rd.deny.short)+len(rd.deny.long) > 0
+	// A word computed at run time may split into options (sort $X, with
+	// X="-o out"): where an option could write, that is not a look.
+	guarded := rd.raw || len(rd.deny.short)+len(rd.deny.long) > 0
 	for _, a := range c.args {
 		if a.dynamic && guarded {
 			j.unknown("cannot tell what " + a.text + " expands to in " + c.name)
@@ -209,15 +220,39 @@ func (j *judge) secret(name string, f arg) {
 	if f.dynamic && p == f.text {
 		return // a value nobody can know here; see the package doc
 	}
-	if _, ok := j.a.secrets.Match(p); ok {
+	if j.isSecret(p) {
 		j.danger(name + " " + f.text + " reads a secret")
 		return
 	}
-	if full := joinPath(j.cwd, p); full != "" && full != p {
-		if _, ok := j.a.secrets.Match(full); ok {
-			j.danger(name + " " + f.text + " reads a secret")
+	if full := joinPath(j.cwd, p); full != "" && full != p && j.isSecret(full) {
+		j.danger(name + " " + f.text + " reads a secret")
+	}
+}
+
+// isSecret reports whether p is a sensitive path: the configured patterns,
+// and a process environment (/proc/PID/environ), which holds the bot's own
+// tokens even though the shell's environment is scrubbed.
+func (j *judge) isSecret(p string) bool {
+	if _, ok := j.a.secrets.Match(p); ok {
+		return true
+	}
+	if rest, ok := strings.CutPrefix(p, "/proc/"); ok {
+		_, file, _ := strings.Cut(rest, "/")
+		return file == "environ"
+	}
+	return false
+}
+
+// psCheck: BSD-style e (ps auxe, ps eww) prints every process's
+// environment, where the bot's tokens live.
+func psCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	for _, o := range operands {
+		if t := o.text; t != "" && strings.IndexByte(t, 'e') >= 0 && strings.Trim(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") == "" {
+			j.danger("ps " + t + " prints the environment of other processes, which holds secrets")
+			return ""
 		}
 	}
+	return ""
 }
 
 // subcommands allows only the listed first operands (or none).

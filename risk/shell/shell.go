@@ -65,9 +65,10 @@ const maxDepth = 4
 // Analyzer judges shell scripts. Build it once with New; Analyze is then
 // pure and safe for concurrent use.
 type Analyzer struct {
-	secrets  *sensitive.Matcher
-	commands map[string]handler
-	parsers  sync.Pool
+	secrets     *sensitive.Matcher
+	commands    map[string]handler
+	passThrough map[string]bool // readers and wrappers: their words are not scanned for secrets
+	parsers     sync.Pool
 }
 
 // New builds an Analyzer and its lookup tables.
@@ -88,6 +89,7 @@ func New(opts Options) (*Analyzer, error) {
 		return nil, fmt.Errorf("build shell command table: %w", err)
 	}
 	a.commands = cmds
+	a.passThrough = passThrough()
 	return a, nil
 }
 

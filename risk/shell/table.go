@@ -7,6 +7,26 @@ import (
 // commandTable builds the name → handler lookup once, in New: the
 // readers, then the wrappers and the commands with absurd or dangerous
 // forms. A name in both lists is a programming error.
+// wrapperNames run another command that is judged on its own; their words
+// are not checked for secrets themselves (the inner command's are).
+var wrapperNames = []string{"sudo", "doas", "pkexec", "run0", "runuser", "su", "env", "timeout",
+	"command", "time", "ionice", "nice", "nohup", "exec", "builtin", "stdbuf", "setsid", "taskset",
+	"busybox", "xargs", "parallel", "watch", "chroot", "ssh", "script", "trap", "alias", "eval"}
+
+// passThrough lists the commands whose words touchesSecret skips: readers
+// (they have their own rule: cat .env reads a secret, ls ~/.ssh does not)
+// and wrappers.
+func passThrough() map[string]bool {
+	m := map[string]bool{}
+	for name := range readers() {
+		m[name] = true
+	}
+	for _, name := range wrapperNames {
+		m[name] = true
+	}
+	return m
+}
+
 func commandTable() (_ map[string]handler, err error) {
 	defer func() {
 		if r := recover(); r != nil {

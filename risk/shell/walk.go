@@ -96,8 +96,10 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 	case *syntax.FuncDecl:
 		j.function(n)
 	case *syntax.DeclClause:
-		for _, as := range n.Args {
-			j.assign(as, "")
+		j.declare(n)
+	case *syntax.CStyleLoop:
+		if !constArith(n.Init) || !constArith(n.Cond) || !constArith(n.Post) {
+			j.unknown("arithmetic on variables can run code hidden in their values")
 		}
 	case *syntax.BinaryCmd:
 		if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
@@ -114,6 +116,9 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 			j.unknown("arithmetic on variables can run code hidden in their values")
 		}
 	case *syntax.ParamExp:
+		if n.Exp != nil && n.Exp.Op == syntax.OtherParamOps && n.Exp.Word != nil && strings.Contains(word(n.Exp.Word).text, "P") {
+			j.unknown("${…@P} expands a value as a prompt, which runs command substitutions")
+		}
 		if n.Index != nil && !constArith(n.Index) || n.Slice != nil && !(constArith(n.Slice.Offset) && constArith(n.Slice.Length)) {
 			j.unknown("array index on variables can run code hidden in their values")
 		}
@@ -200,6 +205,9 @@ func (j *judge) command(argv []arg, depth int) {
 	if _, interp := interpreters[interpreterName(name)]; !found && interp {
 		h, found = interpreter, true
 	}
+	if !j.a.passThrough[name] {
+		j.touchesSecret(argv)
+	}
 	if !found {
 		if j.funcs[name] {
 			return // its body was judged where it was defined
@@ -270,7 +278,7 @@ func (j *judge) redirects(rs []*syntax.Redirect) {
 		case syntax.RdrIn:
 			w := word(r.Word)
 			if t, ok := w.lit(); ok {
-				if _, secret := j.a.secrets.Match(t); secret {
+				if j.isSecret(t) || j.isSecret(joinPath(j.cwd, t)) {
 					j.danger("< " + t + " reads a secret")
 				}
 				continue
@@ -293,7 +301,7 @@ func (j *judge) output(target arg, op string) {
 		j.absurd("writing to " + target.text + " would destroy the disk")
 		return
 	}
-	if _, secret := j.a.secrets.Match(target.text); secret {
+	if j.isSecret(target.text) {
 		j.danger(op + " " + target.text + " overwrites a secret")
 		return
 	}
@@ -526,4 +534,43 @@ func (j *judge) echoedScript(from, to *syntax.Stmt, depth int) {
 		return
 	}
 	j.shellString(sh, words(c.Args[1:], nil), depth)
+}
+
+// declare judges declare, local, export, readonly, typeset: -n makes a name
+// reference (assigning through it can set PATH) and -i evaluates every
+// later assignment as arithmetic, which can run code.
+func (j *judge) declare(d *syntax.DeclClause) {
+	if d.Variant != nil && d.Variant.Value == "nameref" {
+		j.unknown("nameref makes a name reference")
+	}
+	for _, as := range d.Args {
+		if as.Naked && as.Name == nil && as.Value != nil {
+			if f := word(as.Value); f.dynamic || strings.HasPrefix(f.text, "-") && strings.ContainsAny(f.text, "ni") {
+				j.unknown(d.Variant.Value + " " + f.text + " changes how later assignments are evaluated")
+			}
+			continue
+		}
+		j.assign(as, "")
+	}
+}
+
+// touchesSecret records a danger when a command that is not a reader
+// (those have their own rule) names a sensitive path: curl -d @.env,
+// scp ~/.ssh/id_rsa host:, rm .env. For such commands an unknown verdict
+// could be lowered by the LLM; a secret must keep the card.
+func (j *judge) touchesSecret(argv []arg) {
+	for _, a := range argv[1:] {
+		p := j.resolve(a)
+		if a.dynamic && p == a.text {
+			continue
+		}
+		if i := strings.LastIndexByte(p, '='); i >= 0 {
+			p = p[i+1:]
+		}
+		p = strings.TrimPrefix(p, "@")
+		if p != "" && j.isSecret(p) {
+			j.danger(argv[0].text + " " + a.text + " touches a secret")
+			return
+		}
+	}
 }
