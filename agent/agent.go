@@ -130,7 +130,8 @@ type Agent struct {
 	specs   []tools.Spec
 	schemas map[string]json.RawMessage
 
-	busy inflight
+	busy  inflight
+	convs keyedMutex
 }
 
 // New checks cfg and deps and returns an agent.
@@ -208,4 +209,44 @@ func (f *inflight) wait() {
 		f.cond.Wait()
 	}
 	f.mu.Unlock()
+}
+
+// keyedMutex serialises the turns of one conversation in this process, so
+// two quick messages in a thread do not both load the conversation and
+// overwrite each other's save. (Replicas share no lock: the platforms
+// deliver one thread's messages to one replica in practice, and the worst
+// case is a lost exchange, never a run.)
+type keyedMutex struct {
+	mu    sync.Mutex
+	locks map[string]*keyedLock
+}
+
+type keyedLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// lock locks key and returns its unlock.
+func (k *keyedMutex) lock(key string) (unlock func()) {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*keyedLock{}
+	}
+	l := k.locks[key]
+	if l == nil {
+		l = &keyedLock{}
+		k.locks[key] = l
+	}
+	l.refs++
+	k.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		k.mu.Lock()
+		l.refs--
+		if l.refs == 0 {
+			delete(k.locks, key)
+		}
+		k.mu.Unlock()
+	}
 }

@@ -246,3 +246,35 @@ func TestResumeWithoutModel(t *testing.T) {
 		t.Errorf("replies = %q, want the job's result", r)
 	}
 }
+
+// TestConcurrentMessagesInOneThread: two messages handled at once in one
+// conversation both end up in it.
+func TestConcurrentMessagesInOneThread(t *testing.T) {
+	e := newEnv(t, memoryBackend, agenttest.Reply{Content: "one", Delay: 50 * time.Millisecond}, agenttest.Text("two"))
+	a := e.agent(e.open())
+	var wg sync.WaitGroup
+	for _, text := range []string{"first", "second"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := a.Handle(ctx, conv, alice, text); err != nil {
+				t.Error(err)
+			}
+		}()
+		time.Sleep(10 * time.Millisecond)
+	}
+	wg.Wait()
+	e.srv.Push(agenttest.Text("three"))
+	if err := a.Handle(ctx, conv, alice, "third"); err != nil {
+		t.Fatal(err)
+	}
+	var users []string
+	for _, m := range e.srv.Requests()[2].Messages {
+		if m.Role == "user" {
+			users = append(users, m.Content)
+		}
+	}
+	if len(users) != 3 {
+		t.Errorf("the third request holds user messages %q, want all three", users)
+	}
+}

@@ -42,6 +42,7 @@ func (a *Agent) Handle(ctx context.Context, conv approval.Conversation, user app
 	if a.model == nil {
 		return a.reply(ctx, conv, noModelText)
 	}
+	defer a.convs.lock(conv.Key())()
 	msgs, err := a.loadConversation(ctx, conv)
 	if err != nil {
 		return a.fail(ctx, conv, storeErrorText, err)
