@@ -13,6 +13,12 @@ func always(why string) handler {
 	return func(j *judge, c *cmd) { j.danger(c.name + " " + why) }
 }
 
+// writes builds the handler of a command that changes files, no more: not
+// a look, not a danger.
+func writes(what string) handler {
+	return func(j *judge, c *cmd) { j.unknown(c.name + " " + what) }
+}
+
 // initCmd: init 0 and init 6 power off and reboot; other levels too.
 func initCmd(j *judge, c *cmd) {
 	if len(c.args) == 0 {

@@ -757,3 +757,15 @@ func TestHiddenPaths(t *testing.T) {
 		{"dynamic git", "git $SUB", unknown, ""},
 	})
 }
+
+func TestHomeForms(t *testing.T) {
+	run(t, []tcase{
+		{"quoted HOME then glob", `rm -rf "$HOME"/*`, absurd, ""},
+		{"HOME with error", `rm -rf "${HOME:?}/"`, absurd, ""},
+		{"HOME with default", `rm -rf ${HOME:-/root}`, absurd, ""},
+		{"HOME suffix removed is unknown", `rm -rf ${HOME%/*}`, danger, ""},
+		{"HOMEDIR is another variable", "rm -rf $HOMEDIR", danger, ""},
+		{"HOME subdirectory", "rm -rf $HOME/build", danger, ""},
+		{"rmdir", "rmdir old", unknown, "deletes empty directories"},
+	})
+}

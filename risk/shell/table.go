@@ -55,6 +55,11 @@ func commandTable() (_ map[string]handler, err error) {
 		"chmod": chmod, "chown": chmod, "chgrp": chmod,
 		"shred": diskWriter("destroys"), "wipefs": diskWriter("wipes"), "blkdiscard": diskWriter("discards"),
 
+		// Plain writes: not looks, with a reason that says what they do.
+		"touch": writes("creates or touches files"), "mkdir": writes("creates directories"),
+		"rmdir": writes("deletes empty directories"), "ln": writes("creates links"),
+		"install": writes("copies files into place"), "unlink": writes("deletes a file"),
+
 		// Dangers.
 		"truncate": always("cuts files short"),
 		"kill":     always("stops processes"), "pkill": always("stops processes"),

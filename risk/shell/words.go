@@ -110,11 +110,11 @@ func word(w *syntax.Word) arg {
 func expansion(b *strings.Builder, p syntax.WordPart, a *arg, first bool) {
 	switch p := p.(type) {
 	case *syntax.ParamExp:
+		if p.Param != nil && p.Param.Value == "HOME" && first && homeParam(p) {
+			b.WriteByte('~') // $HOME, ${HOME}, ${HOME:?}, ${HOME:-/x}: the home directory
+			return
+		}
 		if p.Param != nil && isPlainParam(p) {
-			if p.Param.Value == "HOME" && first {
-				b.WriteByte('~')
-				return
-			}
 			b.WriteString("$" + p.Param.Value)
 		} else {
 			b.WriteString("${…}")
@@ -133,6 +133,23 @@ func expansion(b *strings.Builder, p syntax.WordPart, a *arg, first bool) {
 		b.WriteString("…")
 	}
 	a.dynamic = true
+}
+
+// homeParam reports whether a $HOME expansion yields the home directory
+// whenever it is set: plain, or with a default, an error or an assignment.
+func homeParam(p *syntax.ParamExp) bool {
+	if isPlainParam(p) {
+		return true
+	}
+	if p.Exp == nil || p.Excl || p.Length || p.Index != nil || p.Slice != nil || p.Repl != nil {
+		return false
+	}
+	switch p.Exp.Op {
+	case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.ErrorUnset, syntax.ErrorUnsetOrNull,
+		syntax.AssignUnset, syntax.AssignUnsetOrNull:
+		return true
+	}
+	return false
 }
 
 func isPlainParam(p *syntax.ParamExp) bool {
