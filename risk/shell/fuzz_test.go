@@ -79,7 +79,7 @@ func standsAlone(file *syntax.File, tail string, first bool) bool {
 
 func check(t *testing.T, script string, res Analysis) {
 	t.Helper()
-	for _, r := range res.Unknown {
+	for _, r := range res.Danger {
 		if strings.HasPrefix(r, "shell analysis failed") {
 			t.Fatalf("Analyze(%q) panicked: %s", script, r)
 		}

@@ -98,8 +98,10 @@ func New(opts Options) (*Analyzer, error) {
 func (a *Analyzer) Analyze(script string) (res Analysis) {
 	defer func() {
 		if r := recover(); r != nil {
+			// A bug here must not let the script through, nor let the LLM
+			// lower it: a danger.
 			res.ReadOnly = false
-			res.Unknown = append(res.Unknown, fmt.Sprintf("shell analysis failed: %v", r))
+			res.Danger = append(res.Danger, fmt.Sprintf("shell analysis failed: %v", r))
 		}
 	}()
 	j := &judge{a: a, res: &res}

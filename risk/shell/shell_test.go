@@ -769,3 +769,21 @@ func TestHomeForms(t *testing.T) {
 		{"rmdir", "rmdir old", unknown, "deletes empty directories"},
 	})
 }
+
+func TestDepth(t *testing.T) {
+	deep := "ls"
+	for i := 0; i < maxDepth+2; i++ {
+		deep = "sh -c " + shellQuote(deep)
+	}
+	deepRm := "rm -rf /"
+	for i := 0; i < maxDepth+2; i++ {
+		deepRm = "sh -c " + shellQuote(deepRm)
+	}
+	run(t, []tcase{
+		{"too deep is a danger", deep, danger, "nested too deep"},
+		{"too deep still finds absurd", deepRm, absurd, ""},
+	})
+}
+
+// shellQuote quotes s for sh in single quotes.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

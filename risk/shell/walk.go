@@ -54,7 +54,10 @@ func (j *judge) script(src string, depth int) bool {
 // nested judges a script found inside a command: sh -c '...', eval, su -c.
 func (j *judge) nested(src string, depth int) {
 	if depth >= maxDepth {
-		j.unknown("commands nested too deep to judge")
+		// Not judged is not harmless: a danger, so the LLM cannot lower
+		// it; absurd commands are still looked for, piece by piece.
+		j.danger("commands nested too deep to judge")
+		j.salvage(src)
 		return
 	}
 	if !j.script(src, depth+1) {
