@@ -30,7 +30,7 @@ func r(opts, deny, why string) reader {
 	return reader{opts: mustSpec(opts), deny: mustSpec(deny), denyWhy: why, maxOperands: -1}
 }
 
-// any is a reader with no option that writes.
+// anyArgs is a reader with no option that writes.
 func anyArgs() reader { return reader{maxOperands: -1} }
 
 // files is a reader that prints the content of its operands.
@@ -106,7 +106,7 @@ func readers() map[string]reader {
 		"tee": anyArgs().withCheck(teeCheck),
 
 		// Shell builtins that change nothing outside the shell.
-		"cd": anyArgs().withCheck(cdCheck), "pushd": anyArgs(), "popd": anyArgs(), "dirs": anyArgs(),
+		"cd": anyArgs().withCheck(cdCheck), "pushd": anyArgs().withCheck(cdCheck), "popd": anyArgs().withCheck(forgetCwd), "dirs": anyArgs(),
 		"exit": anyArgs(), "return": anyArgs(), "break": anyArgs(), "continue": anyArgs(), "shift": anyArgs(),
 		"set": anyArgs().withCheck(setCheck), "wait": anyArgs(), "type": anyArgs(), "hash": noOperands("", "-p -d -r", "changes the command table"),
 		"ulimit": anyArgs(), "umask": noOperands("", "", ""), "jobs": anyArgs(),
@@ -282,13 +282,21 @@ func teeCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
 
 func cdCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
 	switch {
-	case len(operands) == 0:
+	case len(operands) == 0 && c.name == "cd":
 		j.cwd = "~"
+	case len(operands) == 0:
+		j.cwd = "" // pushd with no operand swaps the top two directories
 	case operands[0].dynamic || operands[0].glob || operands[0].text == "-":
 		j.cwd = ""
 	default:
 		j.cwd = joinPath(j.cwd, operands[0].text)
 	}
+	return ""
+}
+
+// forgetCwd: after popd the directory is no longer known.
+func forgetCwd(j *judge, c *cmd, opts []opt, operands []arg) string {
+	j.cwd = ""
 	return ""
 }
 

@@ -787,3 +787,15 @@ func TestDepth(t *testing.T) {
 
 // shellQuote quotes s for sh in single quotes.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func TestToolSecrets(t *testing.T) {
+	run(t, []tcase{
+		{"git config file secret", "git config --file=.git-credentials --list", danger, ""},
+		{"kubectl all and secrets", "kubectl get all,secrets -o yaml", danger, ""},
+		{"terraform output json", "terraform output -json", danger, ""},
+		{"terraform output", "terraform output", readOnly, ""},
+		{"pushd then rm glob", "pushd / && rm -rf *", absurd, ""},
+		{"popd forgets", "pushd / && popd && rm -rf *", danger, ""},
+		{"git fsck writes lost-found", "git fsck --lost-found", unknown, ""},
+	})
+}

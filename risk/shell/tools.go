@@ -48,7 +48,7 @@ func gitCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	case "status", "log", "diff", "show", "blame", "annotate", "shortlog", "describe", "rev-parse",
 		"ls-files", "ls-tree", "cat-file", "rev-list", "show-ref", "for-each-ref", "count-objects",
 		"name-rev", "merge-base", "whatchanged", "cherry", "grep", "version", "show-branch",
-		"range-diff", "diff-tree", "diff-files", "diff-index", "check-ignore", "check-attr", "var", "ls-remote", "verify-commit", "verify-tag", "fsck":
+		"range-diff", "diff-tree", "diff-files", "diff-index", "check-ignore", "check-attr", "var", "ls-remote", "verify-commit", "verify-tag":
 		for _, a := range rest {
 			t := a.text
 			if !strings.HasPrefix(t, "-") {
@@ -77,6 +77,13 @@ func gitCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		}
 		return "git remote " + rest[0].text + " changes remotes"
 	case "config":
+		for _, a := range rest {
+			_, v, eq := strings.Cut(a.text, "=")
+			if !eq {
+				v = a.text
+			}
+			j.secret("git config", arg{text: v, dynamic: a.dynamic}) // git config --file=.git-credentials --list
+		}
 		return gitConfig(rest)
 	case "reflog":
 		if len(rest) == 0 || in(rest[0].text, "show", "exists") || strings.HasPrefix(rest[0].text, "-") {
@@ -423,7 +430,7 @@ func kubectlCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		second = ops[1].text
 	}
 	switch {
-	case verb == "get" && strings.HasPrefix(second, "secret"):
+	case verb == "get" && strings.Contains(second, "secret"):
 		for _, o := range opts {
 			if o.is('o', "output") && !in(o.value.text, "name", "wide") {
 				j.danger(c.name + " get secret -o " + o.value.text + " prints secret values")
@@ -519,7 +526,15 @@ func terraformCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 				return ""
 			}
 		}
-	case in(verb, "version", "show", "output", "providers", "graph", "validate", "-version", "--version"):
+	case in(verb, "output", "show"):
+		for _, a := range args[1:] {
+			if in(a.text, "-json", "--json", "-raw", "--raw") {
+				j.danger(c.name + " " + verb + " " + a.text + " prints sensitive values")
+				return ""
+			}
+		}
+		return ""
+	case in(verb, "version", "providers", "graph", "validate", "-version", "--version"):
 		return ""
 	case in(verb, "state", "workspace") && len(args) > 1 && in(args[1].text, "list", "show"):
 		return ""
