@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/countersign/countersign/agent/approval"
 	"github.com/countersign/countersign/risk"
@@ -187,6 +188,10 @@ func (a *Agent) settle(ctx context.Context, rec *approval.Approval) *approval.Ap
 	return rec
 }
 
+// recordTimeout bounds the writes that record a run's outcome after the
+// run's own context has ended.
+const recordTimeout = 10 * time.Second
+
 // execute claims an approved call and runs it. ran is false when someone
 // else holds the claim or the store failed; the call then did not run here.
 func (a *Agent) execute(ctx context.Context, rec *approval.Approval) (*approval.Approval, bool) {
@@ -200,12 +205,16 @@ func (a *Agent) execute(ctx context.Context, rec *approval.Approval) (*approval.
 	}
 	a.updateCard(ctx, claimed, nil)
 	res := a.runApproved(ctx, claimed)
+	// A shutdown may have cancelled ctx to interrupt the run; the outcome
+	// must still be recorded, or the record would stay running for good.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
 	by := systemUser
 	if claimed.DecidedBy != nil {
 		by = *claimed.DecidedBy
 	}
-	a.auditExecution(ctx, by, claimed.ID, claimed.Conversation.Channel, claimed.Tool, operation(claimed.Tool, claimed.Args), "approved", res)
-	return a.finish(ctx, claimed, res), true
+	a.auditExecution(rctx, by, claimed.ID, claimed.Conversation.Channel, claimed.Tool, operation(claimed.Tool, claimed.Args), "approved", res)
+	return a.finish(rctx, claimed, res), true
 }
 
 // runApproved runs the call exactly as it was shown. It checks that the

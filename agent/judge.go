@@ -113,7 +113,10 @@ func (a *Agent) judge(ctx context.Context, conv approval.Conversation, user appr
 	case risk.Block:
 		return set(tools.Blocked(v.Reasons...))
 	case risk.Auto:
-		res := a.run(ctx, t, args, tools.RunOptions{AutoRun: true})
+		// An operator's pre-authorisation stands for a person's approval
+		// (rule 2 exists for writes such as a routine restart); every
+		// other auto-run call gets the tools' read-only fences.
+		res := a.run(ctx, t, args, tools.RunOptions{AutoRun: v.Rule != risk.RulePreauthorized})
 		a.auditExecution(ctx, user, "", conv.Channel, tc.Name, op, "auto", res)
 		return set(res)
 	}

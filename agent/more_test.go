@@ -10,6 +10,7 @@ import (
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/agent/agenttest"
 	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"
 )
 
@@ -276,5 +277,36 @@ func TestConcurrentMessagesInOneThread(t *testing.T) {
 	}
 	if len(users) != 3 {
 		t.Errorf("the third request holds user messages %q, want all three", users)
+	}
+}
+
+// TestPreauthorizedRunsAsApproved: an operator's pre-authorisation stands
+// for a person's approval, so such a call runs without the read-only
+// fences (a pre-authorised SQL write would otherwise always be refused),
+// while an LLM-low auto call keeps them.
+func TestPreauthorizedRunsAsApproved(t *testing.T) {
+	e := newEnv(t, memoryBackend,
+		agenttest.Calls(
+			agenttest.Call("c1", "run_job", `{"job":"nightly"}`),
+			agenttest.Call("c2", "run_job", `{"job":"report","risk_level":"low"}`),
+		),
+		agenttest.Text("Done."),
+	)
+	pol, err := risk.New(risk.Config{Tools: map[string]risk.ToolConfig{
+		"run_job": {Preauthorized: []string{`{"job":"nightly"}`}},
+	}})
+	if err != nil {
+		t.Fatalf("risk.New: %v", err)
+	}
+	e.pol = pol
+	a := e.agent(e.open())
+	if err := a.Handle(ctx, conv, alice, "run the nightly job and the report"); err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	if cards := e.sink.Cards(); len(cards) != 0 {
+		t.Fatalf("cards = %+v, want none: both calls are auto", cards)
+	}
+	if got := e.job.Runs(); len(got) != 2 || got[0] || !got[1] {
+		t.Errorf("AutoRun of the runs = %v, want [false true] (pre-authorised, then LLM-low)", got)
 	}
 }
