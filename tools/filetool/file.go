@@ -356,3 +356,6 @@ func data(v any) json.RawMessage {
 	}
 	return b
 }
+
+// Config returns the configuration the tool runs with, defaults filled in.
+func (t *Tool) Config() Config { return t.cfg }

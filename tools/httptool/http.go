@@ -380,3 +380,6 @@ func isBinary(contentType string, p []byte, cut bool) bool {
 	}
 	return tools.LooksBinary(p[:min(len(p), 8<<10)], cut || len(p) > 8<<10)
 }
+
+// Config returns the configuration the tool runs with, defaults filled in.
+func (t *Tool) Config() Config { return t.cfg }

@@ -584,3 +584,6 @@ func (b *tailBuffer) String() string {
 	}
 	return string(p)
 }
+
+// Config returns the configuration the tool runs with, defaults filled in.
+func (t *Tool) Config() Config { return t.cfg }

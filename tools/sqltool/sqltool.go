@@ -449,3 +449,22 @@ type driverLogger struct{}
 func (driverLogger) Print(v ...any) {
 	slog.Warn("mysql driver", "msg", fmt.Sprint(v...))
 }
+
+// Config returns the configuration the tool runs with, defaults filled in
+// and every DSN given in the file redacted (DSNs from the environment are
+// named by their variable and not read here).
+func (t *Tool) Config() Config {
+	c := t.cfg
+	conns := make(map[string]Connection, len(c.Connections))
+	for name, conn := range c.Connections {
+		if conn.DSN != "" {
+			conn.DSN = Redact(conn.DSN)
+		}
+		if conn.ReadOnlyDSN != "" {
+			conn.ReadOnlyDSN = Redact(conn.ReadOnlyDSN)
+		}
+		conns[name] = conn
+	}
+	c.Connections = conns
+	return c
+}
