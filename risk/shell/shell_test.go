@@ -799,3 +799,16 @@ func TestToolSecrets(t *testing.T) {
 		{"git fsck writes lost-found", "git fsck --lost-found", unknown, ""},
 	})
 }
+
+func TestAwkPrograms(t *testing.T) {
+	run(t, []tcase{
+		{"regex alternation", "awk '/error|warn/ {print $0}' app.log", readOnly, ""},
+		{"regex with greater", "awk '/a>b/' f", readOnly, ""},
+		{"division then compare", "awk '{ if ($2/1024 > 100) print $1 }' f", readOnly, ""},
+		{"print to file after regex", `awk '/x/ {print > "/tmp/o"}' f`, danger, ""},
+		{"pipe after regex", `awk '/x/ {print | "sh"}' f`, danger, ""},
+		{"system in regex is text", "awk '/system(/' f", readOnly, ""},
+		{"system call", "awk '/x/ { system(\"id\") }' f", danger, ""},
+		{"escaped quote in string", `awk '{print "a\"|b"}' f`, readOnly, ""},
+	})
+}

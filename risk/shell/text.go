@@ -269,26 +269,37 @@ func awkWrites(p string) bool {
 	}
 }
 
-// awkCode blanks out string literals, so text inside "..." cannot look
-// like code.
+// awkCode blanks out string literals and regular expression literals, so
+// text inside "..." or /a|b/ cannot look like code. A slash starts a regex
+// unless it follows an operand (a name, a number, ")" or "]"): then it
+// divides.
 func awkCode(p string) string {
-	if strings.IndexByte(p, '"') < 0 {
+	if strings.IndexByte(p, '"') < 0 && strings.IndexByte(p, '/') < 0 {
 		return p
 	}
 	b := []byte(p)
-	in := false
+	var closer byte // '"' or '/' while inside a literal
+	prev := byte(0) // last significant byte outside literals
 	for i := 0; i < len(b); i++ {
+		c := b[i]
 		switch {
-		case in && b[i] == '\\':
+		case closer != 0 && c == '\\':
 			b[i] = ' '
 			if i+1 < len(b) {
 				i++
 				b[i] = ' '
 			}
-		case b[i] == '"':
-			in = !in
-		case in:
+		case closer != 0 && c == closer:
+			closer = 0
+			prev = c
+		case closer != 0:
 			b[i] = ' '
+		case c == '"':
+			closer = '"'
+		case c == '/' && !(isWordByte(prev) || prev == ')' || prev == ']' || prev == '.'):
+			closer = '/'
+		case c != ' ' && c != '\t':
+			prev = c
 		}
 	}
 	return string(b)
