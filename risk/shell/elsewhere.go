@@ -51,9 +51,11 @@ func ssh(j *judge, c *cmd) {
 	}
 }
 
+var scriptSpec = mustSpec("-c -E -I -O -B -T -t -m --command --echo --log-in --log-out --log-io --log-timing --logging-format")
+
 // script -c COMMAND runs COMMAND through a shell, recording a typescript.
 func scriptCmd(j *judge, c *cmd) {
-	opts, _ := mustSpec("-c -E -I -O -B -T -t -m --command --echo --log-in --log-out --log-io --log-timing --logging-format").parseArgs(c.args)
+	opts, _ := scriptSpec.parseArgs(c.args)
 	j.unknown(c.name + " records a session to a file")
 	for _, o := range opts {
 		if o.is('c', "command") {

@@ -7,9 +7,11 @@ import (
 // System tools with a few destructive forms: cron, firewalls, partition
 // tables, storage pools, rsync --delete and cloud CLIs.
 
+var crontabSpec = mustSpec("-u")
+
 // crontab -l lists; -r deletes every job; anything else installs jobs.
 func crontab(j *judge, c *cmd) {
-	opts, _ := mustSpec("-u").parseArgs(c.args)
+	opts, _ := crontabSpec.parseArgs(c.args)
 	for _, o := range opts {
 		switch {
 		case o.is('r', ""):
@@ -70,10 +72,12 @@ func partitioner(j *judge, c *cmd) {
 	j.unknown(c.name + " changes partitions")
 }
 
+var rsyncSpec = mustSpec("-e -f -T --rsh --filter --exclude --include --exclude-from --include-from --files-from --temp-dir --partial-dir --backup-dir --suffix --chmod --chown --log-file --password-file --port --timeout --contimeout --bwlimit --compare-dest --copy-dest --link-dest")
+
 // rsync --delete mirrors by deleting: onto a protected directory it wipes
 // the system; elsewhere it is a danger.
 func rsync(j *judge, c *cmd) {
-	opts, ops := mustSpec("-e -f -T --rsh --filter --exclude --include --exclude-from --include-from --files-from --temp-dir --partial-dir --backup-dir --suffix --chmod --chown --log-file --password-file --port --timeout --contimeout --bwlimit --compare-dest --copy-dest --link-dest").parseArgs(c.args)
+	opts, ops := rsyncSpec.parseArgs(c.args)
 	deletes := false
 	for _, o := range opts {
 		deletes = deletes || strings.HasPrefix(o.long, "del") || o.long == "remove-source-files"

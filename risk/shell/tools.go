@@ -356,6 +356,8 @@ var dockerObjectReads = map[string][]string{
 
 var dockerDangers = []string{"rm", "rmi", "kill", "stop", "restart", "prune", "remove", "down", "leave", "update"}
 
+var dockerRunSpec = mustSpec("-e -u -w --env --env-file --user --workdir --detach-keys --name --network --entrypoint -v --volume -p --publish --mount --platform")
+
 func dockerCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	_, rest := dockerGlobal.parseLeading(c.args)
 	if len(rest) == 0 {
@@ -369,7 +371,7 @@ func dockerCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		return ""
 	}
 	if sub == "exec" || sub == "run" {
-		_, inner := mustSpec("-e -u -w --env --env-file --user --workdir --detach-keys --name --network --entrypoint -v --volume -p --publish --mount --platform").parseLeading(rest[1:])
+		_, inner := dockerRunSpec.parseLeading(rest[1:])
 		if len(inner) > 1 {
 			j.execIn(inner[1:], c.depth)
 		}

@@ -294,9 +294,11 @@ func (j *judge) shellString(name string, words []arg, depth int) {
 	j.nested(b.String(), depth)
 }
 
+var chrootSpec = mustSpec("--userspec --groups")
+
 // chroot DIR [COMMAND]: runs in another root; judged but never a look.
 func chroot(j *judge, c *cmd) {
-	_, rest := mustSpec("--userspec --groups").parseLeading(c.args)
+	_, rest := chrootSpec.parseLeading(c.args)
 	j.unknown("chroot runs a command in another root")
 	if len(rest) > 1 {
 		j.command(rest[1:], c.depth)
@@ -313,10 +315,12 @@ func taskset(j *judge, c *cmd) {
 	j.command(rest[1:], c.depth)
 }
 
+var execSpec = mustSpec("-a")
+
 // exec COMMAND replaces the shell; exec alone only applies its
 // redirections (exec 2>/dev/null), which are judged where they stand.
 func execCmd(j *judge, c *cmd) {
-	_, rest := mustSpec("-a").parseLeading(c.args)
+	_, rest := execSpec.parseLeading(c.args)
 	if len(rest) > 0 {
 		j.command(rest, c.depth)
 	}
