@@ -248,6 +248,14 @@ func mkfs(j *judge, c *cmd) {
 	for _, o := range opts {
 		dry = dry || o.is('n', "") || o.is('V', "") || o.long == "help" || o.long == "version"
 	}
+	// A disk given as the value of an option that takes a number (mkfs.vfat
+	// -I is a flag, mkfs.ext4 -I takes a size) is the device after all;
+	// a label, a UUID or a directory is not.
+	for _, o := range opts {
+		if o.hasValue && isRawDisk(o.value.text) && !o.is('L', "label") && !o.is('U', "") && !o.is('M', "") && !o.is('d', "") {
+			ops = append(ops, o.value)
+		}
+	}
 	for _, op := range ops {
 		if isRawDisk(op.text) {
 			if dry {
@@ -335,12 +343,14 @@ var chmodSpec = mustSpec("")
 // elsewhere; a plain chmod is a write.
 func chmod(j *judge, c *cmd) {
 	opts, ops := chmodSpec.parseArgs(c.args)
-	recursive, reference := false, false
+	recursive, reference, dashMode := false, false, false
 	for _, o := range opts {
 		recursive = recursive || o.is('R', "recursive")
 		reference = reference || o.long == "reference"
+		// chmod -x FILE: the mode looks like an option.
+		dashMode = dashMode || c.name == "chmod" && o.short != 0 && strings.IndexByte("rwxXst", o.short) >= 0
 	}
-	if !reference && len(ops) > 0 {
+	if !reference && !dashMode && len(ops) > 0 {
 		ops = ops[1:] // the mode or owner
 	}
 	for _, op := range ops {

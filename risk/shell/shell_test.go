@@ -472,8 +472,8 @@ func TestUnknown(t *testing.T) {
 	run(t, []tcase{
 		{"unknown command", "deploy.sh", unknown, "unknown command deploy.sh"},
 		{"local script", "./ls", unknown, ""},
-		{"computed name", "$CMD -rf /tmp/x", unknown, "computed"},
-		{"computed name braces", "${X}rm -rf x", unknown, ""},
+		{"computed name", "$CMD -rf /tmp/x", danger, "computed"},
+		{"computed name braces", "${X}rm -rf x", danger, "${X}rm"},
 		{"does not parse", "if then", unknown, "does not parse"},
 		{"empty", "", unknown, ""},
 		{"redirect to file", "ls > out.txt", unknown, "writes a file"},
@@ -810,5 +810,20 @@ func TestAwkPrograms(t *testing.T) {
 		{"system in regex is text", "awk '/system(/' f", readOnly, ""},
 		{"system call", "awk '/x/ { system(\"id\") }' f", danger, ""},
 		{"escaped quote in string", `awk '{print "a\"|b"}' f`, readOnly, ""},
+	})
+}
+
+func TestComputedWords(t *testing.T) {
+	run(t, []tcase{
+		{"IFS split", "rm$IFS-rf$IFS/", absurd, ""},
+		{"IFS braces", "rm${IFS}-rf${IFS}/", absurd, ""},
+		{"IFS in later words", "rm -rf$IFS/", absurd, ""},
+		{"computed name is a danger", "$CMD status", danger, "computed at run time"},
+		{"substitution name", "$(echo rm) -rf x", danger, ""},
+		{"brace expanded command", "{rm,-rf,/}", absurd, ""},
+		{"mkfs vfat -I flag", "mkfs.vfat -I /dev/sdb", absurd, ""},
+		{"mkfs label is not a device", "mkfs.ext4 -F -L /dev/sda /tmp/image", danger, ""},
+		{"chmod dash mode recursive root", "chmod -R -x /", absurd, ""},
+		{"chmod dash mode", "chmod -x script.sh", unknown, ""},
 	})
 }

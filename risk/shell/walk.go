@@ -183,6 +183,13 @@ func (j *judge) command(argv []arg, depth int) {
 		return
 	}
 	j.commands++
+	if usesIFS(argv) {
+		// rm$IFS-rf$IFS/: the shell splits such words into rm -rf /.
+		j.danger("the command line is split by $IFS at run time")
+		if argv = splitIFS(argv); len(argv) == 0 {
+			return
+		}
+	}
 	name, trusted, ok := commandName(argv[0])
 	if !ok && argv[0].dynamic {
 		// cmd=rm; $cmd -rf /: judge what the variable holds, never as a reader.
@@ -192,7 +199,9 @@ func (j *judge) command(argv []arg, depth int) {
 		}
 	}
 	if !ok {
-		j.unknown("the command name " + argv[0].text + " is computed at run time")
+		// Like eval, the command is only known when it runs: a danger, so the
+		// LLM cannot lower it.
+		j.danger("the command name " + argv[0].text + " is computed at run time")
 		return
 	}
 	h, found := j.a.commands[name]
@@ -576,4 +585,30 @@ func (j *judge) touchesSecret(argv []arg) {
 			return
 		}
 	}
+}
+
+// usesIFS reports whether a word expands $IFS, which hides word breaks.
+func usesIFS(argv []arg) bool {
+	for _, a := range argv {
+		if a.dynamic && (strings.Contains(a.text, "$IFS") || strings.Contains(a.text, "${IFS}")) {
+			return true
+		}
+	}
+	return false
+}
+
+// splitIFS splits words on $IFS (or ${IFS}) as the shell would with the
+// default IFS. Parts that hold other expansions stay dynamic.
+func splitIFS(argv []arg) []arg {
+	var out []arg
+	for _, a := range argv {
+		text := strings.ReplaceAll(a.text, "${IFS}", "$IFS")
+		for _, part := range strings.Split(text, "$IFS") {
+			if part == "" {
+				continue
+			}
+			out = append(out, arg{text: part, dynamic: strings.ContainsAny(part, "$…"), glob: a.glob})
+		}
+	}
+	return out
 }

@@ -115,7 +115,11 @@ func expansion(b *strings.Builder, p syntax.WordPart, a *arg, first bool) {
 			return
 		}
 		if p.Param != nil && isPlainParam(p) {
-			b.WriteString("$" + p.Param.Value)
+			if p.Short {
+				b.WriteString("$" + p.Param.Value)
+			} else {
+				b.WriteString("${" + p.Param.Value + "}")
+			}
 		} else {
 			b.WriteString("${…}")
 		}
