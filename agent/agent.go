@@ -250,3 +250,7 @@ func (k *keyedMutex) lock(key string) (unlock func()) {
 		k.mu.Unlock()
 	}
 }
+
+// WithDefaults returns c with its zero fields filled, or an error naming a
+// bad key; New applies the same.
+func (c Config) WithDefaults() (Config, error) { return c.withDefaults() }

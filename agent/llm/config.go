@@ -163,3 +163,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	return c, nil
 }
+
+// WithDefaults returns c with its zero fields filled and checked, as New
+// applies them; errors name the key under llm.
+func (c Config) WithDefaults() (Config, error) { return c.withDefaults() }

@@ -196,12 +196,20 @@ func TestDispatch(t *testing.T) {
 		code int
 		out  string
 	}{
-		{nil, 2, "not built yet"},
-		{[]string{"run"}, 2, "not built yet"},
+		{nil, 0, "approvals: memory"},
+		{[]string{"run"}, 0, "approvals: memory"},
+		{[]string{"run", "--help"}, 0, "!run <command>"},
+		{[]string{"--config", "/nonexistent/c.yaml"}, 1, "read config"},
+		{[]string{"config", "example"}, 0, "require_second_person"},
+		{[]string{"config"}, 2, "config check"},
 		{[]string{"help"}, 0, "assess"},
 		{[]string{"version"}, 0, "countersign"},
 		{[]string{"frobnicate"}, 2, "unknown command"},
 	}
+	t.Chdir(t.TempDir())
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv("COUNTERSIGN_REDIS_URL", "")
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var out bytes.Buffer
@@ -216,7 +224,6 @@ func TestDispatch(t *testing.T) {
 // fullConfig uses every key of the risk section (see risk.Config).
 const fullConfig = `risk:
   mode: smart
-  sql_mode: "STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION"
   sensitive_paths: ["*.secret", "deploy/keys/"]
   tools:
     execute_command:

@@ -1,21 +1,129 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/countersign/countersign/adapters/terminal"
+	"github.com/countersign/countersign/agent"
+	"github.com/countersign/countersign/agent/llm"
+	"github.com/countersign/countersign/bot"
 	"github.com/countersign/countersign/risk"
+	"github.com/countersign/countersign/tools/filetool"
+	"github.com/countersign/countersign/tools/httptool"
+	"github.com/countersign/countersign/tools/shelltool"
+	"github.com/countersign/countersign/tools/sqltool"
 )
+
+// EnvConfig names the config file when --config is not given.
+const EnvConfig = "COUNTERSIGN_CONFIG"
 
 // fileConfig is the configuration file. Each top-level section belongs to
 // the package that uses it; main only assembles them. A key no section knows
-// is an error that names it.
+// is an error that names it. configs/countersign.example.yaml documents
+// every key.
 type fileConfig struct {
-	Risk risk.Config `yaml:"risk"`
+	Risk     risk.Config      `yaml:"risk"`
+	LLM      llm.Config       `yaml:"llm"`
+	Agent    agent.Config     `yaml:"agent"`
+	Store    storeConfig      `yaml:"store"`
+	Tools    toolsConfig      `yaml:"tools"`
+	Bot      bot.Config       `yaml:"bot"`
+	Terminal terminal.Options `yaml:"terminal"`
+	Log      logConfig        `yaml:"log"`
+}
+
+// toolsConfig holds one section per tool. execute_command and
+// file_operations are on by default, rooted at tools.root; execute_sql is on
+// once a connection is configured; http_request only when enabled.
+type toolsConfig struct {
+	// Root is where the command and file tools work when their own root is
+	// not set (default: the current directory).
+	Root    string        `yaml:"root"`
+	Command commandConfig `yaml:"execute_command"`
+	Files   filesConfig   `yaml:"file_operations"`
+	SQL     sqlConfig     `yaml:"execute_sql"`
+	HTTP    httpConfig    `yaml:"http_request"`
+}
+
+type commandConfig struct {
+	Enabled          *bool `yaml:"enabled"`
+	shelltool.Config `yaml:",inline"`
+}
+
+type filesConfig struct {
+	Enabled         *bool `yaml:"enabled"`
+	filetool.Config `yaml:",inline"`
+}
+
+type sqlConfig struct {
+	Enabled        *bool `yaml:"enabled"`
+	sqltool.Config `yaml:",inline"`
+}
+
+type httpConfig struct {
+	Enabled         *bool `yaml:"enabled"`
+	httptool.Config `yaml:",inline"`
+}
+
+// on reports whether an optional tool is on: its enabled key when given,
+// else def.
+func on(enabled *bool, def bool) bool {
+	if enabled != nil {
+		return *enabled
+	}
+	return def
+}
+
+// storeConfig chooses the approval store: Redis when a URL or addresses are
+// configured (in the file or in COUNTERSIGN_REDIS_URL), else in memory.
+type storeConfig struct {
+	// RedisURL is redis://[user:password@]host:port/db (rediss:// for TLS).
+	// Prefer RedisURLEnv for a URL holding a password.
+	RedisURL string `yaml:"redis_url"`
+	// RedisURLEnv names the environment variable read when RedisURL is
+	// empty (default COUNTERSIGN_REDIS_URL).
+	RedisURLEnv string `yaml:"redis_url_env"`
+	// Addrs are the addresses of a Redis Cluster, or of Sentinels when
+	// MasterName is set; used instead of a URL.
+	Addrs      []string `yaml:"addrs"`
+	MasterName string   `yaml:"master_name"`
+	// PasswordEnv names the environment variable holding the password for
+	// Addrs.
+	PasswordEnv string `yaml:"password_env"`
+	// Prefix starts every key (default "cs").
+	Prefix string `yaml:"prefix"`
+	// AuditMaxLen caps the audit stream (default 100000).
+	AuditMaxLen int64 `yaml:"audit_max_len"`
+}
+
+// DefaultRedisURLEnv is the variable read for the Redis URL by default.
+const DefaultRedisURLEnv = "COUNTERSIGN_REDIS_URL"
+
+// logConfig is where the bot's structured log (and audit lines) go.
+type logConfig struct {
+	// Level is debug, info, warn or error. Default info; with the terminal
+	// adapter on a terminal, warn, so the audit lines do not drown the
+	// conversation (they are still kept in the store's audit log).
+	Level string `yaml:"level"`
+	// Format is json (default) or text.
+	Format string `yaml:"format"`
+	// File receives the log instead of standard error, appended.
+	File string `yaml:"file"`
+}
+
+// configPath is --config, else $COUNTERSIGN_CONFIG, else none.
+func configPath(flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	return os.Getenv(EnvConfig)
 }
 
 // loadConfig reads the YAML file at path. An empty path or an empty file is
@@ -25,15 +133,50 @@ func loadConfig(path string) (fileConfig, error) {
 	if path == "" {
 		return cfg, nil
 	}
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return cfg, fmt.Errorf("read config: %w", err)
 	}
-	defer f.Close()
-	dec := yaml.NewDecoder(f)
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+	if err := decodeConfig(data, &cfg); err != nil {
 		return cfg, fmt.Errorf("read config %s: %w", path, err)
 	}
 	return cfg, nil
+}
+
+// decodeConfig decodes YAML strictly: an unknown key is an error naming it.
+func decodeConfig(data []byte, cfg *fileConfig) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+// validateSections checks the sections that have a Validate of their own,
+// so that `config check` reports them before anything is built.
+func validateSections(cfg fileConfig) error {
+	if err := cfg.Bot.Validate(); err != nil {
+		return err
+	}
+	if err := cfg.Terminal.Validate(); err != nil {
+		return fmt.Errorf("terminal: %w", err)
+	}
+	switch strings.ToLower(cfg.Log.Level) {
+	case "", "debug", "info", "warn", "warning", "error":
+	default:
+		return fmt.Errorf("log.level: %q is not one of debug, info, warn, error", cfg.Log.Level)
+	}
+	switch strings.ToLower(cfg.Log.Format) {
+	case "", "json", "text":
+	default:
+		return fmt.Errorf("log.format: %q is not one of json, text", cfg.Log.Format)
+	}
+	if cfg.Store.RedisURL != "" && len(cfg.Store.Addrs) > 0 {
+		return errors.New("store: set redis_url or addrs, not both")
+	}
+	if cfg.Store.MasterName != "" && len(cfg.Store.Addrs) == 0 {
+		return errors.New("store.master_name: needs the Sentinel addresses in store.addrs")
+	}
+	return nil
 }

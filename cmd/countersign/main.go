@@ -14,9 +14,8 @@ func main() {
 
 // dispatch runs the subcommand named by args[0] and returns the exit status.
 func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "countersign: the bot is not built yet; try `countersign assess --help`")
-		return 2
+	if len(args) == 0 || (len(args[0]) > 0 && args[0][0] == '-' && args[0] != "-h" && args[0] != "-help" && args[0] != "--help" && args[0] != "--version") {
+		return runMain(args, stdin, stdout, stderr)
 	}
 	switch args[0] {
 	case "assess":
@@ -28,16 +27,20 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	case "run":
-		fmt.Fprintln(stderr, "countersign run: the bot is not built yet")
-		return 2
+		return runMain(args[1:], stdin, stdout, stderr)
+	case "config":
+		return configMain(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "countersign: unknown command %q\n\n%s", args[0], usage)
 	return 2
 }
 
-const usage = `Usage: countersign <command> [flags]
+const usage = `Usage: countersign [command] [flags]
 
 Commands:
+  run       start the bot (the default; see countersign run --help)
+  config    config check: validate and print the effective configuration;
+            config example: print the documented example
   assess    judge tool calls read from standard input (see countersign assess --help)
   version   print the version
   help      print this help

@@ -1,0 +1,283 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/countersign/countersign/agent"
+	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/agent/approval/memstore"
+	"github.com/countersign/countersign/agent/approval/redisstore"
+	"github.com/countersign/countersign/agent/llm"
+	"github.com/countersign/countersign/risk"
+	"github.com/countersign/countersign/tools"
+	"github.com/countersign/countersign/tools/filetool"
+	"github.com/countersign/countersign/tools/httptool"
+	"github.com/countersign/countersign/tools/shelltool"
+	"github.com/countersign/countersign/tools/sqltool"
+)
+
+// app is everything `run` and `config check` build from the configuration,
+// before any chat adapter starts.
+type app struct {
+	cfg    fileConfig // effective: defaults filled, secrets redacted
+	log    *slog.Logger
+	policy *risk.Policy
+	tools  *tools.Registry
+	names  []string // tool names, in registration order
+	store  approval.Store
+	where  string // "memory" or the redacted Redis address
+	model  agent.Model
+	closer []func() error
+}
+
+// env is what build reads from the process, so tests can give their own.
+type env struct {
+	getenv   func(string) string
+	logOut   io.Writer // standard error
+	quietLog bool      // default the log level to warn (terminal on a TTY)
+	dial     bool      // connect to Redis now (run, config check) or not (tests)
+}
+
+// build assembles the policy, the tools, the model and the store. It
+// validates everything and fails with an error that names the key.
+func build(ctx context.Context, cfg fileConfig, e env) (a *app, err error) {
+	a = &app{cfg: cfg}
+	defer func() {
+		if err != nil {
+			a.close()
+			a = nil
+		}
+	}()
+	if err := validateSections(cfg); err != nil {
+		return a, err
+	}
+	var closeLog func() error
+	if a.log, closeLog, err = newLogger(cfg.Log, e); err != nil {
+		return a, err
+	}
+	a.closer = append(a.closer, closeLog)
+	if a.policy, err = risk.New(cfg.Risk); err != nil {
+		return a, err
+	}
+	if a.cfg.Risk.Mode == "" {
+		a.cfg.Risk.Mode = risk.Smart
+	}
+	if err := a.buildTools(cfg.Tools); err != nil {
+		return a, err
+	}
+	if err := a.buildModel(cfg.LLM, e.getenv); err != nil {
+		return a, err
+	}
+	if err := a.buildStore(ctx, cfg.Store, e); err != nil {
+		return a, err
+	}
+	if a.cfg.Agent, err = cfg.Agent.WithDefaults(); err != nil {
+		return a, err
+	}
+	a.cfg.Bot = cfg.Bot.WithDefaults()
+	return a, nil
+}
+
+func (a *app) buildTools(c toolsConfig) error {
+	root := c.Root
+	if root == "" {
+		root = "."
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return fmt.Errorf("tools.root: %w", err)
+	}
+	a.cfg.Tools.Root = abs
+	ptr := func(b bool) *bool { return &b }
+	a.cfg.Tools.Command.Enabled = ptr(on(c.Command.Enabled, true))
+	a.cfg.Tools.Files.Enabled = ptr(on(c.Files.Enabled, true))
+	a.cfg.Tools.SQL.Enabled = ptr(on(c.SQL.Enabled, len(c.SQL.Connections) > 0))
+	a.cfg.Tools.HTTP.Enabled = ptr(on(c.HTTP.Enabled, false))
+	var list []tools.Tool
+	if on(c.Command.Enabled, true) {
+		sc := c.Command.Config
+		if sc.Root == "" {
+			sc.Root = abs
+		}
+		t, err := shelltool.New(sc)
+		if err != nil {
+			return fmt.Errorf("tools.execute_command: %w", err)
+		}
+		a.cfg.Tools.Command.Config = t.Config()
+		list = append(list, t)
+	}
+	if on(c.Files.Enabled, true) {
+		fc := c.Files.Config
+		if fc.Root == "" {
+			fc.Root = abs
+		}
+		t, err := filetool.New(fc)
+		if err != nil {
+			return fmt.Errorf("tools.file_operations: %w", err)
+		}
+		a.closer = append(a.closer, t.Close)
+		a.cfg.Tools.Files.Config = t.Config()
+		list = append(list, t)
+	}
+	if on(c.SQL.Enabled, len(c.SQL.Connections) > 0) {
+		t, err := sqltool.New(c.SQL.Config)
+		if err != nil {
+			return fmt.Errorf("tools.execute_sql: %w", err)
+		}
+		a.closer = append(a.closer, t.Close)
+		a.cfg.Tools.SQL.Config = t.Config()
+		list = append(list, t)
+	}
+	if on(c.HTTP.Enabled, false) {
+		t, err := httptool.New(c.HTTP.Config)
+		if err != nil {
+			return fmt.Errorf("tools.http_request: %w", err)
+		}
+		a.cfg.Tools.HTTP.Config = t.Config()
+		list = append(list, t)
+	}
+	reg, err := tools.NewRegistry(list...)
+	if err != nil {
+		return fmt.Errorf("tools: %w", err)
+	}
+	a.tools = reg
+	for _, t := range list {
+		a.names = append(a.names, t.Name())
+	}
+	return nil
+}
+
+func (a *app) buildModel(c llm.Config, getenv func(string) string) error {
+	c = c.FromEnv(getenv)
+	if c.APIKey != "" {
+		a.cfg.LLM.APIKey = "(redacted)"
+	}
+	if !c.Configured() {
+		return nil
+	}
+	m, err := llm.New(c, nil)
+	if err != nil {
+		return err
+	}
+	a.model = m
+	redacted, err := c.WithDefaults()
+	if err != nil {
+		return err
+	}
+	if redacted.APIKey != "" {
+		redacted.APIKey = "(redacted)"
+	}
+	a.cfg.LLM = redacted
+	return nil
+}
+
+func (a *app) buildStore(ctx context.Context, c storeConfig, e env) error {
+	envName := c.RedisURLEnv
+	if envName == "" {
+		envName = DefaultRedisURLEnv
+	}
+	a.cfg.Store.RedisURLEnv = envName
+	rawURL := c.RedisURL
+	if rawURL == "" {
+		rawURL = strings.TrimSpace(e.getenv(envName))
+	}
+	opts := redisstore.Options{Prefix: c.Prefix, AuditMaxLen: c.AuditMaxLen, Logger: a.log}
+	if c.AuditMaxLen < 0 {
+		return errors.New("store.audit_max_len: must not be negative")
+	}
+	var client redis.UniversalClient
+	switch {
+	case rawURL != "":
+		o, err := redis.ParseURL(rawURL)
+		if err != nil {
+			// ParseURL's errors may quote the URL, password and all.
+			return fmt.Errorf("store.redis_url (or $%s): not a redis:// or rediss:// URL", envName)
+		}
+		client = redis.NewClient(o)
+		a.where = "redis " + redactURL(rawURL)
+		a.cfg.Store.RedisURL = redactURL(rawURL)
+	case len(c.Addrs) > 0:
+		pw := ""
+		if c.PasswordEnv != "" {
+			pw = e.getenv(c.PasswordEnv)
+		}
+		client = redis.NewUniversalClient(&redis.UniversalOptions{Addrs: c.Addrs, MasterName: c.MasterName, Password: pw})
+		a.where = "redis " + strings.Join(c.Addrs, ",")
+	default:
+		a.store = memstore.New(memstore.Options{Logger: a.log})
+		a.where = "memory"
+		a.closer = append(a.closer, a.store.Close)
+		return nil
+	}
+	if e.dial {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := client.Ping(pctx).Err(); err != nil {
+			_ = client.Close()
+			return fmt.Errorf("store: cannot reach %s: %w", a.where, err)
+		}
+	}
+	a.store = redisstore.New(client, opts)
+	a.closer = append(a.closer, a.store.Close)
+	return nil
+}
+
+// close releases what build opened, in reverse order.
+func (a *app) close() {
+	for i := len(a.closer) - 1; i >= 0; i-- {
+		_ = a.closer[i]()
+	}
+	a.closer = nil
+}
+
+// redactURL drops the password from a URL for display.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// newLogger builds the structured log: JSON (or text) at the configured
+// level, on standard error or appended to log.file.
+func newLogger(c logConfig, e env) (*slog.Logger, func() error, error) {
+	level := slog.LevelInfo
+	if e.quietLog {
+		level = slog.LevelWarn
+	}
+	switch strings.ToLower(c.Level) {
+	case "debug":
+		level = slog.LevelDebug
+	case "info":
+		level = slog.LevelInfo
+	case "warn", "warning":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	}
+	out, closeOut := e.logOut, func() error { return nil }
+	if c.File != "" {
+		f, err := os.OpenFile(c.File, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, nil, fmt.Errorf("log.file: %w", err)
+		}
+		out, closeOut = f, f.Close
+	}
+	ho := &slog.HandlerOptions{Level: level}
+	if strings.ToLower(c.Format) == "text" {
+		return slog.New(slog.NewTextHandler(out, ho)), closeOut, nil
+	}
+	return slog.New(slog.NewJSONHandler(out, ho)), closeOut, nil
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/countersign/countersign/configs"
+)
+
+const configHelp = `Usage: countersign config check [--config FILE]
+       countersign config example
+
+check    validates the configuration as run would (tools, policy, model
+         settings, and a connection to Redis when one is configured) and
+         prints the effective configuration, defaults filled in and secrets
+         redacted. Exit status 1 when it is not valid.
+example  prints the documented example configuration.
+`
+
+// configMain is `countersign config`.
+func configMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, configHelp)
+		return 2
+	}
+	switch args[0] {
+	case "example":
+		_, _ = stdout.Write(configs.Example)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, configHelp)
+		return 0
+	case "check":
+	default:
+		fmt.Fprintf(stderr, "countersign config: unknown command %q\n\n%s", args[0], configHelp)
+		return 2
+	}
+	fs := flag.NewFlagSet("config check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, configHelp) }
+	path := fs.String("config", "", "YAML configuration file")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, configHelp)
+			return 0
+		}
+		return 2
+	}
+	p := configPath(*path)
+	cfg, err := loadConfig(p)
+	if err != nil {
+		fmt.Fprintf(stderr, "countersign config check: %v\n", err)
+		return 1
+	}
+	a, err := build(context.Background(), cfg, env{getenv: os.Getenv, logOut: io.Discard, dial: true})
+	if err != nil {
+		fmt.Fprintf(stderr, "countersign config check: %v\n", err)
+		return 1
+	}
+	defer a.close()
+	out, err := yaml.Marshal(a.cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "countersign config check: %v\n", err)
+		return 1
+	}
+	src := p
+	if src == "" {
+		src = "(none: embedded defaults)"
+	}
+	fmt.Fprintf(stdout, "# config: %s\n# valid. tools: %v; approvals: %s; model: %v\n%s", src, a.names, a.where, a.model != nil, out)
+	return 0
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/adapters/terminal"
+	"github.com/countersign/countersign/agent"
+	"github.com/countersign/countersign/bot"
+)
+
+const runHelp = `Usage: countersign [run] [--config FILE]
+
+Starts the bot. With no configuration it talks to you in this terminal, keeps
+approvals in memory, and offers the command and file tools rooted at the
+current folder; SQL and HTTP stay off until configured.
+
+In the terminal:
+  !run <command>         run a shell command (read-only ones run at once)
+  !sql <statement>       run SQL (needs tools.execute_sql in the config)
+  !http <METHOD> <url>   send an HTTP request (needs tools.http_request)
+  !file <op> <path>      read, list, exists, stat, write, append, mkdir, delete
+  !pending               open approvals in this channel
+  approve <id>           approve a card; cancel <id> [reason] cancels it
+  /as <name>             act as another person (a second approver)
+  anything else          goes to the model, when one is configured
+
+A model: set OPENAI_API_KEY (OpenAI), or OPENAI_BASE_URL and OPENAI_MODEL
+for Ollama, vLLM or any OpenAI-compatible server.
+Redis: set COUNTERSIGN_REDIS_URL=redis://host:6379/0, or store.redis_url.
+
+Flags:
+  --config FILE   YAML configuration (default $COUNTERSIGN_CONFIG); see
+                  configs/countersign.example.yaml for every key
+`
+
+// runMain is `countersign run`, the default command.
+func runMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, runHelp) }
+	path := fs.String("config", "", "YAML configuration file")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, runHelp)
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "countersign run: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, configPath(*path), stdin, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "countersign: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// run starts the bot on the terminal adapter and returns when the input
+// ends (after the work in flight) or ctx is cancelled.
+func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cfg, err := loadConfig(path)
+	if err != nil {
+		return err
+	}
+	a, err := build(ctx, cfg, env{
+		getenv:   os.Getenv,
+		logOut:   stderr,
+		quietLog: isTerminal(stderr),
+		dial:     true,
+	})
+	if err != nil {
+		return err
+	}
+	defer a.close()
+
+	term := terminal.New(stdin, stdout, cfg.Terminal)
+	b, err := bot.New(cfg.Bot, term, cfg.Agent, agent.Deps{
+		Model:  a.model,
+		Tools:  a.tools,
+		Policy: a.policy,
+		Store:  a.store,
+		Log:    a.log,
+	})
+	if err != nil {
+		return err
+	}
+	place := adapters.Place{Channel: terminal.Channel, Thread: terminal.Thread}
+	banner := fmt.Sprintf("Countersign %s · tools: %s · root: %s · approvals: %s\n%s",
+		version(), strings.Join(a.names, ", "), a.cfg.Tools.Root, a.where, b.Welcome())
+	if _, err := term.Post(ctx, place, adapters.Content{Text: banner}); err != nil {
+		return err
+	}
+	return b.Run(ctx)
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,303 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/countersign/countersign/configs"
+	"github.com/countersign/countersign/internal/testenv"
+)
+
+// syncBuffer is an io.Writer the test can read while the bot writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitFor polls out until re matches, and returns the first submatch.
+func waitFor(t *testing.T, out *syncBuffer, re *regexp.Regexp) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			if len(m) > 1 {
+				return m[1]
+			}
+			return m[0]
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s; output so far:\n%s", re, out.String())
+	return ""
+}
+
+// startRun runs the bot as `countersign run` does, in dir, on a pipe.
+func startRun(t *testing.T, dir, config string) (in io.WriteCloser, out *syncBuffer, done <-chan error) {
+	t.Helper()
+	t.Chdir(dir)
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	pr, pw := io.Pipe()
+	out = &syncBuffer{}
+	ch := make(chan error, 1)
+	go func() { ch <- run(context.Background(), config, pr, out, io.Discard) }()
+	return pw, out, ch
+}
+
+// TestRunOutOfTheBox is issue 5's "done when": no configuration and no
+// model, in a folder holding tmp_a, tmp_b and keep.txt.
+func TestRunOutOfTheBox(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"tmp_a", "tmp_b", "keep.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv(DefaultRedisURLEnv, "")
+	in, out, done := startRun(t, dir, "")
+	w := bufio.NewWriter(in)
+	say := func(line string) {
+		t.Helper()
+		if _, err := w.WriteString(line + "\n"); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	waitFor(t, out, regexp.MustCompile(`approvals: memory`))
+	waitFor(t, out, regexp.MustCompile(`(?i)no model`))
+	say("!run ls")
+	waitFor(t, out, regexp.MustCompile(`keep\.txt\s+tmp_a\s+tmp_b`))
+	if strings.Contains(out.String(), "approve ") {
+		t.Fatalf("!run ls asked for approval:\n%s", out)
+	}
+
+	say("!run rm -rf ./tmp_*")
+	id := waitFor(t, out, regexp.MustCompile(`approve ([a-z0-9]{20,})`))
+	card := out.String()
+	for _, want := range []string{"tmp_a", "tmp_b", "rm -rf ./tmp_*"} {
+		if !strings.Contains(card[strings.Index(card, "rm -rf"):], want) {
+			t.Errorf("card does not name %q:\n%s", want, card)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tmp_a")); err != nil {
+		t.Fatalf("tmp_a is gone before anyone approved: %v", err)
+	}
+
+	say("approve " + id) // the requester's own approval is refused
+	waitFor(t, out, regexp.MustCompile(`You cannot approve`))
+	if _, err := os.Stat(filepath.Join(dir, "tmp_a")); err != nil {
+		t.Fatalf("the requester's own approval ran the call: %v", err)
+	}
+	say("/as bob")
+	say("approve " + id)
+	waitFor(t, out, regexp.MustCompile(`done: exit code 0`))
+	if err := in.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not return at the end of input")
+	}
+	for f, want := range map[string]bool{"tmp_a": false, "tmp_b": false, "keep.txt": true} {
+		_, err := os.Stat(filepath.Join(dir, f))
+		if got := err == nil; got != want {
+			t.Errorf("%s exists = %v, want %v", f, got, want)
+		}
+	}
+}
+
+// TestRunUsesRedis: with a Redis URL in the environment the approvals live
+// in Redis, and the banner says so without the password.
+func TestRunUsesRedis(t *testing.T) {
+	url := testenv.RedisURL(t)
+	t.Setenv(DefaultRedisURLEnv, url)
+	in, out, done := startRun(t, t.TempDir(), "")
+	waitFor(t, out, regexp.MustCompile(`approvals: redis `))
+	in.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+}
+
+func TestRunRefusesUnreachableRedis(t *testing.T) {
+	t.Setenv(DefaultRedisURLEnv, "redis://:hunter2@127.0.0.1:1/0")
+	_, _, done := startRun(t, t.TempDir(), "")
+	err := <-done
+	if err == nil || !strings.Contains(err.Error(), "cannot reach redis") {
+		t.Fatalf("run = %v, want a clear error about Redis", err)
+	}
+	if strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("the error shows the password: %v", err)
+	}
+}
+
+// TestExampleConfig: configs/countersign.example.yaml parses strictly,
+// builds, and mentions every key the configuration has.
+func TestExampleConfig(t *testing.T) {
+	t.Setenv("ORDERS_DSN", "app:s3cret@tcp(127.0.0.1:3306)/orders")
+	t.Setenv("ORDERS_RO_DSN", "ro:s3cret@tcp(127.0.0.1:3306)/orders")
+	var cfg fileConfig
+	if err := decodeConfig(configs.Example, &cfg); err != nil {
+		t.Fatalf("the example does not parse: %v", err)
+	}
+	a, err := build(context.Background(), cfg, env{getenv: os.Getenv, logOut: io.Discard})
+	if err != nil {
+		t.Fatalf("the example does not build: %v", err)
+	}
+	a.close()
+
+	var doc yaml.Node
+	if err := yaml.Unmarshal(configs.Example, &doc); err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	collectKeys(&doc, "", have)
+	var missing []string
+	for _, k := range structKeys(reflect.TypeOf(fileConfig{}), "") {
+		if !have[k] {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("configs/countersign.example.yaml does not document: %s", strings.Join(missing, ", "))
+	}
+}
+
+// collectKeys records every key path in a YAML document; the entries of a
+// map are recorded under "*".
+func collectKeys(n *yaml.Node, prefix string, have map[string]bool) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			collectKeys(c, prefix, have)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := prefix + n.Content[i].Value
+			have[k] = true
+			collectKeys(n.Content[i+1], k+".", have)
+			collectKeys(n.Content[i+1], prefix+"*.", have)
+		}
+	}
+}
+
+// structKeys lists the yaml key paths of t; map values are under "*".
+func structKeys(t reflect.Type, prefix string) []string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var keys []string
+	switch t.Kind() {
+	case reflect.Struct:
+		if t == reflect.TypeOf(time.Duration(0)) {
+			return nil
+		}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("yaml")
+			name, opts, _ := strings.Cut(tag, ",")
+			if opts == "inline" {
+				keys = append(keys, structKeys(f.Type, prefix)...)
+				continue
+			}
+			if name == "" || name == "-" || !f.IsExported() {
+				continue
+			}
+			keys = append(keys, prefix+name)
+			keys = append(keys, structKeys(f.Type, prefix+name+".")...)
+		}
+	case reflect.Map:
+		keys = append(keys, structKeys(t.Elem(), prefix+"*.")...)
+	}
+	return keys
+}
+
+func TestConfigErrorsNameTheKey(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"unknown top-level key", "rsik: {}\n", "field rsik not found"},
+		{"unknown nested key", "risk:\n  mdoe: strict\n", "field mdoe not found"},
+		{"bad mode", "risk:\n  mode: stric\n", `mode "stric"`},
+		{"bad log level", "log:\n  level: loud\n", "log.level"},
+		{"bad colour", "terminal:\n  color: purple\n", "terminal"},
+		{"bad approver policy", "bot:\n  channels:\n    ops:\n      approvers: ['']\n", "bot.channels.ops.approvers[0]"},
+		{"sql without dsn", "tools:\n  execute_sql:\n    connections:\n      main: {}\n", "connections.main"},
+		{"llm base url without model", "llm:\n  base_url: http://localhost:11434/v1\n", "llm.model"},
+		{"redis url and addrs", "store:\n  redis_url: redis://x:6379\n  addrs: [a:1]\n", "store"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.yaml")
+			if err := os.WriteFile(path, []byte(tt.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			t.Chdir(t.TempDir())
+			var stdout, stderr bytes.Buffer
+			code := dispatch([]string{"config", "check", "--config", path}, strings.NewReader(""), &stdout, &stderr)
+			if code != 1 {
+				t.Fatalf("exit %d, want 1; stderr: %s", code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.want) {
+				t.Fatalf("error %q does not name %q", stderr.String(), tt.want)
+			}
+		})
+	}
+}
+
+func TestConfigCheckRedactsSecrets(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-topsecret")
+	t.Setenv(DefaultRedisURLEnv, "")
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	conf := "tools:\n  execute_sql:\n    connections:\n      main:\n        dsn: 'app:pa55word@tcp(127.0.0.1:3306)/db'\n"
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	var stdout, stderr bytes.Buffer
+	if code := dispatch([]string{"config", "check", "--config", path}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	got := stdout.String()
+	for _, secret := range []string{"sk-topsecret", "pa55word"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("config check prints %q:\n%s", secret, got)
+		}
+	}
+	for _, want := range []string{"max_rows: 200", "approval_ttl: 15m0s", "mode: smart", "execute_sql", "model: true"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("effective config lacks %q:\n%s", want, got)
+		}
+	}
+}
