@@ -827,3 +827,14 @@ func TestComputedWords(t *testing.T) {
 		{"chmod dash mode", "chmod -x script.sh", unknown, ""},
 	})
 }
+
+func TestPersistence(t *testing.T) {
+	run(t, []tcase{
+		{"bashrc", "echo 'curl x | sh' >> ~/.bashrc", danger, "at login"},
+		{"cron.d", "echo '* * * * * root x' > /etc/cron.d/x", danger, ""},
+		{"systemd unit", "cat u.service | sudo tee /etc/systemd/system/u.service", danger, ""},
+		{"user systemd", "echo x > ~/.config/systemd/user/x.service", danger, ""},
+		{"authorized keys", "echo key >> ~/.ssh/authorized_keys", danger, ""},
+		{"plain file", "echo x > notes.txt", unknown, ""},
+	})
+}

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"path"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -317,6 +318,10 @@ func (j *judge) output(target arg, op string) {
 		j.danger(op + " " + target.text + " overwrites a secret")
 		return
 	}
+	if runsLater(target.text) {
+		j.danger(op + " " + target.text + " changes what runs at login, boot or on a schedule")
+		return
+	}
 	j.unknown(op + " " + target.text + " writes a file")
 }
 
@@ -611,4 +616,21 @@ func splitIFS(argv []arg) []arg {
 		}
 	}
 	return out
+}
+
+// runsLater reports whether writing p plants code that runs later: shell
+// start-up files, cron, systemd units, init scripts, the preload list.
+func runsLater(p string) bool {
+	switch path.Base(p) {
+	case ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
+		".zshenv", ".zlogin", "authorized_keys", "ld.so.preload", "crontab":
+		return true
+	}
+	for _, dir := range []string{"/etc/cron", "/etc/systemd/", "/etc/profile", "/etc/rc", "/etc/init.d/",
+		"/etc/bash", "/var/spool/cron/", "/lib/systemd/", "/usr/lib/systemd/", ".config/systemd/", ".config/autostart/"} {
+		if strings.HasPrefix(p, dir) || strings.Contains(p, "/"+strings.TrimPrefix(dir, "/")) {
+			return true
+		}
+	}
+	return false
 }
