@@ -474,7 +474,10 @@ func TestUnknown(t *testing.T) {
 		{"local script", "./ls", unknown, ""},
 		{"computed name", "$CMD -rf /tmp/x", danger, "computed"},
 		{"computed name braces", "${X}rm -rf x", danger, "${X}rm"},
-		{"does not parse", "if then", unknown, "does not parse"},
+		// What does not parse cannot be judged: a danger, so the LLM's
+		// risk_level cannot lower it (fail closed).
+		{"does not parse", "if then", danger, "does not parse"},
+		{"inner script does not parse", "bash -c 'if then'", danger, "inner script does not parse"},
 		{"empty", "", unknown, ""},
 		{"redirect to file", "ls > out.txt", unknown, "writes a file"},
 		{"append to file", "echo x >> log", unknown, ""},

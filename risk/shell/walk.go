@@ -41,10 +41,12 @@ func (j *judge) script(src string, depth int) bool {
 		if len(msg) > 120 {
 			msg = msg[:120] + "…"
 		}
+		// What cannot be parsed cannot be judged: a danger, so that the
+		// LLM's risk_level cannot wave it through (fail closed).
 		if depth == 0 {
-			j.unknown("does not parse: " + msg)
+			j.danger("does not parse, so it cannot be judged: " + msg)
 		} else {
-			j.unknown("inner script does not parse: " + msg)
+			j.danger("inner script does not parse, so it cannot be judged: " + msg)
 		}
 		return false
 	}

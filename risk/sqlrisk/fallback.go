@@ -27,7 +27,7 @@ func (a *Analyzer) fallback(j *judgement, text string, lx lexResult, perr error)
 		}
 	}
 	j.others++
-	j.unknown(parseFailure(perr))
+	j.danger(parseFailure(perr))
 }
 
 // splitStatements splits tokens at ';' and drops empty statements.

@@ -81,38 +81,40 @@ func New(sqlMode string) (*Analyzer, error) {
 }
 
 // Analyze judges one SQL text. It is pure, safe for concurrent use, and never
-// panics: a text the parser cannot read, or that makes it panic, is not
-// read-only.
+// panics. Text that cannot be judged (it does not parse, makes the parser
+// panic, holds an executable comment or a comment that may hide a
+// statement) is a danger, not merely "not read-only": the LLM's risk_level
+// must not be able to wave through what nobody could read.
 func (a *Analyzer) Analyze(text string) (res Analysis) {
 	defer func() {
 		if r := recover(); r != nil {
-			res = Analysis{Unknown: []string{"the SQL analyzer failed on this text"}}
+			res = Analysis{Danger: []string{"the SQL analyzer failed on this text, so it cannot be judged"}}
 		}
 	}()
 	var j judgement
 	lx := lex(text, a.lexMode)
 	if lx.execComment != "" {
-		j.unknown("executable comment " + lx.execComment + "…*/ runs on the server and is never auto-run")
+		j.danger("executable comment " + lx.execComment + "…*/ runs on the server and is never auto-run")
 	} else if strings.Contains(text, "/*!") || containsFold(text, "/*M!") || containsFold(text, "/*T!") {
-		j.unknown("the text holds executable-comment syntax (/*!) and is never auto-run")
+		j.danger("the text holds executable-comment syntax (/*!) and is never auto-run")
 	}
 	if lx.badBytes {
-		j.unknown("the text holds control characters or invalid UTF-8")
+		j.danger("the text holds control characters or invalid UTF-8")
 	}
 	if lx.commentSemicolon {
-		j.unknown("a comment holds a ';' that may hide a statement")
+		j.danger("a comment holds a ';' that may hide a statement")
 	}
 	if lx.nestedComment {
-		j.unknown("a comment opens another comment")
+		j.danger("a comment opens another comment")
 	}
 
 	if lx.unterminated {
-		j.unknown("a quote or a comment is not closed")
+		j.danger("a quote or a comment is not closed")
 	}
 
 	if len(text) > maxParse {
 		// Too long to parse quickly: judged by its words alone, never read-only.
-		j.unknown(fmt.Sprintf("the text is too long to parse (%d bytes)", len(text)))
+		j.danger(fmt.Sprintf("the text is too long to parse (%d bytes)", len(text)))
 		a.fallback(&j, text, lx, errTooLong)
 		return j.analysis()
 	}
