@@ -16,6 +16,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/countersign/countersign/agent/agenttest"
 	"github.com/countersign/countersign/configs"
 	"github.com/countersign/countersign/internal/testenv"
 )
@@ -56,11 +57,14 @@ func waitFor(t *testing.T, out *syncBuffer, re *regexp.Regexp) string {
 }
 
 // startRun runs the bot as `countersign run` does, in dir, on a pipe.
-func startRun(t *testing.T, dir, config string) (in io.WriteCloser, out *syncBuffer, done <-chan error) {
+func startRun(t *testing.T, dir, config string, env ...string) (in io.WriteCloser, out *syncBuffer, done <-chan error) {
 	t.Helper()
 	t.Chdir(dir)
 	t.Setenv("OPENAI_API_KEY", "")
 	t.Setenv("OPENAI_BASE_URL", "")
+	for i := 0; i+1 < len(env); i += 2 {
+		t.Setenv(env[i], env[i+1])
+	}
 	pr, pw := io.Pipe()
 	out = &syncBuffer{}
 	ch := make(chan error, 1)
@@ -299,5 +303,60 @@ func TestConfigCheckRedactsSecrets(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("effective config lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// TestRunWithModel: with OPENAI_BASE_URL and OPENAI_MODEL in the
+// environment, run talks to the model: "clean up the temp files" becomes a
+// card listing the files, a second person approves it, it runs once, and
+// the model's answer is shown.
+func TestRunWithModel(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"tmp_a", "tmp_b", "keep.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := agenttest.NewServer(t,
+		agenttest.Calls(agenttest.Call("call-1", "execute_command", `{"command":"rm -rf ./tmp_*","risk_level":"high"}`)),
+		agenttest.Text("Removed tmp_a and tmp_b; keep.txt is untouched."),
+	)
+	t.Setenv(DefaultRedisURLEnv, "")
+	in, out, done := startRun(t, dir, "", "OPENAI_BASE_URL", srv.BaseURL(), "OPENAI_MODEL", "test-model")
+	say := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(in, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, out, regexp.MustCompile(`approvals: memory`))
+	if strings.Contains(out.String(), "No model") {
+		t.Fatalf("the banner says no model although OPENAI_BASE_URL is set:\n%s", out)
+	}
+	say("clean up the temp files")
+	id := waitFor(t, out, regexp.MustCompile(`approve ([a-z0-9]{20,})`))
+	if !regexp.MustCompile(`tmp_a[\s\S]*tmp_b`).MatchString(out.String()) {
+		t.Errorf("the card does not list the matching files:\n%s", out)
+	}
+	say("/as bob")
+	say("approve " + id)
+	waitFor(t, out, regexp.MustCompile(`keep\.txt is untouched`))
+	in.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	for f, want := range map[string]bool{"tmp_a": false, "tmp_b": false, "keep.txt": true} {
+		_, err := os.Stat(filepath.Join(dir, f))
+		if got := err == nil; got != want {
+			t.Errorf("%s exists = %v, want %v", f, got, want)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 || reqs[0].Model != "test-model" {
+		t.Fatalf("model requests = %d (model %q), want 2 to test-model", len(reqs), reqs[0].Model)
+	}
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	if last.Role != "tool" || !strings.Contains(last.Content, `"executed":true`) {
+		t.Errorf("the model's follow-up ends with %+v, want the tool result of the run", last)
 	}
 }
