@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/countersign/countersign/risk/sqlrisk"
 )
 
 // flavor is which server a pool talks to; they name the read-only and time
@@ -45,13 +47,15 @@ func flavorFromVersion(version string) flavor {
 	return flavorMySQL
 }
 
-// readOnlySession is the one statement that makes a session read-only and
-// sets its statement time limit: max_statement_time in seconds on MariaDB
+// readOnlySession is the one statement that makes a session read-only,
+// sets its statement time limit and pins sql_mode again (the DSN pins it
+// only when the connection opens): max_statement_time in seconds on MariaDB
 // (every statement), max_execution_time in milliseconds on MySQL (SELECT,
 // which is all an auto-run call may run).
 func (f flavor) readOnlySession(limit time.Duration) string {
+	mode := ", sql_mode = '" + sqlrisk.DefaultSQLMode + "'"
 	if f == flavorMariaDB {
-		return "SET SESSION tx_read_only = 1, max_statement_time = " + strconv.FormatFloat(max(limit.Seconds(), 0.001), 'f', 3, 64)
+		return "SET SESSION tx_read_only = 1, max_statement_time = " + strconv.FormatFloat(max(limit.Seconds(), 0.001), 'f', 3, 64) + mode
 	}
-	return "SET SESSION transaction_read_only = 1, max_execution_time = " + strconv.FormatInt(max(limit.Milliseconds(), 1), 10)
+	return "SET SESSION transaction_read_only = 1, max_execution_time = " + strconv.FormatInt(max(limit.Milliseconds(), 1), 10) + mode
 }

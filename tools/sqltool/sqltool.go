@@ -272,7 +272,8 @@ func (t *Tool) runReadOnly(ctx context.Context, d *database, text string) tools.
 // readOnlyTx opens a read-only transaction on a read-pool connection whose
 // session is read-only with the statement time limit set. The session
 // settings are made on every call, so nothing a previous statement did to
-// the session can lift them. done rolls back and returns the connection.
+// the session can lift them. done rolls back, releases user-level locks and
+// returns the connection.
 func (t *Tool) readOnlyTx(ctx context.Context, d *database, limit time.Duration) (*sql.Tx, func(), error) {
 	c, err := d.read.db.Conn(ctx)
 	if err != nil {
@@ -291,7 +292,19 @@ func (t *Tool) readOnlyTx(ctx context.Context, d *database, limit time.Duration)
 		_ = c.Close()
 		return nil, nil, fmt.Errorf("could not start a read-only transaction on database %q: %s", d.name, t.plainError(err, limit))
 	}
-	return tx, func() { _ = tx.Rollback(); _ = c.Close() }, nil
+	done := func() {
+		_ = tx.Rollback()
+		// A user-level lock outlives the rollback; one taken by a function
+		// the parser let through must not stay with the pooled connection.
+		// A connection where that fails is dropped instead.
+		rctx, cancel := context.WithTimeout(context.Background(), killTimeout)
+		defer cancel()
+		if _, err := c.ExecContext(rctx, "DO RELEASE_ALL_LOCKS()"); err != nil {
+			_ = c.Raw(func(any) error { return driver.ErrBadConn })
+		}
+		_ = c.Close()
+	}
+	return tx, done, nil
 }
 
 // runApproved runs a statement a person approved, on the write pool, in a

@@ -542,3 +542,56 @@ func TestProgressIsReported(t *testing.T) {
 		t.Errorf("result %s, %d progress calls, want 1", r.JSON(), calls)
 	}
 }
+
+// A user-level lock is not undone by the read-only transaction's rollback:
+// taken by an auto-run call, it would stay with the pooled connection and
+// stall whatever application waits on it. The tool refuses the lock
+// functions, and with that check bypassed the call still leaves no lock
+// behind.
+func TestAutoRunLeavesNoUserLock(t *testing.T) {
+	f := newFixture(t)
+	tool := f.tool(t, false, func(c *Config) { c.MaxOpenConns = 1 })
+	lock := "cs_lock_" + randHex(t, 4)
+	isFree := func() bool {
+		t.Helper()
+		var free int
+		if err := f.admin.QueryRow("SELECT IS_FREE_LOCK(?)", lock).Scan(&free); err != nil {
+			t.Fatal(err)
+		}
+		return free == 1
+	}
+	for _, sql := range []string{
+		"SELECT GET_LOCK('" + lock + "', 0)",
+		"SELECT id FROM t WHERE id = 1 AND GET_LOCK('" + lock + "', 0) = 1",
+		"SELECT RELEASE_LOCK('" + lock + "')",
+		"SELECT RELEASE_ALL_LOCKS()",
+	} {
+		r := run(t, tool, sql, true)
+		if r.Status != tools.StatusDenied || !strings.Contains(r.Error, "lock") {
+			t.Errorf("%s: %s, want it refused as a lock", sql, r.JSON())
+		}
+	}
+	r := tool.runReadOnly(context.Background(), tool.dbs["main"], "SELECT GET_LOCK('"+lock+"', 0)")
+	if r.Status != tools.StatusOK {
+		t.Fatalf("bypassed GET_LOCK: %s", r.JSON())
+	}
+	if !isFree() {
+		t.Errorf("lock %s is still held after the auto-run call", lock)
+	}
+}
+
+// Whatever a statement did to the read pool's session, the next auto-run
+// call runs under the sql_mode the parser assumes.
+func TestReadOnlySessionRepinsSQLMode(t *testing.T) {
+	f := newFixture(t)
+	tool := f.tool(t, false, func(c *Config) { c.MaxOpenConns = 1 })
+	d := tool.dbs["main"]
+	_ = tool.runReadOnly(context.Background(), d, "SET SESSION sql_mode = 'ANSI_QUOTES'")
+	r := tool.runReadOnly(context.Background(), d, "SELECT @@SESSION.sql_mode")
+	if r.Status != tools.StatusOK || len(r.Rows) != 1 {
+		t.Fatalf("result %s", r.JSON())
+	}
+	if got, _ := r.Rows[0][0].(string); strings.Contains(got, "ANSI_QUOTES") || !strings.Contains(got, "STRICT_TRANS_TABLES") {
+		t.Errorf("sql_mode %q leaked into the next call", got)
+	}
+}

@@ -158,8 +158,13 @@ func (v *readVisitor) Enter(n ast.Node) (ast.Node, bool) {
 	case *ast.SetOprStmt:
 		// INTO on a UNION is kept on its last SELECT; the visitor sees it.
 	case *ast.FuncCallExpr:
-		if n.FnName.L == "load_file" {
+		switch n.FnName.L {
+		case "load_file":
 			v.why = "LOAD_FILE reads files on the database server"
+		case "get_lock", "release_lock", "release_all_locks":
+			// A user-level lock outlives the transaction: it would stay
+			// with the pooled connection after the call.
+			v.why = "it takes or releases a user-level lock (" + strings.ToUpper(n.FnName.L) + "), which outlives the call"
 		}
 	case *ast.VariableExpr:
 		if n.Value != nil {

@@ -60,6 +60,10 @@ func TestClassify(t *testing.T) {
 		{"SELECT * FROM t LOCK IN SHARE MODE", kindOther, "locking read"},
 		{"SELECT * FROM (SELECT * FROM t FOR UPDATE) x", kindOther, "locking read"},
 		{"SELECT LOAD_FILE('/etc/passwd')", kindOther, "LOAD_FILE"},
+		{"SELECT GET_LOCK('x', 0)", kindOther, "user-level lock"},
+		{"SELECT 1 FROM t WHERE IS_FREE_LOCK('x') AND get_lock('x', 0)", kindOther, "user-level lock"},
+		{"SELECT RELEASE_ALL_LOCKS()", kindOther, "user-level lock"},
+		{"SELECT IS_FREE_LOCK('x')", kindRead, ""},
 		{"SELECT @a := 1", kindOther, "assigns a variable"},
 		{"SELECT /*+ MAX_EXECUTION_TIME(100000000) */ SLEEP(1000)", kindOther, "lift the time limit"},
 		{"SELECT /*+ MAX_EXECUTION_TIME(100000000) */ 1 UNION SELECT 2", kindOther, "lift the time limit"},
@@ -342,10 +346,10 @@ func TestFlavorSessionStatements(t *testing.T) {
 		limit   time.Duration
 		want    string
 	}{
-		{"10.11.19-MariaDB-0+deb12u1", 30 * time.Second, "SET SESSION tx_read_only = 1, max_statement_time = 30.000"},
-		{"11.4.2-MariaDB", 1500 * time.Millisecond, "SET SESSION tx_read_only = 1, max_statement_time = 1.500"},
-		{"8.0.36", 30 * time.Second, "SET SESSION transaction_read_only = 1, max_execution_time = 30000"},
-		{"8.4.0-commercial", time.Microsecond, "SET SESSION transaction_read_only = 1, max_execution_time = 1"},
+		{"10.11.19-MariaDB-0+deb12u1", 30 * time.Second, "SET SESSION tx_read_only = 1, max_statement_time = 30.000, sql_mode = '" + sqlrisk.DefaultSQLMode + "'"},
+		{"11.4.2-MariaDB", 1500 * time.Millisecond, "SET SESSION tx_read_only = 1, max_statement_time = 1.500, sql_mode = '" + sqlrisk.DefaultSQLMode + "'"},
+		{"8.0.36", 30 * time.Second, "SET SESSION transaction_read_only = 1, max_execution_time = 30000, sql_mode = '" + sqlrisk.DefaultSQLMode + "'"},
+		{"8.4.0-commercial", time.Microsecond, "SET SESSION transaction_read_only = 1, max_execution_time = 1, sql_mode = '" + sqlrisk.DefaultSQLMode + "'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.version, func(t *testing.T) {
