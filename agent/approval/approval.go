@@ -131,6 +131,27 @@ type Store interface {
 	// now, at most limit of them. Expire them with Decide(…, Expired, …).
 	Due(ctx context.Context, now time.Time, limit int) ([]string, error)
 
+	// Recovery: a process can die between the steps that carry a decision
+	// through (decide, claim, run, finish, resolve the turn). Every decided
+	// approval stays "unsettled" from its decision until Settle; its time of
+	// last life is the decision, the claim, the latest Heartbeat of its run,
+	// or the finish. Unsettled lists the ones whose carrier looks dead, so
+	// that a sweep on any replica can finish the job (see the agent's Sweep).
+
+	// Heartbeat records that the run of a running approval is alive at at.
+	// It is not an error when the approval is no longer running.
+	Heartbeat(ctx context.Context, id string, at time.Time) error
+	// Unsettled lists, oldest first and at most limit (<= 0 means 100), the
+	// decided approvals not yet settled whose last life is at or before a
+	// cutoff: runningBefore for running ones, decidedBefore for approved and
+	// final ones. Pending approvals are never listed.
+	Unsettled(ctx context.Context, decidedBefore, runningBefore time.Time, limit int) ([]*Approval, error)
+	// Settle records that the approval's decision was carried through to its
+	// turn, so Unsettled no longer lists it. Settling a missing or settled
+	// approval is not an error; settling one that is not final does
+	// nothing (its run is not over).
+	Settle(ctx context.Context, id string) error
+
 	// SaveTurn stores a suspended turn.
 	SaveTurn(ctx context.Context, t *Turn) error
 	GetTurn(ctx context.Context, id string) (*Turn, error)

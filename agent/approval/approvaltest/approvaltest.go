@@ -51,6 +51,8 @@ func Run(t *testing.T, open Opener) {
 		{"Conversation", testConversation},
 		{"Audit", testAudit},
 		{"Reopen", testReopen},
+		{"Unsettled", testUnsettled},
+		{"UnsettledLifecycle", testUnsettledLifecycle},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -954,5 +956,148 @@ func testReopen(t *testing.T, open func() approval.Store) {
 	}
 	if got, err := s.AuditLog(ctx, 10); err != nil || len(got) != 1 || got[0].ApprovalID != a.ID {
 		t.Errorf("after reopening, AuditLog = %v, %v", got, err)
+	}
+}
+
+// ids returns the ids of records, in order.
+func ids(recs []*approval.Approval) []string {
+	out := make([]string, len(recs))
+	for i, a := range recs {
+		out[i] = a.ID
+	}
+	return out
+}
+
+// testUnsettled: every decided state is listed once its last life is at or
+// before the cutoff for its kind, pending never, oldest first, up to limit,
+// and across clients.
+func testUnsettled(t *testing.T, open func() approval.Store) {
+	ctx := context.Background()
+	s, other := open(), open()
+	at := t0.Add(time.Minute) // reach's time
+	recs := map[approval.State]*approval.Approval{}
+	for _, st := range allStates {
+		recs[st] = reach(t, s, "unsettled-"+string(st), st)
+	}
+	far := t0.Add(time.Hour)
+	tests := []struct {
+		name                         string
+		decidedBefore, runningBefore time.Time
+		limit                        int
+		want                         []approval.State
+	}{
+		{"nothing old enough", at.Add(-time.Millisecond), at.Add(-time.Millisecond), 0, nil},
+		{"decided only", at, at.Add(-time.Millisecond), 0,
+			[]approval.State{approval.Approved, approval.Done, approval.Failed, approval.Cancelled, approval.Expired}},
+		{"running only", at.Add(-time.Millisecond), at, 0, []approval.State{approval.Running}},
+		{"all decided", far, far, 0,
+			[]approval.State{approval.Approved, approval.Running, approval.Done, approval.Failed, approval.Cancelled, approval.Expired}},
+		{"limit", far, far, 2, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := other.Unsettled(ctx, tc.decidedBefore, tc.runningBefore, tc.limit)
+			if err != nil {
+				t.Fatalf("Unsettled: %v", err)
+			}
+			if tc.limit > 0 {
+				if len(got) != tc.limit {
+					t.Errorf("Unsettled(limit %d) = %d records", tc.limit, len(got))
+				}
+				return
+			}
+			want := make([]string, 0, len(tc.want))
+			for _, st := range tc.want {
+				want = append(want, recs[st].ID)
+			}
+			if diff := cmp.Diff(want, ids(got), cmpopts.SortSlices(func(a, b string) bool { return a < b }), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Unsettled ids (-want +got):\n%s", diff)
+			}
+			for _, a := range got {
+				if a.State == approval.Pending {
+					t.Errorf("Unsettled listed pending %s", a.ID)
+				}
+			}
+		})
+	}
+}
+
+// testUnsettledLifecycle follows one approval: the claim, a heartbeat and
+// the finish each move its last life on; Settle takes a final one off the
+// list, and does nothing to one still running.
+func testUnsettledLifecycle(t *testing.T, open func() approval.Store) {
+	ctx := context.Background()
+	s, other := open(), open()
+	a := create(t, s, Sample("lifecycle"))
+	listed := func(decidedBefore, runningBefore time.Time) bool {
+		t.Helper()
+		got, err := other.Unsettled(ctx, decidedBefore, runningBefore, 0)
+		if err != nil {
+			t.Fatalf("Unsettled: %v", err)
+		}
+		for _, g := range got {
+			if g.ID == a.ID {
+				return true
+			}
+		}
+		return false
+	}
+	step := func(name string, fn func() error) {
+		t.Helper()
+		if err := fn(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	far := t0.Add(time.Hour)
+	minute := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Minute) }
+	if listed(far, far) {
+		t.Fatal("a pending approval is listed")
+	}
+	step("Heartbeat of a pending approval", func() error { return s.Heartbeat(ctx, a.ID, minute(1)) })
+	if listed(far, far) {
+		t.Fatal("a heartbeat made a pending approval unsettled")
+	}
+	step("Decide", func() error { _, err := s.Decide(ctx, a.ID, approval.Approved, alice, "", minute(1)); return err })
+	step("Settle while approved", func() error { return s.Settle(ctx, a.ID) })
+	if !listed(minute(1), minute(0)) {
+		t.Fatal("an approved, unclaimed approval is not listed after Settle: Settle must ignore approvals that are not final")
+	}
+	step("Claim", func() error { _, _, err := s.Claim(ctx, a.ID, minute(2)); return err })
+	if listed(far, minute(2).Add(-time.Millisecond)) {
+		t.Error("a running approval is listed before its run's cutoff")
+	}
+	if !listed(minute(0), minute(2)) {
+		t.Error("a running approval is not listed at its run's cutoff")
+	}
+	step("Heartbeat", func() error { return s.Heartbeat(ctx, a.ID, minute(5)) })
+	if listed(far, minute(4)) {
+		t.Error("a heartbeat did not move the running approval's last life on")
+	}
+	if !listed(far, minute(5)) {
+		t.Error("a running approval is not listed at its last heartbeat")
+	}
+	step("Settle while running", func() error { return s.Settle(ctx, a.ID) })
+	if !listed(far, minute(5)) {
+		t.Error("Settle took a running approval off the list")
+	}
+	step("Finish", func() error { _, err := s.Finish(ctx, a.ID, approval.Failed, okRes, minute(6)); return err })
+	if listed(minute(5), far) {
+		t.Error("a finished approval is listed before the cutoff after its finish")
+	}
+	if !listed(minute(6), minute(0)) {
+		t.Error("a finished, unsettled approval is not listed")
+	}
+	step("Heartbeat after the finish", func() error { return s.Heartbeat(ctx, a.ID, minute(9)) })
+	if !listed(minute(6), minute(0)) {
+		t.Error("a heartbeat after the finish moved the record's last life")
+	}
+	step("Settle", func() error { return other.Settle(ctx, a.ID) })
+	if listed(far, far) {
+		t.Error("a settled approval is still listed")
+	}
+	step("Settle again", func() error { return s.Settle(ctx, a.ID) })
+	step("Settle of a missing approval", func() error { return s.Settle(ctx, "no-such-approval") })
+	if got := get(t, s, a.ID); got.State != approval.Failed {
+		t.Errorf("state after settling = %s, want failed", got.State)
 	}
 }

@@ -70,6 +70,10 @@ type entry struct {
 	created, expires  time.Time
 	platform, channel string
 	toolCall          string
+	// unsettled: decided, and not yet Settle'd; life is its last sign of
+	// life (decision, claim, heartbeat, finish).
+	unsettled bool
+	life      time.Time
 }
 
 type turn struct {
@@ -154,11 +158,21 @@ func (s *Store) put(a *approval.Approval) (*approval.Approval, error) {
 	if err := json.Unmarshal(b, &out); err != nil {
 		return nil, fmt.Errorf("decode approval %s: %w", a.ID, err)
 	}
+	old := s.approvals[a.ID]
 	s.approvals[a.ID] = entry{
 		data: b, state: a.State, created: a.CreatedAt, expires: a.ExpiresAt,
 		platform: a.Conversation.Platform, channel: a.Conversation.Channel, toolCall: a.ToolCallID,
+		unsettled: old.unsettled, life: old.life,
 	}
 	return &out, nil
+}
+
+// alive marks the record id unsettled with its last life at at; s.mu must
+// be held and the record present.
+func (s *Store) alive(id string, at time.Time) {
+	e := s.approvals[id]
+	e.unsettled, e.life = true, at
+	s.approvals[id] = e
 }
 
 // Create stores a new pending approval, idempotent on ToolCallID.
@@ -248,6 +262,7 @@ func (s *Store) Decide(ctx context.Context, id string, to approval.State, by app
 	if err != nil {
 		return approval.Decision{}, err
 	}
+	s.alive(id, at)
 	return approval.Decision{Approval: out, Won: true}, nil
 }
 
@@ -269,6 +284,7 @@ func (s *Store) Claim(ctx context.Context, id string, at time.Time) (*approval.A
 	if err != nil {
 		return nil, false, err
 	}
+	s.alive(id, at)
 	return out, true, nil
 }
 
@@ -289,7 +305,82 @@ func (s *Store) Finish(ctx context.Context, id string, to approval.State, result
 		return nil, fmt.Errorf("finish approval %s in state %s: %w", id, a.State, approval.ErrConflict)
 	}
 	a.State, a.EndedAt, a.Result = to, at, &result
-	return s.put(a)
+	out, err := s.put(a)
+	if err != nil {
+		return nil, err
+	}
+	s.alive(id, at)
+	return out, nil
+}
+
+// Heartbeat records that the run of a running approval is alive at at.
+func (s *Store) Heartbeat(ctx context.Context, id string, at time.Time) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	e, ok := s.approvals[id]
+	if !ok {
+		return fmt.Errorf("heartbeat of approval %s: %w", id, approval.ErrNotFound)
+	}
+	if e.state == approval.Running && e.unsettled && at.After(e.life) {
+		s.alive(id, at)
+	}
+	return nil
+}
+
+// Unsettled lists decided, unsettled approvals whose carrier looks dead,
+// oldest last life first; see approval.Store.
+func (s *Store) Unsettled(ctx context.Context, decidedBefore, runningBefore time.Time, limit int) ([]*approval.Approval, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	type stale struct {
+		id   string
+		life time.Time
+	}
+	var all []stale
+	for id, e := range s.approvals {
+		if !e.unsettled || e.state == approval.Pending {
+			continue
+		}
+		cutoff := decidedBefore
+		if e.state == approval.Running {
+			cutoff = runningBefore
+		}
+		if e.life.UnixMilli() <= cutoff.UnixMilli() {
+			all = append(all, stale{id, e.life})
+		}
+	}
+	slices.SortFunc(all, func(a, b stale) int {
+		return cmp.Or(a.life.Compare(b.life), cmp.Compare(a.id, b.id))
+	})
+	out := make([]*approval.Approval, 0, min(limit, len(all)))
+	for _, st := range all[:min(limit, len(all))] {
+		a, err := s.get(st.id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// Settle records that a final approval's decision reached its turn.
+func (s *Store) Settle(ctx context.Context, id string) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if e, ok := s.approvals[id]; ok && e.state.Final() {
+		e.unsettled = false
+		s.approvals[id] = e
+	}
+	return nil
 }
 
 // SetMessageRef records the card's message id.

@@ -13,6 +13,8 @@
 //	                       sorted set: pending ids by creation (unix ms)
 //	cs:{t:<turn id>}:t     hash: a suspended turn
 //	cs:{t:<turn id>}:p     set: the turn's approvals still pending
+//	cs:unsettled           sorted set: decided ids not yet settled, by last
+//	                       life (decision, claim, heartbeat, finish; unix ms)
 //	cs:conv:<key>          string: a conversation, with its TTL
 //	cs:audit               stream: the audit log, capped
 //
@@ -30,6 +32,13 @@
 // stale entries, so a crash between the steps leaves at most an index entry
 // that the next reader removes; and since expiring goes through Decide, a
 // stale Due entry can never expire a decided approval.
+//
+// cs:unsettled is written before each transition (Decide, Claim, Finish),
+// so that a process dying right after one always leaves an entry for
+// Unsettled to find; an entry written by a transition that then did not
+// happen is harmless: Unsettled re-reads each record, lists only decided
+// ones, and drops entries of missing records and of records still pending
+// long after the entry was written.
 //
 // Records live until their deadline plus Options.Retention; every
 // transition extends that to now plus Retention. Turns live for
@@ -136,6 +145,7 @@ func (s *Store) turnKeys(id string) []string {
 	tag := s.prefix + ":{t:" + id + "}"
 	return []string{tag + ":t", tag + ":p"}
 }
+func (s *Store) unsettledKey() string      { return s.prefix + ":unsettled" }
 func (s *Store) convKey(key string) string { return s.prefix + ":conv:" + key }
 func (s *Store) auditKey() string          { return s.prefix + ":audit" }
 
@@ -316,6 +326,9 @@ func (s *Store) Decide(ctx context.Context, id string, to approval.State, by app
 	if err != nil {
 		return approval.Decision{}, fmt.Errorf("encode decider of %s: %w", id, err)
 	}
+	if err := s.touch(ctx, id, at, false); err != nil {
+		return approval.Decision{}, fmt.Errorf("decide approval %s: %w", id, err)
+	}
 	a, won, err := s.run(ctx, "decide", decideScript, id, string(to), b, timeText(at), reason, at.UnixMilli(), ms(s.retention))
 	if err != nil {
 		return approval.Decision{}, err
@@ -333,6 +346,9 @@ func (s *Store) Decide(ctx context.Context, id string, to approval.State, by app
 // Claim moves Approved to Running for exactly one claimant, in one Lua
 // script; the others get ok=false and the record.
 func (s *Store) Claim(ctx context.Context, id string, at time.Time) (*approval.Approval, bool, error) {
+	if err := s.touch(ctx, id, at, false); err != nil {
+		return nil, false, fmt.Errorf("claim approval %s: %w", id, err)
+	}
 	return s.run(ctx, "claim", claimScript, id, timeText(at), ms(s.retention))
 }
 
@@ -346,6 +362,9 @@ func (s *Store) Finish(ctx context.Context, id string, to approval.State, result
 	if err != nil {
 		return nil, fmt.Errorf("encode result of %s: %w", id, err)
 	}
+	if err := s.touch(ctx, id, at, true); err != nil {
+		return nil, fmt.Errorf("finish approval %s: %w", id, err)
+	}
 	a, ok, err := s.run(ctx, "finish", finishScript, id, string(to), timeText(at), res, ms(s.retention))
 	if err != nil {
 		return nil, err
@@ -354,6 +373,117 @@ func (s *Store) Finish(ctx context.Context, id string, to approval.State, result
 		return nil, fmt.Errorf("finish approval %s in state %s: %w", id, a.State, approval.ErrConflict)
 	}
 	return a, nil
+}
+
+// touch writes id's last life into cs:unsettled, before a transition;
+// existing only updates an entry already there.
+func (s *Store) touch(ctx context.Context, id string, at time.Time, existing bool) error {
+	z := redis.Z{Score: float64(at.UnixMilli()), Member: id}
+	var err error
+	if existing {
+		err = s.c.ZAddXX(ctx, s.unsettledKey(), z).Err()
+	} else {
+		err = s.c.ZAdd(ctx, s.unsettledKey(), z).Err()
+	}
+	if err != nil {
+		return fmt.Errorf("mark approval %s unsettled: %w", id, err)
+	}
+	return nil
+}
+
+// Heartbeat records that the run of a running approval is alive at at.
+func (s *Store) Heartbeat(ctx context.Context, id string, at time.Time) error {
+	st, err := s.c.HGet(ctx, s.recordKey(id), "s").Result()
+	if errors.Is(err, redis.Nil) {
+		return fmt.Errorf("heartbeat of approval %s: %w", id, approval.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("heartbeat of approval %s: %w", id, err)
+	}
+	if st != string(approval.Running) {
+		return nil
+	}
+	if err := s.touch(ctx, id, at, true); err != nil {
+		return fmt.Errorf("heartbeat of approval %s: %w", id, err)
+	}
+	return nil
+}
+
+// unsettledPages bounds how many pages of cs:unsettled one Unsettled call
+// reads.
+const unsettledPages = 8
+
+// Unsettled lists decided, unsettled approvals whose carrier looks dead,
+// oldest last life first; see approval.Store. Entries of missing records,
+// and of records still pending long after their entry was written, are
+// dropped on the way.
+func (s *Store) Unsettled(ctx context.Context, decidedBefore, runningBefore time.Time, limit int) ([]*approval.Approval, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	dMS, rMS := decidedBefore.UnixMilli(), runningBefore.UnixMilli()
+	var out []*approval.Approval
+	var stale []any
+	offset := int64(0)
+	for range unsettledPages {
+		zs, err := s.c.ZRangeByScoreWithScores(ctx, s.unsettledKey(), &redis.ZRangeBy{
+			Min: "-inf", Max: fmt.Sprint(max(dMS, rMS)), Offset: offset, Count: int64(limit),
+		}).Result()
+		if err != nil {
+			return nil, fmt.Errorf("list unsettled approvals: %w", err)
+		}
+		if len(zs) == 0 {
+			break
+		}
+		offset += int64(len(zs))
+		ids := make([]string, len(zs))
+		for i, z := range zs {
+			ids[i], _ = z.Member.(string)
+		}
+		recs, err := s.getMany(ctx, ids)
+		if err != nil {
+			return nil, fmt.Errorf("list unsettled approvals: %w", err)
+		}
+		for i, a := range recs {
+			score := int64(zs[i].Score)
+			switch {
+			case a == nil:
+				stale = append(stale, ids[i])
+			case a.State == approval.Pending:
+				if score <= dMS {
+					stale = append(stale, ids[i])
+				}
+			case a.State == approval.Running:
+				if score <= rMS {
+					out = append(out, a)
+				}
+			case score <= dMS:
+				out = append(out, a)
+			}
+		}
+		if len(out) >= limit || len(zs) < limit {
+			break
+		}
+	}
+	if len(stale) > 0 {
+		s.c.ZRem(ctx, s.unsettledKey(), stale...) // best effort: the next reader drops them too
+	}
+	return out[:min(limit, len(out))], nil
+}
+
+// Settle records that a final approval's decision reached its turn.
+func (s *Store) Settle(ctx context.Context, id string) error {
+	st, err := s.c.HGet(ctx, s.recordKey(id), "s").Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("settle approval %s: %w", id, err)
+	}
+	if err == nil && !approval.State(st).Final() {
+		return nil
+	}
+	if err := s.c.ZRem(ctx, s.unsettledKey(), id).Err(); err != nil {
+		return fmt.Errorf("settle approval %s: %w", id, err)
+	}
+	return nil
 }
 
 // SetMessageRef records the card's message id.
