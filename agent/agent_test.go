@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -608,6 +609,55 @@ func TestAuditFailureFailsClosed(t *testing.T) {
 			t.Errorf("results = %+v, want not run", res)
 		}
 	})
+	t.Run("at the approving click, and the store fails the refusal", func(t *testing.T) {
+		e := newEnv(t, memoryBackend,
+			agenttest.Calls(agenttest.Call("c1", "execute_command", `{"command":"touch x.txt"}`)),
+			agenttest.Text("It did not run."),
+		)
+		store := &failingClaim{failingAudit: failingAudit{Store: e.open()}}
+		a := e.agent(store)
+		if err := a.Handle(ctx, conv, alice, "touch"); err != nil {
+			t.Fatalf("Handle: %v", err)
+		}
+		store.fail.Store(true)
+		store.claimFailures.Store(1) // the claim that would refuse the call fails once
+		if _, err := a.Decide(ctx, e.sink.Cards()[0].ID, bob, true, ""); err != nil {
+			t.Fatalf("Decide: %v", err)
+		}
+		if _, ok := e.file("x.txt"); ok {
+			t.Fatal("the call ran without an audit record of the click")
+		}
+		// It stays approved and unsettled; a sweep past the grace ends it
+		// as not run and tells the model.
+		store.fail.Store(false)
+		e.clock.Add(3 * time.Minute)
+		if err := a.Sweep(ctx); err != nil {
+			t.Fatalf("Sweep: %v", err)
+		}
+		if _, ok := e.file("x.txt"); ok {
+			t.Fatal("the sweep ran the call")
+		}
+		reqs := e.srv.Requests()
+		if len(reqs) != 2 {
+			t.Fatalf("%d model requests, want the turn resumed once", len(reqs))
+		}
+		if res := toolResults(t, reqs[1]); len(res) != 1 || res[0].Executed {
+			t.Errorf("results = %+v, want not run", res)
+		}
+	})
+}
+
+// failingClaim is a failingAudit whose Claim fails claimFailures times.
+type failingClaim struct {
+	failingAudit
+	claimFailures atomic.Int32
+}
+
+func (f *failingClaim) Claim(ctx context.Context, id string, at time.Time) (*approval.Approval, bool, error) {
+	if f.claimFailures.Add(-1) >= 0 {
+		return nil, false, errors.New("claim: connection reset")
+	}
+	return f.Store.Claim(ctx, id, at)
 }
 
 func TestCardThatCannotBePostedIsCancelled(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/countersign/countersign/agent/approval"
@@ -21,6 +22,40 @@ const (
 
 // expiredReason is the reason an expired approval records.
 const expiredReason = "nobody decided before the approval expired"
+
+// Recovery (see Sweep). A decision is carried through in steps: decide,
+// claim, run, finish, resolve the turn. A process that dies between them
+// leaves an approval the store still lists as unsettled; Sweep, on any
+// replica, finishes the job once the carrier has been silent for longer
+// than these:
+//
+//   - claimGrace: an approved call not claimed this long after its
+//     decision, or a final one whose turn was not told this long after it
+//     ended. Live carriers take milliseconds to a few seconds.
+//   - runLease: a running call whose run has sent no heartbeat for this
+//     long. A live run beats every heartbeatEvery.
+const (
+	claimGrace     = 2 * time.Minute
+	runLease       = 2 * time.Minute
+	heartbeatEvery = runLease / 4
+)
+
+// notRunAfterCrash is the result of an approved call that Countersign
+// stopped before running. Recovery does not run it late: the person
+// approved it in a moment that has passed, and the world may have moved on
+// (fail closed); they can ask again.
+func notRunAfterCrash() tools.Result {
+	return tools.NotRun(tools.StatusError, "Interrupted before it ran: Countersign stopped after this call was approved and before it started it")
+}
+
+// interruptedRun is the result of a call whose run was cut off by the bot
+// stopping: it may have done part of its work, so it is never run again.
+func interruptedRun() tools.Result {
+	r := tools.Failed(errors.New("interrupted: the bot stopped while this ran; the outcome is unknown"))
+	r.Message = "The operation started but Countersign stopped before it ended, so it may have taken effect in part or in full. " +
+		"Do not run it again unless the user asks; check its effect first."
+	return r
+}
 
 // suspend stores the turn with its pending approvals and posts their
 // cards. From here on any replica can resume the turn.
@@ -51,7 +86,9 @@ func (a *Agent) suspend(ctx context.Context, conv approval.Conversation, turnID 
 			continue
 		}
 		if cur.State.Final() {
-			a.resolve(ctx, cur)
+			if err := a.resolve(ctx, cur); err != nil {
+				a.log.ErrorContext(ctx, "telling a turn of an early decision", append(logAttrs(cur), "error", err)...)
+			}
 		}
 	}
 	return nil
@@ -128,6 +165,11 @@ func (a *Agent) Decide(ctx context.Context, id string, by approval.User, approve
 		a.auditExpiry(ctx, rec)
 	case rec.State == approval.Approved && auditErr != nil:
 		rec = a.refuse(ctx, rec, auditFailed())
+		if rec.State == approval.Approved {
+			// Not even refused (the store failed too): it must not run
+			// here. It stays unsettled, and a sweep ends it as not run.
+			return approval.Decision{Approval: rec, Won: true}, nil
+		}
 	}
 	return approval.Decision{Approval: a.settle(ctx, rec), Won: true}, nil
 }
@@ -161,7 +203,91 @@ func (a *Agent) Sweep(ctx context.Context) error {
 			break
 		}
 	}
+	if err := a.recover(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// recover finishes the decisions whose carrier died (see claimGrace):
+//
+//   - approved, never claimed: claimed here and ended as not run
+//     (notRunAfterCrash), never run late;
+//   - running without a heartbeat: ended as failed, outcome unknown
+//     (interruptedRun), never run again;
+//   - final, turn never told: the turn is told.
+//
+// Then its turn learns of it and resumes when it was the last. The store's
+// Claim and Finish let exactly one replica end each call, and Resolve lets
+// exactly one resume the turn, so every replica may recover at once.
+func (a *Agent) recover(ctx context.Context) error {
+	var errs []error
+	for range sweepBatches {
+		now := a.now()
+		recs, err := a.store.Unsettled(ctx, now.Add(-claimGrace), now.Add(-runLease), sweepBatch)
+		if err != nil {
+			return errors.Join(append(errs, fmt.Errorf("list unsettled approvals: %w", err))...)
+		}
+		for _, rec := range recs {
+			if err := a.recoverOne(ctx, rec); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if len(recs) < sweepBatch || len(errs) > 0 {
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (a *Agent) recoverOne(ctx context.Context, rec *approval.Approval) error {
+	switch rec.State {
+	case approval.Approved:
+		claimed, ok, err := a.store.Claim(ctx, rec.ID, a.now())
+		if err != nil {
+			return fmt.Errorf("claim stranded approval %s: %w", rec.ID, err)
+		}
+		if !ok {
+			return nil // someone else carries it on
+		}
+		a.log.WarnContext(ctx, "an approved call was never run: ending it as not run", logAttrs(claimed)...)
+		rec = a.endStranded(ctx, claimed, notRunAfterCrash())
+	case approval.Running:
+		a.log.WarnContext(ctx, "a run stopped without an outcome: ending it as interrupted", logAttrs(rec)...)
+		res := interruptedRun()
+		fin, err := a.store.Finish(ctx, rec.ID, approval.Failed, res, a.now())
+		if errors.Is(err, approval.ErrConflict) {
+			return nil // the run ended after all, or another replica ended it
+		}
+		if err != nil {
+			return fmt.Errorf("end interrupted approval %s: %w", rec.ID, err)
+		}
+		a.auditRecovery(ctx, fin, res)
+		a.updateCard(ctx, fin, nil)
+		rec = fin
+	}
+	if !rec.State.Final() {
+		return nil
+	}
+	return a.resolve(ctx, rec)
+}
+
+// endStranded records res as the outcome of a claimed call that did not
+// run, audits it and shows it.
+func (a *Agent) endStranded(ctx context.Context, claimed *approval.Approval, res tools.Result) *approval.Approval {
+	fin := a.finish(ctx, claimed, res)
+	a.auditRecovery(ctx, fin, res)
+	return fin
+}
+
+// auditRecovery records what recovery did to a call. Nothing runs, so a
+// failure is only logged.
+func (a *Agent) auditRecovery(ctx context.Context, rec *approval.Approval, res tools.Result) {
+	_ = a.audit(ctx, approval.Event{
+		Kind: eventExecution, Actor: systemUser.ID, ApprovalID: rec.ID, Tool: rec.Tool,
+		Operation: operation(rec.Tool, rec.Args), Decision: "recovered", Outcome: string(res.Status),
+		Channel: rec.Conversation.Channel, Detail: strings.TrimSpace(res.Error + " " + res.Message),
+	})
 }
 
 func (a *Agent) auditExpiry(ctx context.Context, rec *approval.Approval) {
@@ -184,7 +310,9 @@ func (a *Agent) settle(ctx context.Context, rec *approval.Approval) *approval.Ap
 			return rec // the claimant resolves the turn when it finishes
 		}
 	}
-	a.resolve(ctx, rec)
+	if err := a.resolve(ctx, rec); err != nil {
+		a.log.ErrorContext(ctx, "telling a turn of a decision", append(logAttrs(rec), "error", err)...)
+	}
 	return rec
 }
 
@@ -204,7 +332,9 @@ func (a *Agent) execute(ctx context.Context, rec *approval.Approval) (*approval.
 		return claimed, false
 	}
 	a.updateCard(ctx, claimed, nil)
+	stop := a.heartbeat(ctx, claimed)
 	res := a.runApproved(ctx, claimed)
+	stop()
 	// A shutdown may have cancelled ctx to interrupt the run; the outcome
 	// must still be recorded, or the record would stay running for good.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
@@ -215,6 +345,31 @@ func (a *Agent) execute(ctx context.Context, rec *approval.Approval) (*approval.
 	}
 	a.auditExecution(rctx, by, claimed.ID, claimed.Conversation.Channel, claimed.Tool, operation(claimed.Tool, claimed.Args), "approved", res)
 	return a.finish(rctx, claimed, res), true
+}
+
+// heartbeat tells the store, every heartbeatEvery until stop is called,
+// that the run of rec is alive, so that no sweep takes it for interrupted.
+func (a *Agent) heartbeat(ctx context.Context, rec *approval.Approval) (stop func()) {
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(heartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := a.store.Heartbeat(ctx, rec.ID, a.now()); err != nil {
+					a.log.WarnContext(ctx, "recording a run's heartbeat", append(logAttrs(rec), "error", err)...)
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-ended }
 }
 
 // runApproved runs the call exactly as it was shown. It checks that the
@@ -270,27 +425,28 @@ func (a *Agent) updateCard(ctx context.Context, rec *approval.Approval, p *tools
 	}
 }
 
-// resolve tells the turn that rec is decided and resumes it when this was
-// its last pending call.
-func (a *Agent) resolve(ctx context.Context, rec *approval.Approval) {
-	if rec.TurnID == "" {
-		return
-	}
-	last, err := a.store.Resolve(ctx, rec.TurnID, rec.ID)
-	if err != nil {
-		if errors.Is(err, approval.ErrNotFound) {
+// resolve tells the turn that the final rec is decided, resumes it when
+// this was its last pending call, and settles rec in the store. An error
+// means the turn may not have been told; rec then stays unsettled and a
+// later sweep tells it (Resolve is idempotent).
+func (a *Agent) resolve(ctx context.Context, rec *approval.Approval) error {
+	if rec.TurnID != "" {
+		last, err := a.store.Resolve(ctx, rec.TurnID, rec.ID)
+		switch {
+		case errors.Is(err, approval.ErrNotFound):
 			a.log.InfoContext(ctx, "no suspended turn to resolve", append(logAttrs(rec), "turn", rec.TurnID)...)
-			return
+		case err != nil:
+			return fmt.Errorf("resolve turn %s with approval %s: %w", rec.TurnID, rec.ID, err)
+		case last:
+			if err := a.resume(ctx, rec.TurnID); err != nil {
+				a.log.ErrorContext(ctx, "resuming a turn", "turn", rec.TurnID, "error", err)
+			}
 		}
-		a.log.ErrorContext(ctx, "resolving a turn", append(logAttrs(rec), "turn", rec.TurnID, "error", err)...)
-		return
 	}
-	if !last {
-		return
+	if err := a.store.Settle(ctx, rec.ID); err != nil {
+		a.log.WarnContext(ctx, "settling an approval", append(logAttrs(rec), "error", err)...)
 	}
-	if err := a.resume(ctx, rec.TurnID); err != nil {
-		a.log.ErrorContext(ctx, "resuming a turn", "turn", rec.TurnID, "error", err)
-	}
+	return nil
 }
 
 // resume continues a turn whose calls are all decided: every result goes
@@ -371,6 +527,10 @@ func (a *Agent) resultOf(ctx context.Context, id string) tools.Result {
 		return tools.Cancelled(userName(rec.DecidedBy), rec.Reason)
 	case approval.Expired:
 		return tools.Expired()
+	case approval.Running:
+		// It may be running still, or have run: never say it did not.
+		a.log.ErrorContext(ctx, "resuming a turn with a call still running", logAttrs(rec)...)
+		return interruptedRun()
 	}
 	a.log.ErrorContext(ctx, "resuming a turn with an undecided call", append(logAttrs(rec), "state", string(rec.State))...)
 	return tools.NotRun(tools.StatusError, "Countersign lost track of this call's approval")

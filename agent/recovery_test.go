@@ -1,0 +1,176 @@
+package agent_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/agent/agenttest"
+	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/tools"
+)
+
+// TestRecoveryAfterACrash: a process dies somewhere between recording a
+// decision and telling the turn. A new process's Sweep (two replicas at
+// once) ends the call exactly once without running it, and resumes the
+// turn exactly once; the model is told what happened.
+func TestRecoveryAfterACrash(t *testing.T) {
+	tests := []struct {
+		name string
+		// crash drives the stored approval to where the dead process left it.
+		crash      func(t *testing.T, s approval.Store, id string, at time.Time)
+		wait       time.Duration
+		wantStatus tools.Status
+		wantExec   bool
+		wantText   string
+	}{
+		{
+			name: "approved, never claimed",
+			crash: func(t *testing.T, s approval.Store, id string, at time.Time) {
+				if d, err := s.Decide(ctx, id, approval.Approved, bob, "", at); err != nil || !d.Won {
+					t.Fatalf("Decide = %+v, %v", d, err)
+				}
+			},
+			wait:       3 * time.Minute,
+			wantStatus: tools.StatusError,
+			wantText:   "Interrupted before it ran",
+		},
+		{
+			name: "running, no heartbeat",
+			crash: func(t *testing.T, s approval.Store, id string, at time.Time) {
+				if d, err := s.Decide(ctx, id, approval.Approved, bob, "", at); err != nil || !d.Won {
+					t.Fatalf("Decide = %+v, %v", d, err)
+				}
+				if _, ok, err := s.Claim(ctx, id, at); err != nil || !ok {
+					t.Fatalf("Claim = %v, %v", ok, err)
+				}
+			},
+			wait:       3 * time.Minute,
+			wantStatus: tools.StatusError,
+			wantExec:   true,
+			wantText:   "the outcome is unknown",
+		},
+		{
+			name: "cancelled, turn never told",
+			crash: func(t *testing.T, s approval.Store, id string, at time.Time) {
+				if d, err := s.Decide(ctx, id, approval.Cancelled, bob, "not now", at); err != nil || !d.Won {
+					t.Fatalf("Decide = %+v, %v", d, err)
+				}
+			},
+			wait:       3 * time.Minute,
+			wantStatus: tools.StatusCancelled,
+			wantText:   "cancelled by Bob",
+		},
+	}
+	for _, b := range backends {
+		for _, tc := range tests {
+			t.Run(b.name+"/"+tc.name, func(t *testing.T) {
+				e := newEnv(t, b,
+					agenttest.Calls(agenttest.Call("c1", "execute_command", `{"command":"echo one >> log.txt"}`)),
+					agenttest.Text("Noted."),
+				)
+				before := e.open()
+				if err := e.agent(before).Handle(ctx, conv, alice, "append a line"); err != nil {
+					t.Fatalf("Handle: %v", err)
+				}
+				cards := e.sink.Cards()
+				if len(cards) != 1 {
+					t.Fatalf("%d cards, want 1", len(cards))
+				}
+				tc.crash(t, before, cards[0].ID, e.clock.Now())
+
+				// Before the grace period nothing is touched: a live
+				// carrier may still be at work.
+				if err := e.agent(e.open()).Sweep(ctx); err != nil {
+					t.Fatalf("Sweep: %v", err)
+				}
+				if n := len(e.srv.Requests()); n != 1 {
+					t.Fatalf("%d model requests before the grace period, want 1", n)
+				}
+
+				e.clock.Add(tc.wait)
+				var wg sync.WaitGroup
+				for range 2 { // two replicas sweep at once
+					a := e.agent(e.open())
+					wg.Go(func() {
+						if err := a.Sweep(ctx); err != nil {
+							t.Errorf("Sweep: %v", err)
+						}
+					})
+				}
+				wg.Wait()
+				if err := e.agent(e.open()).Sweep(ctx); err != nil {
+					t.Fatalf("Sweep again: %v", err)
+				}
+
+				reqs := e.srv.Requests()
+				if len(reqs) != 2 {
+					t.Fatalf("%d model requests, want 2: the turn resumes exactly once", len(reqs))
+				}
+				res := toolResults(t, reqs[1])
+				if len(res) != 1 {
+					t.Fatalf("%d tool results, want 1", len(res))
+				}
+				r := res[0]
+				if r.Status != tc.wantStatus || r.Executed != tc.wantExec {
+					t.Errorf("result = %s executed %v, want %s executed %v", r.Status, r.Executed, tc.wantStatus, tc.wantExec)
+				}
+				if text := r.Error + " " + r.Message; !strings.Contains(text, tc.wantText) {
+					t.Errorf("result says %q, want it to say %q", text, tc.wantText)
+				}
+				if !r.Executed && !strings.Contains(r.Message, tools.DidNotRun) {
+					t.Errorf("result message %q does not say it did not run", r.Message)
+				}
+				if _, ok := e.file("log.txt"); ok {
+					t.Error("recovery ran the command")
+				}
+				if r := e.sink.Replies(); len(r) != 1 || r[0] != "Noted." {
+					t.Errorf("replies = %q, want the model's one answer", r)
+				}
+				left, err := e.open().Unsettled(ctx, e.clock.Now().Add(time.Hour), e.clock.Now().Add(time.Hour), 0)
+				if err != nil || len(left) != 0 {
+					t.Errorf("Unsettled after recovery = %d records, %v; want none", len(left), err)
+				}
+			})
+		}
+	}
+}
+
+// TestLiveRunIsNotRecovered: a run that beats its heartbeat is left alone
+// by a sweep however long it takes.
+func TestLiveRunIsNotRecovered(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			e := newEnv(t, b)
+			s := e.open()
+			a := e.agent(s)
+			if err := a.Direct(ctx, conv, alice, "run_job", []byte(`{"job":"reindex"}`)); err != nil {
+				t.Fatalf("Direct: %v", err)
+			}
+			cards := e.sink.Cards()
+			if len(cards) != 1 {
+				t.Fatalf("%d cards, want 1", len(cards))
+			}
+			id := cards[0].ID
+			if _, err := s.Decide(ctx, id, approval.Approved, bob, "", e.clock.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := s.Claim(ctx, id, e.clock.Now()); err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				e.clock.Add(time.Minute)
+				if err := s.Heartbeat(ctx, id, e.clock.Now()); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.agent(e.open()).Sweep(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, err := s.Get(ctx, id); err != nil || got.State != approval.Running {
+				t.Fatalf("state = %v, %v; want still running", got, err)
+			}
+		})
+	}
+}
