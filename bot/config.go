@@ -15,7 +15,7 @@ import (
 //
 //	bot:
 //	  default:
-//	    approvers: []                 # user ids or names, "group:NAME", "role:NAME", "*"; empty: anyone
+//	    approvers: []                 # user ids (the terminal's are names), "group:NAME", "role:NAME", "*"; empty: anyone
 //	    require_second_person: true   # the requester cannot approve their own call
 //	  channels:
 //	    C0123PROD:                    # a channel id, or "slack:C0123PROD" for one platform only
@@ -54,9 +54,11 @@ type Config struct {
 
 // Policy says who may decide on the approvals of a channel (SPEC §5).
 type Policy struct {
-	// Approvers lists who may approve: a user id or name ("alice",
-	// "user:U0123"), a user group ("group:oncall") or a role
-	// ("role:admin"); "*" is anyone. Empty means anyone in the channel.
+	// Approvers lists who may approve: a user id ("U0123", "user:U0123";
+	// in the terminal the id is the name, "alice"), a user group
+	// ("group:oncall") or a role ("role:admin"); "*" is anyone. Empty means
+	// anyone in the channel. Display names never match: on Slack and
+	// Discord anyone can take any display name.
 	Approvers []string `yaml:"approvers"`
 	// RequireSecondPerson: the requester cannot approve their own call
 	// (they can always cancel it). Default true.
@@ -177,20 +179,25 @@ func (c Config) policy(platform, channel string) Policy {
 	return p
 }
 
-// mayApprove reports whether u is on the approvers list.
+// mayApprove reports whether u is on the approvers list. Users match by id
+// only, exactly (ids are case-sensitive on every platform); surrounding
+// white space in an entry is ignored.
 func (p Policy) mayApprove(u adapters.User) bool {
 	if len(p.Approvers) == 0 {
 		return true
 	}
 	for _, a := range p.Approvers {
+		a = strings.TrimSpace(a)
 		kind, name, found := strings.Cut(a, ":")
 		if !found {
 			kind, name = "user", a
 		}
+		name = strings.TrimSpace(name)
 		switch {
 		case a == "*":
 			return true
-		case kind == "user" && (name == u.ID || name == u.Name):
+		case name == "":
+		case kind == "user" && name == u.ID:
 			return true
 		case kind == "group" && slices.Contains(u.Groups, name):
 			return true
@@ -209,6 +216,9 @@ func (p Policy) secondPerson() bool {
 // refusal says why u may not make this decision, or "" when they may.
 // requester is the id of the person who asked for the call.
 func (p Policy) refusal(u adapters.User, requester string, approve bool) string {
+	if strings.TrimSpace(u.ID) == "" {
+		return "the platform did not say who you are"
+	}
 	own := u.ID == requester
 	if !approve {
 		if own || p.mayApprove(u) {

@@ -76,6 +76,7 @@ func TestPolicy(t *testing.T) {
 			"slack:lab":     {RequireSecondPerson: &no},
 			"lab":           {Approvers: []string{"nobody"}}, // shadowed by slack:lab for slack
 			"terminal:solo": {RequireSecondPerson: &no, Approvers: []string{"*"}},
+			"spaced":        {Approvers: []string{" dave "}},
 		},
 	}.WithDefaults()
 	alice := adapters.User{ID: "alice", Name: "alice"}
@@ -94,7 +95,14 @@ func TestPolicy(t *testing.T) {
 		{"anyone approves another's call by default", "terminal", "terminal", bob, "alice", true, false},
 		{"own call is refused by default", "terminal", "terminal", alice, "alice", true, true},
 		{"own call can always be cancelled", "terminal", "terminal", alice, "alice", false, false},
-		{"approver by name", "slack", "prod", adapters.User{ID: "U9", Name: "carol"}, "alice", true, false},
+		{"approver by id", "slack", "prod", adapters.User{ID: "carol", Name: "Carol"}, "alice", true, false},
+		{"a display name is not an identity", "slack", "prod", adapters.User{ID: "U9", Name: "carol"}, "alice", true, true},
+		{"nor does it let a stranger cancel", "slack", "prod", adapters.User{ID: "U9", Name: "carol"}, "alice", false, true},
+		{"ids are case-sensitive", "slack", "prod", adapters.User{ID: "Carol"}, "alice", true, true},
+		{"an id that is a prefix is another id", "slack", "prod", adapters.User{ID: "caro"}, "alice", true, true},
+		{"an entry's white space is ignored", "slack", "spaced", adapters.User{ID: "dave"}, "alice", true, false},
+		{"no user id", "terminal", "terminal", adapters.User{Name: "bob"}, "alice", true, true},
+		{"no user id cannot cancel either", "terminal", "terminal", adapters.User{}, "", false, true},
 		{"approver by group", "slack", "prod", dba, "alice", true, false},
 		{"approver by role", "slack", "prod", admin, "alice", true, false},
 		{"not an approver", "slack", "prod", bob, "alice", true, true},
