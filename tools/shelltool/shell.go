@@ -94,6 +94,9 @@ var (
 )
 
 // New checks cfg, fills in defaults and snapshots the allowed environment.
+// It makes the bot process a child subreaper (see reaper.go): from then on
+// the tool treats every child of the bot that is not a running command as
+// a command's leftover, and kills it when a command ends.
 func New(cfg Config) (*Tool, error) {
 	if cfg.Root == "" {
 		return nil, errors.New("execute_command: root is required")
@@ -152,6 +155,9 @@ func New(cfg Config) (*Tool, error) {
 	cred, err := credential(cfg.RunAs)
 	if err != nil {
 		return nil, fmt.Errorf("execute_command: run_as %q: %w", cfg.RunAs, err)
+	}
+	if err := children.enable(); err != nil {
+		return nil, fmt.Errorf("execute_command: becoming the child subreaper that lets the time limit reach processes that left the command's group: %w", err)
 	}
 	if !cfg.KeepDumpable {
 		if err := hideEnviron(); err != nil {
@@ -404,7 +410,7 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: t.cred}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 
-	err = cmd.Start()
+	err = children.start(cmd)
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -437,10 +443,12 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 
 	waitErr := cmd.Wait()
 	// The run is over: whatever it left behind in its process group goes too,
-	// so nothing outlives the call or keeps the output pipes open.
+	// and so does what left the group (setsid, job control), so nothing
+	// outlives the call or keeps the output pipes open.
 	_ = killGroup(pgid)
-	// A process that left the group (setsid) may still hold a pipe: give it
-	// a moment, then stop reading.
+	children.finish(pgid)
+	// Should anything still hold a pipe (a leftover stuck in the kernel),
+	// give it a moment, then stop reading.
 	deadline := time.Now().Add(drainGrace)
 	_ = outR.SetReadDeadline(deadline)
 	_ = errR.SetReadDeadline(deadline)

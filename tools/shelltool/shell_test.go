@@ -461,3 +461,56 @@ func TestRunAsParsing(t *testing.T) {
 		}
 	}
 }
+
+// A command sees only standard input, output and error: a descriptor the
+// bot inherited without close-on-exec (from its supervisor, or a library)
+// is not passed on.
+func TestNoFileDescriptorIsInherited(t *testing.T) {
+	var p [2]int
+	if err := syscall.Pipe(p[:]); err != nil { // no O_CLOEXEC
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Close(p[0]); _ = syscall.Close(p[1]) })
+	tool := newTool(t, nil)
+	// 3 is the directory bash reads to expand the glob.
+	res := run(t, tool, cmdArgs{Command: `for f in /proc/$$/fd/*; do printf '%s ' "${f##*/}"; done`})
+	if res.Status != tools.StatusOK || strings.TrimSpace(res.Stdout) != "0 1 2 3" {
+		t.Fatalf("the command has descriptors %q, want 0 1 2 (and 3, the glob's directory; leaked pipe %d, %d): %s", res.Stdout, p[0], p[1], res.JSON())
+	}
+}
+
+// A process that leaves the command's process group (setsid, job control)
+// is killed when the command ends, by its time limit or by itself, and so
+// are its own children.
+func TestEscapedProcessesDoNotSurvive(t *testing.T) {
+	tests := []struct {
+		name    string
+		command string
+		timeout float64
+	}{
+		{name: "setsid", command: "setsid sleep 100 & sleep 0.2; echo $!"},
+		{name: "setsid at the time limit", command: "setsid sleep 100 & echo $!; sleep 100", timeout: 1},
+		{name: "job control", command: "set -m; sleep 100 & echo $!; sleep 0.2"},
+		{name: "child of a setsid shell", command: "setsid bash -c 'sleep 100 & echo $!; wait' & sleep 0.3"},
+		{name: "double fork in a new session", command: "setsid bash -c '(sleep 100 & echo $!)' ; sleep 0.2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tool := newTool(t, nil)
+			a := cmdArgs{Command: tt.command, Timeout: seconds(10)}
+			if tt.timeout > 0 {
+				a.Timeout = seconds(tt.timeout)
+			}
+			start := time.Now()
+			res := run(t, tool, a)
+			if took := time.Since(start); took > 8*time.Second {
+				t.Fatalf("Run took %v", took)
+			}
+			pid, err := strconv.Atoi(strings.TrimSpace(res.Stdout))
+			if err != nil {
+				t.Fatalf("no pid in stdout: %s", res.JSON())
+			}
+			waitGone(t, pid)
+		})
+	}
+}

@@ -1,0 +1,197 @@
+package shelltool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// The time limit kills a command's process group, but a process can leave
+// the group (setsid, bash job control) and outlive the call. To find such
+// processes the bot makes itself a child subreaper: an orphaned descendant
+// of a command is handed to the bot instead of to init. When a command
+// ends, every child of the bot that is not a running command's shell is
+// something a command left behind, and is killed and reaped.
+//
+// This is process-wide, as what it guards is: the kernel hands orphans to
+// the process, not to a Tool, and two tools must not take each other's
+// running shells for leftovers. So the record of running shells is the one
+// package-level variable, and the bot must not start other child processes
+// of its own (it starts none).
+var children = &reaper{live: map[int]struct{}{}}
+
+type reaper struct {
+	once sync.Once
+	err  error // from becoming a subreaper
+
+	mu   sync.Mutex
+	live map[int]struct{} // pids of the shells of running commands
+}
+
+// Bounds of one sweep.
+const (
+	maxSweepRounds = 64                     // a leftover's children are adopted when it dies: one round per generation
+	reapWait       = 500 * time.Millisecond // per round, for killed processes to die
+)
+
+// enable makes the process a child subreaper (prctl PR_SET_CHILD_SUBREAPER).
+func (r *reaper) enable() error {
+	r.once.Do(func() {
+		const prSetChildSubreaper = 36
+		if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+			r.err = errno
+		}
+	})
+	return r.err
+}
+
+// start starts cmd, passing on no descriptor but its own 0, 1 and 2, and
+// records its shell as running.
+func (r *reaper) start(cmd *exec.Cmd) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := closeOnExec(); err != nil {
+		return fmt.Errorf("keeping the bot's descriptors from the command: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	r.live[cmd.Process.Pid] = struct{}{}
+	return nil
+}
+
+// finish forgets the shell pid, which cmd.Wait has reaped, and kills and
+// reaps whatever commands left behind.
+func (r *reaper) finish(pid int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.live, pid)
+	self := os.Getpid()
+	for range maxSweepRounds {
+		left := r.leftovers(self)
+		if len(left) == 0 {
+			return
+		}
+		for _, p := range left {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+		deadline := time.Now().Add(reapWait)
+		for _, p := range left {
+			reap(p, deadline)
+		}
+	}
+}
+
+// leftovers lists the children of the process that are not running shells.
+func (r *reaper) leftovers(self int) []int {
+	var left []int
+	for _, p := range childPIDs(self) {
+		if _, ok := r.live[p]; !ok {
+			left = append(left, p)
+		}
+	}
+	return left
+}
+
+// childPIDs lists the children of process self, from each thread's
+// children file, or by scanning /proc where the kernel has no such file.
+func childPIDs(self int) []int {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err == nil {
+		var pids []int
+		ok := true
+		for _, task := range tasks {
+			b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/children")
+			if errors.Is(err, os.ErrNotExist) && task.Name() == strconv.Itoa(self) {
+				ok = false // no children files at all
+				break
+			}
+			for _, f := range strings.Fields(string(b)) {
+				if p, err := strconv.Atoi(f); err == nil {
+					pids = append(pids, p)
+				}
+			}
+		}
+		if ok {
+			return pids
+		}
+	}
+	return scanChildren(self)
+}
+
+// scanChildren finds the children of self by reading every /proc/<pid>/stat.
+func scanChildren(self int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) >= 2 && f[1] == strconv.Itoa(self) {
+			pids = append(pids, p)
+		}
+	}
+	return pids
+}
+
+// reap waits for the killed child pid until deadline. A child that is not
+// dead by then (stuck in the kernel) is reaped by a later sweep.
+func reap(pid int, deadline time.Time) {
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case got == pid || err != nil:
+			return
+		case time.Now().After(deadline):
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// closeOnExec marks every descriptor above 2 close-on-exec. Go opens its
+// own that way; this catches those the bot inherited from whatever started
+// it, which a command would otherwise get.
+func closeOnExec() error {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= 2 {
+			continue
+		}
+		flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0)
+		if errno != 0 || flags&syscall.FD_CLOEXEC != 0 {
+			continue // closed since the listing (the listing's own), or already marked
+		}
+		if _, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_SETFD, flags|syscall.FD_CLOEXEC); errno != 0 {
+			return fmt.Errorf("descriptor %d: %w", fd, errno)
+		}
+	}
+	return nil
+}
