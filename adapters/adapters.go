@@ -158,7 +158,8 @@ type Card struct {
 	Conversation string // where, in words
 	Tool         string
 	// Operation is the exact operation that will run, shown in monospace,
-	// byte for byte.
+	// byte for byte: adapters render it through Visible, so that control
+	// characters and bidi overrides show as escapes, never raw.
 	Operation string
 	Risk      string   // low, medium, high
 	Reasons   []string // the assessment's reasons, as sentences

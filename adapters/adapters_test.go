@@ -117,3 +117,35 @@ func FuzzParseDecision(f *testing.F) {
 		}
 	})
 }
+
+func TestVisible(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+		changed        bool
+	}{
+		{"plain command", "rm -rf ./tmp_*", "rm -rf ./tmp_*", false},
+		{"newlines and tabs stay", "SELECT 1\n\tFROM t", "SELECT 1\n\tFROM t", false},
+		{"accents stay", "echo café 日本", "echo café 日本", false},
+		{"ANSI escape that repaints the line", "rm -rf /\x1b[2K\recho hi", `rm -rf /\x1b[2K\x0decho hi`, true},
+		{"carriage return alone", "ls\rrm -rf ~", `ls\x0drm -rf ~`, true},
+		{"backspace", "rm -rf /x\b\b", `rm -rf /x\x08\x08`, true},
+		{"bidi override", "echo \u202ehsab | fr- mr", `echo \u202ehsab | fr- mr`, true},
+		{"bidi isolate", "ls \u2066x\u2069", `ls \u2066x\u2069`, true},
+		{"zero width space", "r\u200bm", `r\u200bm`, true},
+		{"byte order mark", "\ufeffls", `\ufeffls`, true},
+		{"no-break space", "rm\u00a0-rf", `rm\u00a0-rf`, true},
+		{"line separator", "ls\u2028rm", `ls\u2028rm`, true},
+		{"C1 control", "ls\u009b2J", `ls\u009b2J`, true},
+		{"DEL", "ls\x7f", `ls\x7f`, true},
+		{"Hangul filler", "rm\u3164-rf", `rm\u3164-rf`, true},
+		{"invalid UTF-8", "ls \xff\xfe", `ls \xff\xfe`, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, changed := Visible(tc.in)
+			if got != tc.want || changed != tc.changed {
+				t.Errorf("Visible(%q) = %q, %v; want %q, %v", tc.in, got, changed, tc.want, tc.changed)
+			}
+		})
+	}
+}

@@ -88,11 +88,18 @@ func renderCard(c adapters.Card, paint painter) string {
 		line(sanitize(s))
 	}
 	if c.Operation != "" {
+		// Byte for byte, with nothing hidden: no carriage return, escape
+		// sequence or bidi override can make the card show something other
+		// than what runs.
+		op, escaped := adapters.Visible(c.Operation)
 		line("")
-		for _, l := range strings.Split(sanitize(c.Operation), "\n") {
+		for _, l := range strings.Split(op, "\n") {
 			line("    " + paint(bold, l))
 		}
 		line("")
+		if escaped {
+			line(paint(yellow, `note: the operation holds control or invisible characters, shown above as \xNN or \uNNNN`))
+		}
 	}
 	for i, r := range c.Reasons {
 		label := "why: "
@@ -183,31 +190,11 @@ func orDash(s string) string {
 	return s
 }
 
-// sanitize removes terminal control sequences from text that came from
-// outside (command output, model text), keeping newlines and tabs, so that
-// output cannot repaint the screen or forge a card.
+// sanitize makes text that came from outside (command output, model text,
+// names) safe to print: line ends are normalised, then every control,
+// invisible or reordering character is escaped (adapters.Visible), so that
+// output can neither repaint the screen, reorder a line, nor forge a card.
 func sanitize(s string) string {
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	clean := true
-	for _, r := range s {
-		if r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\n' || r == '\t':
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
-			b.WriteRune('�')
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	out, _ := adapters.Visible(strings.ReplaceAll(s, "\r\n", "\n"))
+	return out
 }

@@ -317,6 +317,13 @@ func TestRenderGolden(t *testing.T) {
 			ApprovalID: "h1", Tool: "execute_command", Operation: "cat notes", Risk: "low", State: "done",
 			StateLine: "done: exit code 0", Output: "ok\x1b[2J\x1b[31mfake card\r\n", Note: "output truncated to 1 KiB",
 		}}},
+		// What runs deletes ./data; raw, the carriage return and the bidi
+		// override would make the card show an echo and a reversed name.
+		{name: "hostile_operation", c: adapters.Content{Card: &adapters.Card{
+			ApprovalID: "h2", Tool: "execute_command", Risk: "high", State: "pending",
+			Operation: "rm -rf ./data\r\x1b[2Kecho hello # \u202etxt.exe",
+			Buttons:   []adapters.Button{{Label: "Approve", Approve: true, Value: "h2"}},
+		}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
