@@ -156,8 +156,12 @@ func operation(tool string, raw json.RawMessage) string {
 			}
 		}
 		if body := str("body"); body != "" {
-			shown, _ := tools.CapText(body, 500)
+			shown, cut := tools.CapText(body, 500)
 			b.WriteString("\n\n" + shown)
+			if cut {
+				// Never let a tail the approver cannot see pass for the whole.
+				fmt.Fprintf(&b, "\n--- body cut: the first %d of %d bytes are shown ---", len(shown), len(body))
+			}
 		}
 	default:
 		compact, err := json.Marshal(args)

@@ -325,6 +325,8 @@ func TestOperation(t *testing.T) {
 		{"sql with database", "execute_sql", `{"sql":"DELETE FROM t WHERE id=1","database":"shop"}`, "DELETE FROM t WHERE id=1\n(database: shop)"},
 		{"file write", "file_operations", `{"operation":"write","path":"a.txt","content":"hi"}`, "write a.txt\n--- content, 2 bytes ---\nhi"},
 		{"http", "http_request", `{"method":"post","url":"https://x.test/a","headers":{"X-B":"2","A":"1"},"body":"{}"}`, "POST https://x.test/a\nA: 1\nX-B: 2\n\n{}"},
+		{"long http body says it is cut", "http_request", `{"method":"POST","url":"https://x.test/a","body":"` + strings.Repeat("a", 499) + ` DROP"}`,
+			"POST https://x.test/a\n\n" + strings.Repeat("a", 499) + " \n--- body cut: the first 500 of 504 bytes are shown ---"},
 		{"unknown tool", "mcp_thing", `{"b":1,"a":"x"}`, `{"a":"x","b":1}`},
 		{"not json", "execute_command", `rm -rf /`, `rm -rf /`},
 	}
