@@ -4,6 +4,11 @@
 // symbolic links that lead out of it are refused by the file system layer
 // itself, whatever the assessor decided (SPEC §8). No symlink, hard-link,
 // chmod or chown operation is offered.
+//
+// A hard link to a file outside the root, made by something else, cannot
+// be told from a file of the root: read reads it. append refuses any file
+// with more than one name, and write replaces the name it is given (a new
+// file renamed over it), so neither changes the file behind another name.
 package filetool
 
 import (

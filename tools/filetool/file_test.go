@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/countersign/countersign/tools"
 )
@@ -439,5 +441,86 @@ func TestNewRejectsBadConfig(t *testing.T) {
 				t.Fatalf("New error %v, want one naming %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// A hard link to a file outside the root cannot be told from the file's
+// own name, but appending through it would change that outside file: a
+// file with more than one name is not appended to. A write, which renames
+// a new file over this name only, leaves the other names alone.
+func TestAppendRefusesHardLinkedFiles(t *testing.T) {
+	tool := newTool(t, nil)
+	outside := filepath.Join(t.TempDir(), "secret")
+	write(t, outside, "SECRET")
+	if err := os.Link(outside, filepath.Join(tool.cfg.Root, "hard")); err != nil {
+		t.Skipf("no hard links across these directories: %v", err)
+	}
+	res := call(t, tool, `{"operation":"append","path":"hard","content":"APPENDED"}`)
+	if res.Status != tools.StatusDenied || !strings.Contains(res.Error, "hard link") {
+		t.Errorf("append: %s, want it refused for the hard link", res.JSON())
+	}
+	if res := call(t, tool, `{"operation":"write","path":"hard","content":"new"}`); res.Status != tools.StatusOK {
+		t.Errorf("write: %s", res.JSON())
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "SECRET" {
+		t.Errorf("the file outside the root now holds %q", b)
+	}
+}
+
+// A FIFO swapped in between append's check and its open must not hang the
+// call waiting for a reader.
+func TestAppendNeverWaitsOnAFIFO(t *testing.T) {
+	tool := newTool(t, nil)
+	root := tool.cfg.Root
+	reg, fifo, target := filepath.Join(root, "reg"), filepath.Join(root, "fifo"), filepath.Join(root, "f")
+	stop := make(chan struct{})
+	var flips sync.WaitGroup
+	flips.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = os.Remove(target)
+			if i%2 == 0 {
+				_ = os.WriteFile(reg, []byte("x"), 0o644)
+				_ = os.Rename(reg, target)
+			} else {
+				_ = syscall.Mkfifo(fifo, 0o644)
+				_ = os.Rename(fifo, target)
+			}
+		}
+	})
+	defer flips.Wait()
+	defer close(stop)
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		done := make(chan struct{})
+		go func() { call(t, tool, `{"operation":"append","path":"f","content":"y"}`); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+			// Let the stuck open go: open the FIFO for reading.
+			if r, err := os.OpenFile(target, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+				time.Sleep(10 * time.Millisecond)
+				r.Close()
+			}
+			t.Fatal("append hung opening a FIFO")
+		}
+	}
+}
+
+// A file whose name is near the limit can be written: the temporary file's
+// name stays within NAME_MAX.
+func TestWriteLongName(t *testing.T) {
+	tool := newTool(t, nil)
+	name := strings.Repeat("a", 250)
+	write(t, filepath.Join(tool.cfg.Root, name), "old")
+	if res := call(t, tool, `{"operation":"write","path":"`+name+`","content":"new"}`); res.Status != tools.StatusOK {
+		t.Fatalf("write: %s", res.JSON())
+	}
+	if b, _ := os.ReadFile(filepath.Join(tool.cfg.Root, name)); string(b) != "new" {
+		t.Errorf("content %q", b)
 	}
 }

@@ -177,7 +177,13 @@ func (t *Tool) write(o op) tools.Result {
 	}
 	var suffix [6]byte
 	_, _ = rand.Read(suffix[:])
-	tmp := filepath.Join(filepath.Dir(o.name), "."+filepath.Base(o.name)+".countersign-"+hex.EncodeToString(suffix[:]))
+	// The temporary name keeps within NAME_MAX (255 bytes) whatever the
+	// target's length: at most 100 bytes of it, cut on a character.
+	base := filepath.Base(o.name)
+	if len(base) > 100 {
+		base = string(tools.TrimPartialRune([]byte(base[:100])))
+	}
+	tmp := filepath.Join(filepath.Dir(o.name), "."+base+".countersign-"+hex.EncodeToString(suffix[:]))
 	f, err := t.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return o.noParent(err)
@@ -204,9 +210,18 @@ func (t *Tool) append(o op) tools.Result {
 	if _, bad := t.writable(o); bad != nil {
 		return *bad
 	}
-	f, err := t.root.OpenFile(o.name, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, fileMode)
+	// O_NONBLOCK: a FIFO swapped in after the check must not make the open
+	// wait for a reader; what was opened is checked again on the open file.
+	f, err := t.root.OpenFile(o.name, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, fileMode)
 	if err != nil {
+		if errors.Is(err, syscall.ENXIO) {
+			return *invalid(&tools.ArgError{Arg: "path", Problem: fmt.Sprintf("%q is a fifo, not a regular file", o.shown)})
+		}
 		return o.noParent(err)
+	}
+	if bad := o.appendable(f); bad != nil {
+		_ = f.Close()
+		return *bad
 	}
 	_, err = io.WriteString(f, *o.content)
 	if cerr := f.Close(); err == nil {
@@ -222,6 +237,25 @@ func (t *Tool) append(o op) tools.Result {
 	}
 	res.Data = data(m)
 	return res
+}
+
+// appendable checks the file append opened: a regular file with no other
+// name. A hard link cannot be told from the file's own name, and one of its
+// other names may be outside the root, where appending would change it.
+func (o op) appendable(f *os.File) *tools.Result {
+	fi, err := f.Stat()
+	if err != nil {
+		r := o.before(err)
+		return &r
+	}
+	if !fi.Mode().IsRegular() {
+		return invalid(&tools.ArgError{Arg: "path", Problem: fmt.Sprintf("%q is a %s, not a regular file", o.shown, typeName(fi.Mode()))})
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+		r := tools.Denied(fmt.Errorf("%q has %d names (hard links), and another may be outside the file root, so it is not appended to; write replaces this name only", o.shown, st.Nlink))
+		return &r
+	}
+	return nil
 }
 
 func (t *Tool) mkdir(o op) tools.Result {
