@@ -212,8 +212,8 @@ func (f *inflight) wait() {
 }
 
 // keyedMutex serialises the turns of one conversation in this process, so
-// two quick messages in a thread do not both load the conversation and
-// overwrite each other's save. (Replicas share no lock: the platforms
+// two quick messages in a thread, or a message and a resumed turn, do not
+// both load the conversation and overwrite each other's save. (Replicas share no lock: the platforms
 // deliver one thread's messages to one replica in practice, and the worst
 // case is a lost exchange, never a run.)
 type keyedMutex struct {
@@ -249,6 +249,26 @@ func (k *keyedMutex) lock(key string) (unlock func()) {
 		}
 		k.mu.Unlock()
 	}
+}
+
+// heldKey marks a context whose goroutine holds the conversation lock of
+// the key it carries (Handle), so that a turn resumed from inside it (a
+// card that could not be posted cancels its approval at once) does not
+// wait for itself.
+type heldKey struct{}
+
+func holding(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, heldKey{}, key)
+}
+
+// lockConversation serialises work on one conversation in this process,
+// unless ctx says this goroutine already holds its lock.
+func (a *Agent) lockConversation(ctx context.Context, key string) (context.Context, func()) {
+	if held, _ := ctx.Value(heldKey{}).(string); held == key {
+		return ctx, func() {}
+	}
+	unlock := a.convs.lock(key)
+	return holding(ctx, key), unlock
 }
 
 // WithDefaults returns c with its zero fields filled, or an error naming a

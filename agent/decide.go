@@ -488,6 +488,10 @@ func (a *Agent) resume(ctx context.Context, turnID string) error {
 	if st.Assistant == nil {
 		return a.fail(ctx, t.Conversation, storeErrorText, fmt.Errorf("turn %s has no assistant message", turnID))
 	}
+	// A message in the same thread may be in a turn right now: wait for
+	// it, or one of the two saves would overwrite the other.
+	ctx, unlock := a.lockConversation(ctx, t.Conversation.Key())
+	defer unlock()
 	msgs, err := a.loadConversation(ctx, t.Conversation)
 	if err != nil {
 		return a.fail(ctx, t.Conversation, storeErrorText, err)

@@ -174,3 +174,47 @@ func TestLiveRunIsNotRecovered(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeWaitsForATurnInTheSameThread: a card approved while a new
+// message of the same thread is with the model resumes after that turn, so
+// neither save overwrites the other.
+func TestResumeWaitsForATurnInTheSameThread(t *testing.T) {
+	e := newEnv(t, memoryBackend,
+		agenttest.Calls(agenttest.Call("c1", "run_job", `{"job":"reindex"}`)),
+		agenttest.Reply{Content: "second answer", Delay: 300 * time.Millisecond},
+		agenttest.Text("first answer"),
+	)
+	s := e.open()
+	a := e.agent(s)
+	if err := a.Handle(ctx, conv, alice, "reindex"); err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	cards := e.sink.Cards()
+	if len(cards) != 1 {
+		t.Fatalf("%d cards, want 1", len(cards))
+	}
+	second := make(chan error, 1)
+	go func() { second <- a.Handle(ctx, conv, alice, "and how are the disks?") }()
+	for deadline := time.Now().Add(5 * time.Second); len(e.srv.Requests()) < 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("the second message never reached the model")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := a.Decide(ctx, cards[0].ID, bob, true, ""); err != nil {
+		t.Fatalf("Decide: %v", err)
+	}
+	if err := <-second; err != nil {
+		t.Fatalf("second Handle: %v", err)
+	}
+	a.Wait()
+	stored, err := s.LoadConversation(ctx, conv.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"and how are the disks?", "second answer", "job done", "first answer"} {
+		if !strings.Contains(string(stored), want) {
+			t.Errorf("the stored conversation lost %q:\n%s", want, stored)
+		}
+	}
+}

@@ -42,7 +42,8 @@ func (a *Agent) Handle(ctx context.Context, conv approval.Conversation, user app
 	if a.model == nil {
 		return a.reply(ctx, conv, noModelText)
 	}
-	defer a.convs.lock(conv.Key())()
+	ctx, unlock := a.lockConversation(ctx, conv.Key())
+	defer unlock()
 	msgs, err := a.loadConversation(ctx, conv)
 	if err != nil {
 		return a.fail(ctx, conv, storeErrorText, err)
