@@ -188,7 +188,7 @@ func (t *Tool) check(raw json.RawMessage) (request, *tools.Result) {
 	}
 	u, err := url.Parse(a.URL)
 	if err != nil {
-		return request{}, invalid(&tools.ArgError{Arg: "url", Problem: "is not a URL: " + strings.TrimPrefix(err.Error(), "parse ")})
+		return request{}, invalid(&tools.ArgError{Arg: "url", Problem: "is not a URL: " + withoutURL(err)})
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		r := tools.Denied(fmt.Errorf("only http and https URLs are allowed, not %q", u.Scheme+":"))
@@ -213,6 +213,16 @@ func (t *Tool) check(raw json.RawMessage) (request, *tools.Result) {
 		h.Set("User-Agent", t.cfg.UserAgent)
 	}
 	return request{method: strings.ToUpper(a.Method), url: u, headers: h, body: a.Body}, nil
+}
+
+// withoutURL is the text of an error from parsing or using a URL, without
+// the URL itself, which may hold a password in its userinfo.
+func withoutURL(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
 }
 
 func invalid(err error) *tools.Result {
@@ -261,7 +271,7 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage) tools.Result {
 	}
 	req, err := http.NewRequestWithContext(ctx, rq.method, rq.url.String(), body)
 	if err != nil {
-		return *invalid(&tools.ArgError{Arg: "url", Problem: err.Error()})
+		return *invalid(&tools.ArgError{Arg: "url", Problem: withoutURL(err)})
 	}
 	req.Header = rq.headers
 

@@ -544,3 +544,28 @@ func TestDNSRebindingIsRefused(t *testing.T) {
 		t.Errorf("unknown host: %s", res.JSON())
 	}
 }
+
+// A password in the URL's userinfo is sent (as Basic auth) but never shown:
+// not in an argument error, a connection error or a redirect's refusal.
+func TestURLPasswordNeverShown(t *testing.T) {
+	const pw = "s3cretpw"
+	srv, _ := counting(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "http://u:"+pw+"@169.254.169.254/x")
+		w.WriteHeader(http.StatusFound)
+	})
+	hostPort := strings.TrimPrefix(srv.URL, "http://")
+	tool := newTool(t, loopback)
+	for _, url := range []string{
+		"http://user:" + pw + "@127.0.0.1:bad/x",
+		"http://user:" + pw + "@127.0.0.1%zz/x",
+		"http://user:" + pw + "@[::1/x",
+		"http://user:" + pw + "@127.0.0.1:1/x",
+		"http://user:" + pw + "@169.254.169.254/x",
+		"http://user:" + pw + "@" + hostPort + "/redirect",
+	} {
+		res := do(t, tool, "GET", url, nil)
+		if res.Status == tools.StatusOK || strings.Contains(res.JSON(), pw) {
+			t.Errorf("%s: %s, want an error without the password", url, res.JSON())
+		}
+	}
+}
