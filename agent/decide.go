@@ -438,7 +438,7 @@ func (a *Agent) resolve(ctx context.Context, rec *approval.Approval) error {
 		case err != nil:
 			return fmt.Errorf("resolve turn %s with approval %s: %w", rec.TurnID, rec.ID, err)
 		case last:
-			if err := a.resume(ctx, rec.TurnID); err != nil {
+			if err := a.resume(ctx, rec.TurnID, rec); err != nil {
 				a.log.ErrorContext(ctx, "resuming a turn", "turn", rec.TurnID, "error", err)
 			}
 		}
@@ -454,7 +454,11 @@ func (a *Agent) resolve(ctx context.Context, rec *approval.Approval) error {
 // direct command, the result is replied). The store's Resolve makes sure
 // only one caller gets here; the turn is deleted first so nothing resumes
 // it twice.
-func (a *Agent) resume(ctx context.Context, turnID string) error {
+//
+// last is the approval whose decision completed the turn, as its carrier
+// knows it: its outcome is taken from there, so a run whose outcome the
+// store failed to record still reaches the model as it happened.
+func (a *Agent) resume(ctx context.Context, turnID string, last *approval.Approval) error {
 	t, err := a.store.GetTurn(ctx, turnID)
 	if errors.Is(err, approval.ErrNotFound) {
 		return nil
@@ -473,7 +477,12 @@ func (a *Agent) resume(ctx context.Context, turnID string) error {
 		if c.Result != nil {
 			continue
 		}
-		res := a.resultOf(ctx, c.ApprovalID)
+		var res tools.Result
+		if last != nil && c.ApprovalID == last.ID && last.State.Final() {
+			res = resultOfRecord(last)
+		} else {
+			res = a.resultOf(ctx, c.ApprovalID)
+		}
 		st.Calls[i].Result = &res
 	}
 	if st.Kind == kindDirect {
@@ -521,16 +530,10 @@ func (a *Agent) resultOf(ctx context.Context, id string) tools.Result {
 		a.log.ErrorContext(ctx, "reading a decided approval", "approval", id, "error", err)
 		return tools.NotRun(tools.StatusError, "Countersign could not read this call's approval")
 	}
+	if rec.State.Final() {
+		return resultOfRecord(rec)
+	}
 	switch rec.State {
-	case approval.Done, approval.Failed:
-		if rec.Result != nil {
-			return *rec.Result
-		}
-		return tools.Failed(errors.New("the outcome of the operation was not recorded"))
-	case approval.Cancelled:
-		return tools.Cancelled(userName(rec.DecidedBy), rec.Reason)
-	case approval.Expired:
-		return tools.Expired()
 	case approval.Running:
 		// It may be running still, or have run: never say it did not.
 		a.log.ErrorContext(ctx, "resuming a turn with a call still running", logAttrs(rec)...)
@@ -538,6 +541,20 @@ func (a *Agent) resultOf(ctx context.Context, id string) tools.Result {
 	}
 	a.log.ErrorContext(ctx, "resuming a turn with an undecided call", append(logAttrs(rec), "state", string(rec.State))...)
 	return tools.NotRun(tools.StatusError, "Countersign lost track of this call's approval")
+}
+
+// resultOfRecord is the tool result a final approval ended with.
+func resultOfRecord(rec *approval.Approval) tools.Result {
+	switch rec.State {
+	case approval.Cancelled:
+		return tools.Cancelled(userName(rec.DecidedBy), rec.Reason)
+	case approval.Expired:
+		return tools.Expired()
+	}
+	if rec.Result != nil {
+		return *rec.Result
+	}
+	return tools.Failed(errors.New("the outcome of the operation was not recorded"))
 }
 
 // userName is how a person is named in a result.

@@ -1,6 +1,8 @@
 package agent_test
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -216,5 +218,38 @@ func TestResumeWaitsForATurnInTheSameThread(t *testing.T) {
 		if !strings.Contains(string(stored), want) {
 			t.Errorf("the stored conversation lost %q:\n%s", want, stored)
 		}
+	}
+}
+
+// failingFinish is a store whose Finish fails, as when Redis goes away
+// while a call runs.
+type failingFinish struct{ approval.Store }
+
+func (f failingFinish) Finish(ctx context.Context, id string, to approval.State, result tools.Result, at time.Time) (*approval.Approval, error) {
+	return nil, errors.New("finish: connection refused")
+}
+
+// TestOutcomeNotRecordedStillReachesTheModel: a call ran but the store
+// could not record how it ended; the model is told what happened, never
+// that it did not run.
+func TestOutcomeNotRecordedStillReachesTheModel(t *testing.T) {
+	e := newEnv(t, memoryBackend,
+		agenttest.Calls(agenttest.Call("c1", "run_job", `{"job":"reindex"}`)),
+		agenttest.Text("Reindexed."),
+	)
+	a := e.agent(failingFinish{e.open()})
+	if err := a.Handle(ctx, conv, alice, "reindex"); err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	if _, err := a.Decide(ctx, e.sink.Cards()[0].ID, bob, true, ""); err != nil {
+		t.Fatalf("Decide: %v", err)
+	}
+	reqs := e.srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	res := toolResults(t, reqs[1])
+	if len(res) != 1 || res[0].Status != tools.StatusOK || !res[0].Executed || res[0].Stdout != "job done" {
+		t.Errorf("results = %+v, want the run's own ok result", res)
 	}
 }
