@@ -16,7 +16,12 @@ type reader struct {
 	denyWhy     string  // what a denied option does: "writes a file"
 	maxOperands int     // most operands it may have and stay a reader; -1 for any
 	content     bool    // operands are files whose content it prints: secrets are checked
-	pattern     bool    // the first operand is a pattern or program, unless -e/-f gave one
+	// secretOpts are options whose value is a file the command reads and
+	// shows back, at least in its error messages (date -f, wc
+	// --files0-from): a secret there is read like an operand. Each must also
+	// be in opts, so that a separate value is taken as the option's.
+	secretOpts optSpec
+	pattern    bool // the first operand is a pattern or program, unless -e/-f gave one
 	// raw is set when check reads the raw words itself (git, kubectl...): then
 	// any word computed at run time makes the command not read-only.
 	raw bool
@@ -62,28 +67,34 @@ func (rd reader) withPattern() reader { rd.pattern = true; rd.content = true; re
 
 func (rd reader) withContent() reader { rd.content = true; return rd }
 
+// withSecretOpts names the options whose value is a file that is read.
+func (rd reader) withSecretOpts(spec string) reader { rd.secretOpts = mustSpec(spec); return rd }
+
 // readers is the whitelist: what an on-call engineer runs all day to look.
 // Left out on purpose: pagers and editors (less, more, vim, man: they run
 // commands), curl and wget (HTTP belongs to http_request, and both write
 // files), watch (never ends), anything that needs a terminal.
 func readers() map[string]reader {
-	grep := r("-e -f -m -A -B -C -d -D --regexp --file --max-count --after-context --before-context --context --label --include --exclude --exclude-dir --exclude-from --color --colour --binary-files --devices --directories", "", "").withPattern()
+	ping := r("-c -i -I -s -t -W -w -p -Q -l -M -m", "-f", "floods the network")
+	grep := r("-e -f -m -A -B -C -d -D --regexp --file --max-count --after-context --before-context --context --label --include --exclude --exclude-dir --exclude-from --color --colour --binary-files --devices --directories", "", "").withPattern().withSecretOpts("-f --file --exclude-from")
 	sum := r("", "", "")
+	// --files0-from=F reads file names from F and echoes each bad one back.
+	files0 := r("--files0-from", "", "").withSecretOpts("--files0-from")
 	return map[string]reader{
 		// Files and text.
 		"cat": files(""), "tac": files(""), "nl": files("-b -d -f -h -i -l -n -s -v -w"),
 		"head": files("-n -c --lines --bytes"), "tail": files("-n -c -s --lines --bytes --pid --sleep-interval --max-unchanged-stats"),
 		"grep": grep, "egrep": grep, "fgrep": grep, "zgrep": grep,
 		"zcat": files(""), "bzcat": files(""), "xzcat": files(""),
-		"rg": r("-e -f -g -t -T -m -A -B -C -j -M -E --regexp --file --glob --iglob --type --type-not --max-count --after-context --before-context --context --threads --max-columns --encoding --sort --sortr --color --colors --max-depth --max-filesize --type-add --ignore-file --replace -r", "--pre --pre-glob -z --search-zip --hostname-bin", "runs other programs on the files").withPattern(),
-		"wc": anyArgs(), "ls": anyArgs(), "stat": anyArgs(), "du": anyArgs(), "df": anyArgs(),
-		"file": r("-m -e -F -P --magic-file --exclude --separator --parameter", "-C --compile", "writes a compiled magic file"),
+		"rg": r("-e -f -g -t -T -m -A -B -C -j -M -E --regexp --file --glob --iglob --type --type-not --max-count --after-context --before-context --context --threads --max-columns --encoding --sort --sortr --color --colors --max-depth --max-filesize --type-add --ignore-file --replace -r", "--pre --pre-glob -z --search-zip --hostname-bin", "runs other programs on the files").withPattern().withSecretOpts("-f --file --ignore-file"),
+		"wc": files0, "ls": anyArgs(), "stat": anyArgs(), "du": files0, "df": anyArgs(),
+		"file": r("-m -e -F -P -f --magic-file --exclude --separator --parameter --files-from", "-C --compile", "writes a compiled magic file").withSecretOpts("-m --magic-file -f --files-from"),
 		"tree": r("-L -P -I -H -T --charset --filelimit --timefmt --sort", "-o -R", "writes output files"),
 		"cut":  files("-b -c -d -f --bytes --characters --delimiter --fields --output-delimiter"),
 		"tr":   anyArgs(), "column": files("-c -s -o -N -R -E -H -W -n -r -l"),
-		"sort": r("-k -t -S -T --key --field-separator --buffer-size --temporary-directory --parallel --batch-size --files0-from --sort --random-source", "-o --output --compress-program", "writes a file or runs a program").withContent(),
+		"sort": r("-k -t -S -T --key --field-separator --buffer-size --temporary-directory --parallel --batch-size --files0-from --sort --random-source", "-o --output --compress-program", "writes a file or runs a program").withContent().withSecretOpts("--files0-from"),
 		"uniq": r("-f -s -w --skip-fields --skip-chars --check-chars", "", "").withContent().withMax(1),
-		"diff": files("-C -U -I -F -L -x -X -W --context --unified --ignore-matching-lines --label --exclude --exclude-from --width --show-function-line --from-file --to-file --color --palette --tabsize --line-format --new-line-format --old-line-format --unchanged-line-format --horizon-lines"),
+		"diff": files("-C -U -I -F -L -x -X -W --context --unified --ignore-matching-lines --label --exclude --exclude-from --width --show-function-line --from-file --to-file --color --palette --tabsize --line-format --new-line-format --old-line-format --unchanged-line-format --horizon-lines").withSecretOpts("--from-file --to-file -X --exclude-from"),
 		"cmp":  files("-i -n --ignore-initial --bytes"), "comm": files(""),
 		"rev": files(""), "fold": files("-w --width"), "fmt": files("-w -p -g --width --prefix --goal"),
 		"paste": files("-d --delimiters"), "join": files("-a -e -j -o -t -v -1 -2"),
@@ -94,29 +105,31 @@ func readers() map[string]reader {
 		"base64": r("-w --wrap", "-o --output", "writes a file").withContent(),
 		"base32": files("-w --wrap"),
 		"md5sum": sum, "sha1sum": sum, "sha224sum": sum, "sha256sum": sum, "sha384sum": sum, "sha512sum": sum, "b2sum": sum, "cksum": sum, "sum": sum,
-		"jq":  r("--arg --argjson --slurpfile --rawfile --indent -L", "", "").withPattern(),
-		"yq":  r("--arg --indent -I -o -p --output-format --input-format --expression", "-i --inplace --split-exp -s", "writes files").withPattern(),
+		// --rawfile NAME FILE and --slurpfile NAME FILE take two words; left
+		// out of the valued options, FILE counts as an input and is checked.
+		"jq":  r("--arg --argjson --indent -L", "", "").withPattern(),
+		"yq":  r("--arg --indent -I -o -p --output-format --input-format --expression", "-i --inplace --split-exp -s --from-file", "writes files or reads its expression from a file").withPattern().withCheck(yqCheck),
 		"sed": r("-e -f -l --expression --file --line-length", "-i --in-place", "edits files in place").withPattern().withCheck(sedCheck),
 		"awk": awkReader(), "gawk": awkReader(), "mawk": awkReader(), "nawk": awkReader(),
 		"find":   anyArgs().withRaw(findCheck),
 		"numfmt": anyArgs(), "seq": anyArgs(), "expr": anyArgs(), "factor": anyArgs(),
 		"basename": anyArgs(), "dirname": anyArgs(), "realpath": anyArgs(), "readlink": anyArgs(), "pwd": anyArgs(),
 		"echo": anyArgs(), "printf": r("", "-v", "assigns a variable"), "true": anyArgs(), "false": anyArgs(), ":": anyArgs(),
-		"test": anyArgs(), "[": anyArgs(), "sleep": anyArgs(),
+		"test": anyArgs().withCheck(testCheck), "[": anyArgs().withCheck(testCheck), "sleep": anyArgs(),
 		"tee": anyArgs().withCheck(teeCheck),
 
 		// Shell builtins that change nothing outside the shell.
 		"cd": anyArgs().withCheck(cdCheck), "pushd": anyArgs().withCheck(cdCheck), "popd": anyArgs().withCheck(forgetCwd), "dirs": anyArgs(),
 		"exit": anyArgs(), "return": anyArgs(), "break": anyArgs(), "continue": anyArgs(), "shift": anyArgs(),
-		"set": anyArgs().withCheck(setCheck), "wait": anyArgs(), "type": anyArgs(), "hash": noOperands("", "-p -d -r", "changes the command table"),
-		"ulimit": anyArgs(), "umask": noOperands("", "", ""), "jobs": anyArgs(),
+		"set": anyArgs().withRaw(setCheck), "wait": r("", "-p", "assigns a variable"), "type": anyArgs(), "hash": noOperands("", "-p -d -r", "changes the command table"),
+		"ulimit": anyArgs().withCheck(ulimitCheck), "umask": noOperands("", "", ""), "jobs": r("", "-x", "runs a command"),
 
 		// Who and where.
 		"which": anyArgs(), "whereis": anyArgs(), "id": anyArgs(), "whoami": anyArgs(), "groups": anyArgs(),
 		"uname": anyArgs(), "arch": anyArgs(), "nproc": anyArgs(), "getconf": anyArgs(), "locale": anyArgs(),
 		"tty": anyArgs(), "logname": anyArgs(), "hostid": anyArgs(), "users": anyArgs(), "printenv": anyArgs(),
 		"hostname": noOperands("", "-F --file -b --boot", "sets the host name"),
-		"date":     r("-d -f -r -I --date --file --reference --iso-8601 --rfc-3339", "-s --set", "sets the clock").withCheck(dateCheck),
+		"date":     r("-d -f -r -I --date --file --reference --iso-8601 --rfc-3339", "-s --set", "sets the clock").withCheck(dateCheck).withSecretOpts("-f --file"),
 		"cal":      anyArgs(), "timedatectl": anyArgs().withCheck(subcommands("status", "show", "list-timezones", "timesync-status", "show-timesync")),
 		"hostnamectl": anyArgs().withCheck(subcommands("status")),
 
@@ -125,16 +138,16 @@ func readers() map[string]reader {
 		"top":    r("-d -n -p -u -U -o -w -E -e -O", "", "").withCheck(topCheck),
 		"vmstat": anyArgs(), "iostat": anyArgs(), "mpstat": anyArgs(), "pidstat": anyArgs(),
 		"sar":  r("-f -e -s -i -P -n -I -q -m -o", "-o", "writes a data file"),
-		"lsof": anyArgs(), "netstat": anyArgs(), "lscpu": anyArgs(), "lsblk": anyArgs(), "blkid": anyArgs(),
+		"lsof": anyArgs(), "netstat": anyArgs(), "lscpu": anyArgs(), "lsblk": anyArgs(), "blkid": r("-c -o -s -t -L -U -n -u -O -S", "-g --garbage-collect", "cleans the device cache"),
 		"findmnt": anyArgs(), "lsmod": anyArgs(), "lspci": anyArgs(), "lsusb": anyArgs(), "lsns": anyArgs(),
 		"last": anyArgs(), "lastlog": noOperands("-b -t -u --before --time --user", "-C -S --clear --set", "changes the lastlog"),
 		"w": anyArgs(), "who": anyArgs(), "loginctl": anyArgs().withCheck(subcommands("list-sessions", "list-users", "list-seats", "show-session", "show-user", "session-status", "user-status")),
 		"ss":       r("-f -A -N -F --family --query --socket --net --filter", "-K --kill -D --diag", "kills sockets or writes a dump file"),
 		"ip":       anyArgs().withRaw(ipCheck),
 		"ifconfig": r("", "", "").withMax(1).withCheck(ifconfigCheck),
-		"ping":     anyArgs(), "ping6": anyArgs(), "traceroute": anyArgs(), "tracepath": anyArgs(), "mtr": r("", "", "").withCheck(mtrCheck),
-		"dig": anyArgs(), "host": anyArgs(), "nslookup": anyArgs(), "getent": anyArgs(), "whois": anyArgs(),
-		"dmesg": r("-f -l -F -s --facility --level --file --buffer-size --time-format", "-C --clear -c --read-clear -D --console-off -E --console-on -n --console-level", "changes the kernel log"),
+		"ping":     ping, "ping6": ping, "traceroute": anyArgs(), "tracepath": anyArgs(), "mtr": r("", "", "").withCheck(mtrCheck),
+		"dig": r("-f -k -b -c -p -q -t -x -y", "", "").withSecretOpts("-f -k"), "host": anyArgs(), "nslookup": anyArgs(), "getent": anyArgs().withCheck(getentCheck), "whois": anyArgs(),
+		"dmesg": r("-f -l -F -s --facility --level --file --buffer-size --time-format", "-C --clear -c --read-clear -D --console-off -E --console-on -n --console-level", "changes the kernel log").withSecretOpts("-F --file"),
 		"journalctl": r("-u -t -p -n -S -U -b -o -g -D -M -F -c --unit --user-unit --identifier --priority --lines --since --until --boot --output --grep --directory --machine --field --file --cursor --after-cursor --namespace --facility --output-fields --root --image",
 			"--vacuum-size --vacuum-time --vacuum-files --rotate --flush --sync --relinquish-var --smart-relinquish-var --setup-keys --update-catalog --cursor-file", "changes the journal"),
 		"systemctl":      r("-t -p -n -o -H -M -s --type --state --property --lines --output --host --machine --signal --kill-whom --what --root", "", "").withRaw(systemctlCheck),
@@ -173,6 +186,9 @@ func (rd *reader) handle(j *judge, c *cmd) {
 		if rd.deny.has(o) {
 			j.unknown(c.name + " " + o.String() + " " + rd.denyWhy)
 			return
+		}
+		if o.hasValue && rd.secretOpts.has(o) {
+			j.secret(c.name+" "+o.String(), o.value)
 		}
 		// An option whose value is optional in the real tool (date -I,
 		// journalctl -b) may not have taken the next word: a value that is
@@ -220,7 +236,7 @@ func (j *judge) secret(name string, f arg) {
 	if f.dynamic && p == f.text {
 		return // a value nobody can know here; see the package doc
 	}
-	if j.isSecret(p) {
+	if j.isSecret(p) || f.glob && j.globSecret(p) {
 		j.danger(name + " " + f.text + " reads a secret")
 		return
 	}
@@ -230,17 +246,14 @@ func (j *judge) secret(name string, f arg) {
 }
 
 // isSecret reports whether p is a sensitive path: the configured patterns,
-// and a process environment (/proc/PID/environ), which holds the bot's own
-// tokens even though the shell's environment is scrubbed.
+// and the shell's own list (secrets.go), which includes a process
+// environment (/proc/PID/environ), where the bot's own tokens live even
+// though the shell's environment is scrubbed.
 func (j *judge) isSecret(p string) bool {
 	if _, ok := j.a.secrets.Match(p); ok {
 		return true
 	}
-	if rest, ok := strings.CutPrefix(p, "/proc/"); ok {
-		_, file, _ := strings.Cut(rest, "/")
-		return file == "environ"
-	}
-	return false
+	return shellSecret(p)
 }
 
 // psCheck: BSD-style e (ps auxe, ps eww) prints every process's
@@ -298,10 +311,6 @@ func cdCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
 func forgetCwd(j *judge, c *cmd, opts []opt, operands []arg) string {
 	j.cwd = ""
 	return ""
-}
-
-func setCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
-	return "" // set -e, set -o pipefail, set -- a b: the shell's own state only
 }
 
 func dateCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
@@ -389,14 +398,15 @@ func ipCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
 	if len(args) == 1 {
 		return ""
 	}
-	switch v := args[1].text; v {
-	case "show", "sh", "s", "list", "lst", "ls", "l", "get", "help", "dev":
+	// ip matches commands by prefix, in an order of its own: ip link s is
+	// ip link set. Only unambiguous listing words are looks.
+	switch v := args[1].text; {
+	case in(v, "show", "sh", "list", "lst", "get", "help"):
 		return ""
+	case v == "s" && in(obj, "address", "addr", "a", "route", "r", "ro", "neigh", "n", "neighbour", "neighbor", "rule", "ru"):
+		return "" // these objects check show before any other command starting with s
 	default:
-		if strings.HasPrefix(v, "-") {
-			return ""
-		}
-		return "ip " + obj + " " + v + " changes the network"
+		return "ip " + obj + " " + args[1].text + " changes the network"
 	}
 }
 
@@ -409,4 +419,96 @@ func joinPath(dir, p string) string {
 		return ""
 	}
 	return dir + "/" + p
+}
+
+// jq, yq, test, set, ulimit and getent: small rules of their own.
+
+// yqCheck: yq's load operators read any file named in the expression.
+func yqCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	exprs := operands
+	for _, o := range opts {
+		if o.is(0, "expression") {
+			exprs = append(exprs, o.value)
+		}
+	}
+	for _, e := range exprs {
+		if strings.Contains(e.text, "load") {
+			return "yq " + e.text + " loads another file"
+		}
+	}
+	return ""
+}
+
+// testCheck: test -v 'a[$(cmd)]' evaluates the subscript, which runs cmd.
+func testCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	for i, a := range c.args {
+		if (a.text == "-v" || a.text == "-R") && i+1 < len(c.args) && strings.ContainsAny(c.args[i+1].text, "[`$") {
+			return c.name + " -v " + c.args[i+1].text + " evaluates an array subscript, which can run code"
+		}
+	}
+	return ""
+}
+
+// setShort are the letters of set options that change nothing outside the
+// shell and no later command's meaning. Left out: -k (assignments after
+// a command name go to its environment: set -k; ls LD_PRELOAD=x), -H and
+// -T, -p.
+const setShort = "abBCeEfhmnuvxt"
+
+var setLong = []string{"allexport", "braceexpand", "errexit", "errtrace", "hashall", "monitor", "noclobber",
+	"noexec", "noglob", "nounset", "pipefail", "verbose", "xtrace", "notify", "onecmd", "ignoreeof", "nolog"}
+
+// setCheck: set -e, set -o pipefail, set -- a b change the shell's own state
+// only; set -k and unknown options are not looks.
+func setCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	for i := 0; i < len(c.args); i++ {
+		a := c.args[i]
+		t := a.text
+		if t == "--" || t == "-" {
+			return ""
+		}
+		if a.dynamic {
+			return "cannot tell what " + t + " sets"
+		}
+		if len(t) < 2 || t[0] != '-' && t[0] != '+' {
+			return "" // positional parameters follow
+		}
+		for k := 1; k < len(t); k++ {
+			switch {
+			case t[k] == 'o':
+				// set -euo pipefail: the next word names the option; set -o
+				// alone lists them.
+				if i+1 < len(c.args) {
+					i++
+					if !in(c.args[i].text, setLong...) {
+						return "set " + t + " " + c.args[i].text + " changes how the shell runs commands"
+					}
+				}
+			case strings.IndexByte(setShort, t[k]) < 0:
+				return "set " + t + " changes how the shell runs commands"
+			}
+		}
+	}
+	return ""
+}
+
+// ulimitCheck: limits are numbers; any other operand may be evaluated.
+func ulimitCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	for _, o := range operands {
+		if !isDigits(o.text) && !in(o.text, "unlimited", "hard", "soft") {
+			return "ulimit " + o.text + " is not a number"
+		}
+	}
+	return ""
+}
+
+// getentCheck: the shadow databases hold password hashes.
+func getentCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	for _, o := range operands {
+		if in(o.text, "shadow", "gshadow") {
+			j.danger("getent " + o.text + " prints password hashes")
+			return ""
+		}
+	}
+	return ""
 }

@@ -169,7 +169,10 @@ func sedDelimited(s string, i, n int) (int, bool) {
 }
 
 func awkReader() reader {
-	rd := r("-F -v -e --field-separator --assign --source", "-f --file -i --include -l --load -E --exec", "runs a program from a file or edits in place").withPattern()
+	// gawk's -p/--profile, -d/--dump-variables and -o/--pretty-print write
+	// files, -D/--debug reads debugger commands; mawk's -W takes an
+	// extension option (-W exec FILE).
+	rd := r("-F -v -e -W --field-separator --assign --source", "-f --file -i --include -l --load -E --exec -p --profile -d --dump-variables -o --pretty-print -D --debug -W", "runs a program from a file, writes a file or edits in place").withPattern()
 	rd.check = awkCheck
 	return rd
 }
@@ -206,6 +209,10 @@ func (j *judge) awkProgram(name string, a arg) string {
 		j.danger(name + " program calls system()")
 	case awkWrites(p):
 		j.danger(name + " program writes to files or commands")
+	case awkReadsFile(p):
+		return name + " program reads a file it names (getline <)"
+	case awkHasWord(p, "ARGV") || awkHasWord(p, "ARGC"):
+		return name + " program may change which files it reads (ARGV)"
 	}
 	return ""
 }
@@ -266,6 +273,48 @@ func awkWrites(p string) bool {
 			}
 		}
 		i = k + 5
+	}
+}
+
+// awkReadsFile reports whether the program reads with getline < FILE, a
+// file the sensitive-path check cannot see.
+func awkReadsFile(p string) bool {
+	code := awkCode(p)
+	for i := 0; ; {
+		k := strings.Index(code[i:], "getline")
+		if k < 0 {
+			return false
+		}
+		k += i
+		end := k + len("getline")
+		rest := strings.TrimLeft(code[end:], " \t")
+		// getline < f, getline var < f
+		if strings.HasPrefix(rest, "<") {
+			return true
+		}
+		if n := strings.IndexFunc(rest, func(r rune) bool { return r > 127 || !isWordByte(byte(r)) }); n > 0 &&
+			strings.HasPrefix(strings.TrimLeft(rest[n:], " \t"), "<") {
+			return true
+		}
+		i = end
+	}
+}
+
+// awkHasWord reports whether name appears in the program as a word outside
+// string literals.
+func awkHasWord(p, name string) bool {
+	code := awkCode(p)
+	for i := 0; ; {
+		k := strings.Index(code[i:], name)
+		if k < 0 {
+			return false
+		}
+		k += i
+		end := k + len(name)
+		if (k == 0 || !isWordByte(code[k-1])) && (end == len(code) || !isWordByte(code[end])) {
+			return true
+		}
+		i = end
 	}
 }
 
@@ -379,6 +428,10 @@ func findCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 				return ""
 			}
 			return "find " + t + " writes a file"
+		case t == "-files0-from" && i+1 < len(args):
+			// The file names it reads are echoed back in errors.
+			j.secret("find -files0-from", args[i+1])
+			i++
 		case findValued[t] || strings.HasPrefix(t, "-newer"):
 			i++
 		}

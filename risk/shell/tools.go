@@ -51,18 +51,17 @@ func gitCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		"range-diff", "diff-tree", "diff-files", "diff-index", "check-ignore", "check-attr", "var", "ls-remote", "verify-commit", "verify-tag":
 		for _, a := range rest {
 			t := a.text
-			if !strings.HasPrefix(t, "-") {
-				// git show HEAD:.env, git diff -- .env: the content of a secret.
-				_, file, _ := strings.Cut(t, ":")
-				if file == "" {
-					file = t
-				}
+			// git show HEAD:.env, git diff -- .env, git blame --contents=.env,
+			// git log -L1,5:.env: the content of a secret.
+			for _, file := range gitPaths(t) {
 				j.secret("git "+sub, arg{text: file, dynamic: a.dynamic})
 			}
 			switch {
-			case strings.HasPrefix(t, "--output") || t == "-o" && sub != "grep":
+			case strings.HasPrefix(t, "--output") && !strings.HasPrefix(t, "--output-indicator") || t == "-o" && sub != "grep":
 				return "git " + sub + " " + t + " writes a file"
-			case t == "--ext-diff" || strings.HasPrefix(t, "--textconv") || t == "-O" || strings.HasPrefix(t, "--open-files-in-pager") || strings.HasPrefix(t, "--exec"):
+			case t == "--ext-diff" || strings.HasPrefix(t, "--textconv") || strings.HasPrefix(t, "--filters") || t == "-O" ||
+				strings.HasPrefix(t, "--open-files-in-pager") || strings.HasPrefix(t, "--exec") ||
+				sub == "ls-remote" && (strings.HasPrefix(t, "--upload-pack") || strings.HasPrefix(t, "-u")):
 				return "git " + sub + " " + t + " runs another program"
 			}
 		}
@@ -162,6 +161,23 @@ func gitCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		return "git switch changes the working tree"
 	}
 	return "git " + sub + " changes the repository"
+}
+
+// gitPaths returns the paths a git argument may name: the word itself, what
+// follows the first ":" (HEAD:.env, -L1,5:.env) and what follows "="
+// (--contents=.env).
+func gitPaths(t string) []string {
+	var out []string
+	if !strings.HasPrefix(t, "-") {
+		out = append(out, t)
+	}
+	if _, v, ok := strings.Cut(t, ":"); ok && v != "" {
+		out = append(out, v)
+	}
+	if _, v, ok := strings.Cut(t, "="); ok && v != "" {
+		out = append(out, v)
+	}
+	return out
 }
 
 // gitForced reports whether a short option cluster holds -f. Letters in
@@ -408,8 +424,17 @@ func compose(j *judge, name string, args []arg) string {
 	}
 	sub := rest[0].text
 	switch {
-	case in(sub, "ps", "logs", "ls", "config", "images", "top", "version", "port", "events"):
+	case in(sub, "ps", "logs", "ls", "images", "top", "version", "port", "events"):
 		return ""
+	case sub == "config":
+		// The resolved config holds values interpolated from .env files;
+		// the listing forms print names only.
+		for _, a := range rest[1:] {
+			if in(a.text, "--services", "--volumes", "--profiles", "--images", "--networks", "--no-interpolate", "-q", "--quiet") {
+				return ""
+			}
+		}
+		return name + " config prints values interpolated from the environment and .env files"
 	case in(sub, "down", "rm", "kill", "stop", "restart"):
 		j.danger(name + " " + sub + " stops or removes services")
 		return ""
@@ -426,15 +451,39 @@ func kubectlCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	if len(ops) == 0 {
 		return c.name + " with no command"
 	}
+	for _, o := range opts {
+		switch {
+		case o.is('s', "server"):
+			// The cluster's credentials go to whatever server is named.
+			return c.name + " " + o.String() + " sends the cluster credentials to another server"
+		case o.long == "raw" && o.hasValue && strings.Contains(strings.ToLower(o.value.text), "secret"):
+			j.danger(c.name + " --raw " + o.value.text + " prints secret values")
+			return ""
+		}
+	}
 	verb := ops[0].text
 	second := ""
 	if len(ops) > 1 {
-		second = ops[1].text
+		second = strings.ToLower(ops[1].text) // kubectl get SECRET works too
 	}
 	switch {
+	case verb == "kustomize":
+		for _, o := range opts {
+			if o.is('o', "output") {
+				return c.name + " kustomize -o writes files"
+			}
+		}
+		for _, a := range c.args {
+			if strings.HasPrefix(a.text, "--enable") {
+				return c.name + " kustomize " + a.text + " runs plugins or helm"
+			}
+		}
+		return ""
+	case verb == "cluster-info" && second == "dump":
+		return c.name + " cluster-info dump writes a dump of the cluster"
 	case verb == "get" && strings.Contains(second, "secret"):
 		for _, o := range opts {
-			if o.is('o', "output") && !in(o.value.text, "name", "wide") {
+			if o.is('o', "output") && !in(o.value.text, "name", "wide") || o.is(0, "template") {
 				j.danger(c.name + " get secret -o " + o.value.text + " prints secret values")
 				return ""
 			}
@@ -452,7 +501,7 @@ func kubectlCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	case verb == "config":
 		if in(second, "view", "get-contexts", "current-context", "get-clusters", "get-users") {
 			for _, a := range c.args {
-				if a.text == "--raw" {
+				if a.text == "--raw" || strings.HasPrefix(a.text, "--raw=") && a.text != "--raw=false" {
 					j.danger(c.name + " config view --raw prints credentials")
 				}
 			}
@@ -495,8 +544,21 @@ func helmCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	if len(ops) == 0 {
 		return "helm with no command"
 	}
+	for _, a := range c.args {
+		switch t := a.text; {
+		case strings.HasPrefix(t, "--kube-apiserver"):
+			return "helm " + t + " sends the cluster credentials to another server"
+		case strings.HasPrefix(t, "--post-renderer") || strings.HasPrefix(t, "--output-dir") ||
+			strings.HasPrefix(t, "--dependency-update") || t == "--dry-run=server":
+			return "helm " + t + " runs a program, writes files or talks to the cluster"
+		}
+	}
 	verb := ops[0].text
 	switch {
+	case verb == "get" && len(ops) > 1 && in(ops[1].text, "values", "manifest", "all"):
+		// Values and rendered Secret manifests are where passwords live.
+		j.danger("helm get " + ops[1].text + " prints release values and Secrets")
+		return ""
 	case in(verb, "list", "ls", "status", "get", "history", "hist", "show", "inspect", "search", "version", "env", "template", "lint", "verify"):
 		return ""
 	case in(verb, "repo", "dependency", "dep", "plugin") && len(ops) > 1 && in(ops[1].text, "list", "ls"):
@@ -536,6 +598,8 @@ func terraformCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 			}
 		}
 		return ""
+	case verb == "providers" && len(args) > 1 && in(args[1].text, "lock", "mirror"):
+		return c.name + " providers " + args[1].text + " downloads providers and writes files"
 	case in(verb, "version", "providers", "graph", "validate", "-version", "--version"):
 		return ""
 	case in(verb, "state", "workspace") && len(args) > 1 && in(args[1].text, "list", "show"):

@@ -296,6 +296,9 @@ func (j *judge) redirects(rs []*syntax.Redirect) {
 				if j.isSecret(t) || j.isSecret(joinPath(j.cwd, t)) {
 					j.danger("< " + t + " reads a secret")
 				}
+				if strings.HasPrefix(t, "/dev/tcp/") || strings.HasPrefix(t, "/dev/udp/") {
+					j.unknown("< " + t + " opens a network connection")
+				}
 				continue
 			}
 			j.unknown("reads from " + w.text + ", a file named at run time")
@@ -322,6 +325,11 @@ func (j *judge) output(target arg, op string) {
 	}
 	if runsLater(target.text) {
 		j.danger(op + " " + target.text + " changes what runs at login, boot or on a schedule")
+		return
+	}
+	if strings.HasPrefix(target.text, "/proc/") || strings.HasPrefix(target.text, "/sys/") {
+		// echo b > /proc/sysrq-trigger reboots; /proc/sys and /sys tune the kernel.
+		j.danger(op + " " + target.text + " changes the running kernel")
 		return
 	}
 	j.unknown(op + " " + target.text + " writes a file")

@@ -215,11 +215,22 @@ var xargsSpec = mustSpec("-a -d -E -I -L -n -P -s -J -R --arg-file --delimiter -
 // it is still a look (xargs grep foo); into anything else it is "xargs into
 // a writer", a danger, since nobody can see which files it will touch.
 func xargs(j *judge, c *cmd) {
-	_, rest := xargsSpec.parseLeading(c.args)
+	opts, rest := xargsSpec.parseLeading(c.args)
+	argFile(j, c.name, opts)
 	if len(rest) == 0 {
 		return // xargs alone is echo
 	}
 	j.feed(c.name, rest, c.depth)
+}
+
+// argFile: xargs -a FILE echo hands the lines of FILE to the command, which
+// may print them: a secret there is read.
+func argFile(j *judge, name string, opts []opt) {
+	for _, o := range opts {
+		if o.hasValue && o.is('a', "arg-file") {
+			j.secret(name+" -a", o.value)
+		}
+	}
 }
 
 // feed judges a command that gets unseen arguments from a wrapper (xargs,
@@ -238,7 +249,8 @@ var parallelSpec = mustSpec("-j -S -a -d -I -n -N -L -C -E --jobs --results --re
 
 // parallel COMMAND ::: INPUTS, or parallel ::: COMMANDS.
 func parallel(j *judge, c *cmd) {
-	_, rest := parallelSpec.parseLeading(c.args)
+	opts, rest := parallelSpec.parseLeading(c.args)
+	argFile(j, c.name, opts)
 	j.unknown("parallel runs commands in parallel")
 	var command, inputs []arg
 	for i, a := range rest {
