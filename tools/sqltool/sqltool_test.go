@@ -3,12 +3,15 @@ package sqltool
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/countersign/countersign/internal/testenv"
 	"github.com/countersign/countersign/tools"
+	"github.com/go-sql-driver/mysql"
 )
 
 func args(sql string) json.RawMessage {
@@ -593,5 +596,31 @@ func TestReadOnlySessionRepinsSQLMode(t *testing.T) {
 	}
 	if got, _ := r.Rows[0][0].(string); strings.Contains(got, "ANSI_QUOTES") || !strings.Contains(got, "STRICT_TRANS_TABLES") {
 		t.Errorf("sql_mode %q leaked into the next call", got)
+	}
+}
+
+// Even an approved LOAD DATA LOCAL INFILE cannot read the bot's disk, and
+// a DSN asking for allowAllFiles does not change that.
+func TestLocalInfileIsRefused(t *testing.T) {
+	f := newFixture(t)
+	path := filepath.Join(t.TempDir(), "rows.tsv")
+	if err := os.WriteFile(path, []byte("900\tfrom-the-bot\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tool := f.tool(t, false, func(c *Config) {
+		cfg, err := mysql.ParseDSN(f.rwDSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.AllowAllFiles = true
+		c.Connections["main"] = Connection{DSN: cfg.FormatDSN()}
+	})
+	r := run(t, tool, "LOAD DATA LOCAL INFILE '"+path+"' INTO TABLE t", false)
+	if r.Status != tools.StatusError || !strings.Contains(r.Error, "not registered") {
+		t.Errorf("result %s, want the driver's refusal of the local file", r.JSON())
+	}
+	f.noSecrets(t, r)
+	if n := f.count(t, "t"); n != 20 {
+		t.Errorf("t has %d rows, want 20", n)
 	}
 }
