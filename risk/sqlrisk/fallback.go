@@ -3,11 +3,16 @@ package sqlrisk
 import "strings"
 
 // fallback judges text the parser rejected. The text is never read-only,
-// except for two narrow cases the parser lacks grammar for: a SHOW of plain
-// words (SHOW ENGINE INNODB STATUS, SHOW BINARY LOGS, ...), and EXPLAIN with
-// a FORMAT the parser does not know, which is parsed again without it. The
-// statements are still named by their first words, so that a DROP or a RESET
-// the parser does not know stays a danger.
+// except in narrow cases the parser lacks grammar for:
+//   - a SHOW of plain words (SHOW ENGINE INNODB STATUS, SHOW BINARY LOGS, ...);
+//   - EXPLAIN with a FORMAT the parser does not know, or with EXTENDED or
+//     PARTITIONS, parsed again without it;
+//   - MariaDB's ANALYZE statement, which runs the statement it analyses and
+//     is judged as that statement;
+//   - SOUNDS LIKE, judged as "=".
+//
+// The statements are still named by their first words, so that a DROP or a
+// RESET the parser does not know stays a danger.
 func (a *Analyzer) fallback(j *judgement, text string, lx lexResult, perr error) {
 	full := lex(text, lexMode{ansiQuotes: a.lexMode.ansiQuotes, noBackslash: a.lexMode.noBackslash, collectWords: true})
 	stmts := splitStatements(text, full.tokens)
@@ -22,7 +27,8 @@ func (a *Analyzer) fallback(j *judgement, text string, lx lexResult, perr error)
 			j.reads++
 			return
 		}
-		if a.explainOtherFormat(j, text, stmts[0]) {
+		if a.explainOtherFormat(j, text, stmts[0]) || a.analyzeStatement(j, text, stmts[0]) ||
+			a.soundsLike(j, text, stmts[0]) {
 			return
 		}
 	}
@@ -124,6 +130,15 @@ func wordsDanger(j *judgement, text string, st []token) {
 				never(label(2))
 			}
 		}
+	case "SHOW":
+		switch {
+		case len(words) > 2 && words[1] == "CREATE" && words[2] == "USER":
+			j.danger(secretShowCreateUser)
+		case len(words) > 2 && words[1] == "CREATE" && words[2] == "SERVER":
+			j.danger("SHOW CREATE SERVER shows the password of a FEDERATED or Spider server")
+		case len(words) > 1 && words[1] == "GRANTS":
+			j.danger(secretShowGrants)
+		}
 	case "DELETE", "UPDATE":
 		if !hasWord(words, "WHERE") {
 			j.danger(first + " without WHERE touches every row")
@@ -190,7 +205,8 @@ func plainShow(text string, st []token) bool {
 
 // explainOtherFormat parses "EXPLAIN [ANALYZE] FORMAT=<name> stmt" again
 // without the FORMAT clause (the parser knows JSON but not TREE, for one),
-// and judges the statement the way EXPLAIN would be judged.
+// and "EXPLAIN EXTENDED|PARTITIONS stmt" (MariaDB, MySQL 5.7) without the
+// word, and judges the statement the way EXPLAIN would be judged.
 func (a *Analyzer) explainOtherFormat(j *judgement, text string, st []token) bool {
 	switch word(text, st[0]) {
 	case "EXPLAIN", "DESCRIBE", "DESC":
@@ -201,12 +217,66 @@ func (a *Analyzer) explainOtherFormat(j *judgement, text string, st []token) boo
 	if i < len(st) && word(text, st[i]) == "ANALYZE" {
 		i++
 	}
-	if i+2 >= len(st) || word(text, st[i]) != "FORMAT" ||
-		st[i+1].kind != tokPunct || text[st[i+1].start] != '=' ||
-		(st[i+2].kind != tokWord && st[i+2].kind != tokString) {
+	var rest string
+	switch {
+	case i == 1 && i+1 < len(st) && (word(text, st[i]) == "EXTENDED" || word(text, st[i]) == "PARTITIONS"):
+		rest = text[:st[i].start] + text[st[i].end:]
+	case isFormat(text, st, i):
+		rest = text[:st[i].start] + text[st[i+2].end:]
+	default:
 		return false
 	}
-	rest := text[:st[i].start] + text[st[i+2].end:]
+	return a.judgeAgain(j, rest)
+}
+
+// isFormat reports whether st[i:] starts with FORMAT = <word or string>.
+func isFormat(text string, st []token, i int) bool {
+	return i+2 < len(st) && word(text, st[i]) == "FORMAT" &&
+		st[i+1].kind == tokPunct && text[st[i+1].start] == '=' &&
+		(st[i+2].kind == tokWord || st[i+2].kind == tokString)
+}
+
+// analyzeStatement judges MariaDB's "ANALYZE [FORMAT=JSON] stmt", which
+// runs stmt to measure it (ANALYZE DELETE deletes), as stmt itself. It
+// handles only a statement the parser reads once the prefix is gone, and
+// leaves ANALYZE TABLE and the rest to the caller.
+func (a *Analyzer) analyzeStatement(j *judgement, text string, st []token) bool {
+	if word(text, st[0]) != "ANALYZE" || len(st) < 2 {
+		return false
+	}
+	start := st[1].start
+	if isFormat(text, st, 1) {
+		if len(st) < 5 {
+			return false
+		}
+		start = st[4].start
+	}
+	return a.judgeAgain(j, text[start:])
+}
+
+// soundsLike judges "a SOUNDS LIKE b" (SOUNDEX(a) = SOUNDEX(b)), which the
+// parser lacks, as "a = b": every operand is still judged.
+func (a *Analyzer) soundsLike(j *judgement, text string, st []token) bool {
+	var b strings.Builder
+	last, found := 0, false
+	for i := 0; i+1 < len(st); i++ {
+		if word(text, st[i]) == "SOUNDS" && word(text, st[i+1]) == "LIKE" {
+			b.WriteString(text[last:st[i].start])
+			b.WriteString("=")
+			last, found = st[i+1].end, true
+		}
+	}
+	if !found {
+		return false
+	}
+	b.WriteString(text[last:])
+	return a.judgeAgain(j, b.String())
+}
+
+// judgeAgain parses text, one statement with a prefix the parser lacks
+// grammar for taken out, and judges it; false when it does not parse to
+// exactly one statement.
+func (a *Analyzer) judgeAgain(j *judgement, rest string) bool {
 	p, stmts, err := a.parse(rest)
 	if p != nil {
 		defer a.parsers.Put(p)

@@ -1,6 +1,10 @@
 package sqlrisk
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
 
 // sideEffect names the built-in functions that keep a call from being
 // auto-run, with the sentence an approval card shows. danger marks the ones
@@ -76,7 +80,10 @@ column_json column_list column_exists column_check column_create column_add
 column_delete extractvalue updatexml point linestring polygon multipoint
 multilinestring multipolygon geometrycollection geomfromtext geomfromwkb
 pointfromtext astext aswkt asbinary aswkb srid dimension envelope glength
-numpoints x y`)
+numpoints x y decode_histogram`)
+	// DATE '…', TIME '…' and TIMESTAMP '…' literals are calls of internal
+	// names in the parser's tree.
+	names = append(names, ast.DateLiteral, ast.TimeLiteral, ast.TimestampLiteral)
 	m := make(map[string]struct{}, len(names))
 	for _, n := range names {
 		m[n] = struct{}{}

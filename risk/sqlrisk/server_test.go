@@ -72,10 +72,10 @@ func TestServerReadsTextLikeTheParser(t *testing.T) {
 		{"backslash escapes a quote", `SELECT 'a\';b'`, "a';b", auto},
 		{"doubled quote", `SELECT 'a'';b'`, "a';b", auto},
 		{"block comment ends at the first close", "SELECT 1 /* x */ + 1", "2", auto},
-		{"executable comment runs", "SELECT 2 /*! + 40 */", "42", confirm},
-		{"versioned executable comment runs", "SELECT 2 /*!50000 + 40 */", "42", confirm},
-		{"mariadb executable comment runs", "SELECT 2 /*M!100000 + 40 */", "42", confirm},
-		{"tidb comment is a comment here", "SELECT 2 /*T![clustered_index] + 40 */", "2", confirm},
+		{"executable comment runs", "SELECT 2 /*! + 40 */", "42", danger},
+		{"versioned executable comment runs", "SELECT 2 /*!50000 + 40 */", "42", danger},
+		{"mariadb executable comment runs", "SELECT 2 /*M!100000 + 40 */", "42", danger},
+		{"tidb comment is a comment here", "SELECT 2 /*T![clustered_index] + 40 */", "2", danger},
 		{"trailing semicolon", "SELECT 7;", "7", auto},
 	}
 	a := newAnalyzer(t)
@@ -131,6 +131,13 @@ func TestServerRunsAutoCasesReadOnly(t *testing.T) {
 		"EXPLAIN SELECT * FROM sqlrisk_test.t WHERE id = 1",
 		"SELECT @n := COUNT(*) FROM sqlrisk_test.t",
 		"SELECT 1;",
+		"EXPLAIN EXTENDED SELECT * FROM sqlrisk_test.t WHERE id = 1",
+		"EXPLAIN PARTITIONS SELECT * FROM sqlrisk_test.t WHERE id = 1",
+		"ANALYZE SELECT * FROM sqlrisk_test.t WHERE id = 1",
+		"ANALYZE FORMAT=JSON SELECT * FROM sqlrisk_test.t",
+		"SELECT * FROM sqlrisk_test.t WHERE CAST(id AS CHAR) SOUNDS LIKE 'x'",
+		"SELECT DATE '2026-11-01', TIMESTAMP '2026-11-01 00:00:00', TIME '10:00:00'",
+		"SELECT user, host FROM mysql.user",
 	} {
 		if r := a.Analyze(q); !r.ReadOnly {
 			t.Errorf("Analyze(%q) = %+v, want read-only", q, r)

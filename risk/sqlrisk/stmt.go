@@ -17,6 +17,7 @@ func (j *judgement) statement(s ast.StmtNode) {
 	}
 	w := walker{j: j}
 	s.Accept(&w)
+	w.secrets()
 }
 
 // kind judges the statement by its kind and reports whether it is one of the
@@ -24,7 +25,15 @@ func (j *judgement) statement(s ast.StmtNode) {
 func (j *judgement) kind(s ast.StmtNode) bool {
 	never := func(what string) { j.danger(what + " is never run without approval") }
 	switch s := s.(type) {
-	case *ast.SelectStmt, *ast.SetOprStmt, *ast.ShowStmt, *ast.HelpStmt, *ast.ExplainForStmt:
+	case *ast.SelectStmt, *ast.SetOprStmt, *ast.HelpStmt, *ast.ExplainForStmt:
+		return true
+	case *ast.ShowStmt:
+		switch s.Tp {
+		case ast.ShowCreateUser:
+			j.danger(secretShowCreateUser)
+		case ast.ShowGrants:
+			j.danger(secretShowGrants)
+		}
 		return true
 	case *ast.ExplainStmt:
 		return j.explain(s)
@@ -194,6 +203,15 @@ func (j *judgement) explain(s *ast.ExplainStmt) bool {
 // tables, function arguments, ORDER BY, HAVING and joins included.
 type walker struct {
 	j *judgement
+	// secretTable names a table that holds password hashes or passwords,
+	// when the statement reads one.
+	secretTable string
+	// allColumns: the statement selects every column somewhere (*, t.*,
+	// TABLE t).
+	allColumns bool
+	// secretColumn: the statement names a column that holds a password or
+	// its hash.
+	secretColumn bool
 }
 
 // Enter implements ast.Visitor.
@@ -203,6 +221,18 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 		w.selectStmt(n)
 	case *ast.FuncCallExpr:
 		w.call(n)
+	case *ast.TableName:
+		if secretTables[tableKey(n)] {
+			w.secretTable = tableName(n)
+		}
+	case *ast.SelectField:
+		if n.WildCard != nil {
+			w.allColumns = true
+		}
+	case *ast.ColumnNameExpr:
+		if secretColumns[n.Name.Name.L] {
+			w.secretColumn = true
+		}
 	case *ast.VariableExpr:
 		if n.Value != nil && (n.IsSystem || n.IsGlobal || n.IsInstance) {
 			w.j.unknown("the query assigns a system variable")
@@ -214,7 +244,20 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 // Leave implements ast.Visitor.
 func (w *walker) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
+// secrets notes a danger when the statement read password hashes: a
+// table that holds them, with every column or a secret column named. Only
+// the names are read; SELECT user, host FROM mysql.user stays a plain read.
+func (w *walker) secrets() {
+	if w.secretTable != "" && (w.allColumns || w.secretColumn) {
+		w.j.danger("the query reads password hashes or passwords from " + w.secretTable +
+			"; name the columns you need (user, host, plugin, ...) to read the rest")
+	}
+}
+
 func (w *walker) selectStmt(s *ast.SelectStmt) {
+	if s.Kind == ast.SelectStmtKindTable {
+		w.allColumns = true
+	}
 	if s.SelectIntoOpt != nil {
 		switch s.SelectIntoOpt.Tp {
 		case ast.SelectIntoOutfile:
@@ -380,3 +423,40 @@ func leadWords(text string) string {
 }
 
 func isLetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
+
+// Reasons for SHOW statements that print password hashes.
+const (
+	secretShowCreateUser = "SHOW CREATE USER shows the account's password hash"
+	secretShowGrants     = "SHOW GRANTS shows the account's password hash on MariaDB; " +
+		"information_schema.USER_PRIVILEGES and SCHEMA_PRIVILEGES list privileges without it"
+)
+
+// secretTables are the system tables that hold password hashes or stored
+// passwords, by lower-case "schema.table". The names that no application
+// table is likely to share are listed without a schema too, for a session
+// whose default database is mysql.
+var secretTables = map[string]bool{
+	"mysql.user":              true, // MySQL; a view over global_priv on MariaDB
+	"mysql.global_priv":       true, // MariaDB: Priv holds the hash
+	"mysql.password_history":  true, // MySQL
+	"mysql.slave_master_info": true, // MySQL: User_password of the replication account
+	"mysql.servers":           true, // FEDERATED/Spider server passwords
+	"global_priv":             true,
+	"password_history":        true,
+	"slave_master_info":       true,
+}
+
+// secretColumns are the lower-case names of the columns of secretTables
+// that hold a hash or a password.
+var secretColumns = map[string]bool{
+	"authentication_string": true, "password": true, "priv": true, "user_password": true,
+}
+
+// tableKey is the lower-case "schema.table" of t, or "table" without a
+// schema.
+func tableKey(t *ast.TableName) string {
+	if t.Schema.L != "" {
+		return t.Schema.L + "." + t.Name.L
+	}
+	return t.Name.L
+}
