@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/countersign/countersign/tools"
 )
 
 func user(s string) Message      { return Message{Role: RoleUser, Content: s} }
@@ -234,3 +236,39 @@ func FuzzTrim(f *testing.F) {
 		}
 	})
 }
+
+func TestToolMessagesKeepTheContract(t *testing.T) {
+	tests := []struct {
+		name   string
+		result *tools.Result
+	}{
+		{"a bare not-run result", &tools.Result{Status: tools.StatusDenied, Error: "outside the root"}},
+		{"a result without a status", &tools.Result{}},
+		{"a not-run result with its own words", &tools.Result{Status: tools.StatusError, Message: "The server was down."}},
+		{"no result at all", nil},
+		{"a cancelled result", ptr(tools.Cancelled("Bob", "not now"))},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			msgs := toolMessages([]callState{{ID: "c1", Result: tc.result}})
+			if len(msgs) != 1 || msgs[0].ToolCallID != "c1" || msgs[0].Role != RoleTool {
+				t.Fatalf("messages = %+v, want one tool message for c1", msgs)
+			}
+			var got map[string]any
+			if err := json.Unmarshal([]byte(msgs[0].Content), &got); err != nil {
+				t.Fatalf("content is not JSON: %v", err)
+			}
+			if got["status"] == nil || got["status"] == "" {
+				t.Errorf("no status in %s", msgs[0].Content)
+			}
+			if exec, ok := got["executed"].(bool); !ok || exec {
+				t.Errorf("executed = %v in %s, want false", got["executed"], msgs[0].Content)
+			}
+			if msg, _ := got["message"].(string); strings.Count(msg, tools.DidNotRun) != 1 {
+				t.Errorf("message %q does not say once that it did not run", msg)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -165,9 +165,21 @@ func toolMessages(calls []callState) []Message {
 		if c.Result != nil {
 			res = *c.Result
 		}
-		out[i] = Message{Role: RoleTool, ToolCallID: c.ID, Content: res.JSON()}
+		out[i] = Message{Role: RoleTool, ToolCallID: c.ID, Content: forModel(res).JSON()}
 	}
 	return out
+}
+
+// forModel makes sure a result keeps SPEC §4's promise whatever the tool
+// wrote: it has a status, and one that did not run says so in words.
+func forModel(r tools.Result) tools.Result {
+	if r.Status == "" {
+		r.Status = tools.StatusError
+	}
+	if !r.Executed && !strings.Contains(r.Message, tools.DidNotRun) {
+		r.Message = strings.TrimSpace(strings.TrimSpace(r.Message) + " " + tools.DidNotRun)
+	}
+	return r
 }
 
 // reply posts text into the conversation.
