@@ -284,6 +284,8 @@ func (b *Bot) decision(e adapters.Event) {
 		return
 	}
 	if a.State != approval.Pending {
+		// Too late: nothing changes, but the click is audited like any.
+		b.audit(ctx, e, a, "click", verb, "lost: already "+string(a.State), "")
 		b.notify(e.Place, e.User, alreadyDecided(a))
 		return
 	}
@@ -336,13 +338,20 @@ func alreadyDecided(a *approval.Approval) string {
 // refuse tells the person privately why their decision changed nothing and
 // audits the refused click.
 func (b *Bot) refuse(ctx context.Context, e adapters.Event, a *approval.Approval, verb, why, notice string) {
+	b.audit(ctx, e, a, "refused_click", verb, "refused", why)
+	b.notify(e.Place, e.User, notice)
+}
+
+// audit records a click that changed nothing; a failure is only logged,
+// since nothing runs.
+func (b *Bot) audit(ctx context.Context, e adapters.Event, a *approval.Approval, kind, verb, outcome, why string) {
 	ev := approval.Event{
 		At:         b.now(),
-		Kind:       "refused_click",
+		Kind:       kind,
 		Actor:      e.User.ID,
 		ApprovalID: e.Decision.ApprovalID,
 		Decision:   verb,
-		Outcome:    "refused",
+		Outcome:    outcome,
 		Channel:    e.Place.Channel,
 		Detail:     why,
 	}
@@ -352,9 +361,8 @@ func (b *Bot) refuse(ctx context.Context, e adapters.Event, a *approval.Approval
 		ev.Rule = string(a.Verdict.Rule)
 	}
 	if err := b.store.Audit(ctx, ev); err != nil {
-		b.log.Error("audit a refused click", "err", err, "approval", ev.ApprovalID, "actor", ev.Actor)
+		b.log.Error("audit a click that changed nothing", "err", err, "kind", kind, "approval", ev.ApprovalID, "actor", ev.Actor)
 	}
-	b.notify(e.Place, e.User, notice)
 }
 
 func (b *Bot) notify(p adapters.Place, u adapters.User, text string) {

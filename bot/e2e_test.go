@@ -455,6 +455,10 @@ func TestCleanUpExpired(t *testing.T) {
 	w.say(t, "/as bob", "approve "+id)
 	w.screen.waitFor(t, `\(to bob only\) Approval `+id+` is already expired`)
 	w.end(t)
+	clicks := w.audit(t, "click", id)
+	if len(clicks) != 1 || clicks[0].Actor != "bob" || clicks[0].Outcome != "lost: already expired" {
+		t.Errorf("the late click is audited as %+v; want bob's one lost click", clicks)
+	}
 
 	if !w.exists("tmp_a") {
 		t.Error("the expired command ran")
