@@ -430,21 +430,25 @@ func (a *Agent) updateCard(ctx context.Context, rec *approval.Approval, p *tools
 // means the turn may not have been told; rec then stays unsettled and a
 // later sweep tells it (Resolve is idempotent).
 func (a *Agent) resolve(ctx context.Context, rec *approval.Approval) error {
+	last := false
 	if rec.TurnID != "" {
-		last, err := a.store.Resolve(ctx, rec.TurnID, rec.ID)
+		var err error
+		last, err = a.store.Resolve(ctx, rec.TurnID, rec.ID)
 		switch {
 		case errors.Is(err, approval.ErrNotFound):
 			a.log.InfoContext(ctx, "no suspended turn to resolve", append(logAttrs(rec), "turn", rec.TurnID)...)
 		case err != nil:
 			return fmt.Errorf("resolve turn %s with approval %s: %w", rec.TurnID, rec.ID, err)
-		case last:
-			if err := a.resume(ctx, rec.TurnID, rec); err != nil {
-				a.log.ErrorContext(ctx, "resuming a turn", "turn", rec.TurnID, "error", err)
-			}
 		}
 	}
+	// The turn knows: settled, before a resume that may take minutes.
 	if err := a.store.Settle(ctx, rec.ID); err != nil {
 		a.log.WarnContext(ctx, "settling an approval", append(logAttrs(rec), "error", err)...)
+	}
+	if last {
+		if err := a.resume(ctx, rec.TurnID, rec); err != nil {
+			a.log.ErrorContext(ctx, "resuming a turn", "turn", rec.TurnID, "error", err)
+		}
 	}
 	return nil
 }
