@@ -524,3 +524,32 @@ func TestWriteLongName(t *testing.T) {
 		t.Errorf("content %q", b)
 	}
 }
+
+// A write replaces the file with a new one, which must keep the old one's
+// owner: a 0600 config file of a service, rewritten by a bot running as
+// root, would otherwise become unreadable to that service.
+func TestWriteKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root can give a file to another owner")
+	}
+	tool := newTool(t, nil)
+	p := filepath.Join(tool.cfg.Root, "app.conf")
+	write(t, p, "old")
+	if err := os.Chmod(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(p, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if res := call(t, tool, `{"operation":"write","path":"app.conf","content":"new"}`); res.Status != tools.StatusOK {
+		t.Fatalf("write: %s", res.JSON())
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if st.Uid != 65534 || st.Gid != 65534 || fi.Mode().Perm() != 0o600 {
+		t.Errorf("owner %d:%d mode %v, want 65534:65534 and 0600", st.Uid, st.Gid, fi.Mode().Perm())
+	}
+}

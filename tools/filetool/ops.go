@@ -144,36 +144,66 @@ func (t *Tool) stat(o op) tools.Result {
 	return tools.Result{Status: tools.StatusOK, Executed: true, Data: data(t.describe(o.name, fi))}
 }
 
-// writable checks what is at o.name before a write or append: nothing, or
-// a regular file (whose mode is returned).
-func (t *Tool) writable(o op) (fs.FileMode, *tools.Result) {
+// writable checks what is at o.name before a write or append: nothing
+// (nil), or a regular file (its info).
+func (t *Tool) writable(o op) (fs.FileInfo, *tools.Result) {
 	if o.name == "." {
-		return 0, invalid(&tools.ArgError{Arg: "path", Problem: "the root itself is a directory"})
+		return nil, invalid(&tools.ArgError{Arg: "path", Problem: "the root itself is a directory"})
 	}
 	fi, err := t.root.Lstat(o.name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fileMode, nil
+		return nil, nil
 	case err != nil:
 		r := o.before(err)
-		return 0, &r
+		return nil, &r
 	case fi.IsDir():
-		return 0, invalid(&tools.ArgError{Arg: "path", Problem: fmt.Sprintf("%q is a directory", o.shown)})
+		return nil, invalid(&tools.ArgError{Arg: "path", Problem: fmt.Sprintf("%q is a directory", o.shown)})
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return 0, invalid(&tools.ArgError{Arg: "path", Problem: fmt.Sprintf("%q is a symbolic link; write to the file it points to", o.shown)})
+		return nil, invalid(&tools.ArgError{Arg: "path", Problem: fmt.Sprintf("%q is a symbolic link; write to the file it points to", o.shown)})
 	case !fi.Mode().IsRegular():
-		return 0, invalid(&tools.ArgError{Arg: "path", Problem: fmt.Sprintf("%q is a %s, not a regular file", o.shown, typeName(fi.Mode()))})
+		return nil, invalid(&tools.ArgError{Arg: "path", Problem: fmt.Sprintf("%q is a %s, not a regular file", o.shown, typeName(fi.Mode()))})
 	}
-	return fi.Mode().Perm(), nil
+	return fi, nil
+}
+
+// keepOwner gives the new file f the owner and group of the file old it
+// replaces, so a service's file stays readable to the service.
+func keepOwner(f *os.File, old fs.FileInfo) error {
+	want, ok := old.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if got, ok := fi.Sys().(*syscall.Stat_t); ok && got.Uid == want.Uid && got.Gid == want.Gid {
+		return nil
+	}
+	if err := f.Chown(int(want.Uid), int(want.Gid)); err != nil {
+		// %v, not %w: plain() would shorten a wrapped EPERM to
+		// "permission denied" and lose the reason.
+		return fmt.Errorf("the new file cannot keep the owner %d:%d of the one it replaces (%v); nothing was changed", want.Uid, want.Gid, err)
+	}
+	return nil
 }
 
 // write replaces the file atomically: the content goes to a temporary file
 // in the same directory, which is then renamed over the target, so a reader
 // sees the old file or the new one, never half of it.
+//
+// The new file keeps the old one's permissions, owner and group; when the
+// owner cannot be kept (a bot not running as root, replacing another
+// user's file), nothing is changed.
 func (t *Tool) write(o op) tools.Result {
-	mode, bad := t.writable(o)
+	old, bad := t.writable(o)
 	if bad != nil {
 		return *bad
+	}
+	mode := fileMode
+	if old != nil {
+		mode = old.Mode().Perm()
 	}
 	var suffix [6]byte
 	_, _ = rand.Read(suffix[:])
@@ -188,7 +218,12 @@ func (t *Tool) write(o op) tools.Result {
 	if err != nil {
 		return o.noParent(err)
 	}
-	_, err = io.WriteString(f, *o.content)
+	if old != nil {
+		err = keepOwner(f, old)
+	}
+	if err == nil {
+		_, err = io.WriteString(f, *o.content)
+	}
 	if err == nil {
 		err = f.Sync()
 	}
