@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // metadataHosts are host names of cloud metadata services. Their addresses
@@ -20,6 +21,7 @@ var metadataHosts = map[string]bool{
 	"metadata.tencentyun.com":      true, // Tencent Cloud
 	"metadata.platformequinix.com": true,
 	"metadata.packet.net":          true,
+	"api.metadata.cloud.ibm.com":   true, // IBM Cloud VPC
 }
 
 // metadataAddrs are metadata endpoints outside the link-local ranges, which
@@ -28,6 +30,7 @@ var metadataAddrs = []netip.Prefix{
 	netip.MustParsePrefix("fd00:ec2::254/128"),  // AWS, IPv6
 	netip.MustParsePrefix("100.100.100.200/32"), // Alibaba Cloud
 	netip.MustParsePrefix("192.0.0.192/32"),     // Oracle Cloud
+	netip.MustParsePrefix("168.63.129.16/32"),   // Azure WireServer (extensions, certificates)
 	netip.MustParsePrefix("169.254.0.0/16"),     // link-local: AWS, GCP, Azure, ECS, OpenStack...
 	netip.MustParsePrefix("fe80::/10"),          // IPv6 link-local
 }
@@ -43,10 +46,12 @@ func (p *Policy) judgeHTTP(a args) judgement {
 	if err != nil {
 		return malformed(err)
 	}
-	if !ok || strings.TrimSpace(method) == "" {
+	if !ok || method == "" {
 		method = "GET"
 	}
-	method = strings.ToUpper(strings.TrimSpace(method))
+	// Not trimmed: the tool refuses " GET" and "GET\n", so the policy does
+	// not read them as GET.
+	method = strings.ToUpper(method)
 	if !isToken(method) {
 		return malformed(fmt.Errorf("argument %q is not an HTTP method", "method"))
 	}
@@ -62,17 +67,53 @@ func (p *Policy) judgeHTTP(a args) judgement {
 	}
 	u := strings.TrimSpace(raw)
 	j.op = method + " " + u
-	if why := absurdURL(u); why != "" {
+	why, host := absurdURL(u)
+	if why != "" {
 		j.absurd = append(j.absurd, why)
 		return j
 	}
-	if readMethods[method] {
+	if !readMethods[method] {
+		j.why = []string{method + " is not a read-only HTTP method"}
+		return j
+	}
+	j.why = notRead(a, method, host)
+	if len(j.why) == 0 {
 		j.readOnly = true
 		j.why = []string{method + " is a read-only HTTP method"}
-	} else {
-		j.why = []string{method + " is not a read-only HTTP method"}
 	}
 	return j
+}
+
+// methodOverrides are the request headers with which many frameworks
+// (Rails, Express, Symfony, Google APIs) take the method from the header
+// instead of the request line: a GET carrying one may be a DELETE.
+var methodOverrides = []string{"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"}
+
+// notRead returns why a GET, HEAD or OPTIONS request is still not a plain
+// read, or nil. The arguments are well-formed (judgeHTTP checked them).
+func notRead(a args, method, host string) []string {
+	var why []string
+	if body, _, _ := a.str("body"); body != "" {
+		why = append(why, "the "+method+" request carries a body, which some APIs act on")
+	}
+	if raw, ok := a.get("headers"); ok && string(raw) != "null" {
+		h, err := parseArgs(raw)
+		if err != nil {
+			why = append(why, "the headers cannot be read: "+err.Error())
+		}
+		for _, name := range methodOverrides {
+			if v, ok, _ := h.str(name); ok {
+				why = append(why, fmt.Sprintf("the header %s: %s asks the server for another method", name, clip(v)))
+			}
+		}
+	}
+	for i := 0; i < len(host); i++ {
+		if host[i] >= utf8.RuneSelf {
+			why = append(why, fmt.Sprintf("the host %s is not plain ASCII; IDNA may map it to another name or address", clip(host)))
+			break
+		}
+	}
+	return why
 }
 
 // isToken reports whether s is a plausible HTTP method token.
@@ -89,38 +130,36 @@ func isToken(s string) bool {
 	return true
 }
 
-// absurdURL returns why a URL must never be fetched, or "".
-func absurdURL(raw string) string {
+// absurdURL returns why a URL must never be fetched, or "" and the URL's
+// normalised host.
+func absurdURL(raw string) (why, host string) {
 	if raw == "" {
-		return "the URL is empty"
+		return "the URL is empty", ""
 	}
 	for i := 0; i < len(raw); i++ {
 		if raw[i] < 0x20 || raw[i] == 0x7f {
-			return "the URL contains control characters"
+			return "the URL contains control characters", ""
 		}
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Sprintf("the URL %s does not parse", clip(raw))
+		return fmt.Sprintf("the URL %s does not parse", clip(raw)), ""
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "http", "https":
 	case "":
-		return fmt.Sprintf("the URL %s has no http or https scheme", clip(raw))
+		return fmt.Sprintf("the URL %s has no http or https scheme", clip(raw)), ""
 	default:
-		return fmt.Sprintf("the URL scheme %s: is not http or https", clip(u.Scheme))
+		return fmt.Sprintf("the URL scheme %s: is not http or https", clip(u.Scheme)), ""
 	}
 	if u.Opaque != "" {
-		return fmt.Sprintf("the URL %s has no host", clip(raw))
+		return fmt.Sprintf("the URL %s has no host", clip(raw)), ""
 	}
-	host := normalHost(u.Hostname())
+	host = normalHost(u.Hostname())
 	if host == "" {
-		return fmt.Sprintf("the URL %s has no host", clip(raw))
+		return fmt.Sprintf("the URL %s has no host", clip(raw)), ""
 	}
-	if why := forbiddenHost(host); why != "" {
-		return why
-	}
-	return ""
+	return forbiddenHost(host), host
 }
 
 // normalHost lower-cases a host name, folds full-width forms and ideographic
@@ -149,31 +188,51 @@ func forbiddenHost(host string) string {
 	if metadataHosts[host] {
 		return fmt.Sprintf("%s is a cloud metadata endpoint", host)
 	}
-	addr, ok := parseHostAddr(host)
-	if !ok {
-		// A wildcard-DNS name such as 169.254.169.254.nip.io resolves to the
-		// address spelled in its first labels.
-		labels := strings.Split(host, ".")
-		if len(labels) > 4 {
-			addr, ok = parseIPv4(strings.Join(labels[:4], "."))
-		}
-		if !ok {
-			if first, _, found := strings.Cut(host, "."); found && strings.Count(first, "-") == 3 {
-				addr, ok = parseIPv4(strings.ReplaceAll(first, "-", "."))
-			}
-		}
-		if !ok {
-			return ""
-		}
+	var addrs []netip.Addr
+	if addr, ok := parseHostAddr(host); ok {
+		addrs = []netip.Addr{addr}
+	} else {
+		addrs = spelledAddrs(host)
 	}
-	for _, a := range embeddedAddrs(addr) {
-		for _, pfx := range metadataAddrs {
-			if pfx.Contains(a) {
-				return fmt.Sprintf("%s is a link-local or cloud metadata address (%s)", host, a)
+	for _, addr := range addrs {
+		for _, a := range embeddedAddrs(addr) {
+			for _, pfx := range metadataAddrs {
+				if pfx.Contains(a) {
+					return fmt.Sprintf("%s is a link-local or cloud metadata address (%s)", host, a)
+				}
 			}
 		}
 	}
 	return ""
+}
+
+// spelledAddrs returns the IPv4 addresses a wildcard-DNS name may resolve to
+// (nip.io, sslip.io and the like): four labels in a row anywhere in the name
+// (app.169.254.169.254.nip.io), four dash-separated parts of a label
+// (app-169-254-169-254.sslip.io), or eight hexadecimal digits at the end of a
+// label (app-a9fea9fe.nip.io).
+func spelledAddrs(host string) []netip.Addr {
+	var out []netip.Addr
+	labels := strings.Split(host, ".")
+	for i := 0; i+4 <= len(labels); i++ {
+		if a, ok := parseIPv4(strings.Join(labels[i:i+4], ".")); ok {
+			out = append(out, a)
+		}
+	}
+	for _, l := range labels {
+		parts := strings.Split(l, "-")
+		for i := 0; i+4 <= len(parts); i++ {
+			if a, ok := parseIPv4(strings.Join(parts[i:i+4], ".")); ok {
+				out = append(out, a)
+			}
+		}
+		if last := parts[len(parts)-1]; len(last) == 8 {
+			if v, err := strconv.ParseUint(last, 16, 32); err == nil {
+				out = append(out, netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}))
+			}
+		}
+	}
+	return out
 }
 
 // parseHostAddr parses a host as an IP address in any spelling a resolver
@@ -243,7 +302,8 @@ func parseIPv4(s string) (netip.Addr, bool) {
 
 // embeddedAddrs returns a and the IPv4 addresses embedded in it by the
 // common IPv6 transition forms: mapped (::ffff:a.b.c.d), compatible
-// (::a.b.c.d), NAT64 (64:ff9b::/96) and 6to4 (2002::/16).
+// (::a.b.c.d), NAT64 (64:ff9b::/96, 64:ff9b:1::/48), 6to4 (2002::/16) and
+// Teredo (2001::/32).
 func embeddedAddrs(a netip.Addr) []netip.Addr {
 	out := []netip.Addr{a}
 	if !a.Is6() {
@@ -256,10 +316,12 @@ func embeddedAddrs(a netip.Addr) []netip.Addr {
 		out = append(out, a.Unmap())
 	case [10]byte(b[:10]) == zero10 && b[10] == 0 && b[11] == 0 && (b[12] != 0 || b[13] != 0):
 		out = append(out, netip.AddrFrom4([4]byte(b[12:16])))
-	case b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b:
+	case b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b: // 64:ff9b::/96 and 64:ff9b:1::/48
 		out = append(out, netip.AddrFrom4([4]byte(b[12:16])))
 	case b[0] == 0x20 && b[1] == 0x02:
 		out = append(out, netip.AddrFrom4([4]byte(b[2:6])))
+	case b[0] == 0x20 && b[1] == 0x01 && b[2] == 0 && b[3] == 0: // Teredo: the client address, inverted
+		out = append(out, netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]}))
 	}
 	return out
 }

@@ -21,7 +21,12 @@ import (
 //     for a code-level danger or when the LLM said high, else medium.
 //   - HTTP: a missing method is GET; a URL that does not parse, has no host
 //     or no http(s) scheme is blocked like a forbidden scheme; no method is
-//     a code-level danger, only GET, HEAD and OPTIONS are whitelisted.
+//     a code-level danger, only GET, HEAD and OPTIONS are whitelisted, and
+//     not when the request carries a body (some APIs act on it), a
+//     method-override header (X-HTTP-Method-Override and kin) or a host
+//     that is not plain ASCII (IDNA maps 𝟏𝟔𝟗… and ⓜⓔⓣⓐ… onto the metadata
+//     endpoint; the dialer refuses those, a person sees the rest). A method
+//     is not trimmed: the tool refuses " GET", so the policy does too.
 //     Private and loopback addresses are left to the tool's dialer.
 //   - execute_command: a workdir that leaves the root is blocked, like a
 //     file path that does.
