@@ -125,6 +125,21 @@ func TestBypasses(t *testing.T) {
 		{"sfdisk dump and delete", "sfdisk -d /dev/sda --delete /dev/sda 1", danger, "rewrites a partition table"},
 		{"crontab -l -r", "crontab -l -r", danger, "deletes every cron job"},
 		{"crontab -l -e", "crontab -l -e", unknown, "changes cron jobs"},
+
+		// Round two.
+		{"[[ -v quoted subscript ]]", "[[ -v 'a[$(touch x)]' ]]", unknown, "subscript"},
+		{"indirect expansion of a subscript", "x='a[$(touch y)]'; echo ${!x}", unknown, "${!…}"},
+		{"set -a exports assignments", "set -a; : ${LD_PRELOAD:=/tmp/x.so}; ls", unknown, "set -a"},
+		{"default assignment of a risky variable", ": ${LD_PRELOAD:=/tmp/x.so}; ls", unknown, "LD_PRELOAD"},
+		{"tree --fromfile lists a file's lines", "tree --fromfile .env", unknown, "--fromfile"},
+		{"hexdump -f format file", "hexdump -f .env a", danger, "reads a secret"},
+		{"pidstat -e runs a program", "pidstat -e touch x", unknown, "-e"},
+		{"buildx inspect --bootstrap", "docker buildx inspect --bootstrap", unknown, "--bootstrap"},
+		{"podman --runtime", "podman --runtime=/tmp/x ps", unknown, "--runtime"},
+		{"helm template --set-file secret", "helm template x ./chart --set-file cfg=.env", danger, "reads a secret"},
+		{"helm template -f secret", "helm template x ./chart -f .env", danger, "reads a secret"},
+		{"xargs -I into sh -c", "ls | xargs -I{} sh -c 'wc -l {}'", danger, "puts its input into the code"},
+		{"xargs -i into bash -c", "ls | xargs -i bash -c 'echo {}'", danger, "puts its input into the code"},
 	})
 }
 
@@ -174,5 +189,16 @@ func TestNotBypasses(t *testing.T) {
 		{"ip -4 a s", "ip -4 a s", readOnly, ""},
 		{"ip route get", "ip route get 1.1.1.1", readOnly, ""},
 		{"kube manifests", "cat /etc/kubernetes/manifests/kube-apiserver.yaml", readOnly, ""},
+		{"indirect names", "echo ${!BASH*}", readOnly, ""},
+		{"array keys", "a=(1 2); echo ${!a[@]}", readOnly, ""},
+		{"[[ -v plain ]]", "[[ -v HOME ]] && echo yes", readOnly, ""},
+		{"default of a plain variable", "echo ${NS:=default}", readOnly, ""},
+		{"xargs -I into a reader", "ls | xargs -I{} wc -l {}", readOnly, ""},
+		{"xargs sh -c with positional", "ls | xargs sh -c 'wc -l \"$@\"' _", readOnly, ""},
+		{"podman ps", "podman ps -a", readOnly, ""},
+		{"buildx ls", "docker buildx ls", readOnly, ""},
+		{"helm template values", "helm template x ./chart --set image.tag=v2 -f values-prod.yaml", readOnly, ""},
+		{"pidstat", "pidstat -u 1 3", readOnly, ""},
+		{"tree -L", "tree -L 2 /etc/nginx", readOnly, ""},
 	})
 }

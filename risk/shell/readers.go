@@ -89,7 +89,7 @@ func readers() map[string]reader {
 		"rg": r("-e -f -g -t -T -m -A -B -C -j -M -E --regexp --file --glob --iglob --type --type-not --max-count --after-context --before-context --context --threads --max-columns --encoding --sort --sortr --color --colors --max-depth --max-filesize --type-add --ignore-file --replace -r", "--pre --pre-glob -z --search-zip --hostname-bin", "runs other programs on the files").withPattern().withSecretOpts("-f --file --ignore-file"),
 		"wc": files0, "ls": anyArgs(), "stat": anyArgs(), "du": files0, "df": anyArgs(),
 		"file": r("-m -e -F -P -f --magic-file --exclude --separator --parameter --files-from", "-C --compile", "writes a compiled magic file").withSecretOpts("-m --magic-file -f --files-from"),
-		"tree": r("-L -P -I -H -T --charset --filelimit --timefmt --sort", "-o -R", "writes output files"),
+		"tree": r("-L -P -I -H -T --charset --filelimit --timefmt --sort", "-o -R --fromfile", "writes output files or lists what a file says"),
 		"cut":  files("-b -c -d -f --bytes --characters --delimiter --fields --output-delimiter"),
 		"tr":   anyArgs(), "column": files("-c -s -o -N -R -E -H -W -n -r -l"),
 		"sort": r("-k -t -S -T --key --field-separator --buffer-size --temporary-directory --parallel --batch-size --files0-from --sort --random-source", "-o --output --compress-program", "writes a file or runs a program").withContent().withSecretOpts("--files0-from"),
@@ -101,7 +101,7 @@ func readers() map[string]reader {
 		"expand": files("-t --tabs"), "unexpand": files("-t --tabs"),
 		"strings": files("-n -t -e -T --bytes --radix --encoding --target"),
 		"xxd":     files("-c -g -l -o -s -n").withMax(1),
-		"hexdump": files("-e -f -n -s"), "od": files("-A -j -N -t -w --address-radix --skip-bytes --read-bytes --format --width"),
+		"hexdump": files("-e -f -n -s").withSecretOpts("-f"), "od": files("-A -j -N -t -w --address-radix --skip-bytes --read-bytes --format --width"),
 		"base64": r("-w --wrap", "-o --output", "writes a file").withContent(),
 		"base32": files("-w --wrap"),
 		"md5sum": sum, "sha1sum": sum, "sha224sum": sum, "sha256sum": sum, "sha384sum": sum, "sha512sum": sum, "b2sum": sum, "cksum": sum, "sum": sum,
@@ -136,7 +136,7 @@ func readers() map[string]reader {
 		// System state.
 		"uptime": anyArgs(), "free": anyArgs(), "ps": r("-o -p -u -U -g -G -t -C -O -q -s --sort --format --pid --ppid --user --group --cols --columns --rows --lines --width", "", "").withCheck(psCheck), "pgrep": anyArgs(), "pidof": anyArgs(),
 		"top":    r("-d -n -p -u -U -o -w -E -e -O", "", "").withCheck(topCheck),
-		"vmstat": anyArgs(), "iostat": anyArgs(), "mpstat": anyArgs(), "pidstat": anyArgs(),
+		"vmstat": anyArgs(), "iostat": anyArgs(), "mpstat": anyArgs(), "pidstat": r("", "-e", "runs a program"),
 		"sar":  r("-f -e -s -i -P -n -I -q -m -o", "-o", "writes a data file"),
 		"lsof": anyArgs(), "netstat": anyArgs(), "lscpu": anyArgs(), "lsblk": anyArgs(), "blkid": r("-c -o -s -t -L -U -n -u -O -S", "-g --garbage-collect", "cleans the device cache"),
 		"findmnt": anyArgs(), "lsmod": anyArgs(), "lspci": anyArgs(), "lsusb": anyArgs(), "lsns": anyArgs(),
@@ -451,11 +451,11 @@ func testCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
 
 // setShort are the letters of set options that change nothing outside the
 // shell and no later command's meaning. Left out: -k (assignments after
-// a command name go to its environment: set -k; ls LD_PRELOAD=x), -H and
-// -T, -p.
-const setShort = "abBCeEfhmnuvxt"
+// a command name go to its environment: set -k; ls LD_PRELOAD=x), -a
+// (every later assignment is exported, ${LD_PRELOAD:=x} too), -H, -T, -p.
+const setShort = "bBCeEfhmnuvxt"
 
-var setLong = []string{"allexport", "braceexpand", "errexit", "errtrace", "hashall", "monitor", "noclobber",
+var setLong = []string{"braceexpand", "errexit", "errtrace", "hashall", "monitor", "noclobber",
 	"noexec", "noglob", "nounset", "pipefail", "verbose", "xtrace", "notify", "onecmd", "ignoreeof", "nolog"}
 
 // setCheck: set -e, set -o pipefail, set -- a b change the shell's own state

@@ -383,6 +383,21 @@ func dockerCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	if sub == "compose" {
 		return compose(j, c.name+" compose", rest[1:])
 	}
+	if c.name == "podman" {
+		for _, a := range c.args[:len(c.args)-len(rest)] {
+			// The runtime, conmon and hooks are programs podman runs.
+			for _, bad := range []string{"--runtime", "--conmon", "--hooks-dir", "--network-cmd-path", "--module", "--ssh"} {
+				if strings.HasPrefix(a.text, bad) {
+					return "podman " + a.text + " points podman at other programs"
+				}
+			}
+		}
+	}
+	for _, a := range rest[1:] {
+		if a.text == "--bootstrap" {
+			return c.name + " " + sub + " --bootstrap starts a builder"
+		}
+	}
 	if in(sub, dockerReads...) {
 		return ""
 	}
@@ -545,6 +560,13 @@ func helmCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		return "helm with no command"
 	}
 	for _, a := range c.args {
+		// -f .env, --set-file key=.env: files rendered into the output.
+		for _, piece := range strings.Split(a.text, ",") {
+			if i := strings.LastIndexByte(piece, '='); i >= 0 {
+				piece = piece[i+1:]
+			}
+			j.secret("helm", arg{text: piece, dynamic: a.dynamic})
+		}
 		switch t := a.text; {
 		case strings.HasPrefix(t, "--kube-apiserver"):
 			return "helm " + t + " sends the cluster credentials to another server"

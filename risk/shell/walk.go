@@ -125,8 +125,21 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 		if n.Exp != nil && n.Exp.Op == syntax.OtherParamOps && n.Exp.Word != nil && strings.Contains(word(n.Exp.Word).text, "P") {
 			j.unknown("${…@P} expands a value as a prompt, which runs command substitutions")
 		}
-		if n.Index != nil && !constArith(n.Index) || n.Slice != nil && !(constArith(n.Slice.Offset) && constArith(n.Slice.Length)) {
+		if n.Index != nil && !constArith(n.Index) && !wholeArray(n.Index) || n.Slice != nil && !(constArith(n.Slice.Offset) && constArith(n.Slice.Length)) {
 			j.unknown("array index on variables can run code hidden in their values")
+		}
+		if n.Excl && n.Names == 0 && n.Index == nil {
+			// ${!x}: x may hold a[$(cmd)], whose subscript is evaluated.
+			j.unknown("${!…} expands a variable named at run time, which can run code")
+		}
+		if n.Param != nil && n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) && riskyVar(n.Param.Value) {
+			j.unknown("${" + n.Param.Value + ":=…} sets " + n.Param.Value + ", which changes what later commands do")
+		}
+	case *syntax.UnaryTest:
+		if n.Op == syntax.TsVarSet || n.Op == syntax.TsRefVar {
+			if w, ok := n.X.(*syntax.Word); ok && strings.ContainsAny(word(w).text, "[") && strings.ContainsAny(word(w).text, "$`") {
+				j.unknown("-v " + word(w).text + " evaluates an array subscript, which can run code")
+			}
 		}
 	case *syntax.BinaryTest:
 		if n.Op >= syntax.TsEql && n.Op <= syntax.TsGtr && !(constArith(n.X) && constArith(n.Y)) {
@@ -136,6 +149,17 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 		j.unknown("coproc starts a background process")
 	}
 	return true
+}
+
+// wholeArray reports whether an index is [@] or [*]: every element, no
+// arithmetic.
+func wholeArray(x syntax.ArithmExpr) bool {
+	w, ok := x.(*syntax.Word)
+	if !ok || len(w.Parts) != 1 {
+		return false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	return ok && (l.Value == "@" || l.Value == "*")
 }
 
 // constArith reports whether an arithmetic expression (or test operand)

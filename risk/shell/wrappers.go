@@ -220,7 +220,41 @@ func xargs(j *judge, c *cmd) {
 	if len(rest) == 0 {
 		return // xargs alone is echo
 	}
+	if splicesCode(opts, rest) {
+		// ls | xargs -I{} sh -c 'wc -l {}': a file named $(rm -rf ~) runs.
+		j.danger(c.name + " -I puts its input into the code " + rest[0].text + " runs")
+	}
 	j.feed(c.name, rest, c.depth)
+}
+
+// splicesCode reports whether xargs -I R (or -i, R={}) hands a shell or
+// an interpreter a script that holds R, which the input replaces.
+func splicesCode(opts []opt, rest []arg) bool {
+	repl := ""
+	for _, o := range opts {
+		switch {
+		case o.is('I', ""):
+			repl = o.value.text
+		case o.is('i', "replace"):
+			repl = "{}"
+			if o.hasValue && o.value.text != "" {
+				repl = o.value.text
+			}
+		}
+	}
+	if repl == "" {
+		return false
+	}
+	name, _, _ := commandName(rest[0])
+	if !shells[name] && !interpreterKnown(name) && name != "eval" && name != "bash" {
+		return false
+	}
+	for _, a := range rest[1:] {
+		if strings.Contains(a.text, repl) {
+			return true
+		}
+	}
+	return false
 }
 
 // argFile: xargs -a FILE echo hands the lines of FILE to the command, which
