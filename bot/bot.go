@@ -302,8 +302,13 @@ func (b *Bot) decision(e adapters.Event) {
 			b.failPrivate(ctx, e.Place, e.User, "Your decision on "+d.ApprovalID+" could not be recorded", err)
 			return
 		}
-		if !res.Won && res.Approval != nil {
+		switch {
+		case !res.Won && res.Approval != nil:
 			b.notify(e.Place, e.User, alreadyDecided(res.Approval))
+		case d.Approve && res.Approval != nil && res.Approval.State == approval.Expired:
+			// The deadline passed between the card and the click: the
+			// approval expired instead, and this person should know.
+			b.notify(e.Place, e.User, "Approval "+d.ApprovalID+" expired before your approval arrived, so it did not run.")
 		}
 	})
 }

@@ -468,6 +468,22 @@ func TestCleanUpExpired(t *testing.T) {
 	}
 }
 
+// TestApprovalPastTheDeadline: an approval that arrives after the deadline
+// but before the sweep expires the card instead, and the approver is told.
+func TestApprovalPastTheDeadline(t *testing.T) {
+	w := newWorld(t, setup{files: []string{"tmp_a"}, fakeClock: true, botCfg: bot.Config{SweepInterval: time.Hour}})
+	w.say(t, "!run rm -rf ./tmp_*")
+	id := w.screen.waitFor(t, cardRE)[1]
+	w.clock.Advance(16 * time.Minute)
+	w.say(t, "/as bob", "approve "+id)
+	w.screen.waitFor(t, `● expired at `)
+	w.screen.waitFor(t, `\(to bob only\) Approval `+id+` expired before your approval arrived, so it did not run\.`)
+	w.end(t)
+	if !w.exists("tmp_a") {
+		t.Error("the late approval ran the command")
+	}
+}
+
 func TestDecisionPolicy(t *testing.T) {
 	no := false
 	tests := []struct {
