@@ -315,3 +315,55 @@ func BenchmarkDecideClaim(b *testing.B) {
 	s := redisstore.New(newClient(b), redisstore.Options{Prefix: prefix(), Logger: quiet()})
 	approvaltest.BenchDecideClaim(b, s)
 }
+
+// TestStaleUnsettledEntries: cs:unsettled entries left by transitions that
+// never happened (a decider that died before its script, a record gone)
+// are dropped once old, never listed, and never hide a real one behind
+// the limit; a recent entry of a pending record stays, since its decide
+// may be in flight.
+func TestStaleUnsettledEntries(t *testing.T) {
+	ctx := context.Background()
+	p := prefix()
+	s := open(t, p)
+	raw := newClient(t)
+	key := p + ":unsettled"
+	old, _, err := s.Create(ctx, approvaltest.Sample("call-old"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, _, err := s.Create(ctx, approvaltest.Sample("call-fresh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decided, _, err := s.Create(ctx, approvaltest.Sample("call-decided"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := decided.CreatedAt.Add(time.Minute)
+	if _, err := s.Decide(ctx, decided.ID, approval.Cancelled, approval.User{ID: "U2"}, "", at); err != nil {
+		t.Fatal(err)
+	}
+	ghost := approval.NewID()
+	raw.ZAdd(ctx, key,
+		redis.Z{Score: 0, Member: old.ID},
+		redis.Z{Score: 0, Member: ghost},
+		redis.Z{Score: float64(at.Add(time.Minute).UnixMilli()), Member: fresh.ID},
+	)
+	// With limit 1 the stale entries, which sort first, would fill the
+	// answer: Unsettled reads on past them.
+	got, err := s.Unsettled(ctx, at, at.Add(time.Hour), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].ID != decided.ID {
+		t.Errorf("Unsettled = %d records, want just %s", len(got), decided.ID)
+	}
+	members, err := raw.ZRange(ctx, key, 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{decided.ID: true, fresh.ID: true}
+	if len(members) != len(want) || !want[members[0]] || !want[members[1]] {
+		t.Errorf("%s holds %v after the reader ran, want the decided and the fresh pending entries", key, members)
+	}
+}
