@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/countersign/countersign/risk/sensitive"
 )
 
 // fileOps are the operations of file_operations; true marks the read-only
@@ -52,6 +54,11 @@ func (p *Policy) judgeFile(a args) judgement {
 	j.op = op + " " + clean
 	if why, ok := p.sensitive.Match(name); ok {
 		j.danger = append(j.danger, why)
+	}
+	if op == "write" || op == "append" {
+		if why, ok := sensitive.RunsLater(clean); ok {
+			j.danger = append(j.danger, why)
+		}
 	}
 	if op == "delete" && recursive {
 		j.danger = append(j.danger, "recursive delete of "+clip(clean))

@@ -1,7 +1,9 @@
 // Package sensitive recognises paths that hold secrets (SPEC §2 rule 4):
 // .env files, keys and certificates, SSH and cloud credentials, kubeconfig
-// files, /etc/shadow and the like. Both the shell and the file rules use it,
-// so that `cat .env` and a file read of .env are judged alike.
+// files, shell and client histories, /etc/shadow and the like. Both the
+// shell and the file rules use it, so that `cat .env` and a file read of
+// .env are judged alike. It also recognises paths where a write plants code
+// that runs later (RunsLater).
 package sensitive
 
 import (
@@ -10,27 +12,36 @@ import (
 	"strings"
 )
 
-// Defaults are the patterns of SPEC §2. A pattern with a slash matches a path
-// suffix ("/.aws/credentials"); a pattern ending in a slash matches any path
-// inside such a directory (".ssh/"); any other pattern is matched against the
-// base name with path.Match.
+// Defaults are the patterns of SPEC §2 and their kin. A pattern with a slash
+// matches the last segments of a path, each segment with path.Match
+// ("/proc/*/environ", ".aws/credentials"); a pattern ending in a slash
+// matches any path inside such a directory (".ssh/"); any other pattern is
+// matched against the base name with path.Match. Matching ignores case:
+// on a case-insensitive file system .ENV is .env.
 var Defaults = []string{
-	".env", ".env.*", "*.env",
-	"*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", "*.jks",
-	"id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
-	".ssh/", ".gnupg/",
+	".env", ".env.*", "*.env", ".envrc",
+	"*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", "*.jks", "*.ppk", "*.kdbx",
+	"id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "ssh_host_*_key",
+	".ssh/", ".gnupg/", ".password-store/",
 	".aws/credentials", ".aws/config", ".azure/", ".config/gcloud/",
-	".netrc", ".git-credentials", ".pgpass", ".my.cnf", ".npmrc", ".pypirc",
-	".docker/config.json",
-	"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d/",
-	"kubeconfig", "*.kubeconfig", ".kube/config", ".kube/",
-	".vault-token", "credentials.json", "service-account*.json",
+	".netrc", ".git-credentials", ".git/config", ".pgpass", ".my.cnf", ".mylogin.cnf",
+	".npmrc", ".pypirc", ".boto", ".s3cfg", ".dockercfg", ".htpasswd", ".vault-token",
+	".docker/config.json", ".config/gh/hosts.yml", ".cargo/credentials", ".cargo/credentials.toml",
+	".gem/credentials", ".terraform.d/credentials.tfrc.json", "*.tfstate", "*.tfstate.backup",
+	"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d/", "/etc/ssl/private/",
+	"/etc/mysql/debian.cnf", "run/secrets/",
+	"kubeconfig*", "*.kubeconfig", ".kube/config", ".kube/",
+	"*credentials*.json", "service-account*.json",
+	// Histories hold what was typed, passwords included.
+	".*_history", ".histfile", "fish_history",
+	// Process environments hold the secrets a process was given.
+	"/proc/*/environ", "/proc/*/task/*/environ",
 }
 
 type pattern struct {
-	text   string
-	dir    bool // ".ssh/": anything inside a directory of that name
-	suffix bool // contains a slash: matches a path suffix
+	text     string   // lower case
+	dir      bool     // ".ssh/": anything inside a directory of that name
+	segments []string // "a/b": the last segments of a path, each a path.Match pattern
 }
 
 // Matcher matches paths against the default patterns and any extra ones
@@ -48,15 +59,20 @@ func New(extra []string) (*Matcher, error) {
 			if strings.TrimSpace(p) == "" {
 				return nil, fmt.Errorf("sensitive path pattern %q is empty", p)
 			}
-			pt := pattern{text: p}
+			pt := pattern{text: strings.ToLower(p)}
 			switch {
 			case strings.HasSuffix(p, "/"):
 				pt.dir = true
-				pt.text = strings.Trim(p, "/")
+				pt.text = strings.Trim(pt.text, "/")
 			case strings.Contains(p, "/"):
-				pt.suffix = true
+				pt.segments = strings.Split(strings.Trim(pt.text, "/"), "/")
+				for _, s := range pt.segments {
+					if _, err := path.Match(s, ""); err != nil {
+						return nil, fmt.Errorf("sensitive path pattern %q: %w", p, err)
+					}
+				}
 			default:
-				if _, err := path.Match(p, ""); err != nil {
+				if _, err := path.Match(pt.text, ""); err != nil {
 					return nil, fmt.Errorf("sensitive path pattern %q: %w", p, err)
 				}
 			}
@@ -68,32 +84,70 @@ func New(extra []string) (*Matcher, error) {
 
 // Match reports whether p names a sensitive path, and a short reason that
 // names the pattern. p may be relative or absolute, with or without ./ or a
-// trailing slash.
+// trailing slash; case is ignored.
 func (m *Matcher) Match(p string) (reason string, ok bool) {
 	if p == "" {
 		return "", false
 	}
-	clean := path.Clean("/" + strings.ReplaceAll(p, `\`, "/"))
+	clean := path.Clean("/" + strings.ToLower(strings.ReplaceAll(p, `\`, "/")))
 	base := path.Base(clean)
+	var segs []string // the segments of clean, split once when needed
 	for _, pt := range m.patterns {
 		switch {
 		case pt.dir:
-			seg := "/" + pt.text
-			if strings.Contains(clean+"/", seg+"/") {
+			if strings.Contains(clean+"/", "/"+pt.text+"/") {
 				return fmt.Sprintf("%s is inside %s/, which holds secrets", p, pt.text), true
 			}
-		case pt.suffix:
-			want := pt.text
-			if !strings.HasPrefix(want, "/") {
-				want = "/" + want
+		case pt.segments != nil:
+			if segs == nil {
+				segs = strings.Split(clean[1:], "/")
 			}
-			if clean == want || strings.HasSuffix(clean, want) {
+			if matchTail(pt.segments, segs) {
 				return fmt.Sprintf("%s is a sensitive path (%s)", p, pt.text), true
 			}
 		default:
 			if ok, _ := path.Match(pt.text, base); ok {
 				return fmt.Sprintf("%s is a sensitive path (%s)", p, pt.text), true
 			}
+		}
+	}
+	return "", false
+}
+
+// matchTail reports whether the last len(pat) segments of segs match pat,
+// segment by segment.
+func matchTail(pat, segs []string) bool {
+	if len(pat) > len(segs) {
+		return false
+	}
+	tail := segs[len(segs)-len(pat):]
+	for i, p := range pat {
+		if ok, _ := path.Match(p, tail[i]); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// RunsLater reports whether writing p plants code that runs later (shell
+// start-up files, cron, systemd units, git hooks, authorized_keys, the
+// preload list), with a short reason. Such a write is a danger even when
+// nothing runs now.
+func RunsLater(p string) (reason string, ok bool) {
+	if p == "" {
+		return "", false
+	}
+	clean := path.Clean("/" + strings.ReplaceAll(p, `\`, "/"))
+	switch path.Base(clean) {
+	case ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
+		".zshenv", ".zlogin", ".envrc", "authorized_keys", "authorized_keys2", "ld.so.preload", "crontab":
+		return fmt.Sprintf("writing %s plants code that runs later", p), true
+	}
+	for _, dir := range []string{"/etc/cron", "/etc/systemd/", "/etc/profile", "/etc/rc", "/etc/init.d/",
+		"/etc/bash", "/var/spool/cron/", "/lib/systemd/", "/usr/lib/systemd/", "/.config/systemd/",
+		"/.config/autostart/", "/.git/hooks/"} {
+		if strings.Contains(clean, dir) {
+			return fmt.Sprintf("writing %s plants code that runs later", p), true
 		}
 	}
 	return "", false

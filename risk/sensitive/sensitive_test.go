@@ -30,6 +30,26 @@ func TestMatch(t *testing.T) {
 		{"kube config", "/root/.kube/config", true},
 		{"extra glob", "app.secret", true},
 		{"extra dir", "deploy/vault/token", true},
+		{"env in capitals", ".ENV", true},
+		{"ssh dir in capitals", "home/bob/.SSH/config", true},
+		{"git config", "repo/.git/config", true},
+		{"kubeconfig with an extension", "kubeconfig.yaml", true},
+		{"bash history", "/root/.bash_history", true},
+		{"mysql history", ".mysql_history", true},
+		{"zsh histfile", ".histfile", true},
+		{"fish history", ".local/share/fish/fish_history", true},
+		{"proc environ", "/proc/self/environ", true},
+		{"proc pid environ", "/proc/1234/environ", true},
+		{"proc task environ", "/proc/1/task/1/environ", true},
+		{"proc cmdline is not environ", "/proc/self/cmdline", false},
+		{"environ outside proc", "docs/environ", false},
+		{"terraform state", "terraform.tfstate", true},
+		{"host key", "/etc/ssh/ssh_host_ed25519_key", true},
+		{"host public key is public", "/etc/ssh/ssh_host_ed25519_key.pub", false},
+		{"docker secrets", "/run/secrets/db_password", true},
+		{"debian mysql maintenance account", "/etc/mysql/debian.cnf", true},
+		{"history-like data file", "order_history.csv", false},
+		{"plain git file", ".git/HEAD", false},
 		{"plain file", "README.md", false},
 		{"passwd is public", "/etc/passwd", false},
 		{"env-like name", "environment.go", false},
@@ -55,5 +75,36 @@ func TestNewRejectsBadPattern(t *testing.T) {
 	}
 	if _, err := New([]string{"  "}); err == nil {
 		t.Fatal("want an error for an empty pattern")
+	}
+}
+
+func TestRunsLater(t *testing.T) {
+	tests := []struct {
+		name string
+		path string
+		want bool
+	}{
+		{"bashrc", ".bashrc", true},
+		{"profile in a home", "/home/bob/.profile", true},
+		{"authorized_keys", ".ssh/authorized_keys", true},
+		{"git hook", "repo/.git/hooks/post-merge", true},
+		{"cron.d", "/etc/cron.d/job", true},
+		{"user systemd unit", ".config/systemd/user/a.service", true},
+		{"direnv", ".envrc", true},
+		{"dots onto bashrc", "logs/../.bashrc", true},
+		{"a log", "logs/app.log", false},
+		{"a git object", ".git/objects/ab/cdef", false},
+		{"empty", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			why, got := RunsLater(tt.path)
+			if got != tt.want {
+				t.Fatalf("RunsLater(%q) = %v (%q), want %v", tt.path, got, why, tt.want)
+			}
+			if got && why == "" {
+				t.Fatalf("RunsLater(%q) gave no reason", tt.path)
+			}
+		})
 	}
 }
