@@ -553,3 +553,29 @@ func TestWriteKeepsOwner(t *testing.T) {
 		t.Errorf("owner %d:%d mode %v, want 65534:65534 and 0600", st.Uid, st.Gid, fi.Mode().Perm())
 	}
 }
+
+// Opening a FIFO for reading waits for a writer: list and read of one
+// return at once, refusing it.
+func TestFIFOsNeverHang(t *testing.T) {
+	tool := newTool(t, nil)
+	if err := syscall.Mkfifo(filepath.Join(tool.cfg.Root, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []string{"read", "list", "stat", "exists"} {
+		done := make(chan tools.Result, 1)
+		go func() { done <- call(t, tool, `{"operation":"`+op+`","path":"fifo"}`) }()
+		select {
+		case res := <-done:
+			if (op == "read" || op == "list") && (res.Status != tools.StatusError || !strings.Contains(res.Error, "fifo")) {
+				t.Errorf("%s: %s, want it refused as a fifo", op, res.JSON())
+			}
+		case <-time.After(2 * time.Second):
+			// Let the stuck open go: open the FIFO for writing.
+			if w, err := os.OpenFile(filepath.Join(tool.cfg.Root, "fifo"), os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				time.Sleep(10 * time.Millisecond)
+				w.Close()
+			}
+			t.Fatalf("%s of a FIFO hung", op)
+		}
+	}
+}

@@ -72,7 +72,12 @@ func (t *Tool) read(o op) tools.Result {
 const maxDirEntries = 100000
 
 func (t *Tool) list(o op) tools.Result {
-	f, err := t.root.Open(o.name)
+	// O_DIRECTORY: anything else fails at once; opening a FIFO to read
+	// would wait for a writer.
+	f, err := t.root.OpenFile(o.name, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ENOTDIR) && !escapes(err) {
+		return *invalid(&tools.ArgError{Arg: "path", Problem: fmt.Sprintf("%q is not a directory; use stat or read", o.shown)})
+	}
 	if err != nil {
 		return o.before(err)
 	}

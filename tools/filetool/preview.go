@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"syscall"
 
 	"github.com/countersign/countersign/tools"
 )
@@ -73,7 +75,7 @@ func (t *Tool) what(o op, fi fs.FileInfo) string {
 }
 
 func (t *Tool) countDir(name string) (int, error) {
-	f, err := t.root.Open(name)
+	f, err := t.root.OpenFile(name, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return 0, err
 	}
