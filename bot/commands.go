@@ -181,9 +181,11 @@ func (b *Bot) pending(ctx context.Context, p adapters.Place) {
 	var s strings.Builder
 	fmt.Fprintf(&s, "%s waiting in this channel:", plural(len(list), "approval"))
 	for _, a := range list {
-		op, _, _ := strings.Cut(operation(a.Tool, a.Args), "\n")
-		if shown, cut := cutRunes(op, 80); cut {
-			op = shown + "…"
+		// One line per approval; a cut is always marked, so nobody takes
+		// the first line of an operation for all of it.
+		op, _, more := strings.Cut(operation(a.Tool, a.Args), "\n")
+		if shown, cut := cutRunes(op, 80); cut || more {
+			op = shown + " …"
 		}
 		fmt.Fprintf(&s, "\n  %s  %s: %s (asked by %s, risk %s, expires %s)",
 			a.ID, a.Tool, op, userName(a.Requester), a.Verdict.Risk, a.ExpiresAt.UTC().Format(stamp))

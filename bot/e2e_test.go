@@ -536,6 +536,7 @@ func TestDirectCommands(t *testing.T) {
 		{"usage", []string{"!run"}, `Usage: !run <command>`},
 		{"sql is off", []string{"!sql SELECT 1"}, `SQL is off here`},
 		{"nothing pending", []string{"!pending"}, `No approvals are waiting in this channel\.`},
+		{"a pending list marks an operation it cuts", []string{"!file write notes.txt hi", "!pending"}, `[a-z2-7]{26}  file_operations: write notes\.txt … \(asked by alice`},
 		{"talk without a model", []string{"what is using the disk?"}, `(?i)no (language )?model is configured`},
 		{"blocked", []string{"!run rm -rf /"}, `(?i)block`},
 		{"file list runs at once", []string{"!file write notes.txt hi", "!file list"}, `(?s)type: approve [a-z2-7]{26}.*countersign: .*keep\.txt`},
