@@ -514,3 +514,30 @@ func TestEscapedProcessesDoNotSurvive(t *testing.T) {
 		})
 	}
 }
+
+// Commands running side by side never take each other for leftovers: the
+// sweep at the end of one leaves the other's shell alone.
+func TestConcurrentRunsSurviveEachOthersSweeps(t *testing.T) {
+	tool := newTool(t, nil)
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for i := range 8 {
+		wg.Go(func() {
+			for j := range 5 {
+				cmd := "sleep 0.0$RANDOM; echo ok"
+				if (i+j)%3 == 0 {
+					cmd = "setsid sleep 100 & sleep 0.05; echo ok"
+				}
+				res := run(t, tool, cmdArgs{Command: cmd, Timeout: seconds(20)})
+				if res.Status != tools.StatusOK || res.Stdout != "ok\n" {
+					errs <- res.JSON()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Errorf("a run failed: %s", e)
+	}
+}
