@@ -8,7 +8,9 @@ import (
 
 // sideEffect names the built-in functions that keep a call from being
 // auto-run, with the sentence an approval card shows. danger marks the ones
-// SPEC §2 rule 4 lists.
+// SPEC §2 rule 4 lists, and GET_LOCK: its lock stays with the pooled
+// connection after the call, and a read-only transaction does not refuse
+// it, so the LLM's low risk_level must not auto-run it.
 var sideEffect = map[string]struct {
 	reason string
 	danger bool
@@ -16,7 +18,7 @@ var sideEffect = map[string]struct {
 	"load_file":                         {"LOAD_FILE() reads a file on the database server", true},
 	"sleep":                             {"SLEEP() holds the connection and does nothing", false},
 	"benchmark":                         {"BENCHMARK() burns server CPU", false},
-	"get_lock":                          {"GET_LOCK() takes a named lock that outlives the query", false},
+	"get_lock":                          {"GET_LOCK() takes a named lock that outlives the query and the read-only transaction", true},
 	"release_lock":                      {"RELEASE_LOCK() releases a named lock", false},
 	"release_all_locks":                 {"RELEASE_ALL_LOCKS() releases named locks", false},
 	"nextval":                           {"NEXTVAL() advances a sequence", false},

@@ -164,3 +164,41 @@ func TestServerRunsAutoCasesReadOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestServerGetLockOutlivesReadOnly: GET_LOCK succeeds inside a read-only
+// transaction and its lock outlives it on the same connection, so only the
+// analyzer keeps it from being auto-run (it is a danger).
+func TestServerGetLockOutlivesReadOnly(t *testing.T) {
+	db := openPinned(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatalf("connection: %v", err)
+	}
+	defer conn.Close()
+	const q = "SELECT GET_LOCK('sqlrisk_test_lock', 0)"
+	if v := verdictOf(newAnalyzer(t).Analyze(q)); v != danger {
+		t.Fatalf("Analyze(%q) = %s, want danger", q, v)
+	}
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("begin read-only: %v", err)
+	}
+	var got sql.NullInt64
+	if err := tx.QueryRowContext(ctx, q).Scan(&got); err != nil {
+		t.Fatalf("GET_LOCK in a read-only transaction: %v", err)
+	}
+	tx.Rollback()
+	if !got.Valid || got.Int64 != 1 {
+		t.Fatalf("GET_LOCK = %v, want 1", got)
+	}
+	var holder sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT IS_USED_LOCK('sqlrisk_test_lock')").Scan(&holder); err != nil {
+		t.Fatalf("IS_USED_LOCK: %v", err)
+	}
+	if !holder.Valid {
+		t.Fatalf("the lock was released with the read-only transaction; GET_LOCK could be confirmed only")
+	}
+	conn.ExecContext(ctx, "DO RELEASE_LOCK('sqlrisk_test_lock')")
+}
