@@ -24,7 +24,7 @@ func card(a *approval.Approval, p *tools.Progress, now time.Time, outputCap int)
 	c := adapters.Card{
 		ApprovalID:   a.ID,
 		Title:        title(a.Tool),
-		Requester:    userName(a.Requester),
+		Requester:    who(a.Requester),
 		Conversation: a.Conversation.Channel,
 		Tool:         a.Tool,
 		Operation:    operation(a.Tool, a.Args),
@@ -49,7 +49,7 @@ func card(a *approval.Approval, p *tools.Progress, now time.Time, outputCap int)
 
 	decided := ""
 	if a.DecidedBy != nil {
-		decided = " by " + userName(*a.DecidedBy)
+		decided = " by " + who(*a.DecidedBy)
 	}
 	at := ""
 	if !a.DecidedAt.IsZero() {
@@ -99,6 +99,16 @@ func userName(u approval.User) string {
 		return u.Name
 	}
 	return u.ID
+}
+
+// who names a person on a card: the display name with the platform id when
+// they differ ("Alice (U0123)"), since a display name alone is whatever
+// someone chose to be called.
+func who(u approval.User) string {
+	if u.Name == "" || u.Name == u.ID || u.ID == "" {
+		return userName(u)
+	}
+	return u.Name + " (" + u.ID + ")"
 }
 
 func title(tool string) string {
