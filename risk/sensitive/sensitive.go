@@ -39,9 +39,44 @@ var Defaults = []string{
 }
 
 type pattern struct {
-	text     string   // lower case
-	dir      bool     // ".ssh/": anything inside a directory of that name
-	segments []string // "a/b": the last segments of a path, each a path.Match pattern
+	text     string // lower case
+	dir      bool   // ".ssh/": anything inside a directory of that name
+	segments []glob // "a/b": the last segments of a path
+	base     glob   // otherwise: the base name
+}
+
+// glob is one path.Match pattern, with a fast path for the common shapes:
+// a literal, or one '*' between a literal prefix and suffix.
+type glob struct {
+	text           string
+	simple         bool // text is a literal, or prefix*suffix
+	prefix, suffix string
+	star           bool
+}
+
+func newGlob(text string) (glob, error) {
+	if _, err := path.Match(text, ""); err != nil {
+		return glob{}, err
+	}
+	g := glob{text: text}
+	if !strings.ContainsAny(text, `?[\`) && strings.Count(text, "*") <= 1 {
+		g.simple = true
+		g.prefix, g.suffix, g.star = strings.Cut(text, "*")
+	}
+	return g, nil
+}
+
+func (g glob) match(name string) bool {
+	if !g.simple {
+		ok, _ := path.Match(g.text, name)
+		return ok
+	}
+	if !g.star {
+		return name == g.prefix
+	}
+	// path.Match's '*' does not cross a '/', and names here hold none.
+	return len(name) >= len(g.prefix)+len(g.suffix) &&
+		strings.HasPrefix(name, g.prefix) && strings.HasSuffix(name, g.suffix)
 }
 
 // Matcher matches paths against the default patterns and any extra ones
@@ -65,16 +100,19 @@ func New(extra []string) (*Matcher, error) {
 				pt.dir = true
 				pt.text = strings.Trim(pt.text, "/")
 			case strings.Contains(p, "/"):
-				pt.segments = strings.Split(strings.Trim(pt.text, "/"), "/")
-				for _, s := range pt.segments {
-					if _, err := path.Match(s, ""); err != nil {
+				for _, s := range strings.Split(strings.Trim(pt.text, "/"), "/") {
+					g, err := newGlob(s)
+					if err != nil {
 						return nil, fmt.Errorf("sensitive path pattern %q: %w", p, err)
 					}
+					pt.segments = append(pt.segments, g)
 				}
 			default:
-				if _, err := path.Match(pt.text, ""); err != nil {
+				g, err := newGlob(pt.text)
+				if err != nil {
 					return nil, fmt.Errorf("sensitive path pattern %q: %w", p, err)
 				}
+				pt.base = g
 			}
 			m.patterns = append(m.patterns, pt)
 		}
@@ -91,22 +129,18 @@ func (m *Matcher) Match(p string) (reason string, ok bool) {
 	}
 	clean := path.Clean("/" + strings.ToLower(strings.ReplaceAll(p, `\`, "/")))
 	base := path.Base(clean)
-	var segs []string // the segments of clean, split once when needed
 	for _, pt := range m.patterns {
 		switch {
 		case pt.dir:
-			if strings.Contains(clean+"/", "/"+pt.text+"/") {
+			if containsDir(clean, pt.text) {
 				return fmt.Sprintf("%s is inside %s/, which holds secrets", p, pt.text), true
 			}
 		case pt.segments != nil:
-			if segs == nil {
-				segs = strings.Split(clean[1:], "/")
-			}
-			if matchTail(pt.segments, segs) {
+			if matchTail(pt.segments, clean) {
 				return fmt.Sprintf("%s is a sensitive path (%s)", p, pt.text), true
 			}
 		default:
-			if ok, _ := path.Match(pt.text, base); ok {
+			if pt.base.match(base) {
 				return fmt.Sprintf("%s is a sensitive path (%s)", p, pt.text), true
 			}
 		}
@@ -114,17 +148,35 @@ func (m *Matcher) Match(p string) (reason string, ok bool) {
 	return "", false
 }
 
-// matchTail reports whether the last len(pat) segments of segs match pat,
-// segment by segment.
-func matchTail(pat, segs []string) bool {
-	if len(pat) > len(segs) {
-		return false
-	}
-	tail := segs[len(segs)-len(pat):]
-	for i, p := range pat {
-		if ok, _ := path.Match(p, tail[i]); !ok {
+// containsDir reports whether the clean absolute path holds dir ("a" or
+// "a/b") as whole segments.
+func containsDir(clean, dir string) bool {
+	for rest := clean; ; {
+		i := strings.Index(rest, "/"+dir)
+		if i < 0 {
 			return false
 		}
+		end := i + 1 + len(dir)
+		if end == len(rest) || rest[end] == '/' {
+			return true
+		}
+		rest = rest[i+1:]
+	}
+}
+
+// matchTail reports whether the last len(pat) segments of the clean
+// absolute path match pat, segment by segment.
+func matchTail(pat []glob, clean string) bool {
+	rest := clean
+	for i := len(pat) - 1; i >= 0; i-- {
+		if rest == "" || rest == "/" {
+			return false
+		}
+		j := strings.LastIndexByte(rest, '/')
+		if !pat[i].match(rest[j+1:]) {
+			return false
+		}
+		rest = rest[:j]
 	}
 	return true
 }

@@ -1,6 +1,9 @@
 package sensitive
 
-import "testing"
+import (
+	"path"
+	"testing"
+)
 
 func TestMatch(t *testing.T) {
 	m, err := New([]string{"*.secret", "deploy/vault/"})
@@ -50,6 +53,9 @@ func TestMatch(t *testing.T) {
 		{"debian mysql maintenance account", "/etc/mysql/debian.cnf", true},
 		{"history-like data file", "order_history.csv", false},
 		{"plain git file", ".git/HEAD", false},
+		{"a directory named like .ssh", "a/.sshfoo/bar", false},
+		{"ssh dir at the end", "home/bob/.ssh", true},
+		{"suffix pattern needs whole segments", "x.aws/credentials", false},
 		{"plain file", "README.md", false},
 		{"passwd is public", "/etc/passwd", false},
 		{"env-like name", "environment.go", false},
@@ -106,5 +112,24 @@ func TestRunsLater(t *testing.T) {
 				t.Fatalf("RunsLater(%q) gave no reason", tt.path)
 			}
 		})
+	}
+}
+
+// TestGlobMatchesPathMatch: the fast path of glob agrees with path.Match.
+func TestGlobMatchesPathMatch(t *testing.T) {
+	patterns := []string{".env", ".env.*", "*.env", "id_rsa*", ".*_history", "ssh_host_*_key", "*credentials*.json", "[ab]*", "a?c", "*"}
+	names := []string{"", ".env", ".env.prod", "x.env", "env", "id_rsa", "id_rsa.pub", ".bash_history", "_history",
+		"ssh_host_rsa_key", "ssh_host__key", "ssh_host_key", "credentials.json", "a-credentials-x.json", "abc", "b", "c"}
+	for _, p := range patterns {
+		g, err := newGlob(p)
+		if err != nil {
+			t.Fatalf("newGlob(%q): %v", p, err)
+		}
+		for _, n := range names {
+			want, _ := path.Match(p, n)
+			if got := g.match(n); got != want {
+				t.Errorf("glob %q on %q = %v, path.Match says %v", p, n, got, want)
+			}
+		}
 	}
 }
