@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/countersign/countersign/adapters"
@@ -43,6 +44,9 @@ type Bot struct {
 	work       context.Context
 	cancelWork context.CancelFunc
 	inflight   sync.WaitGroup // the bot's own goroutines: queues, decisions
+	// stopping is set when Run's context is cancelled: messages still
+	// queued then are not started (no new work during a shutdown).
+	stopping atomic.Bool
 
 	mu     sync.Mutex
 	queues map[string]*queue // conversation key → waiting messages
@@ -122,6 +126,9 @@ func (b *Bot) Run(ctx context.Context) error {
 
 	err := b.ad.Run(ctx, b)
 	cancelled := ctx.Err() != nil
+	if cancelled {
+		b.stopping.Store(true)
+	}
 	if err != nil && !(cancelled && errors.Is(err, context.Canceled)) {
 		b.log.Error("adapter stopped", "err", err)
 	}
@@ -234,6 +241,11 @@ func (b *Bot) drain(key string, q *queue) {
 		e := q.events[0]
 		q.events = q.events[1:]
 		b.mu.Unlock()
+		if b.stopping.Load() {
+			b.log.Info("shutting down: a queued message is not handled", "event", e.ID, "channel", e.Place.Channel)
+			b.notify(e.Place, e.User, "I am shutting down, so I did not act on your message \""+oneLine(e.Text, 60)+"\"; send it again once I am back.")
+			continue
+		}
 		b.safely(e.Place, func() { b.message(b.work, e) })
 	}
 }
@@ -459,4 +471,13 @@ func (b *Bot) UpdateCard(ctx context.Context, a *approval.Approval, p *tools.Pro
 
 func place(c approval.Conversation) adapters.Place {
 	return adapters.Place{Channel: c.Channel, Thread: c.Thread}
+}
+
+// oneLine shortens text to one line of at most n runes, for a notice.
+func oneLine(text string, n int) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if shown, cut := cutRunes(text, n); cut {
+		return shown + "…"
+	}
+	return text
 }

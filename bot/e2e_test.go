@@ -609,6 +609,28 @@ func TestShutdownKeepsPendingApprovals(t *testing.T) {
 	}
 }
 
+// TestShutdownStartsNoQueuedWork: messages queued behind one in flight
+// are not started once a shutdown begins; their senders are told.
+func TestShutdownStartsNoQueuedWork(t *testing.T) {
+	w := newWorld(t, setup{})
+	w.say(t, "!run sleep 1", "!run echo marker-$((6*7))")
+	time.Sleep(200 * time.Millisecond) // the sleep is running, the echo waits behind it
+	w.cancel()
+	select {
+	case err := <-w.done:
+		if err != nil {
+			t.Errorf("Run after cancel = %v, want nil", err)
+		}
+		w.done <- nil
+	case <-time.After(waitLimit):
+		t.Fatal("the bot did not stop after cancel")
+	}
+	w.screen.waitFor(t, `\(to alice only\) I am shutting down, so I did not act on your message "!run echo marker-\$\(\(6\*7\)\)"`)
+	if strings.Contains(w.screen.String(), "marker-42") {
+		t.Error("a message queued before the shutdown was run during it")
+	}
+}
+
 // TestSQLWithoutAModel: against the test MariaDB, with no model, a SELECT
 // runs at once and a DELETE waits for a card; approved by a second person,
 // it deletes exactly its row.
