@@ -131,7 +131,7 @@ func TestBypasses(t *testing.T) {
 		{"indirect expansion of a subscript", "x='a[$(touch y)]'; echo ${!x}", unknown, "${!…}"},
 		{"set -a exports assignments", "set -a; : ${LD_PRELOAD:=/tmp/x.so}; ls", unknown, "set -a"},
 		{"default assignment of a risky variable", ": ${LD_PRELOAD:=/tmp/x.so}; ls", unknown, "LD_PRELOAD"},
-		{"tree --fromfile lists a file's lines", "tree --fromfile .env", unknown, "--fromfile"},
+		{"tree --fromfile lists a file's lines", "tree --fromfile .env", danger, "touches a secret"},
 		{"hexdump -f format file", "hexdump -f .env a", danger, "reads a secret"},
 		{"pidstat -e runs a program", "pidstat -e touch x", unknown, "-e"},
 		{"buildx inspect --bootstrap", "docker buildx inspect --bootstrap", unknown, "--bootstrap"},

@@ -162,12 +162,42 @@ func readers() map[string]reader {
 		"helm":           anyArgs().withRaw(helmCheck),
 		"git":            anyArgs().withRaw(gitCheck),
 		"terraform":      anyArgs().withRaw(terraformCheck),
-		"tofu":           anyArgs().withRaw(terraformCheck),
+
+		// looks.go.
+		"read":    r("-a -d -i -n -N -p -t -u", "", "").withCheck(readCheck),
+		"mapfile": r("-d -n -O -s -u -C -c", "-C", "runs a callback").withCheck(readCheck), "readarray": r("-d -n -O -s -u -C -c", "-C", "runs a callback").withCheck(readCheck),
+		"openssl": anyArgs().withRaw(opensslCheck),
+		"nginx":   r("-c -g -p -e -s", "", "").withCheck(nginxCheck), "apachectl": anyArgs().withRaw(apachectlCheck), "apache2ctl": anyArgs().withRaw(apachectlCheck),
+		"tar":   anyArgs().withRaw(tarCheck),
+		"unzip": r("-d -x -P", "", "").withCheck(unzipCheck), "zipinfo": anyArgs(),
+		"dpkg": r("-f --showformat --admindir --root", "", "").withCheck(packageQuery), "dpkg-query": r("-f --showformat --admindir --root", "", "").withCheck(packageQuery),
+		"rpm": r("--root --dbpath --qf --queryformat", "", "").withCheck(packageQuery),
+		"apt": r("-o -c -t", "", "").withCheck(packageQuery), "apt-cache": r("-o -c -t", "", "").withCheck(packageQuery),
+		"pip": r("--format", "", "").withCheck(packageQuery), "pip3": r("--format", "", "").withCheck(packageQuery),
+		"ufw":      anyArgs().withCheck(ufwCheck),
+		"sensors":  r("-c --config-file", "-s --set", "sets chip limits"),
+		"smartctl": r("-d -l -T -n --device --log --tolerance --nocheck", "", "").withCheck(smartctlCheck),
+		"ipmitool": anyArgs().withRaw(ipmitoolCheck),
+		"nc":       r("-w", "", "").withCheck(ncCheck), "netcat": r("-w", "", "").withCheck(ncCheck), "ncat": r("-w", "", "").withCheck(ncCheck),
+		"bc":   files("-s -l -q -w"),
+		"go":   anyArgs().withRaw(goCheck),
+		"tofu": anyArgs().withRaw(terraformCheck),
 	}
 }
 
-// handle judges a command against its reader entry.
+// handle judges a command against its reader entry. A reader used in a
+// form that is not a look (tar czf - ~/.ssh, git add .env) is judged like
+// any other command that names a secret: a danger.
 func (rd *reader) handle(j *judge, c *cmd) {
+	before := len(j.res.Unknown)
+	rd.judgeArgs(j, c)
+	if len(j.res.Unknown) > before {
+		j.touchesSecret(append([]arg{{text: c.shown}}, c.args...))
+	}
+}
+
+// judgeArgs applies the reader's argument rules.
+func (rd *reader) judgeArgs(j *judge, c *cmd) {
 	if !c.trusted {
 		j.unknown("unknown command " + c.shown)
 		return
@@ -234,6 +264,11 @@ func (rd *reader) handle(j *judge, c *cmd) {
 func (j *judge) secret(name string, f arg) {
 	p := j.resolve(f)
 	if f.dynamic && p == f.text {
+		if items, ok := j.loopItems(f.text); ok {
+			for _, it := range items {
+				j.secret(name, it)
+			}
+		}
 		return // a value nobody can know here; see the package doc
 	}
 	if j.isSecret(p) || f.glob && j.globSecret(p) {
@@ -243,6 +278,25 @@ func (j *judge) secret(name string, f arg) {
 	if full := joinPath(j.cwd, p); full != "" && full != p && j.isSecret(full) {
 		j.danger(name + " " + f.text + " reads a secret")
 	}
+}
+
+// loopItems returns the words a for loop gives the variable named by text
+// ("$f", "${f}"), when text is nothing but that variable.
+func (j *judge) loopItems(text string) ([]arg, bool) {
+	if len(j.loops) == 0 || !strings.HasPrefix(text, "$") {
+		return nil, false
+	}
+	name := strings.TrimSuffix(strings.TrimPrefix(text[1:], "{"), "}")
+	items, ok := j.loops[name]
+	if !ok {
+		return nil, false
+	}
+	for _, it := range items {
+		if it.dynamic {
+			return nil, false // a nested loop variable or $(...): see the package doc
+		}
+	}
+	return items, true
 }
 
 // isSecret reports whether p is a sensitive path: the configured patterns,

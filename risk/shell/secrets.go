@@ -5,42 +5,18 @@ import (
 	"strings"
 )
 
-// Secrets a shell reader can reach beyond the configured sensitive paths:
-// process environments, shell and client histories (passwords typed on
-// command lines), mounted Kubernetes and Docker secrets, cluster admin
-// kubeconfigs, Terraform state and SSH host keys. And patterns: cat .e*
-// reads .env as surely as cat .env does.
-
-// historyFiles are the basenames of command histories.
-var historyFiles = map[string]bool{
-	".bash_history": true, ".zsh_history": true, ".sh_history": true, ".history": true,
-	".psql_history": true, ".mysql_history": true, ".python_history": true, ".rediscli_history": true,
-	".sqlite_history": true, ".node_repl_history": true, ".lesshst": true, ".mongosh_repl_history": true,
-	".dbshell": true, "fish_history": true,
-}
+// Secrets a shell reader can reach beyond the configured sensitive paths,
+// and patterns: cat .e* reads .env as surely as cat .env does.
 
 // shellSecret reports whether p is a secret the configured matcher may not
-// know: see the file comment.
+// know: cluster admin kubeconfigs, rclone's config, old password hashes,
+// a few histories the default patterns miss, process environments.
 func shellSecret(p string) bool {
-	base := path.Base(p)
-	switch {
-	case historyFiles[base]:
+	switch base := path.Base(p); {
+	case base == "rclone.conf" || base == "opasswd" || base == ".history" || base == ".dbshell":
 		return true
-	case base == "terraform.tfstate" || base == "terraform.tfstate.backup" || strings.HasSuffix(base, ".tfstate"):
-		return true
-	case strings.HasPrefix(base, "ssh_host_") && strings.HasSuffix(base, "_key"):
-		return true
-	case base == "rclone.conf" || base == "opasswd":
-		return true
-	}
-	clean := path.Clean("/" + p)
-	for _, dir := range []string{"/run/secrets/", "/var/run/secrets/", "/etc/kubernetes/", "/.config/gh/"} {
-		if i := strings.Index(clean, dir); i >= 0 && (i == 0 || dir[1] == '.') {
-			if dir == "/etc/kubernetes/" && !strings.HasSuffix(base, ".conf") {
-				continue // manifests and the pki directory's certificates are not secrets (keys are *.key)
-			}
-			return true
-		}
+	case strings.HasSuffix(base, ".conf") && strings.HasPrefix(path.Clean("/"+p), "/etc/kubernetes/"):
+		return true // admin.conf, kubelet.conf, super-admin.conf: kubeconfigs with cluster-admin keys
 	}
 	if rest, ok := strings.CutPrefix(p, "/proc/"); ok {
 		_, file, _ := strings.Cut(rest, "/")

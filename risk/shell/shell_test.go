@@ -436,7 +436,8 @@ func TestReadOnly(t *testing.T) {
 		{"subshell", "(cd /tmp && ls)", readOnly, ""},
 		{"block", "{ ls; pwd; }", readOnly, ""},
 		{"for loop", "for f in *.log; do wc -l \"$f\"; done", readOnly, ""},
-		{"while read", "ls | while read -r f; do echo \"$f\"; done", unknown, ""},
+		{"while read", "ls | while read -r f; do echo \"$f\"; done", readOnly, ""},
+		{"read into PATH", "echo . | read PATH; ls", unknown, "read PATH"},
 		{"if", "if [ -f x ]; then cat x; else echo none; fi", readOnly, ""},
 		{"case", "case $(uname) in Linux) echo l;; *) echo o;; esac", readOnly, ""},
 		{"command substitution", "echo \"load: $(uptime)\"", readOnly, ""},
@@ -637,6 +638,11 @@ func TestReaderTable(t *testing.T) {
 		"mawk": "mawk 1 f", "nawk": "nawk 1 f", "git": "git status", "docker": "docker ps", "podman": "podman ps",
 		"docker-compose": "docker-compose ps", "kubectl": "kubectl get pods", "oc": "oc get pods",
 		"helm": "helm list", "terraform": "terraform version", "tofu": "tofu version", "service": "service x status",
+		"apt": "apt list --installed", "apt-cache": "apt-cache policy nginx", "unzip": "unzip -l a.zip", "rpm": "rpm -qa",
+		"apachectl": "apachectl configtest", "apache2ctl": "apache2ctl -S", "openssl": "openssl version",
+		"dpkg": "dpkg -l", "dpkg-query": "dpkg-query -W", "tar": "tar -tzf a.tgz", "nginx": "nginx -t",
+		"pip": "pip list", "pip3": "pip3 freeze", "nc": "nc -zv db 5432", "netcat": "netcat -z db 5432", "ncat": "ncat -z db 5432",
+		"go": "go version", "ipmitool": "ipmitool sensor", "ufw": "ufw status",
 	}
 	for name := range readers() {
 		script := name

@@ -16,6 +16,7 @@ type judge struct {
 	funcs    map[string]bool   // functions the script defines (their bodies are judged where they stand)
 	cwd      string            // directory a literal cd moved to, "" when unknown
 	vars     map[string]string // variables assigned a literal value (X=/)
+	loops    map[string][]arg  // for loop variables and the words they take (for f in *.log)
 }
 
 func (j *judge) absurd(why string)  { j.res.Absurd = addReason(j.res.Absurd, why) }
@@ -144,6 +145,13 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 	case *syntax.BinaryTest:
 		if n.Op >= syntax.TsEql && n.Op <= syntax.TsGtr && !(constArith(n.X) && constArith(n.Y)) {
 			j.unknown("numeric test on variables can run code hidden in their values")
+		}
+	case *syntax.ForClause:
+		if wi, ok := n.Loop.(*syntax.WordIter); ok && wi.Name != nil {
+			if j.loops == nil {
+				j.loops = map[string][]arg{}
+			}
+			j.loops[wi.Name.Value] = words(wi.Items, nil)
 		}
 	case *syntax.CoprocClause:
 		j.unknown("coproc starts a background process")
@@ -325,7 +333,13 @@ func (j *judge) redirects(rs []*syntax.Redirect) {
 				}
 				continue
 			}
-			j.unknown("reads from " + w.text + ", a file named at run time")
+			if strings.HasPrefix(j.resolve(w), "/dev/") {
+				j.unknown("reads from " + w.text + ", a device named at run time")
+				continue
+			}
+			// < "$f": like a reader's operand named at run time (see the
+			// package doc); a loop variable's words are checked.
+			j.secret("<", w)
 		default:
 			j.output(word(r.Word), r.Op.String())
 		}

@@ -1,0 +1,415 @@
+package shell
+
+import (
+	"strings"
+)
+
+// More looks an on-call engineer runs all day, each with the narrow form
+// that only reads: read loops, certificate and config checks, archive
+// listings, package queries, hardware sensors, version checks.
+
+// identifier reports whether t is a plain shell variable name.
+func identifier(t string) bool {
+	return t != "" && !isDigits(t[:1]) && strings.Trim(t, "_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == ""
+}
+
+// readCheck: read and mapfile set the variables they name. A subscript
+// (a[$(cmd)]) runs code; PATH, IFS and friends change later commands;
+// mapfile -C runs a callback.
+func readCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	names := operands
+	for _, o := range opts {
+		if o.is('a', "") && c.name == "read" {
+			names = append(names, o.value)
+		}
+	}
+	for _, n := range names {
+		if !identifier(n.text) && !isDigits(n.text) {
+			return c.name + " " + n.text + " assigns through a subscript or a name built at run time"
+		}
+		if riskyVar(n.text) {
+			return c.name + " " + n.text + " changes what later commands do"
+		}
+	}
+	return ""
+}
+
+// opensslCheck allows printing certificates, requests and connections:
+// openssl x509|req|crl -noout -text..., s_client to look at a server's
+// certificate, verify, version. Every option must be on the subcommand's
+// list; none of them writes a file or prints a private key.
+func opensslCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
+	if len(c.args) == 0 {
+		return "openssl with no command needs a terminal"
+	}
+	sub, rest := c.args[0].text, c.args[1:]
+	var allowed []string
+	valued := []string{"-in", "-inform", "-nameopt", "-certopt", "-checkend", "-ext", "-CAfile", "-CApath", "-purpose",
+		"-connect", "-servername", "-starttls", "-alpn", "-verify", "-host", "-port", "-proxy", "-verify_hostname", "-untrusted", "-sigopt"}
+	switch sub {
+	case "version":
+		allowed = []string{"-a", "-v", "-b", "-o", "-f", "-p", "-d", "-e"}
+	case "x509":
+		allowed = []string{"-in", "-inform", "-noout", "-text", "-dates", "-startdate", "-enddate", "-subject", "-issuer",
+			"-serial", "-fingerprint", "-sha1", "-sha256", "-md5", "-hash", "-subject_hash", "-issuer_hash", "-ocspid",
+			"-email", "-ocsp_uri", "-pubkey", "-modulus", "-purpose", "-nameopt", "-certopt", "-checkend", "-ext", "-alias", "-nocert"}
+	case "req", "crl":
+		allowed = []string{"-in", "-inform", "-noout", "-text", "-subject", "-verify", "-nameopt", "-pubkey", "-issuer",
+			"-lastupdate", "-nextupdate", "-hash", "-fingerprint"}
+	case "verify":
+		allowed = []string{"-CAfile", "-CApath", "-untrusted", "-purpose", "-verify_hostname", "-show_chain", "-x509_strict", "-no-CAfile", "-no-CApath"}
+	case "s_client":
+		allowed = []string{"-connect", "-servername", "-showcerts", "-brief", "-CAfile", "-CApath", "-verify", "-verify_return_error",
+			"-starttls", "-alpn", "-status", "-host", "-port", "-tls1_2", "-tls1_3", "-no_tls1_3", "-4", "-6", "-proxy",
+			"-verify_hostname", "-ign_eof", "-quiet", "-noservername", "-prexit"}
+	default:
+		return "openssl " + sub + " is not a look"
+	}
+	for i := 0; i < len(rest); i++ {
+		t := rest[i].text
+		if !strings.HasPrefix(t, "-") {
+			if sub == "verify" {
+				continue // the certificates to verify
+			}
+			return "openssl " + sub + " " + t + " is not a look"
+		}
+		if !in(t, allowed...) {
+			return "openssl " + sub + " " + t + " is not a look"
+		}
+		if in(t, valued...) {
+			i++
+		}
+	}
+	return ""
+}
+
+// nginxCheck: nginx -t and -T test and print the configuration; -v and -V
+// print the version. -c, -g and -p could load another configuration, and
+// with it modules (code); -s signals the server.
+func nginxCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	for _, o := range opts {
+		if !o.is('t', "") && !o.is('T', "") && !o.is('v', "") && !o.is('V', "") && !o.is('q', "") && !o.is('h', "") {
+			return "nginx " + o.String() + " is not a look"
+		}
+	}
+	if len(opts) == 0 || len(operands) > 0 {
+		return "nginx without -t, -T or -v starts the server"
+	}
+	return ""
+}
+
+// apachectlCheck: configtest, -t, -S, -M and -v only look.
+func apachectlCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
+	if len(c.args) == 0 {
+		return c.name + " with no command starts the server"
+	}
+	for _, a := range c.args {
+		if !in(a.text, "configtest", "-t", "-S", "-M", "-v", "-V", "-l", "-L", "-D", "DUMP_VHOSTS", "DUMP_MODULES", "DUMP_RUN_CFG") {
+			return c.name + " " + a.text + " is not a look"
+		}
+	}
+	return ""
+}
+
+// tarCheck allows listing an archive: tar -tf, tar tvzf (the old form
+// without a dash), tar --list. Compression programs, scripts, remote
+// archives (host:file) and snapshot files are refused.
+func tarCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
+	list := false
+	args := c.args
+	if len(args) > 0 && !strings.HasPrefix(args[0].text, "-") && strings.Trim(args[0].text, "tvzjJfa") == "" {
+		// tar tzf ARCHIVE: the first word is a cluster without its dash.
+		args = append([]arg{{text: "-" + args[0].text}}, args[1:]...)
+	}
+	for i := 0; i < len(args); i++ {
+		t := args[i].text
+		switch {
+		case t == "--":
+			return tarResult(list)
+		case strings.HasPrefix(t, "--"):
+			name, val, eq := strings.Cut(t[2:], "=")
+			switch {
+			case in(name, "list", "verbose", "gzip", "gunzip", "bzip2", "xz", "zstd", "lzma", "auto-compress", "wildcards",
+				"numeric-owner", "full-time", "utc", "no-wildcards", "anchored", "ignore-case", "quoting-style", "exclude", "occurrence"):
+				list = list || name == "list"
+			case name == "file":
+				if !eq && i+1 < len(args) {
+					i++
+					val = args[i].text
+				}
+				if strings.Contains(val, ":") {
+					return "tar --file " + val + " names a remote archive, which runs rsh"
+				}
+			default:
+				return "tar " + t + " is not a look"
+			}
+		case strings.HasPrefix(t, "-") && len(t) > 1:
+			for k := 1; k < len(t); k++ {
+				switch t[k] {
+				case 't':
+					list = true
+				case 'v', 'z', 'j', 'J', 'a':
+				case 'f':
+					v := t[k+1:]
+					if v == "" && i+1 < len(args) {
+						i++
+						v = args[i].text
+					}
+					if strings.Contains(v, ":") {
+						return "tar -f " + v + " names a remote archive, which runs rsh"
+					}
+					k = len(t)
+				default:
+					return "tar -" + string(t[k]) + " is not a look"
+				}
+			}
+		}
+	}
+	return tarResult(list)
+}
+
+func tarResult(list bool) string {
+	if !list {
+		return "tar without -t creates or extracts archives"
+	}
+	return ""
+}
+
+// unzipCheck: unzip -l, -v and -t list or test an archive; zipinfo lists.
+func unzipCheck(j *judge, c *cmd, opts []opt, _ []arg) string {
+	if c.name == "zipinfo" {
+		return ""
+	}
+	list := false
+	for _, o := range opts {
+		switch {
+		case o.is('l', "") || o.is('v', "") || o.is('t', "") || o.is('Z', ""):
+			list = true
+		case o.is('q', ""):
+		default:
+			return "unzip " + o.String() + " is not a look"
+		}
+	}
+	if !list {
+		return "unzip without -l extracts files"
+	}
+	return ""
+}
+
+// packageQuery allows asking the package manager what is installed.
+func packageQuery(j *judge, c *cmd, opts []opt, operands []arg) string {
+	switch c.name {
+	case "dpkg", "dpkg-query":
+		if len(opts) == 0 {
+			return c.name + " without a query option is not a look"
+		}
+		for _, o := range opts {
+			if !o.is('l', "list") && !o.is('s', "status") && !o.is('L', "listfiles") && !o.is('S', "search") &&
+				!o.is('p', "print-avail") && !o.is('W', "show") && !o.is(0, "showformat") && !o.is('f', "") &&
+				!o.is(0, "get-selections") && !o.is(0, "print-architecture") && !o.is(0, "version") {
+				return c.name + " " + o.String() + " is not a look"
+			}
+		}
+		return ""
+	case "rpm":
+		query := false
+		for _, o := range opts {
+			switch {
+			case o.is('q', "query"):
+				query = true
+			case o.is('a', "all") || o.is('i', "info") || o.is('l', "list") || o.is('f', "file") || o.is('R', "requires") ||
+				o.is('c', "configfiles") || o.is('d', "docfiles") || o.is(0, "provides") || o.is(0, "whatprovides") ||
+				o.is(0, "whatrequires") || o.is(0, "changelog") || o.is(0, "last") || o.is(0, "scripts"):
+			default:
+				return "rpm " + o.String() + " is not a look"
+			}
+		}
+		if !query {
+			return "rpm without -q is not a look"
+		}
+		return ""
+	case "apt", "apt-cache":
+		for _, o := range opts {
+			if !o.is(0, "installed") && !o.is(0, "upgradable") && !o.is(0, "all-versions") && !o.is('a', "") &&
+				!o.is('n', "names-only") && !o.is('q', "quiet") && !o.is(0, "full") && !o.is(0, "recurse") {
+				return c.name + " " + o.String() + " is not a look"
+			}
+		}
+		if len(operands) == 0 || !in(operands[0].text, "list", "show", "policy", "search", "depends", "rdepends", "madison", "showpkg", "showsrc", "stats") {
+			return c.name + " is not a look without list, show, policy or search"
+		}
+		return ""
+	case "pip", "pip3":
+		for _, o := range opts {
+			if !o.is('o', "outdated") && !o.is(0, "format") && !o.is('v', "verbose") && !o.is('f', "files") && !o.is(0, "not-required") && !o.is('l', "local") && !o.is(0, "user") {
+				return c.name + " " + o.String() + " is not a look"
+			}
+		}
+		if len(operands) == 0 || !in(operands[0].text, "list", "show", "freeze") {
+			return c.name + " is not a look without list, show or freeze"
+		}
+		return ""
+	}
+	return c.name + " is not a look"
+}
+
+// ufwCheck: ufw status [verbose|numbered].
+func ufwCheck(j *judge, c *cmd, _ []opt, operands []arg) string {
+	if len(operands) == 0 || operands[0].text != "status" || len(operands) > 2 || len(operands) == 2 && !in(operands[1].text, "verbose", "numbered") {
+		return "ufw changes firewall rules"
+	}
+	return ""
+}
+
+// smartctlCheck: reading SMART data is a look; starting a self-test,
+// switching SMART features or aborting a test is not.
+func smartctlCheck(j *judge, c *cmd, opts []opt, _ []arg) string {
+	for _, o := range opts {
+		if !o.is('a', "all") && !o.is('A', "attributes") && !o.is('H', "health") && !o.is('i', "info") && !o.is('x', "xall") &&
+			!o.is('c', "capabilities") && !o.is('l', "log") && !o.is('j', "json") && !o.is('d', "device") && !o.is(0, "scan") &&
+			!o.is(0, "scan-open") && !o.is('q', "quietmode") && !o.is('n', "nocheck") && !o.is('T', "tolerance") && !o.is(0, "version") {
+			return "smartctl " + o.String() + " is not a look"
+		}
+	}
+	return ""
+}
+
+// ipmitoolCheck: sensor, sdr, sel list, chassis status, fru, mc info and
+// lan print read the BMC; everything else (chassis power off, sel clear,
+// sensor thresh) changes it.
+func ipmitoolCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
+	args := c.args
+	for len(args) > 0 && strings.HasPrefix(args[0].text, "-") {
+		t := args[0].text
+		if !in(t, "-I", "-H", "-U", "-p", "-L", "-c", "-v", "-E") {
+			return "ipmitool " + t + " is not a look"
+		}
+		args = args[1:]
+		if in(t, "-I", "-H", "-U", "-p", "-L") && len(args) > 0 {
+			args = args[1:]
+		}
+	}
+	if len(args) == 0 {
+		return "ipmitool with no command"
+	}
+	verb := args[0].text
+	next := ""
+	if len(args) > 1 {
+		next = args[1].text
+	}
+	switch {
+	case in(verb, "sensor", "sdr") && (next == "" || in(next, "list", "elist", "get", "type")):
+	case verb == "sel" && (next == "" || in(next, "list", "elist", "info")):
+	case verb == "chassis" && next == "status":
+	case verb == "fru" && (next == "" || next == "print"):
+	case verb == "mc" && next == "info":
+	case verb == "lan" && next == "print":
+	default:
+		return "ipmitool " + verb + " " + next + " changes the BMC or the machine"
+	}
+	return ""
+}
+
+// ncCheck: nc -z only checks that a port answers; it sends nothing. Any
+// other nc use sends data or runs programs (-e, -c).
+func ncCheck(j *judge, c *cmd, opts []opt, _ []arg) string {
+	scan := false
+	for _, o := range opts {
+		switch {
+		case o.is('z', ""):
+			scan = true
+		case o.is('v', "") || o.is('n', "") || o.is('u', "") || o.is('4', "") || o.is('6', "") || o.is('w', ""):
+		default:
+			return "nc " + o.String() + " is not a look"
+		}
+	}
+	if !scan {
+		return "nc without -z sends data"
+	}
+	return ""
+}
+
+// versionOnly reports whether args ask a program for its version and no
+// more: python3 --version, java -version, psql -V.
+func versionOnly(args []arg) bool {
+	return len(args) == 1 && !args[0].dynamic && in(args[0].text, "--version", "-version", "-V", "-v")
+}
+
+// versioned: java and friends are a look only when asked their version.
+func versioned(j *judge, c *cmd) {
+	if c.trusted && versionOnly(c.args) {
+		return
+	}
+	j.unknown(c.name + " runs a program")
+}
+
+// goCheck: go version and go env print; go env -w and -u change settings.
+func goCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
+	if len(c.args) == 0 {
+		return "go with no command"
+	}
+	switch c.args[0].text {
+	case "version":
+		return ""
+	case "env":
+		for _, a := range c.args[1:] {
+			if strings.HasPrefix(a.text, "-") && !in(a.text, "-json", "-changed") {
+				return "go env " + a.text + " changes settings"
+			}
+		}
+		return ""
+	}
+	return "go " + c.args[0].text + " builds or runs code"
+}
+
+var redisValued = []string{"-h", "-p", "-n", "-s", "-a", "-u", "-i", "-r", "--user", "--pass", "--cacert", "--cacertdir",
+	"--cert", "--key", "--sni", "--pattern", "--count", "--memkeys-samples"}
+
+// redisRead reports whether a redis-cli command line only reads server
+// state: INFO, PING, DBSIZE, SLOWLOG GET, the --stat and --bigkeys modes.
+func redisRead(args []arg) bool {
+	var words []string
+	for i := 0; i < len(args); i++ {
+		t := args[i].text
+		if args[i].dynamic {
+			return false
+		}
+		switch {
+		case in(t, redisValued...):
+			i++
+		case in(t, "--tls", "--no-auth-warning", "-c", "--raw", "--no-raw", "--stat", "--bigkeys", "--memkeys", "--hotkeys",
+			"--latency", "--latency-history", "--latency-dist", "--scan", "--intrinsic-latency", "-3", "--resp2", "--resp3"):
+		case strings.HasPrefix(t, "-"):
+			return false
+		default:
+			words = append(words, strings.ToLower(t))
+		}
+	}
+	if len(words) == 0 {
+		for _, a := range args {
+			if in(a.text, "--stat", "--bigkeys", "--memkeys", "--hotkeys", "--latency", "--latency-history", "--latency-dist", "--scan") {
+				return true
+			}
+		}
+		return false // no command: an interactive session
+	}
+	second := ""
+	if len(words) > 1 {
+		second = words[1]
+	}
+	switch words[0] {
+	case "info", "ping", "dbsize", "time", "role", "lastsave":
+		return true
+	case "slowlog":
+		return in(second, "get", "len")
+	case "latency":
+		return in(second, "latest", "doctor", "history")
+	case "memory":
+		return in(second, "stats", "doctor")
+	case "cluster":
+		return in(second, "info", "nodes", "slots", "shards")
+	case "client":
+		return in(second, "list", "info")
+	}
+	return false
+}
