@@ -155,6 +155,27 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		}
 	})
 
+	t.Run("a card shows hidden characters of the operation escaped, never raw", func(t *testing.T) {
+		h, _ := start(t, newHarness)
+		c := PendingCard("a1b2c3")
+		// What runs deletes ./data; raw, the carriage return, the escape
+		// sequence and the bidi override would show something else.
+		c.Operation = "rm -rf ./data\r\x1b[2Kecho hello # \u202etxt.exe"
+		ref, err := h.Adapter().Post(context.Background(), h.Place(), adapters.Content{Card: &c})
+		if err != nil {
+			t.Fatalf("Post card: %v", err)
+		}
+		v := h.View(t, h.Place(), ref)
+		for _, raw := range []string{"\r", "\x1b[2K", "\u202e"} {
+			if strings.Contains(v, raw) {
+				t.Errorf("the card shows %q raw:\n%q", raw, v)
+			}
+		}
+		if want, _ := adapters.Visible(c.Operation); !strings.Contains(v, want) {
+			t.Errorf("the card does not show the operation as adapters.Visible writes it, %q:\n%s", want, v)
+		}
+	})
+
 	t.Run("a decided card loses its buttons and shows the outcome", func(t *testing.T) {
 		h, _ := start(t, newHarness)
 		ctx := context.Background()

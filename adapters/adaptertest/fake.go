@@ -196,7 +196,8 @@ func Flatten(c adapters.Content) string {
 		add(k.Title)
 		add("approval " + k.ApprovalID + " · " + k.Tool + " · risk " + k.Risk)
 		add("asked by " + k.Requester + " in " + k.Conversation)
-		add(k.Operation)
+		op, _ := adapters.Visible(k.Operation)
+		add(op)
 		for _, r := range k.Reasons {
 			add(r)
 		}
