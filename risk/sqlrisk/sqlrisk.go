@@ -1,6 +1,17 @@
 // Package sqlrisk judges one SQL text with a MySQL grammar (the TiDB parser).
 // It says whether the text is dangerous (needs a person) or a single plain
 // read. It runs nothing and fails closed on anything it cannot parse.
+//
+// Password hashes are judged like the shell's secret files: a query that
+// reads them (mysql.user with * or its hash columns, mysql.global_priv,
+// SHOW CREATE USER, SHOW GRANTS, which prints the hash on MariaDB) is a
+// danger, so the LLM's risk_level cannot lower it. Naming harmless columns
+// (SELECT user, host FROM mysql.user) stays a plain read.
+//
+// The analyzer assumes the connection's character set is UTF-8 (or another
+// in which a multi-byte character never ends in a '\' or '`' byte). Under
+// GBK, Big5, SJIS or CP932, '中\'' ends a literal that UTF-8 reads as
+// holding a quote: the SQL tool must keep the connection in utf8mb4.
 package sqlrisk
 
 import (
