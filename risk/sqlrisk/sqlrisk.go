@@ -10,8 +10,10 @@
 //
 // The analyzer assumes the connection's character set is UTF-8 (or another
 // in which a multi-byte character never ends in a '\' or '`' byte). Under
-// GBK, Big5, SJIS or CP932, '中\'' ends a literal that UTF-8 reads as
-// holding a quote: the SQL tool must keep the connection in utf8mb4.
+// GBK, Big5, SJIS or CP932 the last byte of 中 and a backslash after it
+// form one character, so the backslash no longer escapes the quote that
+// follows and the server reads another statement: the SQL tool must keep
+// the connection in utf8mb4.
 package sqlrisk
 
 import (
