@@ -621,8 +621,8 @@ func TestAuditFailureFailsClosed(t *testing.T) {
 		}
 		store.fail.Store(true)
 		store.claimFailures.Store(1) // the claim that would refuse the call fails once
-		if _, err := a.Decide(ctx, e.sink.Cards()[0].ID, bob, true, ""); err != nil {
-			t.Fatalf("Decide: %v", err)
+		if _, err := a.Decide(ctx, e.sink.Cards()[0].ID, bob, true, ""); !errors.Is(err, agent.ErrNotStarted) {
+			t.Fatalf("Decide = %v, want ErrNotStarted", err)
 		}
 		if _, ok := e.file("x.txt"); ok {
 			t.Fatal("the call ran without an audit record of the click")
@@ -645,6 +645,39 @@ func TestAuditFailureFailsClosed(t *testing.T) {
 			t.Errorf("results = %+v, want not run", res)
 		}
 	})
+}
+
+// TestClaimFailureRunsNothing: the store fails to claim an approved call;
+// nothing runs, the approver's Decide says so, and a sweep later ends the
+// call as not run.
+func TestClaimFailureRunsNothing(t *testing.T) {
+	e := newEnv(t, memoryBackend,
+		agenttest.Calls(agenttest.Call("c1", "execute_command", `{"command":"touch x.txt"}`)),
+		agenttest.Text("It did not run."),
+	)
+	store := &failingClaim{failingAudit: failingAudit{Store: e.open()}}
+	a := e.agent(store)
+	if err := a.Handle(ctx, conv, alice, "touch"); err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	store.claimFailures.Store(1)
+	d, err := a.Decide(ctx, e.sink.Cards()[0].ID, bob, true, "")
+	if !errors.Is(err, agent.ErrNotStarted) || !d.Won {
+		t.Fatalf("Decide = %+v, %v; want a won decision and ErrNotStarted", d, err)
+	}
+	if _, ok := e.file("x.txt"); ok {
+		t.Fatal("the call ran")
+	}
+	e.clock.Add(3 * time.Minute)
+	if err := a.Sweep(ctx); err != nil {
+		t.Fatalf("Sweep: %v", err)
+	}
+	if _, ok := e.file("x.txt"); ok {
+		t.Fatal("the sweep ran the call")
+	}
+	if res := toolResults(t, e.srv.Requests()[1]); len(res) != 1 || res[0].Executed {
+		t.Errorf("results = %+v, want not run", res)
+	}
 }
 
 // failingClaim is a failingAudit whose Claim fails claimFailures times.

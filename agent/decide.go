@@ -20,6 +20,11 @@ const (
 	sweepBatches = 10
 )
 
+// ErrNotStarted is wrapped by Decide's error when a person's approval was
+// recorded but the call could not be started (the store failed to claim or
+// to refuse it): it did not run, and a sweep later ends it as not run.
+var ErrNotStarted = errors.New("the approved call could not be started")
+
 // expiredReason is the reason an expired approval records.
 const expiredReason = "nobody decided before the approval expired"
 
@@ -168,10 +173,15 @@ func (a *Agent) Decide(ctx context.Context, id string, by approval.User, approve
 		if rec.State == approval.Approved {
 			// Not even refused (the store failed too): it must not run
 			// here. It stays unsettled, and a sweep ends it as not run.
-			return approval.Decision{Approval: rec, Won: true}, nil
+			return approval.Decision{Approval: rec, Won: true}, fmt.Errorf("approval %s: %w", id, ErrNotStarted)
 		}
 	}
-	return approval.Decision{Approval: a.settle(ctx, rec), Won: true}, nil
+	rec = a.settle(ctx, rec)
+	if rec.State == approval.Approved {
+		// Approved, but the claim failed: nothing ran (see recover).
+		return approval.Decision{Approval: rec, Won: true}, fmt.Errorf("approval %s: %w", id, ErrNotStarted)
+	}
+	return approval.Decision{Approval: rec, Won: true}, nil
 }
 
 // Sweep expires every overdue pending approval (updating its card, telling

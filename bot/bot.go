@@ -310,8 +310,13 @@ func (b *Bot) decision(e adapters.Event) {
 	go b.safely(e.Place, func() {
 		defer b.inflight.Done()
 		res, err := b.agent.Decide(ctx, d.ApprovalID, by, d.Approve, d.Reason)
+		if errors.Is(err, agent.ErrNotStarted) {
+			b.failPrivate(ctx, e.Place, e.User, "Your approval of "+d.ApprovalID+" is recorded, but I could not start the operation just now, so it did not run; "+
+				"its card will say so shortly, and it can be asked for again", err)
+			return
+		}
 		if err != nil {
-			b.failPrivate(ctx, e.Place, e.User, "Your decision on "+d.ApprovalID+" could not be recorded", err)
+			b.failPrivate(ctx, e.Place, e.User, "Your decision on "+d.ApprovalID+" may not have been recorded, and nothing ran; look at its card again in a moment", err)
 			return
 		}
 		switch {

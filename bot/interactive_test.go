@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/adapters/adaptertest"
 	"github.com/countersign/countersign/agent"
+	"github.com/countersign/countersign/agent/approval"
 	"github.com/countersign/countersign/agent/approval/memstore"
 	"github.com/countersign/countersign/bot"
 	"github.com/countersign/countersign/risk"
@@ -152,5 +154,59 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 			t.Fatalf("no %s within %s", what, waitLimit)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// claimFails is a store that cannot claim approved calls, as when Redis
+// goes away between the click and the run.
+type claimFails struct{ approval.Store }
+
+func (claimFails) Claim(context.Context, string, time.Time) (*approval.Approval, bool, error) {
+	return nil, false, errors.New("claim: connection refused")
+}
+
+// TestApproverToldWhenTheRunCannotStart: the store fails after the approval
+// is recorded; nothing runs and the approver is told so in plain words.
+func TestApproverToldWhenTheRunCannotStart(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tmp_a"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sh, err := shelltool.New(shelltool.Config{Root: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := tools.NewRegistry(sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := risk.New(risk.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	store := claimFails{memstore.New(memstore.Options{Logger: log})}
+	fake := adaptertest.NewFake("fake")
+	b, err := bot.New(bot.Config{}, fake, agent.Config{}, agent.Deps{Tools: reg, Policy: pol, Store: store, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.Run(context.Background()) }()
+
+	place := adapters.Place{Channel: "C1", Thread: "T1"}
+	fake.Say(t, adaptertest.Alice, place, "!run rm -rf ./tmp_*")
+	ref, c := waitCard(t, fake, "pending")
+	fake.Click(t, adaptertest.Bob, place, ref, c.Buttons[0], "")
+	waitFor(t, "a notice to bob", func() bool { return len(fake.Notices(adaptertest.Bob)) == 1 })
+	if n := fake.Notices(adaptertest.Bob)[0]; !strings.Contains(n, "could not start the operation just now, so it did not run") {
+		t.Errorf("bob was told %q", n)
+	}
+	fake.End(t)
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tmp_a")); err != nil {
+		t.Errorf("tmp_a is gone: the call ran (%v)", err)
 	}
 }
