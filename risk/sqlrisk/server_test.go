@@ -77,6 +77,18 @@ func TestServerReadsTextLikeTheParser(t *testing.T) {
 		{"mariadb executable comment runs", "SELECT 2 /*M!100000 + 40 */", "42", danger},
 		{"tidb comment is a comment here", "SELECT 2 /*T![clustered_index] + 40 */", "2", danger},
 		{"trailing semicolon", "SELECT 7;", "7", auto},
+		{"hash comment runs past a carriage return", "SELECT 1 #x\r+ 1", "1", auto},
+		{"double dash and carriage return starts a comment", "SELECT 1 --\r+ 1", "1", auto},
+		{"double dash and tab starts a comment", "SELECT 1 --\t+ 5\n+ 1", "2", auto},
+		{"block comment opener is not its closer", "SELECT 1 /*/ + 5 */ + 1", "2", auto},
+		{"adjacent strings concatenate", `SELECT 'a' "b" 'c'`, "abc", auto},
+		{"escaped double quote", `SELECT "a\"b"`, `a"b`, auto},
+		{"doubled double quote", `SELECT "a""b"`, `a"b`, auto},
+		{"hex literal", "SELECT X'41'", "A", auto},
+		{"charset introducer", "SELECT _latin1'a' COLLATE latin1_bin", "a", auto},
+		{"backquotes doubled", "SELECT 1 AS `a``b`", "1", auto},
+		{"backslash before a non-special letter", `SELECT 'a\qb'`, "aqb", auto},
+		{"date literal", "SELECT DATE '2026-11-22'", "2026-11-22", auto},
 	}
 	a := newAnalyzer(t)
 	for _, tc := range cases {
