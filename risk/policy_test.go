@@ -339,6 +339,12 @@ func TestAssessHTTP(t *testing.T) {
 			want: want{decision: Auto, rule: RulePreauthorized}}, // the host is still api.example.com
 		{name: "user and password shape in the path", args: `{"method":"PUT","url":"https://api.example.com/flags/x:y@evil.com/"}`,
 			want: want{decision: Auto, rule: RulePreauthorized}},
+		{name: "pattern refuses a dot segment", args: `{"method":"PUT","url":"https://api.example.com/flags/../admin/users"}`, want: deflt},
+		{name: "pattern refuses an encoded dot segment", args: `{"method":"PUT","url":"https://api.example.com/flags/%2e%2E/admin"}`, want: deflt},
+		{name: "pattern refuses an encoded slash", args: `{"method":"PUT","url":"https://api.example.com/flags/x%2f..%2fadmin"}`, want: deflt},
+		{name: "pattern refuses a backslash", args: `{"method":"PUT","url":"https://api.example.com/flags/..\\admin"}`, want: deflt},
+		{name: "pattern allows dots inside a name", args: `{"method":"PUT","url":"https://api.example.com/flags/v1..2"}`,
+			want: want{decision: Auto, rule: RulePreauthorized}},
 		{name: "pattern refuses user information", args: `{"method":"PUT","url":"https://api.example.com@evil.com/flags/x"}`, want: deflt},
 		{name: "metadata beats pre-authorisation", args: `{"method":"DELETE","url":"http://169.254.169.254/x","headers":{}}`,
 			want: blockAbs},

@@ -50,9 +50,23 @@ func patternSafe(tool, op string) bool {
 	case ToolHTTP:
 		_, raw, _ := strings.Cut(op, " ")
 		u, err := url.Parse(raw)
-		return err == nil && u.User == nil && !strings.Contains(u.Host, "@")
+		return err == nil && u.User == nil && !strings.Contains(u.Host, "@") && !climbsPath(u)
 	}
 	return true
+}
+
+// climbsPath reports whether a URL's path holds a dot segment or an encoded
+// slash or backslash, plain or percent-encoded: a server that normalises
+// the path may serve /flags/../admin from /admin, outside what a pattern
+// such as https://api.example.com/flags/.* meant to allow.
+func climbsPath(u *url.URL) bool {
+	for _, seg := range strings.Split(u.EscapedPath(), "/") {
+		s, err := url.PathUnescape(seg)
+		if err != nil || s == "." || s == ".." || strings.ContainsAny(s, `/\`) {
+			return true
+		}
+	}
+	return false
 }
 
 // singleLiteralCommand reports whether line is exactly one simple command
