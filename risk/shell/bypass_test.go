@@ -140,6 +140,22 @@ func TestBypasses(t *testing.T) {
 		{"helm template -f secret", "helm template x ./chart -f .env", danger, "reads a secret"},
 		{"xargs -I into sh -c", "ls | xargs -I{} sh -c 'wc -l {}'", danger, "puts its input into the code"},
 		{"xargs -i into bash -c", "ls | xargs -i bash -c 'echo {}'", danger, "puts its input into the code"},
+
+		// Round three: abbreviated long options (getopt and git take any
+		// unambiguous prefix).
+		{"sed --e= is --expression=", "sed --e='w /tmp/x' a", unknown, "may write files"},
+		{"sed --ex= is --expression=", "sed -n --ex='w /tmp/x' a", unknown, "may write files"},
+		{"sed --fi= is --file=", "sed --fi=script.sed p", unknown, "sed -f"},
+		{"git diff --ext is --ext-diff", "git diff --ext", unknown, "runs another program"},
+		{"git log --textc is --textconv", "git log -p --textc", unknown, "runs another program"},
+		{"git diff --out= is --output=", "git diff --out=/tmp/x", unknown, "writes a file"},
+		{"git grep --open is --open-files-in-pager", "git grep --open foo", unknown, "runs another program"},
+		{"git grep -O with a pager", `git grep -O'sh -c "touch x"' foo`, unknown, "runs another program"},
+		{"git grep -nO cluster", "git grep -nOvim foo", unknown, "runs another program"},
+		{"grep --color takes no value", "grep --color password .env", danger, "reads a secret"},
+		{"diff --unified takes no value", "diff --unified .env x", danger, "reads a secret"},
+		{"diff --color takes no value", "diff --color .env /dev/null", danger, "reads a secret"},
+		{"git ls-remote --upload abbreviation", "git ls-remote --upl='touch x' .", unknown, "runs another program"},
 	})
 }
 

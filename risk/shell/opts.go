@@ -55,14 +55,16 @@ func (o opt) String() string {
 }
 
 // has reports whether o is one of the spec's options. A long option also
-// matches by a prefix of at least two letters, as GNU getopt accepts
-// abbreviations (sort --out=FILE is sort --output=FILE).
+// matches by any prefix, as GNU getopt accepts every unambiguous
+// abbreviation (sort --out=FILE is sort --output=FILE, sed --e=CMD is sed
+// --expression=CMD); an ambiguous one makes the tool fail, so matching it
+// is safe.
 func (sp optSpec) has(o opt) bool {
 	if o.short != 0 {
 		return strings.IndexByte(sp.short, o.short) >= 0
 	}
 	for _, l := range sp.long {
-		if l == o.long || len(o.long) >= 2 && strings.HasPrefix(l, o.long) {
+		if l == o.long || o.long != "" && strings.HasPrefix(l, o.long) {
 			return true
 		}
 	}
@@ -70,13 +72,13 @@ func (sp optSpec) has(o opt) bool {
 }
 
 // is reports whether o is the short option s or the long option l, also
-// abbreviated to three letters or more (GNU getopt takes --recur for
-// --recursive).
+// abbreviated (GNU getopt takes --recur for --recursive, and --e for
+// sed's --expression when no other option starts with e).
 func (o opt) is(s byte, l string) bool {
 	if s != 0 && o.short == s {
 		return true
 	}
-	return l != "" && o.long != "" && (o.long == l || len(o.long) >= 3 && strings.HasPrefix(l, o.long))
+	return l != "" && o.long != "" && strings.HasPrefix(l, o.long)
 }
 
 // parseArgs splits args into options and operands the way GNU getopt does:

@@ -76,7 +76,10 @@ func (rd reader) withSecretOpts(spec string) reader { rd.secretOpts = mustSpec(s
 // files), watch (never ends), anything that needs a terminal.
 func readers() map[string]reader {
 	ping := r("-c -i -I -s -t -W -w -p -Q -l -M -m", "-f", "floods the network")
-	grep := r("-e -f -m -A -B -C -d -D --regexp --file --max-count --after-context --before-context --context --label --include --exclude --exclude-dir --exclude-from --color --colour --binary-files --devices --directories", "", "").withPattern().withSecretOpts("-f --file --exclude-from")
+	// grep's --color[=WHEN] and diff's --color, --context[=N] and
+	// --unified[=N] take a value only after "=": listed as valued, grep
+	// --color password .env would hide .env as the pattern.
+	grep := r("-e -f -m -A -B -C -d -D --regexp --file --max-count --after-context --before-context --context --label --include --exclude --exclude-dir --exclude-from --binary-files --devices --directories", "", "").withPattern().withSecretOpts("-f --file --exclude-from")
 	sum := r("", "", "")
 	// --files0-from=F reads file names from F and echoes each bad one back.
 	files0 := r("--files0-from", "", "").withSecretOpts("--files0-from")
@@ -94,7 +97,7 @@ func readers() map[string]reader {
 		"tr":   anyArgs(), "column": files("-c -s -o -N -R -E -H -W -n -r -l"),
 		"sort": r("-k -t -S -T --key --field-separator --buffer-size --temporary-directory --parallel --batch-size --files0-from --sort --random-source", "-o --output --compress-program", "writes a file or runs a program").withContent().withSecretOpts("--files0-from"),
 		"uniq": r("-f -s -w --skip-fields --skip-chars --check-chars", "", "").withContent().withMax(1),
-		"diff": files("-C -U -I -F -L -x -X -W --context --unified --ignore-matching-lines --label --exclude --exclude-from --width --show-function-line --from-file --to-file --color --palette --tabsize --line-format --new-line-format --old-line-format --unchanged-line-format --horizon-lines").withSecretOpts("--from-file --to-file -X --exclude-from"),
+		"diff": files("-C -U -I -F -L -x -X -W --ignore-matching-lines --label --exclude --exclude-from --width --show-function-line --from-file --to-file --palette --tabsize --line-format --new-line-format --old-line-format --unchanged-line-format --horizon-lines").withSecretOpts("--from-file --to-file -X --exclude-from"),
 		"cmp":  files("-i -n --ignore-initial --bytes"), "comm": files(""),
 		"rev": files(""), "fold": files("-w --width"), "fmt": files("-w -p -g --width --prefix --goal"),
 		"paste": files("-d --delimiters"), "join": files("-a -e -j -o -t -v -1 -2"),

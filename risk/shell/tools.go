@@ -56,13 +56,8 @@ func gitCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 			for _, file := range gitPaths(t) {
 				j.secret("git "+sub, arg{text: file, dynamic: a.dynamic})
 			}
-			switch {
-			case strings.HasPrefix(t, "--output") && !strings.HasPrefix(t, "--output-indicator") || t == "-o" && sub != "grep":
-				return "git " + sub + " " + t + " writes a file"
-			case t == "--ext-diff" || strings.HasPrefix(t, "--textconv") || strings.HasPrefix(t, "--filters") || t == "-O" ||
-				strings.HasPrefix(t, "--open-files-in-pager") || strings.HasPrefix(t, "--exec") ||
-				sub == "ls-remote" && (strings.HasPrefix(t, "--upload-pack") || strings.HasPrefix(t, "-u")):
-				return "git " + sub + " " + t + " runs another program"
+			if why := gitOption(sub, t); why != "" {
+				return "git " + sub + " " + t + why
 			}
 		}
 		return ""
@@ -161,6 +156,45 @@ func gitCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		return "git switch changes the working tree"
 	}
 	return "git " + sub + " changes the repository"
+}
+
+// gitWrites and gitRuns are the long options of git's looks that write a
+// file or run a program. git accepts any unambiguous abbreviation of a
+// long option (git diff --ext is --ext-diff, --out=F is --output=F).
+var (
+	gitWrites = []string{"output"}
+	gitRuns   = []string{"ext-diff", "textconv", "filters", "open-files-in-pager", "exec", "upload-pack"}
+)
+
+// gitOption says what a word does when it is one of those options: " writes
+// a file", " runs another program", or "".
+func gitOption(sub, t string) string {
+	if name, ok := strings.CutPrefix(t, "--"); ok {
+		name, _, _ = strings.Cut(name, "=")
+		for _, l := range gitWrites {
+			if name != "" && strings.HasPrefix(l, name) {
+				return " writes a file"
+			}
+		}
+		for _, l := range gitRuns {
+			if name != "" && strings.HasPrefix(l, name) {
+				return " runs another program"
+			}
+		}
+		return ""
+	}
+	switch {
+	case t == "-o" && sub != "grep":
+		return " writes a file"
+	case t == "-O":
+		return " runs another program"
+	case sub == "grep" && strings.HasPrefix(t, "-") && strings.Contains(t, "O"):
+		// git grep -O[PAGER], also in a cluster (-nOvim): opens the files in PAGER.
+		return " runs another program"
+	case sub == "ls-remote" && strings.HasPrefix(t, "-u"):
+		return " runs another program"
+	}
+	return ""
 }
 
 // gitPaths returns the paths a git argument may name: the word itself, what
