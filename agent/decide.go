@@ -312,8 +312,12 @@ func (a *Agent) auditExpiry(ctx context.Context, rec *approval.Approval) {
 // approved call runs, and the turn learns of it, resuming when this was its
 // last pending call. It returns the record as it ends up.
 func (a *Agent) settle(ctx context.Context, rec *approval.Approval) *approval.Approval {
-	a.updateCard(ctx, rec, nil)
-	if rec.State == approval.Approved {
+	if rec.State != approval.Approved {
+		a.updateCard(ctx, rec, nil)
+	} else {
+		// Claimed before the card is redrawn: a slow chat platform must
+		// not hold the run back past the time a sweep would take it for
+		// abandoned (claimGrace).
 		var ran bool
 		rec, ran = a.execute(ctx, rec)
 		if !ran {
@@ -336,6 +340,7 @@ func (a *Agent) execute(ctx context.Context, rec *approval.Approval) (*approval.
 	claimed, ok, err := a.store.Claim(ctx, rec.ID, a.now())
 	if err != nil {
 		a.log.ErrorContext(ctx, "claiming an approved call", append(logAttrs(rec), "error", err)...)
+		a.updateCard(ctx, rec, nil) // decided: the buttons go
 		return rec, false
 	}
 	if !ok {
