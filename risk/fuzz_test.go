@@ -3,6 +3,8 @@ package risk
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -88,5 +90,77 @@ func FuzzAssess(f *testing.F) {
 		default:
 			t.Fatalf("decision %q", v.Decision)
 		}
+	})
+}
+
+// linkLocalSpellings spells the link-local address 169.254.c.d (the
+// metadata endpoints of AWS, GCP, Azure, ECS, OpenStack) in every form a
+// resolver, an HTTP client or a wildcard-DNS service accepts.
+func linkLocalSpellings(c, d byte) []string {
+	ip := [4]byte{169, 254, c, d}
+	n := uint32(ip[0])<<24 | uint32(ip[1])<<16 | uint32(ip[2])<<8 | uint32(ip[3])
+	hex4 := fmt.Sprintf("%02x%02x:%02x%02x", ip[0], ip[1], ip[2], ip[3])
+	dotted := fmt.Sprintf("%d.%d.%d.%d", ip[0], ip[1], ip[2], ip[3])
+	fullWidth := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r - '0' + '０'
+		}
+		return '。'
+	}, dotted)
+	return []string{
+		dotted,
+		fmt.Sprint(n),
+		fmt.Sprintf("0x%x", n),
+		fmt.Sprintf("0X%X", n),
+		fmt.Sprintf("0%o.0%o.0%o.0%o", ip[0], ip[1], ip[2], ip[3]),
+		fmt.Sprintf("0x%x.0x%x.0x%x.0x%x", ip[0], ip[1], ip[2], ip[3]),
+		fmt.Sprintf("%d.%d.%d", ip[0], ip[1], uint32(ip[2])<<8|uint32(ip[3])),
+		fmt.Sprintf("%d.%d", ip[0], n&0xffffff),
+		"[::ffff:" + dotted + "]",
+		"[::ffff:" + hex4 + "]",
+		"[0:0:0:0:0:ffff:" + hex4 + "]",
+		"[::" + dotted + "]",
+		"[64:ff9b::" + hex4 + "]",
+		fmt.Sprintf("[2002:%02x%02x:%02x%02x::1]", ip[0], ip[1], ip[2], ip[3]),
+		fmt.Sprintf("[2001:0:4136:e378:8000:63bf:%02x%02x:%02x%02x]", ^ip[0], ^ip[1], ^ip[2], ^ip[3]),
+		"app." + dotted + ".nip.io",
+		strings.ReplaceAll(dotted, ".", "-") + ".sslip.io",
+		fmt.Sprintf("app-%08x.nip.io", n),
+		fullWidth,
+		dotted + ".",
+		"%31" + dotted[1:],
+		"user@" + dotted,
+	}
+}
+
+func checkBlocked(t *testing.T, p *Policy, host string) {
+	t.Helper()
+	args, _ := json.Marshal(map[string]string{"method": "GET", "url": "http://" + host + "/latest/meta-data/"})
+	if v := p.Assess(Call{Tool: ToolHTTP, Args: args}); v.Decision != Block {
+		t.Errorf("http://%s/ = %+v, want block", host, v)
+	}
+}
+
+// TestLinkLocalSpellings checks every spelling of a few link-local
+// addresses; FuzzLinkLocalSpellings tries the rest.
+func TestLinkLocalSpellings(t *testing.T) {
+	p := mustPolicy(t, Config{})
+	for _, a := range [][2]byte{{169, 254}, {170, 2}, {0, 0}, {255, 255}, {1, 10}} {
+		for _, host := range linkLocalSpellings(a[0], a[1]) {
+			checkBlocked(t, p, host)
+		}
+	}
+}
+
+// FuzzLinkLocalSpellings: every spelling of every link-local address is
+// blocked.
+func FuzzLinkLocalSpellings(f *testing.F) {
+	f.Add(byte(169), byte(254), uint8(0))
+	f.Add(byte(170), byte(2), uint8(9))
+	f.Add(byte(0), byte(0), uint8(17))
+	p := mustPolicy(f, Config{})
+	f.Fuzz(func(t *testing.T, c, d byte, form uint8) {
+		hosts := linkLocalSpellings(c, d)
+		checkBlocked(t, p, hosts[int(form)%len(hosts)])
 	})
 }
