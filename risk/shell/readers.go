@@ -188,6 +188,9 @@ func readers() map[string]reader {
 	}
 }
 
+// awkNames stop reading options at the program text.
+var awkNames = map[string]bool{"awk": true, "gawk": true, "mawk": true, "nawk": true}
+
 // handle judges a command against its reader entry. A reader used in a
 // form that is not a look (tar czf - ~/.ssh, git add .env) is judged like
 // any other command that names a secret: a danger.
@@ -208,11 +211,20 @@ func (rd *reader) judgeArgs(j *judge, c *cmd) {
 	// A word computed at run time may split into options (sort $X, with
 	// X="-o out"): where an option could write, that is not a look.
 	guarded := rd.raw || len(rd.deny.short)+len(rd.deny.long) > 0
+	operandSeen := false
 	for _, a := range c.args {
 		if a.dynamic && guarded {
 			j.unknown("cannot tell what " + a.text + " expands to in " + c.name)
 			return
 		}
+		// sed -n 1p *.log with a file named -i.log edits in place: a
+		// pattern that can expand to a word starting with "-" is an option
+		// the rules never saw. awk stops reading options at its program.
+		if guarded && a.glob && strings.ContainsRune("*?[@!+", rune(a.text[0])) && !(operandSeen && awkNames[c.name]) {
+			j.unknown(a.text + " could match a file named like an option of " + c.name + " (write ./" + a.text + ")")
+			return
+		}
+		operandSeen = operandSeen || !strings.HasPrefix(a.text, "-")
 	}
 	opts, operands := rd.opts.parseArgs(c.args)
 	for _, o := range opts {

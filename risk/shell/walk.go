@@ -491,6 +491,10 @@ func (j *judge) assign(as *syntax.Assign, prefixFor string) {
 		return
 	}
 	n := as.Name.Value
+	if as.Index != nil && !constArith(as.Index) && !wholeArray(as.Index) {
+		// a['$(cmd)']=1: the subscript is evaluated, which runs cmd.
+		j.unknown("assigning " + n + "[…] evaluates its subscript, which can run code")
+	}
 	if prefixFor != "" {
 		value, known := "", true
 		if as.Value != nil {
@@ -612,6 +616,11 @@ func (j *judge) declare(d *syntax.DeclClause) {
 		if as.Naked && as.Name == nil && as.Value != nil {
 			if f := word(as.Value); f.dynamic || strings.HasPrefix(f.text, "-") && strings.ContainsAny(f.text, "ni") {
 				j.unknown(d.Variant.Value + " " + f.text + " changes how later assignments are evaluated")
+			} else if name, _, _ := strings.Cut(f.text, "="); strings.ContainsAny(name, "[$`") {
+				// declare 'b[$(cmd)]=1' is an assignment the parser saw as a word.
+				j.unknown(d.Variant.Value + " " + f.text + " assigns through a quoted word, whose subscript can run code")
+			} else if riskyVar(name) && strings.Contains(f.text, "=") {
+				j.unknown(d.Variant.Value + " " + f.text + " sets " + name + ", which changes what later commands do")
 			}
 			continue
 		}
