@@ -261,7 +261,11 @@ func (a *Agent) recoverOne(ctx context.Context, rec *approval.Approval) error {
 			return nil // someone else carries it on
 		}
 		a.log.WarnContext(ctx, "an approved call was never run: ending it as not run", logAttrs(claimed)...)
-		rec = a.endStranded(ctx, claimed, notRunAfterCrash())
+		// Claimed: the outcome must be recorded even if a shutdown
+		// cancels ctx now, or the record would look like a run cut off.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		defer cancel()
+		rec = a.endStranded(rctx, claimed, notRunAfterCrash())
 	case approval.Running:
 		a.log.WarnContext(ctx, "a run stopped without an outcome: ending it as interrupted", logAttrs(rec)...)
 		res := interruptedRun()

@@ -253,3 +253,43 @@ func TestOutcomeNotRecordedStillReachesTheModel(t *testing.T) {
 		t.Errorf("results = %+v, want the run's own ok result", res)
 	}
 }
+
+// ctxStore fails Finish once its context is done, as a network store does.
+type ctxStore struct{ approval.Store }
+
+func (c ctxStore) Finish(ctx context.Context, id string, to approval.State, result tools.Result, at time.Time) (*approval.Approval, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return c.Store.Finish(ctx, id, to, result, at)
+}
+
+// TestRecoveryRecordsItsOutcomeDuringShutdown: a sweep cancelled (by a
+// shutdown) after claiming a stranded call still records it as not run,
+// rather than leaving it running, which a later sweep would report as a
+// run with an unknown outcome.
+func TestRecoveryRecordsItsOutcomeDuringShutdown(t *testing.T) {
+	e := newEnv(t, memoryBackend,
+		agenttest.Calls(agenttest.Call("c1", "execute_command", `{"command":"echo one >> log.txt"}`)),
+		agenttest.Text("Noted."),
+	)
+	s := ctxStore{e.open()}
+	if err := e.agent(s).Handle(ctx, conv, alice, "append a line"); err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	id := e.sink.Cards()[0].ID
+	if _, err := s.Decide(ctx, id, approval.Approved, bob, "", e.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Add(3 * time.Minute)
+	stopped, cancel := context.WithCancel(ctx)
+	cancel()
+	_ = e.agent(s).Sweep(stopped)
+	got, err := s.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != approval.Failed || got.Result == nil || got.Result.Executed {
+		t.Errorf("after a cancelled sweep the approval is %s with %+v; want failed, not run", got.State, got.Result)
+	}
+}
