@@ -43,8 +43,8 @@ func TestScriptedTurn(t *testing.T) {
 					t.Errorf("the approval ended %s, want done", d.Approval.State)
 				}
 			},
-			want:       tools.Result{Status: tools.StatusOK, Executed: true},
-			wantFile:   true,
+			want:     tools.Result{Status: tools.StatusOK, Executed: true},
+			wantFile: true,
 			// Claimed before the first redraw: the running card already
 			// says who approved it and when.
 			wantStates: []approval.State{approval.Running, approval.Done},
