@@ -300,6 +300,10 @@ func (p *Policy) judgeCommand(a args) judgement {
 			j.absurd = append(j.absurd, why)
 			return j
 		}
+		// The shell rules see `cat credentials`, not the .aws it runs in.
+		if why, ok := p.sensitive.MatchDir(workdir); ok {
+			j.danger = append(j.danger, "the workdir "+why+"; a command run there may read it by its name alone")
+		}
 	}
 	if strings.IndexByte(cmd, 0) >= 0 {
 		j.absurd = append(j.absurd, "the command contains a NUL byte")
@@ -307,8 +311,10 @@ func (p *Policy) judgeCommand(a args) judgement {
 	}
 	an := p.shell.Analyze(cmd)
 	j.absurd = an.Absurd
-	j.danger = an.Danger
-	j.readOnly = an.ReadOnly && len(an.Danger) == 0 && len(an.Absurd) == 0
+	// The full slice expression makes append copy: the analyzer's reasons
+	// must not be written to.
+	j.danger = append(j.danger[:len(j.danger):len(j.danger)], an.Danger...)
+	j.readOnly = an.ReadOnly && len(j.danger) == 0 && len(an.Absurd) == 0
 	if j.readOnly {
 		j.why = []string{"every command is a known reader used read-only"}
 	} else {

@@ -155,6 +155,13 @@ func TestAssessCommand(t *testing.T) {
 		{name: "workdir inside the root", args: `{"command":"ls","workdir":"logs/app"}`, want: autoWL},
 		{name: "absolute workdir", args: `{"command":"ls","workdir":"/etc"}`, want: with(blockAbs, "workdir")},
 		{name: "workdir climbs out", args: `{"command":"ls","workdir":"logs/../../x"}`, want: blockAbs},
+		{name: "secret read by its base name in the workdir", args: `{"command":"cat credentials","workdir":".aws"}`,
+			want: with(danger, "the workdir .aws holds .aws/credentials")},
+		{name: "docker config by its base name", args: `{"command":"cat config.json","workdir":"home/bob/.docker"}`, want: danger},
+		{name: "workdir inside .ssh", args: `{"command":"ls","workdir":".ssh"}`, want: danger},
+		{name: "workdir secret not lowered by low", args: `{"command":"cat credentials","workdir":".aws","risk_level":"low"}`,
+			want: llm(danger, Low)},
+		{name: "workdir named etc is inside the root", args: `{"command":"cat shadow","workdir":"etc"}`, want: autoWL},
 		{name: "NUL in command", args: `{"command":"ls\u0000 -la"}`, want: with(blockAbs, "NUL")},
 
 		// Malformed arguments.

@@ -42,6 +42,7 @@ type pattern struct {
 	text     string // lower case
 	dir      bool   // ".ssh/": anything inside a directory of that name
 	segments []glob // "a/b": the last segments of a path
+	anchored bool   // a segment pattern that starts with "/"
 	base     glob   // otherwise: the base name
 }
 
@@ -100,6 +101,7 @@ func New(extra []string) (*Matcher, error) {
 				pt.dir = true
 				pt.text = strings.Trim(pt.text, "/")
 			case strings.Contains(p, "/"):
+				pt.anchored = strings.HasPrefix(p, "/")
 				for _, s := range strings.Split(strings.Trim(pt.text, "/"), "/") {
 					g, err := newGlob(s)
 					if err != nil {
@@ -143,6 +145,27 @@ func (m *Matcher) Match(p string) (reason string, ok bool) {
 			if pt.base.match(base) {
 				return fmt.Sprintf("%s is a sensitive path (%s)", p, pt.text), true
 			}
+		}
+	}
+	return "", false
+}
+
+// MatchDir reports whether commands run in the directory dir may read
+// secrets by their base names alone: dir is sensitive itself (.ssh), or it
+// is the directory of a sensitive path (.aws holds credentials, .docker
+// holds config.json). Patterns that start with "/" name system paths and
+// are not read into a relative directory.
+func (m *Matcher) MatchDir(dir string) (reason string, ok bool) {
+	if why, ok := m.Match(dir); ok {
+		return why, true
+	}
+	if dir == "" {
+		return "", false
+	}
+	clean := path.Clean("/" + strings.ToLower(strings.ReplaceAll(dir, `\`, "/")))
+	for _, pt := range m.patterns {
+		if n := len(pt.segments); n > 1 && !pt.anchored && matchTail(pt.segments[:n-1], clean) {
+			return fmt.Sprintf("%s holds %s, a sensitive path", dir, pt.text), true
 		}
 	}
 	return "", false

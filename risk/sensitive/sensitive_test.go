@@ -133,3 +133,35 @@ func TestGlobMatchesPathMatch(t *testing.T) {
 		}
 	}
 }
+
+func TestMatchDir(t *testing.T) {
+	m, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		dir  string
+		want bool
+	}{
+		{"ssh dir", ".ssh", true},
+		{"aws dir holds credentials", ".aws", true},
+		{"aws dir in a home", "home/bob/.aws/", true},
+		{"docker dir holds config.json", ".docker", true},
+		{"git dir holds config", "repo/.git", true},
+		{"gh config dir", ".config/gh", true},
+		{"etc inside the root is not /etc", "etc", false},
+		{"proc-like dir inside the root", "proc/1", false},
+		{"logs", "logs", false},
+		{"root", ".", false},
+		{"empty", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			why, got := m.MatchDir(tt.dir)
+			if got != tt.want {
+				t.Fatalf("MatchDir(%q) = %v (%q), want %v", tt.dir, got, why, tt.want)
+			}
+		})
+	}
+}
