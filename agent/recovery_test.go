@@ -2,14 +2,19 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/countersign/countersign/agent/agenttest"
 	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/agent/approval/redisstore"
+	"github.com/countersign/countersign/internal/testenv"
 	"github.com/countersign/countersign/tools"
 )
 
@@ -291,5 +296,57 @@ func TestRecoveryRecordsItsOutcomeDuringShutdown(t *testing.T) {
 	}
 	if got.State != approval.Failed || got.Result == nil || got.Result.Executed {
 		t.Errorf("after a cancelled sweep the approval is %s with %+v; want failed, not run", got.State, got.Result)
+	}
+}
+
+// TestTamperedRecordDoesNotRun: an approval whose stored operation was
+// changed after the card was shown, or whose record no longer decodes,
+// never runs.
+func TestTamperedRecordDoesNotRun(t *testing.T) {
+	tests := []struct {
+		name   string
+		tamper func(r map[string]any) string // returns the new "r" field
+	}{
+		{"operation swapped", func(r map[string]any) string {
+			r["args"] = map[string]any{"command": "echo two >> log.txt"}
+			b, _ := json.Marshal(r)
+			return string(b)
+		}},
+		{"record is not JSON", func(map[string]any) string { return "{not json" }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, memoryBackend,
+				agenttest.Calls(agenttest.Call("c1", "execute_command", `{"command":"echo one >> log.txt"}`)),
+				agenttest.Text("Noted."),
+			)
+			opt, err := redis.ParseURL(testenv.RedisURL(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			prefix := "tamper-" + randomHex()
+			raw := redis.NewClient(opt)
+			t.Cleanup(func() { _ = raw.Close() })
+			s := redisstore.New(redis.NewClient(opt), redisstore.Options{Prefix: prefix, Now: e.clock.Now, Logger: quiet})
+			t.Cleanup(func() { _ = s.Close() })
+			a := e.agent(s)
+			if err := a.Handle(ctx, conv, alice, "append a line"); err != nil {
+				t.Fatalf("Handle: %v", err)
+			}
+			id := e.sink.Cards()[0].ID
+			key := prefix + ":{" + id + "}:a"
+			var r map[string]any
+			if err := json.Unmarshal([]byte(raw.HGet(ctx, key, "r").Val()), &r); err != nil {
+				t.Fatalf("read the stored record: %v", err)
+			}
+			if err := raw.HSet(ctx, key, "r", tc.tamper(r)).Err(); err != nil {
+				t.Fatal(err)
+			}
+			_, _ = a.Decide(ctx, id, bob, true, "")
+			a.Wait()
+			if got, ok := e.file("log.txt"); ok {
+				t.Errorf("a tampered approval ran: log.txt = %q", got)
+			}
+		})
 	}
 }
