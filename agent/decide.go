@@ -40,10 +40,12 @@ const expiredReason = "nobody decided before the approval expired"
 //   - runLease: a running call whose run has sent no heartbeat for this
 //     long. A live run beats every heartbeatEvery.
 const (
-	claimGrace     = 2 * time.Minute
-	runLease       = 2 * time.Minute
-	heartbeatEvery = runLease / 4
+	claimGrace = 2 * time.Minute
+	runLease   = 2 * time.Minute
 )
+
+// heartbeatEvery is a variable only so that a test can make it short.
+var heartbeatEvery = runLease / 4
 
 // notRunAfterCrash is the result of an approved call that Countersign
 // stopped before running. Recovery does not run it late: the person

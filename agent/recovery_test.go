@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/agent/agenttest"
 	"github.com/countersign/countersign/agent/approval"
 	"github.com/countersign/countersign/agent/approval/redisstore"
@@ -346,6 +347,45 @@ func TestTamperedRecordDoesNotRun(t *testing.T) {
 			a.Wait()
 			if got, ok := e.file("log.txt"); ok {
 				t.Errorf("a tampered approval ran: log.txt = %q", got)
+			}
+		})
+	}
+}
+
+// TestLongRunBeatsItsHeartbeat: a run that lasts longer than the lease
+// keeps telling the store it is alive, so a sweep leaves it alone and its
+// own outcome is recorded.
+func TestLongRunBeatsItsHeartbeat(t *testing.T) {
+	defer agent.SetHeartbeatEvery(5 * time.Millisecond)()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			e := newEnv(t, b)
+			e.job.release = make(chan struct{})
+			e.job.started = make(chan struct{}, 1)
+			s := e.open()
+			a := e.agent(s)
+			if err := a.Direct(ctx, conv, alice, "run_job", []byte(`{"job":"reindex"}`)); err != nil {
+				t.Fatalf("Direct: %v", err)
+			}
+			id := e.sink.Cards()[0].ID
+			decided := make(chan error, 1)
+			go func() { _, err := a.Decide(ctx, id, bob, true, ""); decided <- err }()
+			<-e.job.started
+			e.clock.Add(3 * time.Minute) // past the lease, counted from the claim
+			time.Sleep(100 * time.Millisecond)
+			if err := e.agent(e.open()).Sweep(ctx); err != nil {
+				t.Fatalf("Sweep: %v", err)
+			}
+			close(e.job.release)
+			if err := <-decided; err != nil {
+				t.Fatalf("Decide: %v", err)
+			}
+			got, err := s.Get(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.State != approval.Done {
+				t.Errorf("the long run ended %s (%+v), want done: a sweep took it for interrupted", got.State, got.Result)
 			}
 		})
 	}
