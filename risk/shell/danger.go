@@ -65,6 +65,11 @@ func shell(j *judge, c *cmd) {
 		if o.short == 'c' || o.long == "command" {
 			script = true
 		}
+		// bash -k -c 'ls LD_PRELOAD=x': -k and -a change what the script's
+		// assignments do, which the nested judge does not know.
+		if o.short == 'k' || o.short == 'a' || o.short == 'o' && in(o.value.text, "keyword", "allexport") {
+			j.unknown(c.name + " " + o.String() + " changes how the script's assignments work")
+		}
 	}
 	switch {
 	case script && len(ops) == 0:

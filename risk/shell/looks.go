@@ -281,11 +281,11 @@ func ipmitoolCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	args := c.args
 	for len(args) > 0 && strings.HasPrefix(args[0].text, "-") {
 		t := args[0].text
-		if !in(t, "-I", "-H", "-U", "-p", "-L", "-c", "-v", "-E") {
+		if !in(t, "-I", "-H", "-U", "-p", "-L", "-c", "-v", "-E", "-P", "-f") {
 			return "ipmitool " + t + " is not a look"
 		}
 		args = args[1:]
-		if in(t, "-I", "-H", "-U", "-p", "-L") && len(args) > 0 {
+		if in(t, "-I", "-H", "-U", "-p", "-L", "-P", "-f") && len(args) > 0 {
 			args = args[1:]
 		}
 	}

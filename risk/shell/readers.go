@@ -290,6 +290,11 @@ func (j *judge) secret(name string, f arg) {
 		j.danger(name + " " + f.text + " reads a secret")
 		return
 	}
+	if isRawDisk(p) || in(p, "/dev/mem", "/dev/kmem", "/dev/port", "/proc/kcore") || strings.HasPrefix(p, "/proc/") && strings.HasSuffix(p, "/mem") {
+		// strings /dev/sda1 | grep root: every file on it, past permissions.
+		j.danger(name + " " + f.text + " reads raw disk or memory, which holds every secret on it")
+		return
+	}
 	if full := joinPath(j.cwd, p); full != "" && full != p && j.isSecret(full) {
 		j.danger(name + " " + f.text + " reads a secret")
 	}

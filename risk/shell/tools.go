@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"net/url"
 	"strings"
 )
 
@@ -505,7 +506,7 @@ func kubectlCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		case o.is('s', "server"):
 			// The cluster's credentials go to whatever server is named.
 			return c.name + " " + o.String() + " sends the cluster credentials to another server"
-		case o.long == "raw" && o.hasValue && strings.Contains(strings.ToLower(o.value.text), "secret"):
+		case o.long == "raw" && o.hasValue && strings.Contains(strings.ToLower(unescapePath(o.value.text)), "secret"):
 			j.danger(c.name + " --raw " + o.value.text + " prints secret values")
 			return ""
 		}
@@ -611,6 +612,9 @@ func helmCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	}
 	verb := ops[0].text
 	switch {
+	case verb == "status" && helmFullOutput(c.args):
+		j.danger("helm status -o json|yaml prints the release's values and manifest")
+		return ""
 	case verb == "get" && len(ops) > 1 && in(ops[1].text, "values", "manifest", "all"):
 		// Values and rendered Secret manifests are where passwords live.
 		j.danger("helm get " + ops[1].text + " prints release values and Secrets")
@@ -624,6 +628,26 @@ func helmCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		return ""
 	}
 	return "helm " + verb + " changes the cluster"
+}
+
+// helmFullOutput reports whether -o/--output asks for json or yaml, which
+// for helm status is the whole release.
+func helmFullOutput(args []arg) bool {
+	opts, _ := helmSpec.parseArgs(args)
+	for _, o := range opts {
+		if o.is('o', "output") && !in(o.value.text, "table") {
+			return true
+		}
+	}
+	return false
+}
+
+// unescapePath undoes %XX escapes, as the API server does: %73ecrets is secrets.
+func unescapePath(p string) string {
+	if u, err := url.PathUnescape(p); err == nil {
+		return u
+	}
+	return p
 }
 
 func terraformCheck(j *judge, c *cmd, _ []opt, _ []arg) string {

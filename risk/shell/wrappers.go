@@ -272,7 +272,10 @@ func argFile(j *judge, name string, opts []opt) {
 // read-only, that is a danger of its own.
 func (j *judge) feed(wrapper string, argv []arg, depth int) {
 	before := len(j.res.Unknown)
-	j.command(argv, depth)
+	// The input adds words nobody has seen: to a reader with options that
+	// write (ls | xargs sed -n 1p, and a file called -i), that is not a look.
+	full := append(append(make([]arg, 0, len(argv)+1), argv...), arg{text: "$(" + wrapper + " input)", dynamic: true})
+	j.command(full, depth)
 	if len(j.res.Unknown) > before {
 		j.res.Unknown = j.res.Unknown[:before]
 		j.danger(wrapper + " feeds its input to " + argv[0].text + ", which is not read-only")
