@@ -353,9 +353,13 @@ func (a *Agent) execute(ctx context.Context, rec *approval.Approval) (*approval.
 		return claimed, false
 	}
 	a.updateCard(ctx, claimed, nil)
-	stop := a.heartbeat(ctx, claimed)
-	res := a.runApproved(ctx, claimed)
-	stop()
+	res := func() tools.Result {
+		// Deferred: a panic that escapes the run must also stop the
+		// heartbeat, or the record would look alive for good.
+		stop := a.heartbeat(ctx, claimed)
+		defer stop()
+		return a.runApproved(ctx, claimed)
+	}()
 	// A shutdown may have cancelled ctx to interrupt the run; the outcome
 	// must still be recorded, or the record would stay running for good.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
