@@ -34,6 +34,19 @@ func (a *Analyzer) fallback(j *judgement, text string, lx lexResult, perr error)
 	}
 	j.others++
 	j.danger(parseFailure(perr))
+	if endsWithClientG(text, full.tokens) {
+		j.danger(`\G is a command of the mysql client, not SQL, and the server rejects it; send the statement without it`)
+	}
+}
+
+// endsWithClientG reports text ending in \G or \g (before any ';'): people
+// and models copy it from the mysql client, whose command it is.
+func endsWithClientG(text string, toks []token) bool {
+	n := len(toks)
+	for n > 0 && toks[n-1].kind == tokPunct && text[toks[n-1].start] == ';' {
+		n--
+	}
+	return n >= 2 && toks[n-2].kind == tokPunct && text[toks[n-2].start] == '\\' && word(text, toks[n-1]) == "G"
 }
 
 // splitStatements splits tokens at ';' and drops empty statements.

@@ -350,6 +350,10 @@ func TestAnalyze(t *testing.T) {
 		{"max_execution_time hint in a subquery", "SELECT (SELECT /*+ MAX_EXECUTION_TIME(0) */ 1)", confirm, "MAX_EXECUTION_TIME"},
 		{"executable comment in a hint", "SELECT /*+ BKA(t) */ 1 /*!, SLEEP(9) */", danger, "executable comment"},
 
+		{"mysql client \\G", "SHOW SLAVE STATUS\\G", danger, "mysql client"},
+		{"mysql client \\g and a semicolon", "SELECT 1\\g;", danger, "mysql client"},
+		{"backslash g inside a string", "SELECT 'a\\G'", auto, ""},
+
 		// Nothing to judge.
 		{"empty", "", confirm, "no statement"},
 		{"blank", "   \n\t", confirm, "no statement"},
