@@ -283,7 +283,9 @@ func (j *judge) secret(name string, f arg) {
 			for _, it := range items {
 				j.secret(name, it)
 			}
+			return
 		}
+		j.unseenContent = true
 		return // a value nobody can know here; see the package doc
 	}
 	if j.isSecret(p) || f.glob && j.globSecret(p) {

@@ -17,13 +17,19 @@
 //     and tools.go hold the rule 6 whitelist, one argument rule per reader.
 //
 // Known limits, each failing towards a confirmation rather than a run except
-// where said: a reader's operand that is computed at run time ($(...), a
-// loop variable) cannot be checked against the sensitive paths, so
-// cat $(echo .env) is still a look (a variable assigned a literal earlier in
-// the script is looked through); recursive readers (grep -r, find) may read
-// secrets inside the trees they walk; curl and wget are not readers, since
-// HTTP belongs to http_request; the directory a literal cd moved to is
-// followed in source order, not through every branch.
+// where said: a reader's operand that is computed at run time ($(...),
+// xargs input, a while-read variable) cannot be checked against the
+// sensitive paths, so cat $(echo .env) is still a look (a variable assigned
+// a literal earlier in the script, and the words of a for loop, are looked
+// through, and find -name .env feeding such a reader is a danger);
+// recursive readers (grep -r, find) may read secrets inside the trees they
+// walk; readers that print a configuration (docker inspect, kubectl get -o
+// yaml, systemctl cat, git remote -v) may show secrets written into it;
+// a repository's own config (core.fsmonitor, diff.external) is trusted by
+// git's looks, though git -C elsewhere is not; curl and wget are not
+// readers, since HTTP belongs to http_request; cloud CLIs (aws, gcloud)
+// are never looks; the directory a literal cd moved to is followed in
+// source order, not through every branch.
 package shell
 
 import (
@@ -108,6 +114,9 @@ func (a *Analyzer) Analyze(script string) (res Analysis) {
 	parsed := j.script(script, 0)
 	if !parsed {
 		j.salvage(script)
+	}
+	if j.seeksSecrets && j.unseenContent {
+		res.Danger = addReason(res.Danger, "prints the files find found by a secret's name")
 	}
 	if parsed && len(res.Absurd) == 0 && len(res.Danger) == 0 && len(res.Unknown) == 0 {
 		if j.commands == 0 {

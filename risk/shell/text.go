@@ -428,6 +428,11 @@ func findCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 				return ""
 			}
 			return "find " + t + " writes a file"
+		case in(t, "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename") && i+1 < len(args):
+			if v := strings.ToLower(args[i+1].text); j.isSecret(v) || hasGlobMeta(v) && j.globSecret(v) {
+				j.seeksSecrets = true
+			}
+			i++
 		case t == "-files0-from" && i+1 < len(args):
 			// The file names it reads are echoed back in errors.
 			j.secret("find -files0-from", args[i+1])

@@ -17,6 +17,10 @@ type judge struct {
 	cwd      string            // directory a literal cd moved to, "" when unknown
 	vars     map[string]string // variables assigned a literal value (X=/)
 	loops    map[string][]arg  // for loop variables and the words they take (for f in *.log)
+	// seeksSecrets is set when find looks for secrets by name, and
+	// unseenContent when a reader prints files named at run time; together
+	// (find . -name .env | xargs cat) they print secrets.
+	seeksSecrets, unseenContent bool
 }
 
 func (j *judge) absurd(why string)  { j.res.Absurd = addReason(j.res.Absurd, why) }
