@@ -382,8 +382,13 @@ func findCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		}
 		starts = append(starts, a)
 	}
-	for _, a := range args[len(starts):] {
-		if findValued[a.text] && a.text != "-maxdepth" && a.text != "-mindepth" || strings.HasPrefix(a.text, "-newer") || in(a.text, "-empty", "-true", "-false", "-readable", "-writable", "-executable", "-nouser", "-nogroup") {
+	rest := args[len(starts):]
+	for i, a := range rest {
+		// -type f and -name '*' narrow nothing: find / -type f -delete
+		// still deletes every file on the system.
+		matchAll := in(a.text, "-name", "-iname", "-path", "-ipath", "-wholename") && i+1 < len(rest) && strings.Trim(rest[i+1].text, "*") == ""
+		if findValued[a.text] && !in(a.text, "-maxdepth", "-mindepth", "-type", "-xtype", "-regextype", "-D", "-O") && !matchAll ||
+			strings.HasPrefix(a.text, "-newer") || in(a.text, "-empty", "-false", "-readable", "-writable", "-executable", "-nouser", "-nogroup") {
 			filtered = true
 		}
 	}

@@ -157,6 +157,10 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 			}
 			j.loops[wi.Name.Value] = words(wi.Items, nil)
 		}
+	case *syntax.WhileClause:
+		if endless(n) && spawns(n.Do) {
+			j.absurd("an endless loop that starts background processes: a fork bomb")
+		}
 	case *syntax.CoprocClause:
 		j.unknown("coproc starts a background process")
 	}
@@ -172,6 +176,37 @@ func wholeArray(x syntax.ArithmExpr) bool {
 	}
 	l, ok := w.Parts[0].(*syntax.Lit)
 	return ok && (l.Value == "@" || l.Value == "*")
+}
+
+// endless reports whether a while or until loop's condition is a constant
+// that never ends it: while true, while :, until false.
+func endless(w *syntax.WhileClause) bool {
+	if len(w.Cond) != 1 {
+		return false
+	}
+	c, ok := w.Cond[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(c.Args) != 1 || w.Cond[0].Negated {
+		return false
+	}
+	name := word(c.Args[0]).text
+	if w.Until {
+		return name == "false"
+	}
+	return name == "true" || name == ":"
+}
+
+// spawns reports whether statements start a background process anywhere.
+func spawns(stmts []*syntax.Stmt) bool {
+	found := false
+	for _, s := range stmts {
+		syntax.Walk(s, func(n syntax.Node) bool {
+			if st, ok := n.(*syntax.Stmt); ok && st.Background {
+				found = true
+			}
+			return !found
+		})
+	}
+	return found
 }
 
 // constArith reports whether an arithmetic expression (or test operand)
