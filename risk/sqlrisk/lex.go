@@ -40,6 +40,11 @@ type lexResult struct {
 	commentSemicolon bool
 	// nestedComment: a block comment holds "/*", which MySQL may read differently.
 	nestedComment bool
+	// limitHint names an optimizer hint that lifts server limits
+	// (MAX_EXECUTION_TIME, SET_VAR, RESOURCE_GROUP) found in any /*+ */
+	// comment, whether or not the parser reads that comment as hints: the
+	// parser drops a hint comment it cannot parse, MySQL may keep part of it.
+	limitHint string
 	// unterminated: a literal or a block comment is not closed.
 	unterminated bool
 	// badBytes: control characters or invalid UTF-8, which the server's lexer
@@ -198,6 +203,9 @@ func blockComment(text string, i int, r *lexResult) int {
 			}
 		case '*':
 			if j+1 < len(text) && text[j+1] == '/' && j > i+1 {
+				if r.limitHint == "" && len(body) > 0 && body[0] == '+' {
+					r.limitHint = limitHintIn(text[i+3 : j])
+				}
 				return j + 2
 			}
 		}
@@ -225,4 +233,18 @@ func quoted(text string, i int, q byte, backslash bool, r *lexResult) int {
 	}
 	r.unterminated = true
 	return len(text)
+}
+
+// limitHints are the optimizer hints that change server limits for a query.
+var limitHints = []string{"MAX_EXECUTION_TIME", "SET_VAR", "RESOURCE_GROUP"}
+
+// limitHintIn returns the first of limitHints in the body of a hint
+// comment, ignoring case, or "".
+func limitHintIn(body string) string {
+	for _, h := range limitHints {
+		if containsFold(body, h) {
+			return h
+		}
+	}
+	return ""
 }

@@ -120,6 +120,9 @@ func (a *Analyzer) Analyze(text string) (res Analysis) {
 	if lx.nestedComment {
 		j.danger("a comment opens another comment")
 	}
+	if lx.limitHint != "" {
+		j.unknown(limitHintReason(lx.limitHint))
+	}
 
 	if lx.unterminated {
 		j.danger("a quote or a comment is not closed")
@@ -184,10 +187,7 @@ var (
 // upper case.
 func containsFold(s, sub string) bool {
 	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i] != sub[0] {
-			continue
-		}
-		k := 1
+		k := 0
 		for ; k < len(sub); k++ {
 			c := s[i+k]
 			if c >= 'a' && c <= 'z' {

@@ -274,7 +274,7 @@ func (w *walker) selectStmt(s *ast.SelectStmt) {
 	for _, h := range s.TableHints {
 		switch h.HintName.L {
 		case "max_execution_time", "set_var", "resource_group":
-			w.j.unknown("the optimizer hint " + strings.ToUpper(h.HintName.L) + " changes server limits for the query")
+			w.j.unknown(limitHintReason(strings.ToUpper(h.HintName.L)))
 		}
 	}
 }
@@ -459,4 +459,10 @@ func tableKey(t *ast.TableName) string {
 		return t.Schema.L + "." + t.Name.L
 	}
 	return t.Name.L
+}
+
+// limitHintReason is the reason for an optimizer hint that changes server
+// limits.
+func limitHintReason(hint string) string {
+	return "the optimizer hint " + hint + " changes server limits for the query"
 }
