@@ -205,8 +205,9 @@ func matchTail(pat []glob, clean string) bool {
 }
 
 // RunsLater reports whether writing p plants code that runs later (shell
-// start-up files, cron, systemd units, git hooks, authorized_keys, the
-// preload list), with a short reason. Such a write is a danger even when
+// and editor start-up files, git hooks and .gitconfig (pager, aliases),
+// Python's sitecustomize, cron, systemd units, authorized_keys, the preload
+// list), with a short reason. Such a write is a danger even when
 // nothing runs now.
 func RunsLater(p string) (reason string, ok bool) {
 	if p == "" {
@@ -215,7 +216,8 @@ func RunsLater(p string) (reason string, ok bool) {
 	clean := path.Clean("/" + strings.ReplaceAll(p, `\`, "/"))
 	switch path.Base(clean) {
 	case ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
-		".zshenv", ".zlogin", ".envrc", "authorized_keys", "authorized_keys2", "ld.so.preload", "crontab":
+		".zshenv", ".zlogin", ".bash_aliases", "config.fish", ".envrc", ".gitconfig", ".vimrc", ".tmux.conf",
+		"sitecustomize.py", "usercustomize.py", "authorized_keys", "authorized_keys2", "ld.so.preload", "crontab":
 		return fmt.Sprintf("writing %s plants code that runs later", p), true
 	}
 	for _, dir := range []string{"/etc/cron", "/etc/systemd/", "/etc/profile", "/etc/rc", "/etc/init.d/",
