@@ -28,6 +28,7 @@ var metadataHosts = map[string]bool{
 // are blocked as a whole.
 var metadataAddrs = []netip.Prefix{
 	netip.MustParsePrefix("fd00:ec2::254/128"),  // AWS, IPv6
+	netip.MustParsePrefix("fd00:ec2::23/128"),   // AWS EKS Pod Identity Agent, IPv6 (credentials)
 	netip.MustParsePrefix("100.100.100.200/32"), // Alibaba Cloud
 	netip.MustParsePrefix("192.0.0.192/32"),     // Oracle Cloud
 	netip.MustParsePrefix("168.63.129.16/32"),   // Azure WireServer (extensions, certificates)

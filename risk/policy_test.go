@@ -492,6 +492,8 @@ func TestMetadataSpellings(t *testing.T) {
 		"http://169.254.169.254/metadata/instance?api-version=2021-02-01",
 		"HTTP://169.254.169.254/",
 		"http://[fd00:ec2::254]:80/",
+		"http://[fd00:ec2::23]/v1/credentials",
+		"http://169.254.170.23/v1/credentials",
 		"http://[0:0:0:0:0:ffff:169.254.169.254]/",
 	}
 	for _, u := range blocked {
