@@ -413,3 +413,75 @@ func redisRead(args []arg) bool {
 	}
 	return false
 }
+
+// ethtoolCheck: showing a device's settings, driver and counters is a
+// look; -s, -K, -G, -E (eeprom write), -f (flash), -t (self-test, which
+// takes the link down) and the other set options are not.
+func ethtoolCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	for _, o := range opts {
+		if !o.is('i', "driver") && !o.is('S', "statistics") && !o.is('k', "show-features") && !o.is(0, "show-offload") &&
+			!o.is('g', "show-ring") && !o.is('c', "show-coalesce") && !o.is('a', "show-pause") && !o.is('l', "show-channels") &&
+			!o.is('P', "show-permaddr") && !o.is('m', "module-info") && !o.is('T', "show-time-stamping") &&
+			!o.is(0, "show-eee") && !o.is(0, "show-fec") && !o.is(0, "json") && !o.is(0, "version") {
+			return "ethtool " + o.String() + " changes the device"
+		}
+	}
+	if len(operands) > 1 {
+		return "ethtool " + operands[1].text + " changes the device"
+	}
+	return ""
+}
+
+// systemdAnalyzeCheck: the verbs that report; log-level and log-target
+// with a value set them.
+func systemdAnalyzeCheck(j *judge, c *cmd, _ []opt, operands []arg) string {
+	if len(operands) == 0 {
+		return ""
+	}
+	switch verb := operands[0].text; {
+	case in(verb, "time", "blame", "critical-chain", "security", "calendar", "timestamp", "timespan", "cat-config",
+		"unit-paths", "dump", "verify", "syscall-filter", "filesystems", "condition", "plot", "dot"):
+		return ""
+	case in(verb, "log-level", "log-target", "service-watchdogs") && len(operands) == 1:
+		return ""
+	default:
+		return "systemd-analyze " + verb + " is not a look"
+	}
+}
+
+// crictlCheck: crictl on a Kubernetes node, listing and logs only.
+func crictlCheck(j *judge, c *cmd, _ []opt, operands []arg) string {
+	if len(operands) == 0 || !in(operands[0].text, "ps", "pods", "images", "img", "logs", "inspect", "inspectp", "inspecti",
+		"stats", "statsp", "info", "version", "imagefsinfo") {
+		return "crictl is not a look without ps, pods, images, logs or inspect"
+	}
+	return ""
+}
+
+// sshKeygenCheck: ssh-keygen -l prints a key's fingerprint, -F finds a
+// host in known_hosts, -y derives the public key; anything else makes or
+// changes keys and known_hosts (-R, -H).
+func sshKeygenCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	look := false
+	for _, o := range opts {
+		switch {
+		case o.is('l', "") || o.is('F', "") || o.is('y', ""):
+			look = true
+		case o.is('f', "") || o.is('E', "") || o.is('v', ""):
+		default:
+			return "ssh-keygen " + o.String() + " makes or changes keys"
+		}
+	}
+	if !look || len(operands) > 0 {
+		return "ssh-keygen without -l makes keys"
+	}
+	return ""
+}
+
+// batchCheck: iotop and systemd-cgtop need -b (batch) without a terminal.
+func batchCheck(j *judge, c *cmd, opts []opt, _ []arg) string {
+	if !hasOpt(opts, 'b', "batch") {
+		return c.name + " without -b needs a terminal"
+	}
+	return ""
+}

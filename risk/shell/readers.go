@@ -81,6 +81,9 @@ func readers() map[string]reader {
 	// --color password .env would hide .env as the pattern.
 	grep := r("-e -f -m -A -B -C -d -D --regexp --file --max-count --after-context --before-context --context --label --include --exclude --exclude-dir --exclude-from --binary-files --devices --directories", "", "").withPattern().withSecretOpts("-f --file --exclude-from")
 	sum := r("", "", "")
+	// LVM reports take a --config override, which can point LVM at other
+	// devices but not write; --select and -o only filter.
+	lvmReport := r("-o -O -S --options --sort --select --units --separator --config --reportformat", "", "")
 	// --files0-from=F reads file names from F and echoes each bad one back.
 	files0 := r("--files0-from", "", "").withSecretOpts("--files0-from")
 	return map[string]reader{
@@ -182,9 +185,20 @@ func readers() map[string]reader {
 		"smartctl": r("-d -l -T -n --device --log --tolerance --nocheck", "", "").withCheck(smartctlCheck),
 		"ipmitool": anyArgs().withRaw(ipmitoolCheck),
 		"nc":       r("-w", "", "").withCheck(ncCheck), "netcat": r("-w", "", "").withCheck(ncCheck), "ncat": r("-w", "", "").withCheck(ncCheck),
-		"bc":   files("-s -l -q -w"),
-		"go":   anyArgs().withRaw(goCheck),
-		"tofu": anyArgs().withRaw(terraformCheck),
+		"bc":              files("-s -l -q -w"),
+		"go":              anyArgs().withRaw(goCheck),
+		"ethtool":         r("", "", "").withCheck(ethtoolCheck),
+		"systemd-analyze": r("--root --image --unit --from-pattern --to-pattern --fuzz --man --generators --offline --threshold --security-policy --json --iterations --base-time -H --host -M --machine", "", "").withCheck(systemdAnalyzeCheck),
+		"systemd-cgls":    anyArgs(), "systemd-cgtop": r("-n -d --iterations --delay --depth -M --machine", "", "").withCheck(batchCheck),
+		"crictl":     r("-r -i -t --runtime-endpoint --image-endpoint --timeout --config -c --tail --since --until -o --output -s --state --name --label --pod", "", "").withCheck(crictlCheck),
+		"ssh-keygen": r("-f -E -F", "", "").withCheck(sshKeygenCheck),
+		"fuser":      r("", "-k --kill -i --interactive", "kills processes"),
+		"pstree":     anyArgs(), "pmap": anyArgs(), "getfacl": anyArgs(), "lsattr": anyArgs(), "namei": anyArgs(),
+		"lsb_release": anyArgs(), "pg_isready": anyArgs(), "pg_lsclusters": anyArgs(),
+		"dmidecode": r("-t -s -H --type --string --handle --from-dump --dev-mem", "--dump-bin", "writes a file"),
+		"pvs":       lvmReport, "vgs": lvmReport, "lvs": lvmReport, "pvdisplay": lvmReport, "vgdisplay": lvmReport, "lvdisplay": lvmReport,
+		"iotop": r("-n -d -p -u --iter --delay --pid --user", "", "").withCheck(batchCheck),
+		"tofu":  anyArgs().withRaw(terraformCheck),
 	}
 }
 

@@ -643,6 +643,7 @@ func TestReaderTable(t *testing.T) {
 		"dpkg": "dpkg -l", "dpkg-query": "dpkg-query -W", "tar": "tar -tzf a.tgz", "nginx": "nginx -t",
 		"pip": "pip list", "pip3": "pip3 freeze", "nc": "nc -zv db 5432", "netcat": "netcat -z db 5432", "ncat": "ncat -z db 5432",
 		"go": "go version", "ipmitool": "ipmitool sensor", "ufw": "ufw status",
+		"iotop": "iotop -b -n 1", "systemd-cgtop": "systemd-cgtop -b -n 1", "crictl": "crictl ps", "ssh-keygen": "ssh-keygen -l -f k.pub",
 	}
 	for name := range readers() {
 		script := name
