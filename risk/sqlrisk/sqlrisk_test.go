@@ -426,6 +426,23 @@ func TestNew(t *testing.T) {
 	}
 }
 
+// TestDefaultSQLModeKeepsLexing: the pinned sql_mode holds no mode that
+// changes how text splits into tokens, so the analyzer and the server read
+// "x" as a string and \' as an escaped quote alike.
+func TestDefaultSQLModeKeepsLexing(t *testing.T) {
+	for _, m := range strings.Split(DefaultSQLMode, ",") {
+		switch m {
+		case "ANSI_QUOTES", "NO_BACKSLASH_ESCAPES", "PIPES_AS_CONCAT", "IGNORE_SPACE", "ANSI",
+			"ORACLE", "MSSQL", "DB2", "POSTGRESQL", "MAXDB", "HIGH_NOT_PRECEDENCE":
+			t.Errorf("DefaultSQLMode holds %s, which changes how SQL text is read", m)
+		}
+	}
+	a := newAnalyzer(t)
+	if a.lexMode.ansiQuotes || a.lexMode.noBackslash {
+		t.Errorf("the default analyzer reads text under %+v", a.lexMode)
+	}
+}
+
 // TestSQLModeChangesQuotes: under ANSI_QUOTES "x" is a name, so a ';' in it
 // is not in a string, and the analyzer must read it as the server would.
 func TestSQLModeChangesQuotes(t *testing.T) {
