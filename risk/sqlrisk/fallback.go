@@ -34,6 +34,9 @@ func (a *Analyzer) fallback(j *judgement, text string, lx lexResult, perr error)
 	}
 	j.others++
 	j.danger(parseFailure(perr))
+	if strings.HasPrefix(strings.TrimSpace(text), "```") {
+		j.danger("the text is wrapped in a Markdown code fence; send the SQL alone")
+	}
 	if endsWithClientG(text, full.tokens) {
 		j.danger(`\G is a command of the mysql client, not SQL, and the server rejects it; send the statement without it`)
 	}

@@ -358,6 +358,7 @@ func TestAnalyze(t *testing.T) {
 		{"mysql client \\G", "SHOW SLAVE STATUS\\G", danger, "mysql client"},
 		{"mysql client \\g and a semicolon", "SELECT 1\\g;", danger, "mysql client"},
 		{"backslash g inside a string", "SELECT 'a\\G'", auto, ""},
+		{"markdown code fence", "```sql\nSELECT 1\n```", danger, "Markdown code fence"},
 
 		// Nothing to judge.
 		{"empty", "", confirm, "no statement"},
