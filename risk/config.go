@@ -37,7 +37,9 @@ type Config struct {
 	// Channels holds per-channel overrides, keyed by channel id.
 	Channels map[string]ChannelConfig `yaml:"channels"`
 	// SensitivePaths are extra patterns for risk/sensitive, added to its
-	// defaults.
+	// defaults: "*.secret" matches a base name, "deploy/vault/" anything
+	// inside such a directory, "app/*/token" the last segments of a path.
+	// Case is ignored.
 	SensitivePaths []string `yaml:"sensitive_paths"`
 }
 
