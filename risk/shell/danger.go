@@ -105,7 +105,7 @@ func interpreterName(name string) string {
 }
 
 func interpreter(j *judge, c *cmd) {
-	if c.trusted && versionOnly(c.args) {
+	if c.trusted && versionOnly(c.name, c.args) {
 		return // python3 --version
 	}
 	flags := interpreters[interpreterName(c.name)]
@@ -142,11 +142,14 @@ func interpreter(j *judge, c *cmd) {
 // destructiveWords, in a database client's command line, mean it is asked
 // to destroy data. The SQL tool judges SQL properly; this is the shell
 // side's coarse look at the same danger.
+var dbClients = map[string]bool{"mysql": true, "mariadb": true, "psql": true, "sqlite3": true, "redis-cli": true,
+	"mongo": true, "mongosh": true, "clickhouse-client": true, "cqlsh": true, "mysqladmin": true}
+
 var destructiveWords = []string{"DROP", "TRUNCATE", "DELETE", "ALTER", "FLUSHALL", "FLUSHDB",
 	"SHUTDOWN", "DROPDATABASE", "DELETEMANY", "REMOVE(", "UPDATE", "GRANT", "REVOKE", "CONFIG SET", "DEBUG"}
 
 func dbClient(j *judge, c *cmd) {
-	if c.trusted && (versionOnly(c.args) || c.name == "redis-cli" && redisRead(c.args)) {
+	if c.trusted && (versionOnly(c.name, c.args) || c.name == "redis-cli" && redisRead(c.args)) {
 		return // psql --version, redis-cli info
 	}
 	var all strings.Builder

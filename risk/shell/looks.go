@@ -270,6 +270,9 @@ func smartctlCheck(j *judge, c *cmd, opts []opt, _ []arg) string {
 			!o.is(0, "scan-open") && !o.is('q', "quietmode") && !o.is('n', "nocheck") && !o.is('T', "tolerance") && !o.is(0, "version") {
 			return "smartctl " + o.String() + " is not a look"
 		}
+		if o.is('l', "log") && (strings.HasPrefix(o.value.text, "scterc,") || strings.HasPrefix(o.value.text, "scttempint")) {
+			return "smartctl -l " + o.value.text + " sets the drive's timers"
+		}
 	}
 	return ""
 }
@@ -329,15 +332,29 @@ func ncCheck(j *judge, c *cmd, opts []opt, _ []arg) string {
 	return ""
 }
 
-// versionOnly reports whether args ask a program for its version and no
-// more: python3 --version, java -version, psql -V.
-func versionOnly(args []arg) bool {
-	return len(args) == 1 && !args[0].dynamic && in(args[0].text, "--version", "-version", "-V", "-v")
+// versionFlags are the short spellings of "print the version and exit",
+// per program; --version is that for all of them. python -v and mysql -v
+// are verbose modes that go on to run a script from standard input, and
+// are not on the list.
+var versionFlags = map[string][]string{
+	"python": {"-V"}, "python2": {"-V"}, "python3": {"-V"}, "pypy": {"-V"}, "pypy3": {"-V"},
+	"node": {"-v"}, "nodejs": {"-v"}, "perl": {"-v", "-V"}, "ruby": {"-v"}, "php": {"-v"},
+	"lua": {"-v"}, "luajit": {"-v"}, "java": {"-version"}, "bun": {"-v"}, "deno": {"-V"},
+	"psql": {"-V"}, "mysql": {"-V"}, "mariadb": {"-V"}, "redis-cli": {"-v"}, "sqlite3": {"-version"},
+}
+
+// versionOnly reports whether args ask the program name for its version
+// and no more: python3 --version, java -version, psql -V.
+func versionOnly(name string, args []arg) bool {
+	if len(args) != 1 || args[0].dynamic {
+		return false
+	}
+	return args[0].text == "--version" || in(args[0].text, versionFlags[interpreterName(name)]...)
 }
 
 // versioned: java and friends are a look only when asked their version.
 func versioned(j *judge, c *cmd) {
-	if c.trusted && versionOnly(c.args) {
+	if c.trusted && versionOnly(c.name, c.args) {
 		return
 	}
 	j.unknown(c.name + " runs a program")

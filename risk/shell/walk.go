@@ -102,6 +102,7 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 	case *syntax.Stmt:
 		j.redirects(n.Redirs)
 		j.shellInput(n, depth)
+		j.databaseInput(n)
 	case *syntax.CallExpr:
 		j.call(n, depth)
 	case *syntax.FuncDecl:
@@ -472,6 +473,7 @@ func (j *judge) pipeline(b *syntax.BinaryCmd, depth int) {
 		right = bc.X
 	}
 	j.echoedScript(left, right, depth)
+	j.echoedSQL(left, right)
 	target := commandWord(right)
 	if !shells[target] && interpreters[interpreterName(target)] == "" && !(target != "" && interpreterKnown(target)) {
 		return
@@ -627,6 +629,53 @@ func (j *judge) shellInput(s *syntax.Stmt, depth int) {
 			j.nested(a.text, depth)
 		} else {
 			j.danger(shellName(s) + " runs a script built at run time")
+		}
+	}
+}
+
+// databaseInput judges a here-document or here-string fed to a database
+// client (mysql <<< 'DROP DATABASE x') like its command line.
+func (j *judge) databaseInput(s *syntax.Stmt) {
+	name := commandWord(s)
+	if !dbClients[name] {
+		return
+	}
+	for _, r := range s.Redirs {
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			j.destructiveSQL(name, word(r.Hdoc).text)
+		case syntax.WordHdoc:
+			j.destructiveSQL(name, word(r.Word).text)
+		}
+	}
+}
+
+// echoedSQL judges echo 'DROP TABLE x' | mysql.
+func (j *judge) echoedSQL(from, to *syntax.Stmt) {
+	name := commandWord(to)
+	c, ok := from.Cmd.(*syntax.CallExpr)
+	if !dbClients[name] || !ok || len(c.Args) < 2 {
+		return
+	}
+	if n := word(c.Args[0]).text; n != "echo" && n != "printf" {
+		return
+	}
+	var b strings.Builder
+	for _, w := range words(c.Args[1:], nil) {
+		b.WriteString(w.text)
+		b.WriteByte(' ')
+	}
+	j.destructiveSQL(name, b.String())
+}
+
+// destructiveSQL records a danger when text sent to a database client holds
+// a destructive word.
+func (j *judge) destructiveSQL(name, text string) {
+	up := strings.ToUpper(text)
+	for _, w := range destructiveWords {
+		if strings.Contains(up, w) {
+			j.danger(name + " is sent " + w)
+			return
 		}
 	}
 }
