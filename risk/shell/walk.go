@@ -410,6 +410,16 @@ func (j *judge) output(target arg, op string) {
 		j.danger(op + " " + target.text + " changes the running kernel")
 		return
 	}
+	if strings.HasPrefix(target.text, "/dev/tcp/") || strings.HasPrefix(target.text, "/dev/udp/") {
+		j.danger(op + " " + target.text + " sends data over the network")
+		return
+	}
+	if dev, ok := strings.CutPrefix(target.text, "/dev/"); ok && !strings.HasPrefix(dev, "shm/") &&
+		!strings.HasPrefix(dev, "tty") && !strings.HasPrefix(dev, "pts/") && !strings.HasPrefix(dev, "fd/") {
+		// /dev/mem, /dev/port, /dev/watchdog, /dev/console: devices, not files.
+		j.danger(op + " " + target.text + " writes to a device")
+		return
+	}
 	j.unknown(op + " " + target.text + " writes a file")
 }
 
