@@ -29,7 +29,11 @@ import (
 //     is not trimmed: the tool refuses " GET", so the policy does too.
 //     Private and loopback addresses are left to the tool's dialer.
 //   - execute_command: a workdir that leaves the root is blocked, like a
-//     file path that does.
+//     file path that does; one that holds secrets (.ssh, .aws, .docker) is
+//     a danger, since `cat credentials` there reads .aws/credentials.
+//   - Files: any operation on a sensitive path is a danger (list .ssh and
+//     stat .env too, as the SPEC says), and so is a write or append that
+//     plants code to run later (.bashrc, .git/hooks/, authorized_keys).
 //   - An unknown mode on a Call is judged as strict, with a reason.
 type Policy struct {
 	mode      Mode
