@@ -162,8 +162,8 @@ func resolve(key, dsn, env string, getenv func(string) string) (string, error) {
 
 // driverConfig parses a DSN and pins what the fences rely on, whatever the
 // DSN says: no multi-statements, no LOCAL INFILE from the bot's disk, no
-// client-side interpolation, driver values (not time.Time) for dates, and
-// the sql_mode the parser assumes. Parse errors never hold the DSN.
+// client-side interpolation, driver values (not time.Time) for dates, the
+// utf8mb4 connection charset and the sql_mode the parser assumes. Parse errors never hold the DSN.
 func driverConfig(dsn string) (*mysql.Config, error) {
 	cfg, err := parseDSN(dsn)
 	if err != nil {
@@ -174,6 +174,13 @@ func driverConfig(dsn string) (*mysql.Config, error) {
 	cfg.InterpolateParams = false
 	cfg.ParseTime = false
 	cfg.ClientFoundRows = false
+	// The parser reads text as UTF-8. A multi-byte client charset such as
+	// gbk, sjis or big5 lets a character swallow the backslash or quote
+	// after it, so the server would read another statement than the one
+	// judged: the connection charset is pinned too.
+	if err := cfg.Apply(mysql.Charset("utf8mb4", "utf8mb4_general_ci")); err != nil {
+		return nil, errors.New("not a valid DSN (the connection charset cannot be pinned)")
+	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 10 * time.Second
 	}

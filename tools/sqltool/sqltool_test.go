@@ -599,6 +599,36 @@ func TestReadOnlySessionRepinsSQLMode(t *testing.T) {
 	}
 }
 
+// A DSN asking for a multi-byte client charset (gbk lets a character
+// swallow the backslash after it) still talks utf8mb4, the charset the
+// parser assumes, on both pools.
+func TestConnectionCharsetIsPinned(t *testing.T) {
+	f := newFixture(t)
+	tool := f.tool(t, false, func(c *Config) {
+		conn := c.Connections["main"]
+		cfg, err := mysql.ParseDSN(conn.DSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cfg.Apply(mysql.Charset("gbk", "gbk_chinese_ci")); err != nil {
+			t.Fatal(err)
+		}
+		conn.DSN = cfg.FormatDSN()
+		c.Connections["main"] = conn
+	})
+	for _, auto := range []bool{true, false} {
+		r := run(t, tool, "SELECT @@character_set_client, @@character_set_connection", auto)
+		if r.Status != tools.StatusOK || len(r.Rows) != 1 {
+			t.Fatalf("auto=%v: result %s", auto, r.JSON())
+		}
+		for i, v := range r.Rows[0] {
+			if s, _ := v.(string); s != "utf8mb4" {
+				t.Errorf("auto=%v: column %d = %v, want utf8mb4", auto, i, v)
+			}
+		}
+	}
+}
+
 // Even an approved LOAD DATA LOCAL INFILE cannot read the bot's disk, and
 // a DSN asking for allowAllFiles does not change that.
 func TestLocalInfileIsRefused(t *testing.T) {
