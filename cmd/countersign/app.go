@@ -20,6 +20,7 @@ import (
 	"github.com/countersign/countersign/agent/approval/redisstore"
 	"github.com/countersign/countersign/agent/llm"
 	"github.com/countersign/countersign/risk"
+	"github.com/countersign/countersign/risk/sensitive"
 	"github.com/countersign/countersign/tools"
 	"github.com/countersign/countersign/tools/filetool"
 	"github.com/countersign/countersign/tools/httptool"
@@ -73,7 +74,7 @@ func build(ctx context.Context, cfg fileConfig, e env) (a *app, err error) {
 	if a.cfg.Risk.Mode == "" {
 		a.cfg.Risk.Mode = risk.Smart
 	}
-	if err := a.buildTools(cfg.Tools); err != nil {
+	if err := a.buildTools(cfg.Tools, cfg.Risk.SensitivePaths); err != nil {
 		return a, err
 	}
 	if err := a.buildModel(cfg.LLM, e.getenv); err != nil {
@@ -89,7 +90,9 @@ func build(ctx context.Context, cfg fileConfig, e env) (a *app, err error) {
 	return a, nil
 }
 
-func (a *app) buildTools(c toolsConfig) error {
+// buildTools builds the tools that are on. The file tool gets the same
+// secret paths as the policy, so a link cannot reach one under another name.
+func (a *app) buildTools(c toolsConfig, secrets []string) error {
 	root := c.Root
 	if root == "" {
 		root = "."
@@ -122,6 +125,11 @@ func (a *app) buildTools(c toolsConfig) error {
 		if fc.Root == "" {
 			fc.Root = abs
 		}
+		m, err := sensitive.New(secrets)
+		if err != nil {
+			return fmt.Errorf("risk.sensitive_paths: %w", err)
+		}
+		fc.Sensitive = m
 		t, err := filetool.New(fc)
 		if err != nil {
 			return fmt.Errorf("tools.file_operations: %w", err)

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/risk/sensitive"
 	"github.com/countersign/countersign/tools"
 )
 
@@ -59,12 +60,17 @@ type Config struct {
 	// PreviewScanLimit caps the entries a preview of a recursive delete
 	// walks. Default 10000.
 	PreviewScanLimit int `yaml:"preview_scan_limit"`
+	// Sensitive recognises secret paths, so that a symbolic link cannot
+	// reach one under a harmless name. main passes the policy's matcher;
+	// nil means the default patterns.
+	Sensitive *sensitive.Matcher `yaml:"-"`
 }
 
 // Tool is the file_operations tool. It is safe for concurrent use.
 type Tool struct {
-	cfg  Config
-	root *os.Root
+	cfg       Config
+	root      *os.Root
+	sensitive *sensitive.Matcher
 }
 
 var (
@@ -104,6 +110,13 @@ func New(cfg Config) (*Tool, error) {
 	case cfg.PreviewScanLimit < 0:
 		return nil, fmt.Errorf("file_operations: preview_scan_limit %d must be positive", cfg.PreviewScanLimit)
 	}
+	if cfg.Sensitive == nil {
+		m, err := sensitive.New(nil)
+		if err != nil {
+			return nil, fmt.Errorf("file_operations: sensitive paths: %w", err)
+		}
+		cfg.Sensitive = m
+	}
 	fi, err := os.Stat(cfg.Root)
 	if err != nil {
 		return nil, fmt.Errorf("file_operations: root %q: %w", cfg.Root, err)
@@ -115,7 +128,7 @@ func New(cfg Config) (*Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("file_operations: root %q: %w", cfg.Root, err)
 	}
-	return &Tool{cfg: cfg, root: root}, nil
+	return &Tool{cfg: cfg, root: root, sensitive: cfg.Sensitive}, nil
 }
 
 // Close releases the root directory.
@@ -248,6 +261,9 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage) tools.Result {
 	}
 	if err := ctx.Err(); err != nil {
 		return tools.NotStarted(errors.New("the call was stopped before it started"))
+	}
+	if r := t.linkedSecret(o); r != nil {
+		return *r
 	}
 	switch o.kind {
 	case "read":
