@@ -2,11 +2,11 @@ package risk
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/countersign/countersign/internal/corpus"
 )
 
 // typicalCommands are what an on-call engineer asks for all day, with a few
@@ -68,47 +68,19 @@ func benchCalls(tb testing.TB, tool string, key string, texts []string, extra ..
 // corpusTexts returns the commands or SQL texts of the peer corpora, or
 // nothing when they are absent.
 func corpusTexts(tool string) []string {
-	dir, missing := findCorpora()
+	dir, missing := corpus.Dir()
 	if missing != "" {
 		return nil
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	var out []string
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		for _, line := range splitLines(data) {
-			var c struct {
-				Tool string `json:"tool"`
-				Args struct {
-					Command string `json:"command"`
-					SQL     string `json:"sql"`
-				} `json:"args"`
-			}
-			if json.Unmarshal(line, &c) == nil && c.Tool == tool {
-				out = append(out, c.Args.Command+c.Args.SQL)
-			}
-		}
+	cases, err := corpus.Read(dir)
+	if err != nil {
+		return nil
 	}
-	return out
-}
-
-func splitLines(b []byte) [][]byte {
-	var out [][]byte
-	for len(b) > 0 {
-		i := 0
-		for i < len(b) && b[i] != '\n' {
-			i++
+	var out []string
+	for _, c := range cases {
+		if c.Tool == tool {
+			out = append(out, c.Text)
 		}
-		if i > 0 {
-			out = append(out, b[:i])
-		}
-		if i == len(b) {
-			break
-		}
-		b = b[i+1:]
 	}
 	return out
 }

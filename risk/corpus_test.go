@@ -1,28 +1,10 @@
 package risk
 
 import (
-	"bufio"
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"slices"
-	"sort"
 	"testing"
+
+	"github.com/countersign/countersign/internal/corpus"
 )
-
-// corpusCase is one line of ../shared/corpora/*.jsonl (see its README).
-type corpusCase struct {
-	Tool   string          `json:"tool"`
-	Args   json.RawMessage `json:"args"`
-	Accept []Decision      `json:"accept"`
-	Source string          `json:"source"`
-	Orig   string          `json:"orig"`
-	Name   string          `json:"name"`
-
-	file string
-	line int
-	text string // the command or SQL, for messages and the disagreement table
-}
 
 // maxAutoOnlyConfirmed is the ceiling on auto-only peer cases that the
 // policy sends to confirmation without a recorded reason (issue 2: at most
@@ -53,95 +35,21 @@ var disagreements = []disagreement{
 			"SQL that does not parse is never whitelisted (SPEC §2.6)"},
 }
 
-// findCorpora returns ../shared/corpora relative to the repository root, or
-// why it is not there.
-func findCorpora() (dir, missing string) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err.Error()
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", "no go.mod above the package directory"
-		}
-		dir = parent
-	}
-	corpora := filepath.Join(dir, "..", "shared", "corpora")
-	if _, err := os.Stat(corpora); err != nil {
-		return "", corpora + " is absent (the corpora live beside the repository, never in it)"
-	}
-	return corpora, ""
-}
-
-// corporaDir is findCorpora, skipping the test when they are absent.
-func corporaDir(t testing.TB) string {
-	t.Helper()
-	dir, missing := findCorpora()
-	if missing != "" {
-		t.Skip("peer corpora not checked: " + missing)
-	}
-	return dir
-}
-
-// loadCorpora reads every case of every corpus file, by file name.
-func loadCorpora(t testing.TB) (map[string][]corpusCase, []string) {
-	t.Helper()
-	dir := corporaDir(t)
-	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	if err != nil || len(files) == 0 {
-		t.Skipf("peer corpora not checked: no *.jsonl in %s", dir)
-	}
-	sort.Strings(files)
-	out := map[string][]corpusCase{}
-	var names []string
-	for _, path := range files {
-		name := filepath.Base(path)
-		names = append(names, name)
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for n := 1; sc.Scan(); n++ {
-			if len(sc.Bytes()) == 0 {
-				continue
-			}
-			var c corpusCase
-			if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-				t.Fatalf("%s:%d: %v", name, n, err)
-			}
-			c.file, c.line = name, n
-			var a struct {
-				Command string `json:"command"`
-				SQL     string `json:"sql"`
-			}
-			_ = json.Unmarshal(c.Args, &a)
-			c.text = a.Command + a.SQL
-			if len(c.Accept) == 0 {
-				t.Fatalf("%s:%d: no accept list", name, n)
-			}
-			out[name] = append(out[name], c)
-		}
-		f.Close()
-		if err := sc.Err(); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-	}
-	return out, names
-}
-
 // TestCorpora runs every peer case through the default policy in smart mode.
 // It fails on an auto-run the peer forbids, on a block-only case that is not
 // blocked, on any other verdict outside the accept list that the
 // disagreement table does not explain, and when more auto-only cases are
 // confirmed than maxAutoOnlyConfirmed allows.
 func TestCorpora(t *testing.T) {
-	corpora, names := loadCorpora(t)
+	cases := corpus.Load(t, "")
+	var names []string
+	corpora := map[string][]corpus.Case{}
+	for _, c := range cases {
+		if len(corpora[c.File]) == 0 {
+			names = append(names, c.File)
+		}
+		corpora[c.File] = append(corpora[c.File], c)
+	}
 	p := mustPolicy(t, Config{})
 	listed := map[[2]string]disagreement{}
 	for _, d := range disagreements {
@@ -149,41 +57,43 @@ func TestCorpora(t *testing.T) {
 	}
 	used := map[[2]string]bool{}
 
-	var totalAutoOnly, totalConfirmed int
+	var totalAutoOnly, totalConfirmed, totalSent int
 	for _, name := range names {
 		var autoOnly, autoOnlyConfirmed, disagreed int
 		for _, c := range corpora[name] {
 			v := p.Assess(Call{Tool: c.Tool, Args: c.Args, Mode: Smart})
-			ok := slices.Contains(c.Accept, v.Decision)
-			isAutoOnly := len(c.Accept) == 1 && c.Accept[0] == Auto
-			isBlockOnly := len(c.Accept) == 1 && c.Accept[0] == Block
+			ok := c.Allows(string(v.Decision))
+			isAutoOnly, isBlockOnly := c.AutoOnly(), c.BlockOnly()
 			if isAutoOnly {
 				autoOnly++
+				if v.Decision != Auto {
+					totalSent++ // recorded disagreements included
+				}
 			}
-			key := [2]string{c.file, c.text}
+			key := [2]string{c.File, c.Text}
 			d, deliberate := listed[key]
 			switch {
 			case ok:
 				if deliberate {
-					t.Errorf("%s:%d %q is in the disagreement table but now agrees with the peer (%s): remove it", c.file, c.line, c.text, v.Decision)
+					t.Errorf("%s:%d %q is in the disagreement table but now agrees with the peer (%s): remove it", c.File, c.Line, c.Text, v.Decision)
 				}
 			case deliberate && d.got == v.Decision:
 				if !used[key] {
-					t.Logf("%s:%d %q: %s, not %v as the peer says (%s): %s", c.file, c.line, c.text, v.Decision, c.Accept, c.Orig, d.reason)
+					t.Logf("%s:%d %q: %s, not %v as the peer says (%s): %s", c.File, c.Line, c.Text, v.Decision, c.Accept, c.Orig, d.reason)
 				}
 				used[key] = true
 				disagreed++
 			case v.Decision == Auto:
 				// A wrong auto-run is the worst bug: only a listed, reasoned
 				// disagreement excuses one.
-				t.Errorf("%s:%d auto-ran %q, peer accepts only %v (%s); reasons %q", c.file, c.line, c.text, c.Accept, c.Orig, v.Reasons)
+				t.Errorf("%s:%d auto-ran %q, peer accepts only %v (%s); reasons %q", c.File, c.Line, c.Text, c.Accept, c.Orig, v.Reasons)
 			case isAutoOnly && v.Decision == Confirm:
 				autoOnlyConfirmed++
-				t.Logf("%s:%d auto-only %q was confirmed: %s %q", c.file, c.line, c.text, v.Rule, v.Reasons)
+				t.Logf("%s:%d auto-only %q was confirmed: %s %q", c.File, c.Line, c.Text, v.Rule, v.Reasons)
 			case isBlockOnly:
-				t.Errorf("%s:%d block-only %q was not blocked: %s %s %q", c.file, c.line, c.text, v.Decision, v.Rule, v.Reasons)
+				t.Errorf("%s:%d block-only %q was not blocked: %s %s %q", c.File, c.Line, c.Text, v.Decision, v.Rule, v.Reasons)
 			default:
-				t.Errorf("%s:%d %q came out %s (%s %q), peer accepts %v (%s)", c.file, c.line, c.text, v.Decision, v.Rule, v.Reasons, c.Accept, c.Orig)
+				t.Errorf("%s:%d %q came out %s (%s %q), peer accepts %v (%s)", c.File, c.Line, c.Text, v.Decision, v.Rule, v.Reasons, c.Accept, c.Orig)
 			}
 		}
 		totalAutoOnly += autoOnly
@@ -204,5 +114,11 @@ func TestCorpora(t *testing.T) {
 		totalAutoOnly, totalConfirmed, pct, maxAutoOnlyConfirmed)
 	if totalConfirmed > maxAutoOnlyConfirmed {
 		t.Errorf("%d auto-only cases were confirmed, more than the ceiling of %d", totalConfirmed, maxAutoOnlyConfirmed)
+	}
+	// Issue 2's bar counts every auto-only case sent to confirmation,
+	// recorded disagreements included: at most 2 %.
+	t.Logf("all corpora: auto-only sent to confirmation, disagreements included: %d of %d", totalSent, totalAutoOnly)
+	if totalAutoOnly > 0 && 100*totalSent > 2*totalAutoOnly {
+		t.Errorf("%d of %d auto-only cases were sent to confirmation, more than 2 %%", totalSent, totalAutoOnly)
 	}
 }

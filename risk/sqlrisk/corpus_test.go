@@ -1,12 +1,9 @@
 package sqlrisk
 
 import (
-	"bufio"
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"slices"
 	"testing"
+
+	"github.com/countersign/countersign/internal/corpus"
 )
 
 // maxAutoOnlyConfirmed is the checked-in ceiling on peer cases labelled
@@ -27,118 +24,48 @@ var disagreements = []struct {
 	},
 }
 
-// corpusCase is one line of ../shared/corpora/*.jsonl.
-type corpusCase struct {
-	Tool string `json:"tool"`
-	Args struct {
-		SQL string `json:"sql"`
-	} `json:"args"`
-	Accept []string `json:"accept"`
-	Source string   `json:"source"`
-	Name   string   `json:"name"`
-}
-
-// corporaDir finds ../shared/corpora next to the repository root (the folder
-// holding go.mod), or skips the test.
-func corporaDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("skipping: no go.mod above the package, so no ../shared/corpora to read")
-		}
-		dir = parent
-	}
-	corpora := filepath.Join(dir, "..", "shared", "corpora")
-	if _, err := os.Stat(corpora); err != nil {
-		t.Skipf("skipping: peer corpora not found at %s (%v)", corpora, err)
-	}
-	return corpora
-}
-
-func readCorpus(t *testing.T, path string) []corpusCase {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("open corpus: %v", err)
-	}
-	defer f.Close()
-	var cases []corpusCase
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		if len(sc.Bytes()) == 0 {
-			continue
-		}
-		var c corpusCase
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatalf("%s:%d: %v", path, line, err)
-		}
-		if c.Tool == "execute_sql" {
-			cases = append(cases, c)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("read %s: %v", path, err)
-	}
-	return cases
-}
-
 // TestPeerCorpora runs every execute_sql case of the peer corpora: danger
 // and unknown map to confirm, read-only to auto. No case may be auto-run
 // outside its accept list, no block-only case may go unblocked, and the
 // auto-only cases sent to confirmation stay under the ceiling.
 func TestPeerCorpora(t *testing.T) {
-	dir := corporaDir(t)
-	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cases := corpus.Load(t, "execute_sql")
 	a := newAnalyzer(t)
 	var total, autoOnly, autoOnlyConfirmed int
 	seenDisagreement := map[string]bool{}
-	for _, file := range files {
-		for _, c := range readCorpus(t, file) {
-			total++
-			got := a.Analyze(c.Args.SQL)
-			decision := "confirm"
-			if verdictOf(got) == auto {
-				decision = "auto"
-			}
-			if decision == "auto" && !slices.Contains(c.Accept, "auto") {
-				t.Errorf("%s: %q (%s) was auto-run; accept %v", filepath.Base(file), c.Args.SQL, c.Name, c.Accept)
-			}
-			if len(c.Accept) == 1 && c.Accept[0] == "block" {
-				t.Errorf("%s: %q (%s) must be blocked; the SQL analyzer never blocks, got %s",
-					filepath.Base(file), c.Args.SQL, c.Name, decision)
-			}
-			if len(c.Accept) == 1 && c.Accept[0] == "auto" {
-				autoOnly++
-				if decision != "auto" {
-					autoOnlyConfirmed++
-					listed := false
-					for _, d := range disagreements {
-						if d.sql == c.Args.SQL {
-							listed = true
-							seenDisagreement[d.sql] = true
-						}
+	for _, c := range cases {
+		total++
+		got := a.Analyze(c.Text)
+		decision := "confirm"
+		if verdictOf(got) == auto {
+			decision = "auto"
+		}
+		if decision == "auto" && !c.Allows("auto") {
+			t.Errorf("%s: %q (%s) was auto-run; accept %v", c.Where(), c.Text, c.Name, c.Accept)
+		}
+		if c.BlockOnly() {
+			t.Errorf("%s: %q (%s) must be blocked; the SQL analyzer never blocks, got %s",
+				c.Where(), c.Text, c.Name, decision)
+		}
+		if c.AutoOnly() {
+			autoOnly++
+			if decision != "auto" {
+				autoOnlyConfirmed++
+				listed := false
+				for _, d := range disagreements {
+					if d.sql == c.Text {
+						listed = true
+						seenDisagreement[d.sql] = true
 					}
-					if !listed {
-						t.Logf("%s: auto-only %q (%s) sent to confirm: %+v", filepath.Base(file), c.Args.SQL, c.Name, got)
-					}
+				}
+				if !listed {
+					t.Logf("%s: auto-only %q (%s) sent to confirm: %+v", c.Where(), c.Text, c.Name, got)
 				}
 			}
 		}
 	}
 	if total == 0 {
-		t.Skipf("skipping: no execute_sql case in %s", dir)
+		t.Skip("skipping: no execute_sql case in the peer corpora")
 	}
 	for _, d := range disagreements {
 		if !seenDisagreement[d.sql] {
