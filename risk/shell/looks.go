@@ -24,6 +24,7 @@ func readCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
 		}
 	}
 	for _, n := range names {
+		j.markAssigned(n.text)
 		if !identifier(n.text) && !isDigits(n.text) {
 			return c.name + " " + n.text + " assigns through a subscript or a name built at run time"
 		}
@@ -501,4 +502,112 @@ func batchCheck(j *judge, c *cmd, opts []opt, _ []arg) string {
 		return c.name + " without -b needs a terminal"
 	}
 	return ""
+}
+
+// allowed builds a check that admits only the listed options, matched
+// exactly (an abbreviation could be a different option), and, when verbs
+// are given, only those first operands (none is also fine unless need).
+func allowed(optList string, need bool, verbs ...string) func(j *judge, c *cmd, opts []opt, operands []arg) string {
+	ok := strings.Fields(optList)
+	return func(j *judge, c *cmd, opts []opt, operands []arg) string {
+		for _, o := range opts {
+			if !in(o.String(), ok...) {
+				return c.name + " " + o.String() + " is not a look"
+			}
+		}
+		if len(verbs) == 0 {
+			return ""
+		}
+		if len(operands) == 0 {
+			if need {
+				return c.name + " with no command is not a look"
+			}
+			return ""
+		}
+		if !in(operands[0].text, verbs...) {
+			return c.name + " " + operands[0].text + " is not a look"
+		}
+		return ""
+	}
+}
+
+// requires builds a check that one of the listed options is present:
+// swapon --show, chage -l, slabtop -o.
+func requires(optList string, then func(j *judge, c *cmd, opts []opt, operands []arg) string) func(j *judge, c *cmd, opts []opt, operands []arg) string {
+	want := strings.Fields(optList)
+	return func(j *judge, c *cmd, opts []opt, operands []arg) string {
+		for _, o := range opts {
+			if in(o.String(), want...) {
+				return then(j, c, opts, operands)
+			}
+		}
+		return c.name + " without " + want[0] + " is not a look"
+	}
+}
+
+// tcCheck: tc [-s] [-d] qdisc|class|filter show|ls|list [dev X]; bridge
+// link|fdb|vlan|mdb [show]. Anything else changes traffic control.
+func tcCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
+	args := c.args
+	for len(args) > 0 && in(args[0].text, "-s", "-d", "-j", "-p", "-stats", "-details", "-json", "-pretty", "-c", "-color") {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return c.name + " with no object"
+	}
+	if len(args) == 1 || in(args[1].text, "show", "ls", "list") {
+		return ""
+	}
+	return c.name + " " + args[0].text + " " + args[1].text + " changes the network"
+}
+
+// resolvectlCheck: the link settings verbs (dns, domain, llmnr...) set
+// them when given values after the link.
+func resolvectlCheck(j *judge, c *cmd, _ []opt, operands []arg) string {
+	if len(operands) > 2 && in(operands[0].text, "dns", "domain", "llmnr", "mdns", "dnssec", "dnsovertls", "nta", "default-route") {
+		return "resolvectl " + operands[0].text + " with values changes the link's settings"
+	}
+	return ""
+}
+
+// nvidiaSmiCheck: the queries; -r (reset), -pm, -pl, -ac, -e, -c and the
+// other settings change the GPU.
+func nvidiaSmiCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	for _, o := range opts {
+		if !o.is('L', "list-gpus") && !o.is('q', "query") && !o.is('i', "id") && !o.is('d', "display") && !o.is('x', "xml-format") &&
+			!o.is('l', "loop") && !o.is(0, "lms") && !o.is(0, "loop-ms") && !o.is(0, "query-gpu") &&
+			!o.is(0, "query-compute-apps") && !o.is(0, "format") && !o.is(0, "help") && !o.is(0, "version") {
+			return "nvidia-smi " + o.String() + " changes the GPU"
+		}
+	}
+	if len(operands) > 0 && !in(operands[0].text, "topo", "nvlink", "pmon", "dmon") {
+		return "nvidia-smi " + operands[0].text + " is not a look"
+	}
+	return ""
+}
+
+// firewallCmdCheck: firewall-cmd --state, --list-*, --get-*, --query-*.
+func firewallCmdCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
+	for _, a := range c.args {
+		name, _, _ := strings.Cut(a.text, "=")
+		if name == "--state" || name == "--zone" || name == "--permanent" || strings.HasPrefix(name, "--list-") ||
+			strings.HasPrefix(name, "--get-") || strings.HasPrefix(name, "--query-") {
+			continue
+		}
+		return "firewall-cmd " + a.text + " changes the firewall"
+	}
+	if len(c.args) == 0 {
+		return "firewall-cmd with no option"
+	}
+	return ""
+}
+
+// both runs two checks; the first reason wins.
+func both(f, g func(j *judge, c *cmd, opts []opt, operands []arg) string) func(j *judge, c *cmd, opts []opt, operands []arg) string {
+	return func(j *judge, c *cmd, opts []opt, operands []arg) string {
+		if why := f(j, c, opts, operands); why != "" {
+			return why
+		}
+		return g(j, c, opts, operands)
+	}
 }

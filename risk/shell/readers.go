@@ -25,6 +25,13 @@ type reader struct {
 	// raw is set when check reads the raw words itself (git, kubectl...): then
 	// any word computed at run time makes the command not read-only.
 	raw bool
+	// stops is set when the command reads options only up to its first
+	// operand (awk's program, printf's format): a word computed at run time
+	// after that cannot be an option.
+	stops bool
+	// mild is set when the denied options do not write or run anything
+	// (ping -f floods): a word computed at run time is then still a look.
+	mild bool
 	// check is an extra rule. It returns why the command is not read-only,
 	// or "" when it is; it may record a danger on j itself.
 	check func(j *judge, c *cmd, opts []opt, operands []arg) string
@@ -63,6 +70,9 @@ func (rd reader) withRaw(f func(j *judge, c *cmd, opts []opt, operands []arg) st
 
 func (rd reader) withMax(n int) reader { rd.maxOperands = n; return rd }
 
+// stops marks a reader whose options end at its first operand.
+func stops(rd reader) reader { rd.stops = true; return rd }
+
 func (rd reader) withPattern() reader { rd.pattern = true; rd.content = true; return rd }
 
 func (rd reader) withContent() reader { rd.content = true; return rd }
@@ -76,6 +86,7 @@ func (rd reader) withSecretOpts(spec string) reader { rd.secretOpts = mustSpec(s
 // files), watch (never ends), anything that needs a terminal.
 func readers() map[string]reader {
 	ping := r("-c -i -I -s -t -W -w -p -Q -l -M -m", "-f", "floods the network")
+	ping.mild = true
 	// grep's --color[=WHEN] and diff's --color, --context[=N] and
 	// --unified[=N] take a value only after "=": listed as valued, grep
 	// --color password .env would hide .env as the pattern.
@@ -120,7 +131,7 @@ func readers() map[string]reader {
 		"find":   anyArgs().withRaw(findCheck),
 		"numfmt": anyArgs(), "seq": anyArgs(), "expr": anyArgs(), "factor": anyArgs(),
 		"basename": anyArgs(), "dirname": anyArgs(), "realpath": anyArgs(), "readlink": anyArgs(), "pwd": anyArgs(),
-		"echo": anyArgs(), "printf": r("", "-v", "assigns a variable"), "true": anyArgs(), "false": anyArgs(), ":": anyArgs(),
+		"echo": anyArgs(), "printf": stops(r("", "-v", "assigns a variable")), "true": anyArgs(), "false": anyArgs(), ":": anyArgs(),
 		"test": anyArgs().withCheck(testCheck), "[": anyArgs().withCheck(testCheck), "sleep": anyArgs(),
 		"tee": anyArgs().withCheck(teeCheck),
 
@@ -197,13 +208,28 @@ func readers() map[string]reader {
 		"lsb_release": anyArgs(), "pg_isready": anyArgs(), "pg_lsclusters": anyArgs(),
 		"dmidecode": r("-t -s -H --type --string --handle --from-dump --dev-mem", "--dump-bin", "writes a file"),
 		"pvs":       lvmReport, "vgs": lvmReport, "lvs": lvmReport, "pvdisplay": lvmReport, "vgdisplay": lvmReport, "lvdisplay": lvmReport,
-		"iotop": r("-n -d -p -u --iter --delay --pid --user", "", "").withCheck(batchCheck),
-		"tofu":  anyArgs().withRaw(terraformCheck),
+		"iotop":           r("-n -d -p -u --iter --delay --pid --user", "", "").withCheck(batchCheck),
+		"resolvectl":      r("-i --interface -p --protocol -t --type -c --class", "", "").withCheck(both(allowed("-i --interface -p --protocol -t --type -c --class --no-pager --legend", false, "status", "statistics", "query", "dns", "domain", "llmnr", "mdns", "dnssec", "dnsovertls", "nta", "default-route", "monitor", "show-cache", "show-server-state"), resolvectlCheck)),
+		"systemd-resolve": r("-i --interface -p --protocol -t --type -c --class", "", "").withCheck(allowed("--status --statistics -i --interface -t --type -p --protocol -c --class --no-pager", false)),
+		"swapon":          r("", "", "").withCheck(requires("--show -s --summary", allowed("--show -s --summary --bytes --noheadings --raw", false))),
+		"slabtop":         r("-d -s --delay --sort", "", "").withCheck(requires("-o --once", allowed("-o --once -s --sort", false))),
+		"lastb":           anyArgs(), "atq": anyArgs(), "runlevel": anyArgs(), "getcap": anyArgs(), "sestatus": anyArgs(), "getenforce": anyArgs(), "aa-status": anyArgs(),
+		"faillog":      r("-u -t --user --time", "-r --reset -l --lock-secs -m --maximum", "changes failure counts"),
+		"chage":        r("", "", "").withCheck(requires("-l --list", allowed("-l --list -i --iso8601", false))),
+		"chronyc":      r("-h", "", "").withCheck(allowed("-n -c -a -h -4 -6 -m", true, "tracking", "sources", "sourcestats", "activity", "ntpdata", "serverstats", "clients", "selectdata", "authdata", "rtcdata", "smoothing", "waitsync")),
+		"ntpq":         r("", "", "").withCheck(allowed("-p -n -4 -6 -w --peers --numeric", false)).withMax(1),
+		"hwclock":      r("-f --rtc", "", "").withCheck(requires("-r --show --get", allowed("-r --show --get -u --utc --localtime -f --rtc --verbose -v", false))),
+		"nvidia-smi":   r("-i -f -l --id --filename --loop --loop-ms --query-gpu --query-compute-apps --format", "", "").withCheck(nvidiaSmiCheck),
+		"firewall-cmd": anyArgs().withRaw(firewallCmdCheck),
+		"conntrack":    r("-p -s -d -f -m -o --proto --src --dst --family --mark --output", "", "").withCheck(allowed("-L --dump -C --count -S --stats -E --event -p --proto -s --src -d --dst -f --family -m --mark -o --output -n", false)),
+		"tc":           anyArgs().withRaw(tcCheck), "bridge": anyArgs().withRaw(tcCheck),
+		"arp":         r("-i -H -t", "", "").withCheck(allowed("-n -a -e -v -i -H -t", false)),
+		"route":       r("-A", "", "").withCheck(allowed("-n -e -ee -v -A -F -C --numeric --extend --verbose", false)).withMax(0),
+		"coredumpctl": r("-S -U -F --since --until --field -n", "", "").withCheck(allowed("-S -U -F --since --until --field -n -r --reverse -q --quiet --no-pager --no-legend -1 --json", false, "list", "info")),
+		"dstat":       r("-C -D -I -N -S --output", "--output", "writes a file"),
+		"tofu":        anyArgs().withRaw(terraformCheck),
 	}
 }
-
-// awkNames stop reading options at the program text.
-var awkNames = map[string]bool{"awk": true, "gawk": true, "mawk": true, "nawk": true}
 
 // handle judges a command against its reader entry. A reader used in a
 // form that is not a look (tar czf - ~/.ssh, git add .env) is judged like
@@ -224,17 +250,20 @@ func (rd *reader) judgeArgs(j *judge, c *cmd) {
 	}
 	// A word computed at run time may split into options (sort $X, with
 	// X="-o out"): where an option could write, that is not a look.
-	guarded := rd.raw || len(rd.deny.short)+len(rd.deny.long) > 0
+	guarded := rd.raw || len(rd.deny.short)+len(rd.deny.long) > 0 && !rd.mild
 	operandSeen := false
 	for _, a := range c.args {
+		if operandSeen && rd.stops {
+			break
+		}
 		if a.dynamic && guarded {
 			j.unknown("cannot tell what " + a.text + " expands to in " + c.name)
 			return
 		}
 		// sed -n 1p *.log with a file named -i.log edits in place: a
 		// pattern that can expand to a word starting with "-" is an option
-		// the rules never saw. awk stops reading options at its program.
-		if guarded && a.glob && strings.ContainsRune("*?[@!+", rune(a.text[0])) && !(operandSeen && awkNames[c.name]) {
+		// the rules never saw.
+		if guarded && a.glob && strings.ContainsRune("*?[@!+", rune(a.text[0])) {
 			j.unknown(a.text + " could match a file named like an option of " + c.name + " (write ./" + a.text + ")")
 			return
 		}
@@ -324,7 +353,10 @@ func (j *judge) loopItems(text string) ([]arg, bool) {
 	}
 	name := strings.TrimSuffix(strings.TrimPrefix(text[1:], "{"), "}")
 	items, ok := j.loops[name]
-	if !ok {
+	if !ok || j.assigned[name] {
+		return nil, false
+	}
+	if _, set := j.vars[name]; set {
 		return nil, false
 	}
 	for _, it := range items {

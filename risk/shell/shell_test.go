@@ -644,6 +644,8 @@ func TestReaderTable(t *testing.T) {
 		"pip": "pip list", "pip3": "pip3 freeze", "nc": "nc -zv db 5432", "netcat": "netcat -z db 5432", "ncat": "ncat -z db 5432",
 		"go": "go version", "ipmitool": "ipmitool sensor", "ufw": "ufw status",
 		"iotop": "iotop -b -n 1", "systemd-cgtop": "systemd-cgtop -b -n 1", "crictl": "crictl ps", "ssh-keygen": "ssh-keygen -l -f k.pub",
+		"tc": "tc qdisc show", "bridge": "bridge link", "firewall-cmd": "firewall-cmd --list-all", "chronyc": "chronyc tracking",
+		"swapon": "swapon --show", "hwclock": "hwclock --show", "slabtop": "slabtop -o", "chage": "chage -l alice",
 	}
 	for name := range readers() {
 		script := name

@@ -174,7 +174,7 @@ func awkReader() reader {
 	// extension option (-W exec FILE).
 	rd := r("-F -v -e -W --field-separator --assign --source", "-f --file -i --include -l --load -E --exec -p --profile -d --dump-variables -o --pretty-print -D --debug -W", "runs a program from a file, writes a file or edits in place").withPattern()
 	rd.check = awkCheck
-	return rd
+	return stops(rd)
 }
 
 // awkCheck: awk programs that call system(), pipe to or from commands, or

@@ -559,6 +559,9 @@ func kubectlCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		}
 	case verb == "auth" && in(second, "can-i", "whoami"):
 		return ""
+	case verb == "diff":
+		// A server-side dry run, compared with the diff program.
+		return ""
 	case verb == "rollout" && in(second, "status", "history"):
 		return ""
 	case verb == "rollout" && in(second, "restart", "undo", "pause"):
@@ -682,6 +685,13 @@ func terraformCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		return c.name + " providers " + args[1].text + " downloads providers and writes files"
 	case in(verb, "version", "providers", "graph", "validate", "-version", "--version"):
 		return ""
+	case verb == "fmt":
+		for _, a := range args[1:] {
+			if in(a.text, "-check", "--check", "-write=false", "--write=false") {
+				return ""
+			}
+		}
+		return c.name + " fmt rewrites files"
 	case in(verb, "state", "workspace") && len(args) > 1 && in(args[1].text, "list", "show"):
 		return ""
 	}

@@ -17,6 +17,8 @@ type judge struct {
 	cwd      string            // directory a literal cd moved to, "" when unknown
 	vars     map[string]string // variables assigned a literal value (X=/)
 	loops    map[string][]arg  // for loop variables and the words they take (for f in *.log)
+	assigned map[string]bool   // variables set some other way (x=..., read x), so a loop's words are not all they hold
+	variants int               // command copies made for loop words, against maxLoopVariants
 	// seeksSecrets is set when find looks for secrets by name, and
 	// unseenContent when a reader prints files named at run time; together
 	// (find . -name .env | xargs cat) they print secrets.
@@ -152,7 +154,7 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 			j.unknown("numeric test on variables can run code hidden in their values")
 		}
 	case *syntax.ForClause:
-		if wi, ok := n.Loop.(*syntax.WordIter); ok && wi.Name != nil {
+		if wi, ok := n.Loop.(*syntax.WordIter); ok && wi.Name != nil && !reassigns(n.Do, wi.Name.Value) {
 			if j.loops == nil {
 				j.loops = map[string][]arg{}
 			}
@@ -265,6 +267,15 @@ func (j *judge) command(argv []arg, depth int) {
 			return
 		}
 	}
+	if variants, ok := j.loopVariants(argv); ok {
+		// for ns in prod staging; do kubectl get pods -n "$ns"; done: judge
+		// the command once for each word the loop gives.
+		j.commands--
+		for _, v := range variants {
+			j.command(v, depth)
+		}
+		return
+	}
 	name, trusted, ok := commandName(argv[0])
 	if !ok && argv[0].dynamic {
 		// cmd=rm; $cmd -rf /: judge what the variable holds, never as a reader.
@@ -303,6 +314,80 @@ func (j *judge) command(argv []arg, depth int) {
 		return
 	}
 	h(j, &cmd{name: name, shown: argv[0].text, args: argv[1:], trusted: trusted, depth: depth})
+}
+
+// maxLoopVariants bounds the words of one loop that loopVariants
+// substitutes, and 16 times that the copies it makes in one script.
+const maxLoopVariants = 16
+
+func (j *judge) markAssigned(name string) {
+	if j.assigned == nil {
+		j.assigned = map[string]bool{}
+	}
+	j.assigned[name] = true
+}
+
+// setters are the builtins that set a variable named among their words.
+var setters = map[string]bool{"read": true, "mapfile": true, "readarray": true, "printf": true, "wait": true,
+	"getopts": true, "unset": true, "declare": true, "local": true, "typeset": true, "export": true, "readonly": true}
+
+// reassigns reports whether a loop body may set the loop variable itself
+// (f=x, read f), so that the loop's words are not all it holds.
+func reassigns(body []*syntax.Stmt, name string) bool {
+	found := false
+	for _, s := range body {
+		syntax.Walk(s, func(n syntax.Node) bool {
+			switch n := n.(type) {
+			case *syntax.Assign:
+				found = found || n.Name != nil && n.Name.Value == name
+			case *syntax.CallExpr:
+				if len(n.Args) > 0 && setters[word(n.Args[0]).text] {
+					for _, w := range n.Args[1:] {
+						found = found || strings.Contains(word(w).text, name)
+					}
+				}
+			case *syntax.DeclClause, *syntax.ForClause:
+				found = true // nested declarations and loops: not followed
+			}
+			return !found
+		})
+	}
+	return found
+}
+
+// loopVariants returns argv once for each word of the for loop whose
+// variable one of its arguments (not the name) is, when those words are
+// all literal: "$ns" in for ns in prod staging. ok is false when there is
+// nothing to substitute or too much.
+func (j *judge) loopVariants(argv []arg) ([][]arg, bool) {
+	if len(j.loops) == 0 {
+		return nil, false
+	}
+	for i := 1; i < len(argv); i++ {
+		if !argv[i].dynamic {
+			continue
+		}
+		items, ok := j.loopItems(argv[i].text)
+		if !ok || len(items) == 0 || len(items) > maxLoopVariants || j.variants+len(items) > maxLoopVariants*16 {
+			continue
+		}
+		literal := true
+		for _, it := range items {
+			literal = literal && !it.glob
+		}
+		if !literal {
+			continue
+		}
+		j.variants += len(items)
+		out := make([][]arg, 0, len(items))
+		for _, it := range items {
+			v := append([]arg(nil), argv...)
+			v[i] = it
+			out = append(out, v)
+		}
+		return out, true
+	}
+	return nil, false
 }
 
 // cmd is one command handed to a handler.
@@ -542,6 +627,7 @@ func (j *judge) assign(as *syntax.Assign, prefixFor string) {
 		return
 	}
 	n := as.Name.Value
+	j.markAssigned(n)
 	if as.Index != nil && !constArith(as.Index) && !wholeArray(as.Index) {
 		// a['$(cmd)']=1: the subscript is evaluated, which runs cmd.
 		j.unknown("assigning " + n + "[…] evaluates its subscript, which can run code")
