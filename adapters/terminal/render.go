@@ -37,15 +37,27 @@ func paintWith(color bool) painter {
 }
 
 // renderText prints a bot message: the first line after "countersign:",
-// the rest indented.
+// the rest indented. Markdown code fences, which chat platforms draw as a
+// block, are dropped and their lines indented a little further.
 func renderText(text string, paint painter) string {
 	lines := strings.Split(strings.TrimRight(sanitize(text), "\n"), "\n")
 	var b strings.Builder
 	b.WriteString(paint(cyan, "countersign:"))
-	b.WriteByte(' ')
-	b.WriteString(lines[0])
-	for _, l := range lines[1:] {
-		b.WriteString("\n  ")
+	first, inCode := true, false
+	for _, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			inCode = !inCode
+			continue
+		}
+		switch {
+		case first:
+			b.WriteByte(' ')
+			first = false
+		case inCode:
+			b.WriteString("\n    ")
+		default:
+			b.WriteString("\n  ")
+		}
 		b.WriteString(l)
 	}
 	return b.String()

@@ -313,6 +313,7 @@ func TestRenderGolden(t *testing.T) {
 			State:   "expired", StateLine: "expired at 05:55:00 UTC: nobody decided in time",
 		}}},
 		{name: "text", c: adapters.Content{Text: "Here is what I found:\ntmp_a\ntmp_b"}},
+		{name: "text_with_code", c: adapters.Content{Text: "`ls` exit 0 · 3 ms\n```\nkeep.txt\ntmp_a\n```\nDone."}},
 		{name: "hostile_output", c: adapters.Content{Card: &adapters.Card{
 			ApprovalID: "h1", Tool: "execute_command", Operation: "cat notes", Risk: "low", State: "done",
 			StateLine: "done: exit code 0", Output: "ok\x1b[2J\x1b[31mfake card\r\n", Note: "output truncated to 1 KiB",
