@@ -601,6 +601,7 @@ func TestLookAlikes(t *testing.T) {
 		{"faillog -r", "faillog -r -u alice", unknown, "changes failure counts"},
 		{"chage sets", "chage -M 90 alice", unknown, "not a look"},
 		{"chronyc makestep", "chronyc makestep", unknown, "not a look"},
+		{"chronyc -m runs several commands", "chronyc -m tracking makestep", unknown, "-m"},
 		{"ntpq -c config", "ntpq -c ':config server x'", unknown, "not a look"},
 		{"hwclock -w", "hwclock -w", unknown, "not a look"},
 		{"hwclock --show --systohc", "hwclock --show --systohc", unknown, "not a look"},

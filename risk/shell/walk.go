@@ -371,13 +371,8 @@ func (j *judge) loopVariants(argv []arg) ([][]arg, bool) {
 		if !ok || len(items) == 0 || len(items) > maxLoopVariants || j.variants+len(items) > maxLoopVariants*16 {
 			continue
 		}
-		literal := true
-		for _, it := range items {
-			literal = literal && !it.glob
-		}
-		if !literal {
-			continue
-		}
+		// A pattern (for f in ./*.log) stands in for the names it matches:
+		// the rules for patterns apply to it.
 		j.variants += len(items)
 		out := make([][]arg, 0, len(items))
 		for _, it := range items {
