@@ -46,9 +46,14 @@ type Progress struct {
 // Preview shows what a call would touch. Err says why no preview could be
 // made; a failed preview never blocks the card.
 type Preview struct {
-	Summary   string   `json:"summary,omitempty"`
-	Items     []string `json:"items,omitempty"`
-	Total     int      `json:"total,omitempty"`
-	Truncated bool     `json:"truncated,omitempty"`
-	Err       string   `json:"error,omitempty"`
+	Summary string   `json:"summary,omitempty"`
+	Items   []string `json:"items,omitempty"`
+	// Total is how many items there are in all; Items lists the first of
+	// them, and a card says how many more there are.
+	Total     int  `json:"total,omitempty"`
+	Truncated bool `json:"truncated,omitempty"`
+	// Estimate is the number of rows a SQL statement would touch, as
+	// EXPLAIN estimates it (not a count).
+	Estimate int64  `json:"estimate,omitempty"`
+	Err      string `json:"error,omitempty"`
 }

@@ -132,7 +132,7 @@ func planPreview(st statement, plan []planRow) tools.Preview {
 	}
 	first := plan[0]
 	if first.known {
-		p.Total = int(min(first.rows, int64(^uint(0)>>1)))
+		p.Estimate = first.rows
 		p.Summary = fmt.Sprintf("EXPLAIN estimates this would %s about %s rows of %s", verb, tools.FormatCount(first.rows), first.table)
 	} else {
 		p.Summary = fmt.Sprintf("EXPLAIN gave no row estimate for %s", first.table)

@@ -461,8 +461,8 @@ func TestPreviewDelete(t *testing.T) {
 		tests := []struct {
 			name    string
 			sql     string
-			wantMin int
-			wantMax int
+			wantMin int64
+			wantMax int64
 		}{
 			{"delete by primary key range", "DELETE FROM t WHERE id > 15", 1, 20},
 			{"delete all", "DELETE FROM t", 15, 30},
@@ -472,8 +472,13 @@ func TestPreviewDelete(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				p := tool.Preview(context.Background(), args(tt.sql))
-				if p.Err != "" || p.Total < tt.wantMin || p.Total > tt.wantMax || !strings.Contains(p.Summary, "EXPLAIN estimates") || len(p.Items) == 0 {
+				if p.Err != "" || p.Estimate < tt.wantMin || p.Estimate > tt.wantMax || !strings.Contains(p.Summary, "EXPLAIN estimates") || len(p.Items) == 0 {
 					t.Errorf("preview %+v, want an estimate in [%d, %d]", p, tt.wantMin, tt.wantMax)
+				}
+				if p.Total > len(p.Items) {
+					// Total counts items (plan lines); a card would say
+					// "and N more" of lines that do not exist.
+					t.Errorf("preview Total %d but %d items", p.Total, len(p.Items))
 				}
 			})
 		}
