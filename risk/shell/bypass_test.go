@@ -189,6 +189,7 @@ func TestBypasses(t *testing.T) {
 		{"loop variable read after the loop", "for o in a; do :; done; read o < x; sort $o", unknown, "cannot tell"},
 		{"printf with a format built at run time", "printf \"$fmt\" x", unknown, "cannot tell"},
 		{"many loop substitutions stay bounded", "for a in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do sort $a $a $a $a $a $a $a $a $a $a; done", unknown, "cannot tell"},
+		{"kubectl config view --flatten", "kubectl config view --minify --flatten", danger, "credentials"},
 		{"grep --color takes no value", "grep --color password .env", danger, "reads a secret"},
 		{"diff --unified takes no value", "diff --unified .env x", danger, "reads a secret"},
 		{"diff --color takes no value", "diff --color .env /dev/null", danger, "reads a secret"},

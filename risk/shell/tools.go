@@ -551,8 +551,9 @@ func kubectlCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	case verb == "config":
 		if in(second, "view", "get-contexts", "current-context", "get-clusters", "get-users") {
 			for _, a := range c.args {
-				if a.text == "--raw" || strings.HasPrefix(a.text, "--raw=") && a.text != "--raw=false" {
-					j.danger(c.name + " config view --raw prints credentials")
+				// --flatten embeds the key files' contents and is not shortened.
+				if a.text == "--raw" || a.text == "--flatten" || (strings.HasPrefix(a.text, "--raw=") || strings.HasPrefix(a.text, "--flatten=")) && !strings.HasSuffix(a.text, "=false") {
+					j.danger(c.name + " config view " + a.text + " prints credentials")
 				}
 			}
 			return ""
