@@ -79,7 +79,7 @@ func gitCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 			}
 			j.secret("git config", arg{text: v, dynamic: a.dynamic}) // git config --file=.git-credentials --list
 		}
-		return gitConfig(rest)
+		return gitConfig(j, rest)
 	case "reflog":
 		if len(rest) == 0 || in(rest[0].text, "show", "exists") || strings.HasPrefix(rest[0].text, "-") {
 			return ""
@@ -319,12 +319,25 @@ func gitList(sub string, rest []arg, allowed string) string {
 }
 
 // gitConfig allows reading config: --get*, --list, get, list.
-func gitConfig(rest []arg) string {
-	read := false
+// A dump of every value, or a value whose name says it is a credential,
+// prints tokens: actions/checkout keeps one in http.extraheader, and
+// credential helpers and URLs keep others. Names alone are fine.
+func gitConfig(j *judge, rest []arg) string {
+	read, bulk, namesOnly := false, false, false
 	for _, a := range rest {
 		t := a.text
+		low := strings.ToLower(t)
 		switch {
-		case in(t, "--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "get", "list", "--get-color", "--get-colorbool"):
+		case !strings.HasPrefix(t, "-") && (strings.Contains(low, "extraheader") || strings.Contains(low, "token") ||
+			strings.Contains(low, "password") || strings.Contains(low, "secret") || strings.Contains(low, "credential") ||
+			strings.Contains(low, "auth")):
+			j.danger("git config " + t + " prints a credential")
+			return ""
+		case in(t, "--list", "-l", "list", "--get-regexp"):
+			read, bulk = true, true
+		case t == "--name-only":
+			namesOnly = true
+		case in(t, "--get", "--get-all", "--get-urlmatch", "get", "--get-color", "--get-colorbool"):
 			read = true
 		case in(t, "--global", "--system", "--local", "--worktree", "--show-origin", "--show-scope", "--null", "-z", "--name-only", "--includes", "--no-includes", "--type", "--bool", "--int", "--path", "--default", "-f", "--file", "--blob") || strings.HasPrefix(t, "--type=") || strings.HasPrefix(t, "--default=") || strings.HasPrefix(t, "--file="):
 		case strings.HasPrefix(t, "-"):
@@ -333,6 +346,9 @@ func gitConfig(rest []arg) string {
 	}
 	if !read {
 		return "git config without --get or --list changes config"
+	}
+	if bulk && !namesOnly {
+		j.danger("git config --list prints every value, tokens included (http.extraheader)")
 	}
 	return ""
 }
