@@ -46,6 +46,12 @@ func source(j *judge, c *cmd) {
 		j.danger(c.name + " runs code from " + c.args[0].text)
 		return
 	}
+	if stdinPaths[c.args[0].text] {
+		// What standard input holds is judged where it is fed (a here-
+		// document, echo ... |); a download piped in is a danger there.
+		j.unknown(c.name + " runs a script from standard input")
+		return
+	}
 	j.unknown(c.name + " runs the script " + c.args[0].text)
 }
 

@@ -565,7 +565,10 @@ func (j *judge) pipeline(b *syntax.BinaryCmd, depth int) {
 	j.echoedScript(left, right, depth)
 	j.echoedSQL(left, right)
 	target := commandWord(right)
-	if !shells[target] && interpreters[interpreterName(target)] == "" && !(target != "" && interpreterKnown(target)) {
+	if sh := shellName(right); sh != "" {
+		target = sh // also source /dev/stdin
+	}
+	if !shells[target] && target != "source" && target != "." && interpreters[interpreterName(target)] == "" && !(target != "" && interpreterKnown(target)) {
 		return
 	}
 	// The right side runs code: was anything upstream a download?
@@ -688,16 +691,30 @@ func shellName(s *syntax.Stmt) string {
 	}
 	name, _ := word(c.Args[0]).lit()
 	name = name[strings.LastIndexByte(name, '/')+1:]
+	if name == "source" || name == "." {
+		// source /dev/stdin <<< '...' runs the here-string in this shell.
+		if len(c.Args) > 1 && stdinPaths[word(c.Args[1]).text] {
+			return name
+		}
+		return ""
+	}
 	if !shells[name] {
 		return ""
 	}
 	for _, w := range c.Args[1:] {
-		if t := word(w).text; !strings.HasPrefix(t, "-") || strings.Contains(t, "c") {
+		t := word(w).text
+		if stdinPaths[t] {
+			continue // bash /dev/stdin reads its script from standard input too
+		}
+		if !strings.HasPrefix(t, "-") || strings.Contains(t, "c") {
 			return "" // a script file or -c: judged by the shell handler
 		}
 	}
 	return name
 }
+
+// stdinPaths name standard input as a script file.
+var stdinPaths = map[string]bool{"/dev/stdin": true, "/dev/fd/0": true, "/proc/self/fd/0": true, "-": true}
 
 // shellInput judges a here-document or here-string fed to a shell:
 // bash <<EOF ... EOF runs the document.
