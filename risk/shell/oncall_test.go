@@ -577,7 +577,7 @@ func TestLookAlikes(t *testing.T) {
 		{"redis-cli interactive", "redis-cli -h cache", unknown, "database"},
 		{"redis-cli info sections are one command", "redis-cli info server clients", readOnly, ""},
 		{"bc reads a secret", "bc .env", danger, "reads a secret"},
-		{"python -v runs standard input", "python3 -v <<< 'import os'", unknown, "runs a program"},
+		{"python -v runs standard input", "python3 -v <<< 'import os'", danger, "here-document"},
 		{"mysql -v runs standard input", "mysql -v <<< 'DROP DATABASE prod'", danger, "DROP"},
 		{"here-document into psql", "psql <<EOF\nTRUNCATE orders;\nEOF", danger, "TRUNCATE"},
 		{"echo into mysql", "echo 'DELETE FROM users' | mysql prod", danger, "DELETE"},

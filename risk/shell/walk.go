@@ -105,6 +105,7 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 		j.redirects(n.Redirs)
 		j.shellInput(n, depth)
 		j.databaseInput(n)
+		j.interpreterInput(n)
 	case *syntax.CallExpr:
 		j.call(n, depth)
 	case *syntax.FuncDecl:
@@ -564,6 +565,9 @@ func (j *judge) pipeline(b *syntax.BinaryCmd, depth int) {
 	}
 	j.echoedScript(left, right, depth)
 	j.echoedSQL(left, right)
+	if name := codeFromStdin(right); name != "" {
+		j.danger(name + " runs the code piped into it")
+	}
 	target := commandWord(right)
 	if sh := shellName(right); sh != "" {
 		target = sh // also source /dev/stdin
@@ -737,6 +741,46 @@ func (j *judge) shellInput(s *syntax.Stmt, depth int) {
 			j.nested(a.text, depth)
 		} else {
 			j.danger(shellName(s) + " runs a script built at run time")
+		}
+	}
+}
+
+// codeFromStdin returns the interpreter a statement runs when it reads its
+// program from standard input (python3, perl -, node with no script); ""
+// otherwise (python3 -m json.tool, python3 script.py).
+func codeFromStdin(s *syntax.Stmt) string {
+	c, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(c.Args) == 0 {
+		return ""
+	}
+	name, _ := word(c.Args[0]).lit()
+	name = name[strings.LastIndexByte(name, '/')+1:]
+	if _, interp := interpreters[interpreterName(name)]; !interp {
+		return ""
+	}
+	for _, w := range c.Args[1:] {
+		t := word(w).text
+		if t == "-" {
+			continue
+		}
+		if !strings.HasPrefix(t, "-") || t == "-m" || strings.HasPrefix(t, "--") {
+			return "" // a script, a module or an option this does not know
+		}
+	}
+	return name
+}
+
+// interpreterInput judges python3 <<EOF ... EOF: code on standard input is
+// code given on the command line (SPEC rule 4).
+func (j *judge) interpreterInput(s *syntax.Stmt) {
+	name := codeFromStdin(s)
+	if name == "" {
+		return
+	}
+	for _, r := range s.Redirs {
+		if r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc || r.Op == syntax.WordHdoc {
+			j.danger(name + " runs the code in a here-document")
+			return
 		}
 	}
 }
