@@ -69,12 +69,23 @@ const (
 	DefaultPreviewTimeout  = 3 * time.Second
 )
 
-// withDefaults fills the zero fields of c; negative values are an error
-// naming the key.
-func (c Config) withDefaults() (Config, error) {
-	if c.MaxRoundTrips < 0 || c.ApprovalTTL < 0 || c.ConversationTTL < 0 ||
-		c.MaxMessages < 0 || c.MaxBytes < 0 || c.PreviewTimeout < 0 {
-		return c, fmt.Errorf("agent: max_round_trips, approval_ttl, conversation_ttl, max_messages, max_bytes and preview_timeout must not be negative")
+// WithDefaults returns c with its zero fields filled, or an error naming
+// the first key that is negative; New applies the same.
+func (c Config) WithDefaults() (Config, error) {
+	for _, f := range []struct {
+		key      string
+		negative bool
+	}{
+		{"max_round_trips", c.MaxRoundTrips < 0},
+		{"approval_ttl", c.ApprovalTTL < 0},
+		{"conversation_ttl", c.ConversationTTL < 0},
+		{"max_messages", c.MaxMessages < 0},
+		{"max_bytes", c.MaxBytes < 0},
+		{"preview_timeout", c.PreviewTimeout < 0},
+	} {
+		if f.negative {
+			return c, fmt.Errorf("agent.%s: must not be negative", f.key)
+		}
 	}
 	if c.MaxRoundTrips == 0 {
 		c.MaxRoundTrips = DefaultMaxRoundTrips
@@ -136,7 +147,7 @@ type Agent struct {
 
 // New checks cfg and deps and returns an agent.
 func New(cfg Config, deps Deps) (*Agent, error) {
-	cfg, err := cfg.withDefaults()
+	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +281,3 @@ func (a *Agent) lockConversation(ctx context.Context, key string) (context.Conte
 	unlock := a.convs.lock(key)
 	return holding(ctx, key), unlock
 }
-
-// WithDefaults returns c with its zero fields filled, or an error naming a
-// bad key; New applies the same.
-func (c Config) WithDefaults() (Config, error) { return c.withDefaults() }

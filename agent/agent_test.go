@@ -781,19 +781,22 @@ func TestNewRejectsMissingDeps(t *testing.T) {
 	tests := []struct {
 		name string
 		edit func(*agent.Deps, *agent.Config)
+		want string // in the error
 	}{
-		{"no tools", func(d *agent.Deps, _ *agent.Config) { d.Tools = nil }},
-		{"no policy", func(d *agent.Deps, _ *agent.Config) { d.Policy = nil }},
-		{"no store", func(d *agent.Deps, _ *agent.Config) { d.Store = nil }},
-		{"no sink", func(d *agent.Deps, _ *agent.Config) { d.Sink = nil }},
-		{"negative ttl", func(_ *agent.Deps, c *agent.Config) { c.ApprovalTTL = -time.Minute }},
+		{"no tools", func(d *agent.Deps, _ *agent.Config) { d.Tools = nil }, "tool registry"},
+		{"no policy", func(d *agent.Deps, _ *agent.Config) { d.Policy = nil }, "risk policy"},
+		{"no store", func(d *agent.Deps, _ *agent.Config) { d.Store = nil }, "approval store"},
+		{"no sink", func(d *agent.Deps, _ *agent.Config) { d.Sink = nil }, "sink"},
+		{"negative ttl", func(_ *agent.Deps, c *agent.Config) { c.ApprovalTTL = -time.Minute }, "agent.approval_ttl"},
+		{"negative preview timeout", func(_ *agent.Deps, c *agent.Config) { c.PreviewTimeout = -time.Second }, "agent.preview_timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d, c := full, agent.Config{}
 			tt.edit(&d, &c)
-			if _, err := agent.New(c, d); err == nil {
-				t.Error("New succeeded")
+			_, err := agent.New(c, d)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("New: %v, want an error naming %q", err, tt.want)
 			}
 		})
 	}

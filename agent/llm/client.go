@@ -26,7 +26,7 @@ type Client struct {
 // environment). httpClient may be nil for a default one; pass one to set
 // proxies or TLS. A bad configuration is an error naming the key.
 func New(cfg Config, httpClient *http.Client) (*Client, error) {
-	cfg, err := cfg.withDefaults()
+	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return nil, err
 	}

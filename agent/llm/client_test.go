@@ -272,7 +272,8 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"azure without api_version", llm.Config{APIType: "azure", BaseURL: "https://x.openai.azure.com", Model: "gpt-4o"}, "llm.api_version"},
 		{"azure without base_url", llm.Config{APIType: "azure", APIVersion: "2024-10-21", Model: "gpt-4o"}, "llm.base_url"},
 		{"unknown api_type", llm.Config{APIType: "anthropic", APIKey: "k"}, "llm.api_type"},
-		{"negative timeout", llm.Config{APIKey: "k", Timeout: -time.Second}, "timeout"},
+		{"negative timeout", llm.Config{APIKey: "k", Timeout: -time.Second}, "llm.timeout"},
+		{"negative backoff", llm.Config{APIKey: "k", Backoff: -time.Second}, "llm.backoff"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -112,9 +112,9 @@ func (c Config) Configured() bool {
 	return strings.TrimSpace(c.APIKey) != "" || strings.TrimSpace(c.BaseURL) != ""
 }
 
-// withDefaults fills the zero fields and checks the rest; errors name the
-// key under llm.
-func (c Config) withDefaults() (Config, error) {
+// WithDefaults returns c with its zero fields filled and the rest checked,
+// as New applies them; errors name the key under llm.
+func (c Config) WithDefaults() (Config, error) {
 	c.APIType = strings.ToLower(strings.TrimSpace(c.APIType))
 	if c.APIType == "" {
 		c.APIType = APIOpenAI
@@ -140,8 +140,19 @@ func (c Config) withDefaults() (Config, error) {
 	default:
 		return c, fmt.Errorf("llm.api_type: %q is not one of openai, azure, azure_ad", c.APIType)
 	}
-	if c.Timeout < 0 || c.MaxAttempts < 0 || c.Backoff < 0 || c.MaxBackoff < 0 || c.MaxRetryAfter < 0 {
-		return c, fmt.Errorf("llm: timeout, max_attempts, backoff, max_backoff and max_retry_after must not be negative")
+	for _, f := range []struct {
+		key      string
+		negative bool
+	}{
+		{"timeout", c.Timeout < 0},
+		{"max_attempts", c.MaxAttempts < 0},
+		{"backoff", c.Backoff < 0},
+		{"max_backoff", c.MaxBackoff < 0},
+		{"max_retry_after", c.MaxRetryAfter < 0},
+	} {
+		if f.negative {
+			return c, fmt.Errorf("llm.%s: must not be negative", f.key)
+		}
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
@@ -163,7 +174,3 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	return c, nil
 }
-
-// WithDefaults returns c with its zero fields filled and checked, as New
-// applies them; errors name the key under llm.
-func (c Config) WithDefaults() (Config, error) { return c.withDefaults() }
