@@ -161,7 +161,7 @@ func (a *Agent) Decide(ctx context.Context, id string, by approval.User, approve
 		}
 	}
 	auditErr := a.audit(ctx, approval.Event{
-		Kind: eventClick, Actor: by.ID, ApprovalID: id, Tool: rec.Tool, Operation: operation(rec.Tool, rec.Args),
+		Kind: approval.EventClick, Actor: by.ID, ApprovalID: id, Tool: rec.Tool, Operation: operation(rec.Tool, rec.Args),
 		Decision: verb, Outcome: outcome, Channel: rec.Conversation.Channel, Detail: reason,
 	})
 	if !dec.Won {
@@ -300,7 +300,7 @@ func (a *Agent) endStranded(ctx context.Context, claimed *approval.Approval, res
 // failure is only logged.
 func (a *Agent) auditRecovery(ctx context.Context, rec *approval.Approval, res tools.Result) {
 	_ = a.audit(ctx, approval.Event{
-		Kind: eventExecution, Actor: systemUser.ID, ApprovalID: rec.ID, Tool: rec.Tool,
+		Kind: approval.EventExecution, Actor: systemUser.ID, ApprovalID: rec.ID, Tool: rec.Tool,
 		Operation: operation(rec.Tool, rec.Args), Decision: "recovered", Outcome: string(res.Status),
 		Channel: rec.Conversation.Channel, Detail: strings.TrimSpace(res.Error + " " + res.Message),
 	})
@@ -308,7 +308,7 @@ func (a *Agent) auditRecovery(ctx context.Context, rec *approval.Approval, res t
 
 func (a *Agent) auditExpiry(ctx context.Context, rec *approval.Approval) {
 	_ = a.audit(ctx, approval.Event{
-		Kind: eventExpiry, Actor: systemUser.ID, ApprovalID: rec.ID, Tool: rec.Tool,
+		Kind: approval.EventExpiry, Actor: systemUser.ID, ApprovalID: rec.ID, Tool: rec.Tool,
 		Operation: operation(rec.Tool, rec.Args), Outcome: string(approval.Expired),
 		Channel: rec.Conversation.Channel, Detail: "expired at " + rec.ExpiresAt.UTC().String(),
 	})
@@ -595,19 +595,4 @@ func userName(u *approval.User) string {
 		return u.Name
 	}
 	return u.ID
-}
-
-// RefuseClick audits a click by someone not allowed to decide (SPEC §6:
-// refused clicks are audited too). The bot, which decides who may click,
-// calls it and shows the person a private notice; nothing else changes.
-func (a *Agent) RefuseClick(ctx context.Context, id string, by approval.User, approve bool, why string) error {
-	verb := "cancel"
-	if approve {
-		verb = "approve"
-	}
-	e := approval.Event{Kind: eventRefusedClick, Actor: by.ID, ApprovalID: id, Decision: verb, Outcome: "refused", Detail: why}
-	if rec, err := a.store.Get(ctx, id); err == nil {
-		e.Tool, e.Operation, e.Channel = rec.Tool, operation(rec.Tool, rec.Args), rec.Conversation.Channel
-	}
-	return a.audit(ctx, e)
 }

@@ -45,16 +45,6 @@ type callState struct {
 	approval *approval.Approval // a new approval whose card is still to post
 }
 
-// The audit event kinds (SPEC §6).
-const (
-	eventAssessment   = "assessment"
-	eventCard         = "card"
-	eventClick        = "click"
-	eventRefusedClick = "refused_click"
-	eventExpiry       = "expiry"
-	eventExecution    = "execution"
-)
-
 // systemUser decides what no person decided: expiry, and cancellations
 // the agent makes when it cannot keep an approval.
 var systemUser = approval.User{ID: "countersign", Name: "Countersign"}
@@ -96,7 +86,7 @@ func (a *Agent) judge(ctx context.Context, conv approval.Conversation, user appr
 	}
 	op := operation(tc.Name, args)
 	ev := approval.Event{
-		Kind: eventAssessment, Actor: user.ID, Tool: tc.Name, Operation: op,
+		Kind: approval.EventAssessment, Actor: user.ID, Tool: tc.Name, Operation: op,
 		Rule: string(v.Rule), Decision: string(v.Decision), Channel: conv.Channel,
 		Detail: strings.Join(v.Reasons, "; "),
 	}
@@ -130,7 +120,7 @@ func (a *Agent) judge(ctx context.Context, conv approval.Conversation, user appr
 		CreatedAt: now, ExpiresAt: now.Add(a.cfg.ApprovalTTL),
 	}
 	err = a.audit(ctx, approval.Event{
-		Kind: eventCard, Actor: user.ID, ApprovalID: id, Tool: tc.Name, Operation: op,
+		Kind: approval.EventCard, Actor: user.ID, ApprovalID: id, Tool: tc.Name, Operation: op,
 		Rule: string(v.Rule), Decision: string(v.Decision), Channel: conv.Channel,
 		Detail: "approval card, expires " + ap.ExpiresAt.UTC().Format(time.RFC3339),
 	})
@@ -224,7 +214,7 @@ func (a *Agent) auditExecution(ctx context.Context, actor approval.User, approva
 		detail = strings.TrimSpace(fmt.Sprintf("exit %d %s", *res.ExitCode, detail))
 	}
 	_ = a.audit(ctx, approval.Event{
-		Kind: eventExecution, Actor: actor.ID, ApprovalID: approvalID, Tool: tool, Operation: op,
+		Kind: approval.EventExecution, Actor: actor.ID, ApprovalID: approvalID, Tool: tool, Operation: op,
 		Decision: decision, Outcome: string(res.Status), Channel: channel,
 		Detail: strings.TrimSpace(fmt.Sprintf("%s (%d ms)", detail, res.DurationMS)),
 	})

@@ -157,27 +157,6 @@ func TestWaitCoversDecisionsInFlight(t *testing.T) {
 	}
 }
 
-func TestRefuseClickIsAudited(t *testing.T) {
-	e := newEnv(t, memoryBackend, agenttest.Calls(agenttest.Call("c1", "run_job", `{"job":"x"}`)))
-	store := e.open()
-	a := e.agent(store)
-	if err := a.Handle(ctx, conv, alice, "run x"); err != nil {
-		t.Fatal(err)
-	}
-	id := e.sink.Cards()[0].ID
-	if err := a.RefuseClick(ctx, id, approval.User{ID: "U9"}, true, "not an approver in C1"); err != nil {
-		t.Fatalf("RefuseClick: %v", err)
-	}
-	ev := events(t, store, "refused_click")
-	if len(ev) != 1 || ev[0].Actor != "U9" || ev[0].Tool != "run_job" || ev[0].Channel != "C1" || ev[0].Decision != "approve" {
-		t.Errorf("refused_click events = %+v", ev)
-	}
-	rec, err := store.Get(ctx, id)
-	if err != nil || rec.State != approval.Pending {
-		t.Errorf("after a refused click the approval is %+v, %v; want still pending", rec, err)
-	}
-}
-
 func TestSystemPromptSaysTheRules(t *testing.T) {
 	p := agent.SystemPrompt()
 	for _, want := range []string{"Countersign", "execute_sql", "execute_command", "file_operations", "http_request",

@@ -297,7 +297,7 @@ func (b *Bot) decision(e adapters.Event) {
 	}
 	if a.State != approval.Pending {
 		// Too late: nothing changes, but the click is audited like any.
-		b.audit(ctx, e, a, "click", verb, "lost: already "+string(a.State), "")
+		b.audit(ctx, e, a, approval.EventClick, verb, "lost: already "+string(a.State), "")
 		b.notify(e.Place, e.User, alreadyDecided(a))
 		return
 	}
@@ -360,7 +360,7 @@ func alreadyDecided(a *approval.Approval) string {
 // refuse tells the person privately why their decision changed nothing and
 // audits the refused click.
 func (b *Bot) refuse(ctx context.Context, e adapters.Event, a *approval.Approval, verb, why, notice string) {
-	b.audit(ctx, e, a, "refused_click", verb, "refused", why)
+	b.audit(ctx, e, a, approval.EventRefusedClick, verb, "refused", why)
 	b.notify(e.Place, e.User, notice)
 }
 

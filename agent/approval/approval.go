@@ -173,7 +173,7 @@ type Store interface {
 // Event is one audit record (SPEC §6).
 type Event struct {
 	At         time.Time `json:"at"`
-	Kind       string    `json:"kind"` // assessment, card, click, refused_click, expiry, execution
+	Kind       string    `json:"kind"` // one of the Event… kinds below
 	Actor      string    `json:"actor,omitempty"`
 	ApprovalID string    `json:"approval_id,omitempty"`
 	Tool       string    `json:"tool,omitempty"`
@@ -184,6 +184,16 @@ type Event struct {
 	Channel    string    `json:"channel,omitempty"`
 	Detail     string    `json:"detail,omitempty"`
 }
+
+// The kinds of audit event (SPEC §6).
+const (
+	EventAssessment   = "assessment"    // a call was assessed: auto, confirm or block
+	EventCard         = "card"          // an approval card was posted
+	EventClick        = "click"         // a person decided, or tried to after the decision
+	EventRefusedClick = "refused_click" // a person not allowed to decide clicked
+	EventExpiry       = "expiry"        // nobody decided in time
+	EventExecution    = "execution"     // a call ran, or recovery ended it
+)
 
 // Auditor appends audit events. An error means the record was not written,
 // and the operation it describes must not run.
