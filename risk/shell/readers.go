@@ -253,7 +253,9 @@ func (rd *reader) judgeArgs(j *judge, c *cmd) {
 	guarded := rd.raw || len(rd.deny.short)+len(rd.deny.long) > 0 && !rd.mild
 	operandSeen := false
 	for _, a := range c.args {
-		if operandSeen && rd.stops {
+		// No option can follow; for kubectl and the other raw readers a
+		// word after -- is still read as a resource (kubectl get -- $x).
+		if operandSeen && rd.stops || a.text == "--" && !a.dynamic && (!rd.raw || c.name == "git") {
 			break
 		}
 		if a.dynamic && guarded {
