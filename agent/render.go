@@ -1,0 +1,158 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/countersign/countersign/tools"
+)
+
+// Rendering limits for direct replies.
+const (
+	renderRows  = 20
+	renderCell  = 60
+	renderBytes = 3000
+)
+
+// render is the short human form of a result for a chat reply: what was
+// run, then the exit code and output, the rows as a small table, the HTTP
+// status and body, or why it did not run.
+func render(tool string, args json.RawMessage, r tools.Result) string {
+	var b strings.Builder
+	if op := operation(tool, args); op != "" && len(args) > 0 {
+		fmt.Fprintf(&b, "`%s` ", oneLine(op, 200))
+	}
+	if !r.Executed {
+		b.WriteString("did not run")
+		switch r.Status {
+		case tools.StatusBlocked:
+			b.WriteString(": blocked by policy")
+		case tools.StatusCancelled:
+			b.WriteString(": cancelled")
+			if r.DecidedBy != "" {
+				b.WriteString(" by " + r.DecidedBy)
+			}
+		case tools.StatusExpired:
+			b.WriteString(": nobody approved it in time")
+		case tools.StatusDenied:
+			b.WriteString(": refused by the tool")
+		}
+		if r.Reason != "" {
+			b.WriteString(" (" + r.Reason + ")")
+		}
+		b.WriteString(".")
+		if r.Error != "" {
+			b.WriteString("\n" + r.Error)
+		}
+		return b.String()
+	}
+	status := "ok"
+	if r.Status != tools.StatusOK {
+		status = "failed"
+	}
+	switch {
+	case r.ExitCode != nil:
+		fmt.Fprintf(&b, "exit %d", *r.ExitCode)
+	case r.HTTPStatus != 0:
+		fmt.Fprintf(&b, "HTTP %d", r.HTTPStatus)
+	default:
+		b.WriteString(status)
+	}
+	fmt.Fprintf(&b, " · %d ms", r.DurationMS)
+	if r.RowsAffected != nil {
+		fmt.Fprintf(&b, " · %d rows affected", *r.RowsAffected)
+	}
+	if r.RowCount != nil {
+		fmt.Fprintf(&b, " · %d rows", *r.RowCount)
+	}
+	if r.Error != "" {
+		b.WriteString("\n" + r.Error)
+	}
+	if len(r.Columns) > 0 {
+		codeBlock(&b, table(r.Columns, r.Rows))
+	}
+	for _, out := range []string{r.Stdout, r.Stderr, r.Body, r.Content, string(r.Data)} {
+		if strings.TrimSpace(out) != "" {
+			codeBlock(&b, out)
+		}
+	}
+	if r.Truncated || r.Note != "" {
+		note := r.Note
+		if note == "" {
+			note = "output truncated"
+		}
+		b.WriteString("\n_" + note + "_")
+	}
+	return b.String()
+}
+
+func codeBlock(b *strings.Builder, s string) {
+	s = strings.TrimRight(s, "\n")
+	if len(s) > renderBytes {
+		s = s[:renderBytes] + "\n…"
+	}
+	s = strings.ReplaceAll(s, "```", "`\u200b``")
+	b.WriteString("\n```\n" + s + "\n```")
+}
+
+// table lays rows out in aligned columns, at most renderRows of them.
+func table(cols []tools.Column, rows [][]any) string {
+	cells := make([][]string, 0, min(len(rows), renderRows)+1)
+	head := make([]string, len(cols))
+	for i, c := range cols {
+		head[i] = c.Name
+	}
+	cells = append(cells, head)
+	for _, row := range rows[:min(len(rows), renderRows)] {
+		line := make([]string, len(cols))
+		for i := range cols {
+			if i < len(row) {
+				line[i] = cell(row[i])
+			}
+		}
+		cells = append(cells, line)
+	}
+	width := make([]int, len(cols))
+	for _, line := range cells {
+		for i, c := range line {
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	var b strings.Builder
+	for _, line := range cells {
+		for i, c := range line {
+			if i > 0 {
+				b.WriteString(" | ")
+			}
+			b.WriteString(c + strings.Repeat(" ", width[i]-len([]rune(c))))
+		}
+		b.WriteString("\n")
+	}
+	if len(rows) > renderRows {
+		fmt.Fprintf(&b, "… %d more rows\n", len(rows)-renderRows)
+	}
+	return b.String()
+}
+
+func cell(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "NULL"
+	case string:
+		return oneLine(v, renderCell)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	return oneLine(string(b), renderCell)
+}
+
+func oneLine(s string, limit int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > limit {
+		s = string(r[:limit]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,227 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/tools"
+)
+
+// suspend stores the turn with its pending approvals and posts their
+// cards. From here on any replica can resume the turn.
+func (a *Agent) suspend(ctx context.Context, conv approval.Conversation, turnID string, st turnState, cards []*approval.Approval) error {
+	state, err := json.Marshal(st)
+	if err != nil {
+		a.cancelAll(ctx, cards, "the turn could not be saved")
+		return a.fail(ctx, conv, storeErrorText, fmt.Errorf("encode turn %s: %w", turnID, err))
+	}
+	t := &approval.Turn{ID: turnID, Conversation: conv, State: state, CreatedAt: a.now()}
+	for _, ap := range cards {
+		t.Pending = append(t.Pending, ap.ID)
+	}
+	if err := a.store.SaveTurn(ctx, t); err != nil {
+		a.cancelAll(ctx, cards, "the turn could not be saved")
+		return a.fail(ctx, conv, storeErrorText, fmt.Errorf("save turn %s: %w", turnID, err))
+	}
+	for _, ap := range cards {
+		a.post(ctx, ap)
+	}
+	// A decision made between Create and SaveTurn (someone quick with
+	// !pending) found no turn to resolve; resolve it here. Resolve is
+	// idempotent, so a decision that did resolve loses nothing.
+	for _, ap := range cards {
+		cur, err := a.store.Get(ctx, ap.ID)
+		if err != nil {
+			a.log.ErrorContext(ctx, "reading a new approval back", append(logAttrs(ap), "error", err)...)
+			continue
+		}
+		if cur.State.Final() {
+			if err := a.resolve(ctx, cur); err != nil {
+				a.log.ErrorContext(ctx, "telling a turn of an early decision", append(logAttrs(cur), "error", err)...)
+			}
+		}
+	}
+	return nil
+}
+
+// post posts the card of a new approval and records its reference. An
+// approval whose card cannot be posted is cancelled: nobody could see it.
+func (a *Agent) post(ctx context.Context, ap *approval.Approval) {
+	ref, err := a.sink.PostCard(ctx, ap)
+	if err != nil {
+		a.log.ErrorContext(ctx, "posting an approval card", append(logAttrs(ap), "error", err)...)
+		dec, derr := a.store.Decide(ctx, ap.ID, approval.Cancelled, systemUser, "the approval card could not be posted", a.now())
+		if derr != nil {
+			a.log.ErrorContext(ctx, "cancelling an approval without a card", append(logAttrs(ap), "error", derr)...)
+			return
+		}
+		if dec.Won {
+			a.settle(ctx, dec.Approval)
+		}
+		return
+	}
+	if err := a.store.SetMessageRef(ctx, ap.ID, ref); err != nil {
+		a.log.ErrorContext(ctx, "recording a card's reference", append(logAttrs(ap), "ref", ref, "error", err)...)
+	}
+	ap.MessageRef = ref
+}
+
+// cancelAll cancels approvals whose turn could not be kept; nothing will
+// resume them, so nothing may run them.
+func (a *Agent) cancelAll(ctx context.Context, aps []*approval.Approval, reason string) {
+	for _, ap := range aps {
+		if _, err := a.store.Decide(ctx, ap.ID, approval.Cancelled, systemUser, reason, a.now()); err != nil {
+			a.log.ErrorContext(ctx, "cancelling an orphaned approval", append(logAttrs(ap), "error", err)...)
+		}
+	}
+}
+
+// resolve tells the turn that the final rec is decided, resumes it when
+// this was its last pending call, and settles rec in the store. An error
+// means the turn may not have been told; rec then stays unsettled and a
+// later sweep tells it (Resolve is idempotent).
+func (a *Agent) resolve(ctx context.Context, rec *approval.Approval) error {
+	last := false
+	if rec.TurnID != "" {
+		var err error
+		last, err = a.store.Resolve(ctx, rec.TurnID, rec.ID)
+		switch {
+		case errors.Is(err, approval.ErrNotFound):
+			a.log.InfoContext(ctx, "no suspended turn to resolve", append(logAttrs(rec), "turn", rec.TurnID)...)
+		case err != nil:
+			return fmt.Errorf("resolve turn %s with approval %s: %w", rec.TurnID, rec.ID, err)
+		}
+	}
+	// The turn knows: settled, before a resume that may take minutes.
+	if err := a.store.Settle(ctx, rec.ID); err != nil {
+		a.log.WarnContext(ctx, "settling an approval", append(logAttrs(rec), "error", err)...)
+	}
+	if last {
+		if err := a.resume(ctx, rec.TurnID, rec); err != nil {
+			a.log.ErrorContext(ctx, "resuming a turn", "turn", rec.TurnID, "error", err)
+		}
+	}
+	return nil
+}
+
+// resume continues a turn whose calls are all decided: every result goes
+// back in the original order, then the model loop goes on (or, for a
+// direct command, the result is replied). The store's Resolve makes sure
+// only one caller gets here; the turn is deleted first so nothing resumes
+// it twice.
+//
+// last is the approval whose decision completed the turn, as its carrier
+// knows it: its outcome is taken from there, so a run whose outcome the
+// store failed to record still reaches the model as it happened.
+func (a *Agent) resume(ctx context.Context, turnID string, last *approval.Approval) error {
+	t, err := a.store.GetTurn(ctx, turnID)
+	if errors.Is(err, approval.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load turn %s: %w", turnID, err)
+	}
+	if err := a.store.DeleteTurn(ctx, turnID); err != nil {
+		a.log.WarnContext(ctx, "deleting a resumed turn", "turn", turnID, "error", err)
+	}
+	var st turnState
+	if err := json.Unmarshal(t.State, &st); err != nil {
+		return a.fail(ctx, t.Conversation, storeErrorText, fmt.Errorf("decode turn %s: %w", turnID, err))
+	}
+	for i, c := range st.Calls {
+		if c.Result != nil {
+			continue
+		}
+		var res tools.Result
+		if last != nil && c.ApprovalID == last.ID && last.State.Final() {
+			res = resultOfRecord(last)
+		} else {
+			res = a.resultOf(ctx, c.ApprovalID)
+		}
+		st.Calls[i].Result = &res
+	}
+	if st.Kind == kindDirect {
+		var errs []error
+		for _, c := range st.Calls {
+			if err := a.reply(ctx, t.Conversation, render(c.Tool, c.Args, *c.Result)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	}
+	if st.Assistant == nil {
+		return a.fail(ctx, t.Conversation, storeErrorText, fmt.Errorf("turn %s has no assistant message", turnID))
+	}
+	// A message in the same thread may be in a turn right now: wait for
+	// it, or one of the two saves would overwrite the other.
+	ctx, unlock := a.lockConversation(ctx, t.Conversation.Key())
+	defer unlock()
+	msgs, err := a.loadConversation(ctx, t.Conversation)
+	if err != nil {
+		return a.fail(ctx, t.Conversation, storeErrorText, err)
+	}
+	msgs = append(msgs, *st.Assistant)
+	msgs = append(msgs, toolMessages(st.Calls)...)
+	if a.model == nil {
+		// The model went away (a restart without one): keep the results
+		// and show them as direct results.
+		if err := a.saveConversation(ctx, t.Conversation, msgs); err != nil {
+			a.log.ErrorContext(ctx, "saving a conversation", "conversation", t.Conversation.Key(), "error", err)
+		}
+		for _, c := range st.Calls {
+			if err := a.reply(ctx, t.Conversation, render(c.Tool, c.Args, *c.Result)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return a.loop(ctx, t.Conversation, st.Requester, msgs, st.RoundTrips)
+}
+
+// resultOf is the tool result an approval ended with, as the model sees it.
+func (a *Agent) resultOf(ctx context.Context, id string) tools.Result {
+	rec, err := a.store.Get(ctx, id)
+	if err != nil {
+		a.log.ErrorContext(ctx, "reading a decided approval", "approval", id, "error", err)
+		return tools.NotRun(tools.StatusError, "Countersign could not read this call's approval")
+	}
+	if rec.State.Final() {
+		return resultOfRecord(rec)
+	}
+	switch rec.State {
+	case approval.Running:
+		// It may be running still, or have run: never say it did not.
+		a.log.ErrorContext(ctx, "resuming a turn with a call still running", logAttrs(rec)...)
+		return interruptedRun()
+	}
+	a.log.ErrorContext(ctx, "resuming a turn with an undecided call", append(logAttrs(rec), "state", string(rec.State))...)
+	return tools.NotRun(tools.StatusError, "Countersign lost track of this call's approval")
+}
+
+// resultOfRecord is the tool result a final approval ended with.
+func resultOfRecord(rec *approval.Approval) tools.Result {
+	switch rec.State {
+	case approval.Cancelled:
+		return tools.Cancelled(userName(rec.DecidedBy), rec.Reason)
+	case approval.Expired:
+		return tools.Expired()
+	}
+	if rec.Result != nil {
+		return *rec.Result
+	}
+	return tools.Failed(errors.New("the outcome of the operation was not recorded"))
+}
+
+// userName is how a person is named in a result.
+func userName(u *approval.User) string {
+	switch {
+	case u == nil:
+		return ""
+	case u.Name != "":
+		return u.Name
+	}
+	return u.ID
+}

@@ -1,0 +1,184 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/tools"
+)
+
+// Sweep batches: Sweep expires at most sweepBatch × sweepBatches
+// approvals per call; the next call takes the rest.
+const (
+	sweepBatch   = 100
+	sweepBatches = 10
+)
+
+// expiredReason is the reason an expired approval records.
+const expiredReason = "nobody decided before the approval expired"
+
+// Recovery (see Sweep). A decision is carried through in steps: decide,
+// claim, run, finish, resolve the turn. A process that dies between them
+// leaves an approval the store still lists as unsettled; Sweep, on any
+// replica, finishes the job once the carrier has been silent for longer
+// than these:
+//
+//   - claimGrace: an approved call not claimed this long after its
+//     decision, or a final one whose turn was not told this long after it
+//     ended. Live carriers take milliseconds to a few seconds.
+//   - runLease: a running call whose run has sent no heartbeat for this
+//     long. A live run beats every heartbeatEvery.
+const (
+	claimGrace = 2 * time.Minute
+	runLease   = 2 * time.Minute
+)
+
+// heartbeatEvery is a variable only so that a test can make it short.
+var heartbeatEvery = runLease / 4
+
+// notRunAfterCrash is the result of an approved call that Countersign
+// stopped before running. Recovery does not run it late: the person
+// approved it in a moment that has passed, and the world may have moved on
+// (fail closed); they can ask again.
+func notRunAfterCrash() tools.Result {
+	return tools.NotRun(tools.StatusError, "Interrupted before it ran: Countersign stopped after this call was approved and before it started it")
+}
+
+// interruptedRun is the result of a call whose run was cut off by the bot
+// stopping: it may have done part of its work, so it is never run again.
+func interruptedRun() tools.Result {
+	r := tools.Failed(errors.New("interrupted: the bot stopped while this ran; the outcome is unknown"))
+	r.Message = "The operation started but Countersign stopped before it ended, so it may have taken effect in part or in full. " +
+		"Do not run it again unless the user asks; check its effect first."
+	return r
+}
+
+// Sweep expires every overdue pending approval (updating its card, telling
+// the LLM) and resumes turns. Safe to run on every replica at once: the
+// store lets exactly one of them expire each approval.
+func (a *Agent) Sweep(ctx context.Context) error {
+	a.busy.add()
+	defer a.busy.done()
+	var errs []error
+	for range sweepBatches {
+		now := a.now()
+		ids, err := a.store.Due(ctx, now, sweepBatch)
+		if err != nil {
+			return errors.Join(append(errs, fmt.Errorf("list due approvals: %w", err))...)
+		}
+		for _, id := range ids {
+			dec, err := a.store.Decide(ctx, id, approval.Expired, systemUser, expiredReason, now)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("expire approval %s: %w", id, err))
+				continue
+			}
+			if !dec.Won {
+				continue
+			}
+			a.auditExpiry(ctx, dec.Approval)
+			a.settle(ctx, dec.Approval)
+		}
+		if len(ids) < sweepBatch {
+			break
+		}
+	}
+	if err := a.recover(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// recover finishes the decisions whose carrier died (see claimGrace):
+//
+//   - approved, never claimed: claimed here and ended as not run
+//     (notRunAfterCrash), never run late;
+//   - running without a heartbeat: ended as failed, outcome unknown
+//     (interruptedRun), never run again;
+//   - final, turn never told: the turn is told.
+//
+// Then its turn learns of it and resumes when it was the last. The store's
+// Claim and Finish let exactly one replica end each call, and Resolve lets
+// exactly one resume the turn, so every replica may recover at once.
+func (a *Agent) recover(ctx context.Context) error {
+	var errs []error
+	for range sweepBatches {
+		now := a.now()
+		recs, err := a.store.Unsettled(ctx, now.Add(-claimGrace), now.Add(-runLease), sweepBatch)
+		if err != nil {
+			return errors.Join(append(errs, fmt.Errorf("list unsettled approvals: %w", err))...)
+		}
+		for _, rec := range recs {
+			if err := a.recoverOne(ctx, rec); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if len(recs) < sweepBatch || len(errs) > 0 {
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// recoverOne ends one unsettled approval of recover's list and tells its
+// turn; another replica ending it first is not an error.
+func (a *Agent) recoverOne(ctx context.Context, rec *approval.Approval) error {
+	switch rec.State {
+	case approval.Approved:
+		claimed, ok, err := a.store.Claim(ctx, rec.ID, a.now())
+		if err != nil {
+			return fmt.Errorf("claim stranded approval %s: %w", rec.ID, err)
+		}
+		if !ok {
+			return nil // someone else carries it on
+		}
+		a.log.WarnContext(ctx, "an approved call was never run: ending it as not run", logAttrs(claimed)...)
+		// Claimed: the outcome must be recorded even if a shutdown
+		// cancels ctx now, or the record would look like a run cut off.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		defer cancel()
+		res := notRunAfterCrash()
+		rec = a.finish(rctx, claimed, res)
+		a.auditRecovery(rctx, rec, res)
+	case approval.Running:
+		a.log.WarnContext(ctx, "a run stopped without an outcome: ending it as interrupted", logAttrs(rec)...)
+		res := interruptedRun()
+		fin, err := a.store.Finish(ctx, rec.ID, approval.Failed, res, a.now())
+		if errors.Is(err, approval.ErrConflict) {
+			return nil // the run ended after all, or another replica ended it
+		}
+		if err != nil {
+			return fmt.Errorf("end interrupted approval %s: %w", rec.ID, err)
+		}
+		a.auditRecovery(ctx, fin, res)
+		a.updateCard(ctx, fin, nil)
+		rec = fin
+	}
+	if !rec.State.Final() {
+		return nil
+	}
+	return a.resolve(ctx, rec)
+}
+
+// auditRecovery records what recovery did to a call. Nothing runs, so a
+// failure is only logged.
+func (a *Agent) auditRecovery(ctx context.Context, rec *approval.Approval, res tools.Result) {
+	_ = a.audit(ctx, approval.Event{
+		Kind: approval.EventExecution, Actor: systemUser.ID, ApprovalID: rec.ID, Tool: rec.Tool,
+		Operation: operation(rec.Tool, rec.Args), Decision: "recovered", Outcome: string(res.Status),
+		Channel: rec.Conversation.Channel, Detail: strings.TrimSpace(res.Error + " " + res.Message),
+	})
+}
+
+// auditExpiry records that rec expired. Nothing runs, so a failure is
+// only logged.
+func (a *Agent) auditExpiry(ctx context.Context, rec *approval.Approval) {
+	_ = a.audit(ctx, approval.Event{
+		Kind: approval.EventExpiry, Actor: systemUser.ID, ApprovalID: rec.ID, Tool: rec.Tool,
+		Operation: operation(rec.Tool, rec.Args), Outcome: string(approval.Expired),
+		Channel: rec.Conversation.Channel, Detail: "expired at " + rec.ExpiresAt.UTC().String(),
+	})
+}
