@@ -156,10 +156,25 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 		}
 	case *syntax.ForClause:
 		if wi, ok := n.Loop.(*syntax.WordIter); ok && wi.Name != nil && !reassigns(n.Do, wi.Name.Value) {
+			// The loop's words stand for its variable inside the body only:
+			// after the loop the variable may be set again.
+			name := wi.Name.Value
 			if j.loops == nil {
 				j.loops = map[string][]arg{}
 			}
-			j.loops[wi.Name.Value] = words(wi.Items, nil)
+			outer, had := j.loops[name]
+			visit := func(n syntax.Node) bool { return j.visit(n, depth) }
+			syntax.Walk(wi, visit)
+			j.loops[name] = words(wi.Items, nil)
+			for _, s := range n.Do {
+				syntax.Walk(s, visit)
+			}
+			if had {
+				j.loops[name] = outer
+			} else {
+				delete(j.loops, name)
+			}
+			return false
 		}
 	case *syntax.WhileClause:
 		if endless(n) && spawns(n.Do) {
@@ -347,8 +362,8 @@ func reassigns(body []*syntax.Stmt, name string) bool {
 						found = found || strings.Contains(word(w).text, name)
 					}
 				}
-			case *syntax.DeclClause, *syntax.ForClause:
-				found = true // nested declarations and loops: not followed
+			case *syntax.DeclClause, *syntax.ForClause, *syntax.FuncDecl:
+				found = true // nested declarations, loops and functions: not followed
 			}
 			return !found
 		})
