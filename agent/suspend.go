@@ -144,13 +144,7 @@ func (a *Agent) resume(ctx context.Context, turnID string, last *approval.Approv
 		st.Calls[i].Result = &res
 	}
 	if st.Kind == kindDirect {
-		var errs []error
-		for _, c := range st.Calls {
-			if err := a.reply(ctx, t.Conversation, render(c.Tool, c.Args, *c.Result)); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		return errors.Join(errs...)
+		return a.replyResults(ctx, t.Conversation, st.Calls)
 	}
 	if st.Assistant == nil {
 		return a.fail(ctx, t.Conversation, storeErrorText, fmt.Errorf("turn %s has no assistant message", turnID))
@@ -168,17 +162,22 @@ func (a *Agent) resume(ctx context.Context, turnID string, last *approval.Approv
 	if a.model == nil {
 		// The model went away (a restart without one): keep the results
 		// and show them as direct results.
-		if err := a.saveConversation(ctx, t.Conversation, msgs); err != nil {
-			a.log.ErrorContext(ctx, "saving a conversation", "conversation", t.Conversation.Key(), "error", err)
-		}
-		for _, c := range st.Calls {
-			if err := a.reply(ctx, t.Conversation, render(c.Tool, c.Args, *c.Result)); err != nil {
-				return err
-			}
-		}
-		return nil
+		a.keepConversation(ctx, t.Conversation, msgs)
+		return a.replyResults(ctx, t.Conversation, st.Calls)
 	}
 	return a.loop(ctx, t.Conversation, st.Requester, msgs, st.RoundTrips)
+}
+
+// replyResults replies the result of each call, in order, the way a direct
+// command shows it.
+func (a *Agent) replyResults(ctx context.Context, conv approval.Conversation, calls []callState) error {
+	var errs []error
+	for _, c := range calls {
+		if err := a.reply(ctx, conv, render(c.Tool, c.Args, *c.Result)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // resultOf is the tool result an approval ended with, as the model sees it.
@@ -191,8 +190,7 @@ func (a *Agent) resultOf(ctx context.Context, id string) tools.Result {
 	if rec.State.Final() {
 		return resultOfRecord(rec)
 	}
-	switch rec.State {
-	case approval.Running:
+	if rec.State == approval.Running {
 		// It may be running still, or have run: never say it did not.
 		a.log.ErrorContext(ctx, "resuming a turn with a call still running", logAttrs(rec)...)
 		return interruptedRun()

@@ -60,9 +60,7 @@ func (a *Agent) loop(ctx context.Context, conv approval.Conversation, user appro
 		if trips >= a.cfg.MaxRoundTrips {
 			note := fmt.Sprintf(roundTripsText, trips)
 			msgs = append(msgs, Message{Role: RoleAssistant, Content: note})
-			if err := a.saveConversation(ctx, conv, msgs); err != nil {
-				a.log.ErrorContext(ctx, "saving a conversation", "conversation", conv.Key(), "error", err)
-			}
+			a.keepConversation(ctx, conv, msgs)
 			return a.reply(ctx, conv, note+lastResults(msgs[:len(msgs)-1]))
 		}
 		req := Request{
@@ -72,9 +70,7 @@ func (a *Agent) loop(ctx context.Context, conv approval.Conversation, user appro
 		resp, err := a.model.Complete(ctx, req)
 		trips++
 		if err != nil {
-			if serr := a.saveConversation(ctx, conv, msgs); serr != nil {
-				a.log.ErrorContext(ctx, "saving a conversation", "conversation", conv.Key(), "error", serr)
-			}
+			a.keepConversation(ctx, conv, msgs)
 			return a.fail(ctx, conv, modelErrorText, fmt.Errorf("model call %d of the turn: %w", trips, err))
 		}
 		msg := resp.Message
@@ -85,9 +81,7 @@ func (a *Agent) loop(ctx context.Context, conv approval.Conversation, user appro
 				msg.Content = emptyAnswerText // servers refuse an assistant message with nothing in it
 			}
 			msgs = append(msgs, msg)
-			if err := a.saveConversation(ctx, conv, msgs); err != nil {
-				a.log.ErrorContext(ctx, "saving a conversation", "conversation", conv.Key(), "error", err)
-			}
+			a.keepConversation(ctx, conv, msgs)
 			return a.reply(ctx, conv, strings.TrimSpace(msg.Content))
 		}
 		msg.ToolCalls = uniqueIDs(msg.ToolCalls)
@@ -180,6 +174,15 @@ func forModel(r tools.Result) tools.Result {
 		r.Message = strings.TrimSpace(strings.TrimSpace(r.Message) + " " + tools.DidNotRun)
 	}
 	return r
+}
+
+// keepConversation saves msgs for the next turn. The turn's answer matters
+// more than its memory: a save that fails costs the exchange, so it is
+// only logged.
+func (a *Agent) keepConversation(ctx context.Context, conv approval.Conversation, msgs []Message) {
+	if err := a.saveConversation(ctx, conv, msgs); err != nil {
+		a.log.ErrorContext(ctx, "saving a conversation", "conversation", conv.Key(), "error", err)
+	}
 }
 
 // reply posts text into the conversation.
