@@ -90,8 +90,10 @@ func build(ctx context.Context, cfg fileConfig, e env) (a *app, err error) {
 	return a, nil
 }
 
-// buildTools builds the tools that are on. The file tool gets the same
-// secret paths as the policy, so a link cannot reach one under another name.
+// buildTools builds the tools that are on. The shell tool's process-wide
+// fences (shelltool.FenceProcess) are set up here, before the tool, so the
+// bot is fenced by default. The file tool gets the same secret paths as the
+// policy, so a link cannot reach one under another name.
 func (a *app) buildTools(c toolsConfig, secrets []string) error {
 	root := c.Root
 	if root == "" {
@@ -102,16 +104,20 @@ func (a *app) buildTools(c toolsConfig, secrets []string) error {
 		return fmt.Errorf("tools.root: %w", err)
 	}
 	a.cfg.Tools.Root = abs
-	ptr := func(b bool) *bool { return &b }
-	a.cfg.Tools.Command.Enabled = ptr(on(c.Command.Enabled, true))
-	a.cfg.Tools.Files.Enabled = ptr(on(c.Files.Enabled, true))
-	a.cfg.Tools.SQL.Enabled = ptr(on(c.SQL.Enabled, len(c.SQL.Connections) > 0))
-	a.cfg.Tools.HTTP.Enabled = ptr(on(c.HTTP.Enabled, false))
+	command, files := on(c.Command.Enabled, true), on(c.Files.Enabled, true)
+	sql, web := on(c.SQL.Enabled, len(c.SQL.Connections) > 0), on(c.HTTP.Enabled, false)
+	a.cfg.Tools.Command.Enabled = &command
+	a.cfg.Tools.Files.Enabled = &files
+	a.cfg.Tools.SQL.Enabled = &sql
+	a.cfg.Tools.HTTP.Enabled = &web
 	var list []tools.Tool
-	if on(c.Command.Enabled, true) {
+	if command {
 		sc := c.Command.Config
 		if sc.Root == "" {
 			sc.Root = abs
+		}
+		if err := shelltool.FenceProcess(sc.KeepDumpable); err != nil {
+			return fmt.Errorf("tools.execute_command: %w", err)
 		}
 		t, err := shelltool.New(sc)
 		if err != nil {
@@ -120,7 +126,7 @@ func (a *app) buildTools(c toolsConfig, secrets []string) error {
 		a.cfg.Tools.Command.Config = t.Config()
 		list = append(list, t)
 	}
-	if on(c.Files.Enabled, true) {
+	if files {
 		fc := c.Files.Config
 		if fc.Root == "" {
 			fc.Root = abs
@@ -138,7 +144,7 @@ func (a *app) buildTools(c toolsConfig, secrets []string) error {
 		a.cfg.Tools.Files.Config = t.Config()
 		list = append(list, t)
 	}
-	if on(c.SQL.Enabled, len(c.SQL.Connections) > 0) {
+	if sql {
 		t, err := sqltool.New(c.SQL.Config)
 		if err != nil {
 			return fmt.Errorf("tools.execute_sql: %w", err)
@@ -147,7 +153,7 @@ func (a *app) buildTools(c toolsConfig, secrets []string) error {
 		a.cfg.Tools.SQL.Config = t.Config()
 		list = append(list, t)
 	}
-	if on(c.HTTP.Enabled, false) {
+	if web {
 		t, err := httptool.New(c.HTTP.Config)
 		if err != nil {
 			return fmt.Errorf("tools.http_request: %w", err)

@@ -8,27 +8,31 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
 
 // The time limit kills a command's process group, but a process can leave
 // the group (setsid, bash job control) and outlive the call. To find such
-// processes the bot makes itself a child subreaper: an orphaned descendant
-// of a command is handed to the bot instead of to init. When a command
-// ends, every child of the bot that is not a running command's shell is
-// something a command left behind, and is killed and reaped.
+// processes FenceProcess makes the bot a child subreaper: an orphaned
+// descendant of a command is handed to the bot instead of to init. When a
+// command ends, every child of the bot that is not a running command's
+// shell is something a command left behind, and is killed and reaped.
 //
 // This is process-wide, as what it guards is: the kernel hands orphans to
 // the process, not to a Tool, and two tools must not take each other's
 // running shells for leftovers. So the record of running shells is the one
-// package-level variable, and the bot must not start other child processes
-// of its own (it starts none).
+// package-level variable, and a process that called FenceProcess must not
+// start other child processes of its own (the bot starts none). Until
+// FenceProcess is called there is no sweep, so a library user's own
+// children are left alone.
 var children = &reaper{live: map[int]struct{}{}}
 
 type reaper struct {
-	once sync.Once
-	err  error // from becoming a subreaper
+	once    sync.Once
+	err     error       // from becoming a subreaper
+	enabled atomic.Bool // the process is a subreaper: sweep after each command
 
 	mu   sync.Mutex
 	live map[int]struct{} // pids of the shells of running commands
@@ -46,7 +50,9 @@ func (r *reaper) enable() error {
 		const prSetChildSubreaper = 36
 		if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
 			r.err = errno
+			return
 		}
+		r.enabled.Store(true)
 	})
 	return r.err
 }
@@ -66,12 +72,15 @@ func (r *reaper) start(cmd *exec.Cmd) error {
 	return nil
 }
 
-// finish forgets the shell pid, which cmd.Wait has reaped, and kills and
-// reaps whatever commands left behind.
+// finish forgets the shell pid, which cmd.Wait has reaped, and, once the
+// process is a subreaper, kills and reaps whatever commands left behind.
 func (r *reaper) finish(pid int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.live, pid)
+	if !r.enabled.Load() {
+		return
+	}
 	self := os.Getpid()
 	for range maxSweepRounds {
 		left := r.leftovers(self)

@@ -71,11 +71,11 @@ type Config struct {
 	// a root command can read the bot's memory and environment whatever
 	// else is done.
 	RunAs string `yaml:"run_as"`
-	// KeepDumpable leaves the bot process dumpable. By default New marks
-	// the process not dumpable (prctl PR_SET_DUMPABLE 0), so a command
-	// running as the bot's own user cannot read the bot's environment, and
-	// the secrets in it, through /proc/<pid>/environ. This is process-wide:
-	// it also turns off core dumps.
+	// KeepDumpable leaves the bot process dumpable. By default
+	// FenceProcess marks the process not dumpable (prctl PR_SET_DUMPABLE
+	// 0), so a command running as the bot's own user cannot read the bot's
+	// environment, and the secrets in it, through /proc/<pid>/environ.
+	// This is process-wide: it also turns off core dumps.
 	KeepDumpable bool `yaml:"keep_dumpable"`
 }
 
@@ -94,9 +94,7 @@ var (
 )
 
 // New checks cfg, fills in defaults and snapshots the allowed environment.
-// It makes the bot process a child subreaper (see reaper.go): from then on
-// the tool treats every child of the bot that is not a running command as
-// a command's leftover, and kills it when a command ends.
+// It changes nothing process-wide: see FenceProcess, which main calls first.
 func New(cfg Config) (*Tool, error) {
 	if cfg.Root == "" {
 		return nil, errors.New("execute_command: root is required")
@@ -156,26 +154,7 @@ func New(cfg Config) (*Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("execute_command: run_as %q: %w", cfg.RunAs, err)
 	}
-	if err := children.enable(); err != nil {
-		return nil, fmt.Errorf("execute_command: becoming the child subreaper that lets the time limit reach processes that left the command's group: %w", err)
-	}
-	if !cfg.KeepDumpable {
-		if err := hideEnviron(); err != nil {
-			return nil, fmt.Errorf("execute_command: making the process not dumpable (keep_dumpable: true skips it): %w", err)
-		}
-	}
 	return &Tool{cfg: cfg, root: root, shell: shell, env: env, cred: cred}, nil
-}
-
-// hideEnviron marks the process not dumpable, which makes /proc/<pid>/environ
-// and /proc/<pid>/mem unreadable to other processes of the same user that
-// lack CAP_SYS_PTRACE.
-func hideEnviron() error {
-	const prSetDumpable = 4
-	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetDumpable, 0, 0); errno != 0 {
-		return errno
-	}
-	return nil
 }
 
 // credential parses run_as: "uid:gid", "uid" or a user name.
@@ -183,17 +162,17 @@ func credential(runAs string) (*syscall.Credential, error) {
 	if runAs == "" {
 		return nil, nil
 	}
-	uidText, gidText, hasGid := strings.Cut(runAs, ":")
+	uidText, gidText, hasGID := strings.Cut(runAs, ":")
 	if uid, err := strconv.ParseUint(uidText, 10, 32); err == nil {
 		gid := uid
-		if hasGid {
+		if hasGID {
 			if gid, err = strconv.ParseUint(gidText, 10, 32); err != nil {
 				return nil, fmt.Errorf("group %q is not a number", gidText)
 			}
 		}
 		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
 	}
-	if hasGid {
+	if hasGID {
 		return nil, errors.New(`want "uid:gid", "uid" or a user name`)
 	}
 	u, err := user.Lookup(runAs)

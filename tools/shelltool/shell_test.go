@@ -28,6 +28,15 @@ func newTool(t testing.TB, edit func(*Config)) *Tool {
 	return tool
 }
 
+// fencedTool is newTool in a process fenced the way main fences it.
+func fencedTool(t testing.TB, edit func(*Config)) *Tool {
+	t.Helper()
+	if err := FenceProcess(false); err != nil {
+		t.Fatalf("FenceProcess: %v", err)
+	}
+	return newTool(t, edit)
+}
+
 func run(t testing.TB, tool *Tool, args any) tools.Result {
 	t.Helper()
 	raw, err := json.Marshal(args)
@@ -425,7 +434,7 @@ func TestBotEnvironmentIsUnreadable(t *testing.T) {
 			}
 		}
 	}
-	tool := newTool(t, edit)
+	tool := fencedTool(t, edit)
 	res := run(t, tool, cmdArgs{Command: "id -u; cat /proc/$PPID/environ >/dev/null && echo READABLE"})
 	if strings.Contains(res.Stdout, "READABLE") {
 		t.Fatalf("the command read the bot's environment: %s", res.JSON())
@@ -496,7 +505,7 @@ func TestEscapedProcessesDoNotSurvive(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tool := newTool(t, nil)
+			tool := fencedTool(t, nil)
 			a := cmdArgs{Command: tt.command, Timeout: seconds(10)}
 			if tt.timeout > 0 {
 				a.Timeout = seconds(tt.timeout)
@@ -518,7 +527,7 @@ func TestEscapedProcessesDoNotSurvive(t *testing.T) {
 // Commands running side by side never take each other for leftovers: the
 // sweep at the end of one leaves the other's shell alone.
 func TestConcurrentRunsSurviveEachOthersSweeps(t *testing.T) {
-	tool := newTool(t, nil)
+	tool := fencedTool(t, nil)
 	var wg sync.WaitGroup
 	errs := make(chan string, 64)
 	for i := range 8 {
