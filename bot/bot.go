@@ -128,8 +128,11 @@ func (b *Bot) Run(ctx context.Context) error {
 	cancelled := ctx.Err() != nil
 	if cancelled {
 		b.stopping.Store(true)
+		if errors.Is(err, context.Canceled) {
+			err = nil // the adapter stopped because it was told to
+		}
 	}
-	if err != nil && !(cancelled && errors.Is(err, context.Canceled)) {
+	if err != nil {
 		b.log.Error("adapter stopped", "err", err)
 	}
 
@@ -153,7 +156,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		<-drained
 	}
 	b.cancelWork()
-	if err != nil && !(cancelled && errors.Is(err, context.Canceled)) {
+	if err != nil {
 		return fmt.Errorf("bot: adapter %s: %w", b.ad.Name(), err)
 	}
 	return nil
@@ -288,7 +291,7 @@ func (b *Bot) decision(e adapters.Event) {
 		return
 	}
 	if err != nil {
-		b.failPrivate(ctx, e.Place, e.User, "I could not read that approval just now; nothing changed. Try again in a moment", err)
+		b.failPrivate(e.Place, e.User, "I could not read that approval just now; nothing changed. Try again in a moment", err)
 		return
 	}
 	if a.Conversation.Platform != b.ad.Name() || a.Conversation.Channel != e.Place.Channel {
@@ -311,12 +314,12 @@ func (b *Bot) decision(e adapters.Event) {
 		defer b.inflight.Done()
 		res, err := b.agent.Decide(ctx, d.ApprovalID, by, d.Approve, d.Reason)
 		if errors.Is(err, agent.ErrNotStarted) {
-			b.failPrivate(ctx, e.Place, e.User, "Your approval of "+d.ApprovalID+" is recorded, but I could not start the operation just now, so it did not run; "+
+			b.failPrivate(e.Place, e.User, "Your approval of "+d.ApprovalID+" is recorded, but I could not start the operation just now, so it did not run; "+
 				"its card will say so shortly, and it can be asked for again", err)
 			return
 		}
 		if err != nil {
-			b.failPrivate(ctx, e.Place, e.User, "Your decision on "+d.ApprovalID+" may not have been recorded, and nothing ran; look at its card again in a moment", err)
+			b.failPrivate(e.Place, e.User, "Your decision on "+d.ApprovalID+" may not have been recorded, and nothing ran; look at its card again in a moment", err)
 			return
 		}
 		switch {
@@ -403,7 +406,8 @@ func (b *Bot) fail(ctx context.Context, p adapters.Place, what string, err error
 	}
 }
 
-func (b *Bot) failPrivate(_ context.Context, p adapters.Place, u adapters.User, what string, err error) {
+// failPrivate is fail for a notice only u sees.
+func (b *Bot) failPrivate(p adapters.Place, u adapters.User, what string, err error) {
 	ref := newRef()
 	b.log.Error(what, "err", err, "ref", ref, "user", u.ID)
 	b.notify(p, u, what+"; the details are in the log (ref "+ref+").")

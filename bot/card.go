@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -137,7 +136,6 @@ func operation(tool string, raw json.RawMessage) string {
 	}
 	str := func(k string) string { s, _ := args[k].(string); return s }
 	var b strings.Builder
-	rest := map[string]any{}
 	used := map[string]bool{"risk_level": true}
 	switch tool {
 	case "execute_command":
@@ -180,18 +178,10 @@ func operation(tool string, raw json.RawMessage) string {
 		}
 		return string(compact)
 	}
-	for k, v := range args {
+	for _, k := range sortedKeys(args) {
 		if !used[k] {
-			rest[k] = v
+			fmt.Fprintf(&b, "\n(%s: %v)", k, args[k])
 		}
-	}
-	keys := make([]string, 0, len(rest))
-	for k := range rest {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&b, "\n(%s: %v)", k, rest[k])
 	}
 	return b.String()
 }
