@@ -454,25 +454,17 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]string, er
 // SaveTurn stores t, replacing a turn of the same id; its pending set
 // becomes t.Pending.
 func (s *Store) SaveTurn(ctx context.Context, t *approval.Turn) error {
-	if t == nil || t.ID == "" {
-		return fmt.Errorf("save turn: %w: no turn id", approval.ErrInvalid)
-	}
-	c := *t
-	c.Pending = nil
-	b, err := json.Marshal(&c)
+	b, order, err := approval.EncodeTurn(t)
 	if err != nil {
-		return fmt.Errorf("encode turn %s: %w", t.ID, err)
+		return err
 	}
 	if err := s.lock(); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
-	e := &turn{data: b, pending: make(map[string]bool, len(t.Pending)), expires: s.now().Add(s.turnTTL)}
-	for _, id := range t.Pending {
-		if !e.pending[id] {
-			e.pending[id] = true
-			e.order = append(e.order, id)
-		}
+	e := &turn{data: b, order: order, pending: make(map[string]bool, len(order)), expires: s.now().Add(s.turnTTL)}
+	for _, id := range order {
+		e.pending[id] = true
 	}
 	s.turns[t.ID] = e
 	return nil
@@ -489,17 +481,7 @@ func (s *Store) GetTurn(ctx context.Context, id string) (*approval.Turn, error) 
 	if !ok || s.now().After(e.expires) {
 		return nil, fmt.Errorf("get turn %s: %w", id, approval.ErrNotFound)
 	}
-	var t approval.Turn
-	if err := json.Unmarshal(e.data, &t); err != nil {
-		return nil, fmt.Errorf("decode turn %s: %w", id, err)
-	}
-	t.Pending = []string{}
-	for _, p := range e.order {
-		if e.pending[p] {
-			t.Pending = append(t.Pending, p)
-		}
-	}
-	return &t, nil
+	return approval.DecodeTurn(id, e.data, e.order, func(p string) bool { return e.pending[p] })
 }
 
 // Resolve removes approvalID from the turn's pending set; the call that

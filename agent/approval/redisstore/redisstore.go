@@ -52,7 +52,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -616,20 +615,9 @@ func (s *Store) duePass(ctx context.Context, now time.Time, limit int64) ([]stri
 // becomes t.Pending and a new suspension starts (Resolve can report last
 // once more).
 func (s *Store) SaveTurn(ctx context.Context, t *approval.Turn) error {
-	if t == nil || t.ID == "" {
-		return fmt.Errorf("save turn: %w: no turn id", approval.ErrInvalid)
-	}
-	c := *t
-	c.Pending = nil
-	r, err := json.Marshal(&c)
+	r, order, err := approval.EncodeTurn(t)
 	if err != nil {
-		return fmt.Errorf("encode turn %s: %w", t.ID, err)
-	}
-	var order []string
-	for _, id := range t.Pending {
-		if !slices.Contains(order, id) {
-			order = append(order, id)
-		}
+		return err
 	}
 	o, err := json.Marshal(order)
 	if err != nil {
@@ -661,10 +649,6 @@ func (s *Store) GetTurn(ctx context.Context, id string) (*approval.Turn, error) 
 	r, _ := v[0].(string)
 	o, _ := v[1].(string)
 	members, _ := v[2].([]any)
-	var t approval.Turn
-	if err := json.Unmarshal([]byte(r), &t); err != nil {
-		return nil, fmt.Errorf("decode turn %s: %w", id, err)
-	}
 	var order []string
 	if err := json.Unmarshal([]byte(o), &order); err != nil {
 		return nil, fmt.Errorf("decode turn %s: %w", id, err)
@@ -675,13 +659,7 @@ func (s *Store) GetTurn(ctx context.Context, id string) (*approval.Turn, error) 
 			left[s] = true
 		}
 	}
-	t.Pending = []string{}
-	for _, p := range order {
-		if left[p] {
-			t.Pending = append(t.Pending, p)
-		}
-	}
-	return &t, nil
+	return approval.DecodeTurn(id, []byte(r), order, func(p string) bool { return left[p] })
 }
 
 // Resolve removes approvalID from the turn's pending set in one Lua
