@@ -83,32 +83,14 @@ func New(cfg Config) (*Tool, error) {
 	if cfg.Root == "" {
 		return nil, errors.New("file_operations: root is required")
 	}
-	if cfg.MaxReadBytes == 0 {
-		cfg.MaxReadBytes = DefaultMaxReadBytes
-	}
-	if cfg.MaxWriteBytes == 0 {
-		cfg.MaxWriteBytes = DefaultMaxWriteBytes
-	}
-	if cfg.MaxListEntries == 0 {
-		cfg.MaxListEntries = DefaultMaxListEntries
-	}
-	if cfg.PreviewItems == 0 {
-		cfg.PreviewItems = DefaultPreviewItems
-	}
-	if cfg.PreviewScanLimit == 0 {
-		cfg.PreviewScanLimit = DefaultPreviewScanLimit
-	}
-	switch {
-	case cfg.MaxReadBytes < 0:
-		return nil, fmt.Errorf("file_operations: max_read_bytes %d must be positive", cfg.MaxReadBytes)
-	case cfg.MaxWriteBytes < 0:
-		return nil, fmt.Errorf("file_operations: max_write_bytes %d must be positive", cfg.MaxWriteBytes)
-	case cfg.MaxListEntries < 0:
-		return nil, fmt.Errorf("file_operations: max_list_entries %d must be positive", cfg.MaxListEntries)
-	case cfg.PreviewItems < 0:
-		return nil, fmt.Errorf("file_operations: preview_items %d must be positive", cfg.PreviewItems)
-	case cfg.PreviewScanLimit < 0:
-		return nil, fmt.Errorf("file_operations: preview_scan_limit %d must be positive", cfg.PreviewScanLimit)
+	if err := errors.Join(
+		tools.Limit("max_read_bytes", &cfg.MaxReadBytes, DefaultMaxReadBytes),
+		tools.Limit("max_write_bytes", &cfg.MaxWriteBytes, DefaultMaxWriteBytes),
+		tools.Limit("max_list_entries", &cfg.MaxListEntries, DefaultMaxListEntries),
+		tools.Limit("preview_items", &cfg.PreviewItems, DefaultPreviewItems),
+		tools.Limit("preview_scan_limit", &cfg.PreviewScanLimit, DefaultPreviewScanLimit),
+	); err != nil {
+		return nil, fmt.Errorf("file_operations: %w", err)
 	}
 	if cfg.Sensitive == nil {
 		m, err := sensitive.New(nil)

@@ -119,32 +119,19 @@ func New(cfg Config) (*Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("execute_command: shell %q: %w", cfg.Shell, err)
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
+	if err := tools.Limit("timeout", &cfg.Timeout, DefaultTimeout); err != nil {
+		return nil, fmt.Errorf("execute_command: %w", err)
 	}
-	if cfg.MaxTimeout == 0 {
-		cfg.MaxTimeout = max(DefaultMaxTimeout, cfg.Timeout)
+	if err := errors.Join(
+		tools.Limit("max_timeout", &cfg.MaxTimeout, max(DefaultMaxTimeout, cfg.Timeout)),
+		tools.Limit("output_limit", &cfg.OutputLimit, DefaultOutputLimit),
+		tools.Limit("progress_interval", &cfg.ProgressInterval, DefaultProgressInterval),
+		tools.Limit("preview_limit", &cfg.PreviewLimit, DefaultPreviewLimit),
+	); err != nil {
+		return nil, fmt.Errorf("execute_command: %w", err)
 	}
-	if cfg.OutputLimit == 0 {
-		cfg.OutputLimit = DefaultOutputLimit
-	}
-	if cfg.ProgressInterval == 0 {
-		cfg.ProgressInterval = DefaultProgressInterval
-	}
-	if cfg.PreviewLimit == 0 {
-		cfg.PreviewLimit = DefaultPreviewLimit
-	}
-	switch {
-	case cfg.Timeout < 0:
-		return nil, fmt.Errorf("execute_command: timeout %v must be positive", cfg.Timeout)
-	case cfg.MaxTimeout < cfg.Timeout:
+	if cfg.MaxTimeout < cfg.Timeout {
 		return nil, fmt.Errorf("execute_command: max_timeout %v is below timeout %v", cfg.MaxTimeout, cfg.Timeout)
-	case cfg.OutputLimit < 0:
-		return nil, fmt.Errorf("execute_command: output_limit %d must be positive", cfg.OutputLimit)
-	case cfg.ProgressInterval < 0:
-		return nil, fmt.Errorf("execute_command: progress_interval %v must be positive", cfg.ProgressInterval)
-	case cfg.PreviewLimit < 0:
-		return nil, fmt.Errorf("execute_command: preview_limit %d must be positive", cfg.PreviewLimit)
 	}
 	env, err := buildEnv(cfg.Env, cfg.SetEnv, os.LookupEnv)
 	if err != nil {
