@@ -77,36 +77,19 @@ var (
 
 // New checks cfg, fills in defaults and builds the guarded transport.
 func New(cfg Config) (*Tool, error) {
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
 	if cfg.MaxRedirects == 0 {
-		cfg.MaxRedirects = DefaultMaxRedirects
-	}
-	if cfg.MaxRedirects < 0 {
-		cfg.MaxRedirects = 0
-	}
-	if cfg.MaxResponseBytes == 0 {
-		cfg.MaxResponseBytes = DefaultMaxResponseBytes
-	}
-	if cfg.MaxBodyText == 0 {
-		cfg.MaxBodyText = DefaultMaxBodyText
-	}
-	if cfg.MaxRequestBytes == 0 {
-		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+		cfg.MaxRedirects = DefaultMaxRedirects // negative stays: none
 	}
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = DefaultUserAgent
 	}
-	switch {
-	case cfg.Timeout < 0:
-		return nil, fmt.Errorf("http_request: timeout %v must be positive", cfg.Timeout)
-	case cfg.MaxResponseBytes < 0:
-		return nil, fmt.Errorf("http_request: max_response_bytes %d must be positive", cfg.MaxResponseBytes)
-	case cfg.MaxBodyText < 0:
-		return nil, fmt.Errorf("http_request: max_body_text %d must be positive", cfg.MaxBodyText)
-	case cfg.MaxRequestBytes < 0:
-		return nil, fmt.Errorf("http_request: max_request_bytes %d must be positive", cfg.MaxRequestBytes)
+	if err := errors.Join(
+		tools.Limit("timeout", &cfg.Timeout, DefaultTimeout),
+		tools.Limit("max_response_bytes", &cfg.MaxResponseBytes, DefaultMaxResponseBytes),
+		tools.Limit("max_body_text", &cfg.MaxBodyText, DefaultMaxBodyText),
+		tools.Limit("max_request_bytes", &cfg.MaxRequestBytes, DefaultMaxRequestBytes),
+	); err != nil {
+		return nil, fmt.Errorf("http_request: %w", err)
 	}
 	g, err := newGuard(cfg.AllowHosts, cfg.AllowCIDRs)
 	if err != nil {
@@ -280,7 +263,7 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage) tools.Result {
 	client := &http.Client{
 		Transport: t.transport,
 		CheckRedirect: func(r *http.Request, via []*http.Request) error {
-			if t.cfg.MaxRedirects == 0 {
+			if t.cfg.MaxRedirects < 0 {
 				return http.ErrUseLastResponse // the 3xx itself is the answer
 			}
 			hops = len(via)

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -509,6 +510,29 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if _, err := New(tt.cfg); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("New error %v, want one naming %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// The effective configuration (what `countersign config check` prints)
+// builds the same tool again: "no redirects" must not read back as "the
+// default five".
+func TestEffectiveConfigRoundTrips(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+	}{
+		{name: "defaults", cfg: Config{}},
+		{name: "no redirects", cfg: Config{MaxRedirects: -1}},
+		{name: "two redirects", cfg: Config{MaxRedirects: 2, Timeout: time.Second}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			first := newTool(t, tt.cfg).Config()
+			again := newTool(t, first).Config()
+			if !reflect.DeepEqual(first, again) {
+				t.Errorf("effective config %+v builds a tool whose config is %+v", first, again)
 			}
 		})
 	}
