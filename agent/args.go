@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/countersign/countersign/tools"
 )
 
 // checkArgs checks the arguments the model wrote against the tool's JSON
@@ -172,9 +174,8 @@ func operation(tool string, args json.RawMessage) string {
 	default:
 		op = string(args)
 	}
-	const limit = 500
-	if len(op) > limit {
-		op = op[:limit] + "…"
+	if shown, cut := tools.CapText(op, 500); cut {
+		op = shown + "…"
 	}
 	return op
 }

@@ -89,8 +89,8 @@ func render(tool string, args json.RawMessage, r tools.Result) string {
 
 func codeBlock(b *strings.Builder, s string) {
 	s = strings.TrimRight(s, "\n")
-	if len(s) > renderBytes {
-		s = s[:renderBytes] + "\n…"
+	if shown, cut := tools.CapText(s, renderBytes); cut {
+		s = shown + "\n…"
 	}
 	s = strings.ReplaceAll(s, "```", "`\u200b``")
 	b.WriteString("\n```\n" + s + "\n```")

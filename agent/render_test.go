@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/countersign/countersign/tools"
 )
@@ -101,4 +102,36 @@ func BenchmarkCheckArgs(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestCutsKeepWholeCharacters: the reply and the audit operation cut long
+// text at a byte budget; a cut through a multi-byte character would send
+// invalid UTF-8 to the chat and the audit log.
+func TestCutsKeepWholeCharacters(t *testing.T) {
+	long := strings.Repeat("é", renderBytes) // two bytes each: the budget ends inside one at some offset
+	tests := []struct {
+		name string
+		got  string
+	}{
+		{"reply output, even cut", render("execute_command", nil, tools.Result{Status: tools.StatusOK, Executed: true, Stdout: long})},
+		{"reply output, odd cut", render("execute_command", nil, tools.Result{Status: tools.StatusOK, Executed: true, Stdout: "x" + long})},
+		{"operation, even cut", operation("execute_command", mustJSON(t, map[string]string{"command": long}))},
+		{"operation, odd cut", operation("execute_command", mustJSON(t, map[string]string{"command": "x" + long}))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !utf8.ValidString(tt.got) {
+				t.Errorf("cut text is not valid UTF-8: …%q", tt.got[max(0, len(tt.got)-20):])
+			}
+		})
+	}
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

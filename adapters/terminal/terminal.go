@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/countersign/countersign/adapters"
 )
@@ -383,13 +384,19 @@ func (t *Terminal) endPrompt() {
 	t.prompted = false
 }
 
+// lastLine is the last line of s, cut to fit a progress line.
 func lastLine(s string) string {
 	s = strings.TrimRight(s, "\n")
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
 		s = s[i+1:]
 	}
-	if len(s) > 120 {
-		s = s[:120] + "…"
+	const limit = 120 // bytes
+	if len(s) > limit {
+		cut := limit
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut-- // never split a character
+		}
+		s = s[:cut] + "…"
 	}
 	return s
 }

@@ -388,3 +388,23 @@ func BenchmarkRenderCard(b *testing.B) {
 		})
 	}
 }
+
+// TestLastLine: a running card's progress line shows the output's last
+// line, cut to 120 bytes without splitting a character.
+func TestLastLine(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"last of several", "one\ntwo\nthree\n", "three"},
+		{"short", "ok", "ok"},
+		{"cut", strings.Repeat("a", 130), strings.Repeat("a", 120) + "…"},
+		{"cut before a split character", "a" + strings.Repeat("é", 70), "a" + strings.Repeat("é", 59) + "…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := lastLine(tt.in); got != tt.want {
+				t.Errorf("lastLine = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
