@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/tools"
+	"github.com/countersign/countersign/tools/filetool"
+	"github.com/countersign/countersign/tools/httptool"
+	"github.com/countersign/countersign/tools/shelltool"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -158,5 +161,38 @@ func TestRegistryRunAndPreview(t *testing.T) {
 	}
 	if p, ok := r.Preview(ctx, "panics", nil); !ok || p.Err == "" {
 		t.Errorf("panicking preview = %+v, %v", p, ok)
+	}
+}
+
+// Every tool registers as it is: its schema is one the registry can add
+// risk_level to, and it does not declare risk_level itself. (execute_sql
+// needs a database to build; sqltool's own tests register it.)
+func TestEveryToolRegisters(t *testing.T) {
+	tests := []struct {
+		name  string
+		build func(root string) (tools.Tool, error)
+	}{
+		{name: filetool.Name, build: func(root string) (tools.Tool, error) { return filetool.New(filetool.Config{Root: root}) }},
+		{name: shelltool.Name, build: func(root string) (tools.Tool, error) { return shelltool.New(shelltool.Config{Root: root}) }},
+		{name: httptool.Name, build: func(string) (tools.Tool, error) { return httptool.New(httptool.Config{}) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tool, err := tt.build(t.TempDir())
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			if c, ok := tool.(interface{ Close() error }); ok {
+				t.Cleanup(func() { _ = c.Close() })
+			}
+			reg, err := tools.NewRegistry(tool)
+			if err != nil {
+				t.Fatalf("NewRegistry: %v", err)
+			}
+			specs := reg.Specs()
+			if len(specs) != 1 || specs[0].Name != tt.name || !strings.Contains(string(specs[0].Parameters), `"risk_level"`) {
+				t.Fatalf("specs %+v", specs)
+			}
+		})
 	}
 }
