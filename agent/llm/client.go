@@ -59,37 +59,32 @@ func New(cfg Config, httpClient *http.Client) (*Client, error) {
 	return &Client{cfg: cfg, client: openai.NewClientWithConfig(oc)}, nil
 }
 
-// Model returns the model name requests use.
-func (c *Client) Model() string { return c.cfg.Model }
-
 // Complete sends one chat completion request, retrying what can be retried.
 func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
 	creq, err := toRequest(c.cfg.Model, req)
 	if err != nil {
 		return agent.Response{}, err
 	}
-	var last error
 	for attempt := 1; ; attempt++ {
 		resp, err := c.once(ctx, creq)
 		if err == nil {
 			return fromResponse(resp)
 		}
-		last = err
 		if ctx.Err() != nil {
 			return agent.Response{}, fmt.Errorf("chat completion: %w", context.Cause(ctx))
 		}
 		if attempt >= c.cfg.MaxAttempts || !retryable(err) {
-			return agent.Response{}, fmt.Errorf("chat completion (attempt %d of %d): %w", attempt, c.cfg.MaxAttempts, last)
+			return agent.Response{}, fmt.Errorf("chat completion (attempt %d of %d): %w", attempt, c.cfg.MaxAttempts, err)
 		}
 		wait := backoff(c.cfg.Backoff, c.cfg.MaxBackoff, attempt)
 		if ra, ok := retryAfter(resp.Header(), time.Now()); ok {
 			if ra > c.cfg.MaxRetryAfter {
-				return agent.Response{}, fmt.Errorf("chat completion: server asks to retry after %s, longer than llm.max_retry_after: %w", ra, last)
+				return agent.Response{}, fmt.Errorf("chat completion: server asks to retry after %s, longer than llm.max_retry_after: %w", ra, err)
 			}
 			wait = ra
 		}
-		if err := sleepCtx(ctx, wait); err != nil {
-			return agent.Response{}, fmt.Errorf("chat completion: waiting to retry: %w (last error: %w)", err, last)
+		if serr := sleepCtx(ctx, wait); serr != nil {
+			return agent.Response{}, fmt.Errorf("chat completion: waiting to retry: %w (last error: %w)", serr, err)
 		}
 	}
 }
