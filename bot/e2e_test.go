@@ -207,14 +207,27 @@ func (w *world) say(t *testing.T, lines ...string) {
 func (w *world) end(t *testing.T) {
 	t.Helper()
 	_ = w.in.Close()
+	w.returned(t, "at the end of input")
+}
+
+// stop cancels the bot's context and waits for it to shut down and return.
+func (w *world) stop(t *testing.T) {
+	t.Helper()
+	w.cancel()
+	w.returned(t, "after cancel")
+}
+
+// returned waits for Run to return nil; when is the moment, for messages.
+func (w *world) returned(t *testing.T, when string) {
+	t.Helper()
 	select {
 	case err := <-w.done:
 		if err != nil {
-			t.Errorf("Run at the end of input = %v, want nil", err)
+			t.Errorf("Run %s = %v, want nil", when, err)
 		}
 		w.done <- nil // for the cleanup
 	case <-time.After(waitLimit):
-		t.Fatal("the bot did not return at the end of input")
+		t.Fatalf("the bot did not return %s", when)
 	}
 }
 
@@ -590,16 +603,7 @@ func TestShutdownKeepsPendingApprovals(t *testing.T) {
 	w := newWorld(t, setup{files: []string{"tmp_a"}})
 	w.say(t, "!run rm -rf ./tmp_*")
 	id := w.screen.waitFor(t, cardRE)[1]
-	w.cancel()
-	select {
-	case err := <-w.done:
-		if err != nil {
-			t.Errorf("Run after cancel = %v, want nil", err)
-		}
-		w.done <- nil
-	case <-time.After(waitLimit):
-		t.Fatal("the bot did not stop after cancel")
-	}
+	w.stop(t)
 	a, err := w.store.Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
@@ -615,16 +619,7 @@ func TestShutdownStartsNoQueuedWork(t *testing.T) {
 	w := newWorld(t, setup{})
 	w.say(t, "!run sleep 1", "!run echo marker-$((6*7))")
 	time.Sleep(200 * time.Millisecond) // the sleep is running, the echo waits behind it
-	w.cancel()
-	select {
-	case err := <-w.done:
-		if err != nil {
-			t.Errorf("Run after cancel = %v, want nil", err)
-		}
-		w.done <- nil
-	case <-time.After(waitLimit):
-		t.Fatal("the bot did not stop after cancel")
-	}
+	w.stop(t)
 	w.screen.waitFor(t, `\(to alice only\) I am shutting down, so I did not act on your message "!run echo marker-\$\(\(6\*7\)\)"`)
 	if strings.Contains(w.screen.String(), "marker-42") {
 		t.Error("a message queued before the shutdown was run during it")
@@ -705,16 +700,7 @@ func TestShutdownInterruptsLongRuns(t *testing.T) {
 	id := w.screen.waitFor(t, cardRE)[1]
 	w.say(t, "/as bob", "approve "+id)
 	w.screen.waitFor(t, `approved by bob at .* running`)
-	w.cancel()
-	select {
-	case err := <-w.done:
-		if err != nil {
-			t.Errorf("Run after cancel = %v, want nil", err)
-		}
-		w.done <- nil
-	case <-time.After(waitLimit):
-		t.Fatal("the bot did not stop after the grace period")
-	}
+	w.stop(t)
 	a, err := w.store.Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
