@@ -65,20 +65,10 @@ Flags:
 // assessMain is `countersign assess`.
 func assessMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("assess", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, assessHelp) }
 	configPath := fs.String("config", "", "YAML configuration file")
 	mode := fs.String("mode", "", "strict, guarded or smart")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, assessHelp)
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "countersign assess: unexpected argument %q; calls are read from standard input\n", fs.Arg(0))
-		return 2
+	if code, done := parseFlags(fs, args, assessHelp, stdout, stderr); done {
+		return code
 	}
 	m := risk.Mode(*mode)
 	switch m {

@@ -221,6 +221,35 @@ func TestDispatch(t *testing.T) {
 	}
 }
 
+// Help is printed once, on standard output, and a bad flag or a stray
+// argument says what is wrong, with the help, on standard error.
+func TestSubcommandFlags(t *testing.T) {
+	cases := []struct {
+		name           string
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{name: "run help", args: []string{"run", "--help"}, stdout: runHelp},
+		{name: "assess help", args: []string{"assess", "-h"}, stdout: assessHelp},
+		{name: "config check help", args: []string{"config", "check", "--help"}, stdout: configHelp},
+		{name: "run bad flag", args: []string{"run", "--nope"}, code: 2,
+			stderr: "countersign run: flag provided but not defined: -nope\n\n" + runHelp},
+		{name: "config check stray argument", args: []string{"config", "check", "prod.yaml"}, code: 2,
+			stderr: "countersign config check: unexpected argument \"prod.yaml\"\n\n" + configHelp},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := dispatch(tc.args, strings.NewReader(""), &out, &errOut)
+			if code != tc.code || out.String() != tc.stdout || errOut.String() != tc.stderr {
+				t.Errorf("dispatch(%q) = %d\nstdout %q\nstderr %q\nwant %d\nstdout %q\nstderr %q",
+					tc.args, code, out.String(), errOut.String(), tc.code, tc.stdout, tc.stderr)
+			}
+		})
+	}
+}
+
 // fullConfig uses every key of the risk section (see risk.Config).
 const fullConfig = `risk:
   mode: smart

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -42,15 +41,9 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fs := flag.NewFlagSet("config check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, configHelp) }
 	path := fs.String("config", "", "YAML configuration file")
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, configHelp)
-			return 0
-		}
-		return 2
+	if code, done := parseFlags(fs, args[1:], configHelp, stdout, stderr); done {
+		return code
 	}
 	p := configPath(*path)
 	cfg, err := loadConfig(p)
