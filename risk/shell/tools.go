@@ -522,6 +522,8 @@ func kubectlCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		case o.is('s', "server"):
 			// The cluster's credentials go to whatever server is named.
 			return c.name + " " + o.String() + " sends the cluster credentials to another server"
+		case o.is(0, "kubeconfig") && worldWritable(o.value.text):
+			return c.name + " --kubeconfig " + o.value.text + " can run programs (exec credential plugins) anybody could have written"
 		case o.long == "raw" && o.hasValue && strings.Contains(strings.ToLower(unescapePath(o.value.text)), "secret"):
 			j.danger(c.name + " --raw " + o.value.text + " prints secret values")
 			return ""
@@ -614,7 +616,7 @@ func helmCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	if len(ops) == 0 {
 		return "helm with no command"
 	}
-	for _, a := range c.args {
+	for i, a := range c.args {
 		// -f .env, --set-file key=.env: files rendered into the output.
 		for _, piece := range strings.Split(a.text, ",") {
 			if i := strings.LastIndexByte(piece, '='); i >= 0 {
@@ -623,6 +625,9 @@ func helmCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 			j.secret("helm", arg{text: piece, dynamic: a.dynamic})
 		}
 		switch t := a.text; {
+		case strings.HasPrefix(t, "--kubeconfig=") && worldWritable(strings.TrimPrefix(t, "--kubeconfig=")) ||
+			t == "--kubeconfig" && i+1 < len(c.args) && worldWritable(c.args[i+1].text):
+			return "helm --kubeconfig can run programs (exec credential plugins) anybody could have written"
 		case strings.HasPrefix(t, "--kube-apiserver"):
 			return "helm " + t + " sends the cluster credentials to another server"
 		case strings.HasPrefix(t, "--post-renderer") || strings.HasPrefix(t, "--output-dir") ||

@@ -659,7 +659,11 @@ func (j *judge) assign(as *syntax.Assign, prefixFor string) {
 		}
 		return
 	}
-	if riskyVar(n) {
+	value, known := "", true
+	if as.Value != nil {
+		value, known = word(as.Value).lit()
+	}
+	if riskyVar(n) && !safePrefixVar(n, value, known) || n == "KUBECONFIG" && !safePrefixVar(n, value, known) {
 		j.unknown("sets " + n + ", which changes what later commands do")
 	}
 	if as.Value != nil {
@@ -681,8 +685,22 @@ func safePrefixVar(name, value string, known bool) bool {
 		return true
 	case "PAGER", "GIT_PAGER", "SYSTEMD_PAGER", "MANPAGER":
 		return known && (value == "" || value == "cat")
+	case "KUBECONFIG":
+		// A kubeconfig can run programs (exec credential plugins): not one
+		// anybody on the machine could have written.
+		return known && !worldWritable(value)
 	}
 	return strings.HasPrefix(name, "LC_")
+}
+
+// worldWritable reports whether p is in a directory every user can write.
+func worldWritable(p string) bool {
+	for _, d := range []string{"/tmp/", "/var/tmp/", "/dev/shm/"} {
+		if strings.HasPrefix(p, d) {
+			return true
+		}
+	}
+	return false
 }
 
 // riskyVar reports whether setting a shell variable changes how later
@@ -692,13 +710,21 @@ func riskyVar(n string) bool {
 	case "PATH", "IFS", "ENV", "CDPATH", "HOME", "SHELLOPTS", "BASHOPTS", "PS4",
 		"PROMPT_COMMAND", "GLOBIGNORE", "EDITOR", "VISUAL", "NODE_OPTIONS", "RUBYOPT":
 		return true
+	case "RIPGREP_CONFIG_PATH", "TAR_OPTIONS", "UNZIP", "ZIPINFO", "LOCPATH", "GCONV_PATH", "PHPRC":
+		// rg --pre, tar --checkpoint-action=exec, unzip options and
+		// loadable modules, from the environment.
+		return true
 	}
-	for _, p := range []string{"LD_", "BASH_", "GIT_", "LESS", "PYTHON", "PERL", "DYLD_", "KUBECTL_"} {
+	// TF_CLI_CONFIG_FILE points terraform at other providers, XDG_CONFIG_HOME
+	// git at another config (core.pager), OPENSSL_CONF openssl at engines,
+	// LUA_INIT and JAVA_TOOL_OPTIONS run code when the program starts.
+	for _, p := range []string{"LD_", "BASH_", "GIT_", "LESS", "PYTHON", "PERL", "DYLD_", "KUBECTL_", "TF_", "JAVA_",
+		"_JAVA_", "JDK_", "XDG_", "OPENSSL_", "LUA_", "PHP_", "RUBY", "NODE_", "HELM_"} {
 		if strings.HasPrefix(n, p) {
 			return true
 		}
 	}
-	return strings.HasSuffix(n, "PAGER")
+	return strings.HasSuffix(n, "PAGER") || strings.HasSuffix(n, "EDITOR") || strings.HasSuffix(n, "_OPTIONS") || strings.HasSuffix(n, "_OPTS")
 }
 
 // shellName returns the shell a statement runs when it is a plain call of
