@@ -27,33 +27,7 @@ import (
 // updated in place, a redelivered click is handled once, and a refused
 // click reaches only the person who clicked.
 func TestButtons(t *testing.T) {
-	dir := t.TempDir()
-	for _, f := range []string{"tmp_a", "keep.txt"} {
-		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sh, err := shelltool.New(shelltool.Config{Root: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := tools.NewRegistry(sh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := risk.New(risk.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	store := memstore.New(memstore.Options{Logger: log})
-	fake := adaptertest.NewFake("fake")
-	b, err := bot.New(bot.Config{}, fake, agent.Config{}, agent.Deps{Tools: reg, Policy: pol, Store: store, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- b.Run(context.Background()) }()
+	dir, fake, store, done := startOnFake(t, []string{"tmp_a", "keep.txt"}, nil)
 
 	alice, bob := adaptertest.Alice, adaptertest.Bob
 	place := adapters.Place{Channel: "C1", Thread: "T1"}
@@ -116,7 +90,7 @@ func TestButtons(t *testing.T) {
 	}
 	executions := 0
 	for _, e := range log2 {
-		if e.Kind == "execution" && e.ApprovalID == c.ApprovalID {
+		if e.Kind == approval.EventExecution && e.ApprovalID == c.ApprovalID {
 			executions++
 		}
 	}
@@ -126,6 +100,46 @@ func TestButtons(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "tmp_a")); err == nil {
 		t.Error("tmp_a is still there")
 	}
+}
+
+// startOnFake runs a bot on a fake adapter with buttons, with the shell
+// tool in a new folder holding files, and returns the folder, the adapter,
+// the memory store, and the channel Run's error arrives on. wrap, when not
+// nil, wraps the store the bot uses (to make it fail).
+func startOnFake(t *testing.T, files []string, wrap func(approval.Store) approval.Store) (string, *adaptertest.Fake, *memstore.Store, <-chan error) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sh, err := shelltool.New(shelltool.Config{Root: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := tools.NewRegistry(sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := risk.New(risk.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	store := memstore.New(memstore.Options{Logger: log})
+	var used approval.Store = store
+	if wrap != nil {
+		used = wrap(store)
+	}
+	fake := adaptertest.NewFake("fake")
+	b, err := bot.New(bot.Config{}, fake, agent.Config{}, agent.Deps{Tools: reg, Policy: pol, Store: used, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.Run(context.Background()) }()
+	return dir, fake, store, done
 }
 
 // waitCard waits until the first card is in the given state.
@@ -168,31 +182,7 @@ func (claimFails) Claim(context.Context, string, time.Time) (*approval.Approval,
 // TestApproverToldWhenTheRunCannotStart: the store fails after the approval
 // is recorded; nothing runs and the approver is told so in plain words.
 func TestApproverToldWhenTheRunCannotStart(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "tmp_a"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sh, err := shelltool.New(shelltool.Config{Root: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := tools.NewRegistry(sh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := risk.New(risk.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	store := claimFails{memstore.New(memstore.Options{Logger: log})}
-	fake := adaptertest.NewFake("fake")
-	b, err := bot.New(bot.Config{}, fake, agent.Config{}, agent.Deps{Tools: reg, Policy: pol, Store: store, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- b.Run(context.Background()) }()
+	dir, fake, _, done := startOnFake(t, []string{"tmp_a"}, func(s approval.Store) approval.Store { return claimFails{s} })
 
 	place := adapters.Place{Channel: "C1", Thread: "T1"}
 	fake.Say(t, adaptertest.Alice, place, "!run rm -rf ./tmp_*")
