@@ -217,6 +217,8 @@ func TestBypasses(t *testing.T) {
 		{"TAR_OPTIONS", "export TAR_OPTIONS=--checkpoint-action=exec=id; tar -tf a.tar", unknown, "TAR_OPTIONS"},
 		{"RIPGREP_CONFIG_PATH", "export RIPGREP_CONFIG_PATH=/tmp/rc; rg x", unknown, "RIPGREP_CONFIG_PATH"},
 		{"LUA_INIT", "export LUA_INIT='os.execute(\"id\")'; lua -v", unknown, "LUA_INIT"},
+		{"docker --config in /tmp", "docker --config /tmp/x ps", unknown, "plugin hooks"},
+		{"DOCKER_CONFIG in /tmp", "DOCKER_CONFIG=/tmp/x docker ps", unknown, "DOCKER_CONFIG"},
 		{"grep --color takes no value", "grep --color password .env", danger, "reads a secret"},
 		{"diff --unified takes no value", "diff --unified .env x", danger, "reads a secret"},
 		{"diff --color takes no value", "diff --color .env /dev/null", danger, "reads a secret"},

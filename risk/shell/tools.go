@@ -426,9 +426,14 @@ var dockerDangers = []string{"rm", "rmi", "kill", "stop", "restart", "prune", "r
 var dockerRunSpec = mustSpec("-e -u -w --env --env-file --user --workdir --detach-keys --name --network --entrypoint -v --volume -p --publish --mount --platform")
 
 func dockerCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
-	_, rest := dockerGlobal.parseLeading(c.args)
+	globals, rest := dockerGlobal.parseLeading(c.args)
 	if len(rest) == 0 {
 		return "docker with no command"
+	}
+	for _, o := range globals {
+		if o.is(0, "config") && worldWritable(o.value.text) {
+			return c.name + " --config " + o.value.text + " can run plugin hooks anybody could have written"
+		}
 	}
 	sub := rest[0].text
 	if sub == "compose" {

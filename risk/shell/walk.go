@@ -663,7 +663,7 @@ func (j *judge) assign(as *syntax.Assign, prefixFor string) {
 	if as.Value != nil {
 		value, known = word(as.Value).lit()
 	}
-	if riskyVar(n) && !safePrefixVar(n, value, known) || n == "KUBECONFIG" && !safePrefixVar(n, value, known) {
+	if (riskyVar(n) || n == "KUBECONFIG" || n == "DOCKER_CONFIG") && !safePrefixVar(n, value, known) {
 		j.unknown("sets " + n + ", which changes what later commands do")
 	}
 	if as.Value != nil {
@@ -685,9 +685,9 @@ func safePrefixVar(name, value string, known bool) bool {
 		return true
 	case "PAGER", "GIT_PAGER", "SYSTEMD_PAGER", "MANPAGER":
 		return known && (value == "" || value == "cat")
-	case "KUBECONFIG":
-		// A kubeconfig can run programs (exec credential plugins): not one
-		// anybody on the machine could have written.
+	case "KUBECONFIG", "DOCKER_CONFIG":
+		// A kubeconfig can run programs (exec credential plugins), and a
+		// docker config plugin hooks: not one anybody could have written.
 		return known && !worldWritable(value)
 	}
 	return strings.HasPrefix(name, "LC_")
