@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -66,6 +67,15 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 	if src == "" {
 		src = "(none: embedded defaults)"
 	}
-	fmt.Fprintf(stdout, "# config: %s\n# valid. tools: %v; approvals: %s; model: %v\n%s", src, a.names, a.where, a.model != nil, out)
+	fmt.Fprintf(stdout, "# config: %s\n# valid. tools: %s; approvals: %s; model: %s\n%s",
+		src, strings.Join(a.names, ", "), a.where, modelSummary(a), out)
 	return 0
+}
+
+// modelSummary names the model the bot talks to, or says how to set one.
+func modelSummary(a *app) string {
+	if a.model == nil {
+		return "none, direct commands only (set OPENAI_API_KEY, or OPENAI_BASE_URL and OPENAI_MODEL)"
+	}
+	return a.cfg.LLM.Model
 }

@@ -299,7 +299,7 @@ func TestConfigCheckRedactsSecrets(t *testing.T) {
 			t.Errorf("config check prints %q:\n%s", secret, got)
 		}
 	}
-	for _, want := range []string{"max_rows: 200", "approval_ttl: 15m0s", "mode: smart", "execute_sql", "model: true"} {
+	for _, want := range []string{"max_rows: 200", "approval_ttl: 15m0s", "mode: smart", "execute_sql", "model: gpt-"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("effective config lacks %q:\n%s", want, got)
 		}
