@@ -37,6 +37,7 @@ func (s State) Final() bool {
 
 // Errors the stores return; compare with errors.Is.
 var (
+	// ErrNotFound: no approval or turn has that id (or it has expired).
 	ErrNotFound = errors.New("approval not found")
 	// ErrConflict: the record is not in the state the transition needs.
 	ErrConflict = errors.New("approval is not in the expected state")
@@ -113,6 +114,7 @@ type Store interface {
 	// a second Create with the same ToolCallID returns the first record and
 	// created=false.
 	Create(ctx context.Context, a *Approval) (stored *Approval, created bool, err error)
+	// Get returns the approval id, or an error wrapping ErrNotFound.
 	Get(ctx context.Context, id string) (*Approval, error)
 	// Decide moves a pending approval to Approved, Cancelled or Expired,
 	// atomically. Exactly one caller wins.
@@ -154,11 +156,14 @@ type Store interface {
 
 	// SaveTurn stores a suspended turn.
 	SaveTurn(ctx context.Context, t *Turn) error
+	// GetTurn returns the turn id with Pending holding the approvals not
+	// yet resolved, or an error wrapping ErrNotFound.
 	GetTurn(ctx context.Context, id string) (*Turn, error)
 	// Resolve removes approvalID from the turn's pending set, atomically,
 	// and reports whether this call emptied it: exactly one caller, the one
 	// that records the last decision, gets last=true and resumes the turn.
 	Resolve(ctx context.Context, turnID, approvalID string) (last bool, err error)
+	// DeleteTurn removes a turn; removing a missing one is not an error.
 	DeleteTurn(ctx context.Context, id string) error
 
 	// LoadConversation returns the stored conversation, or nil when none.
@@ -167,6 +172,7 @@ type Store interface {
 	SaveConversation(ctx context.Context, key string, data []byte, ttl time.Duration) error
 
 	Auditor
+	// Close releases what the store holds open.
 	Close() error
 }
 

@@ -11,14 +11,16 @@ import (
 // set no deadline (SPEC §5).
 const DefaultTTL = 15 * time.Minute
 
-// ErrInvalid: the request can never succeed (a missing field, a transition
-// to a state the method does not make). Compare with errors.Is.
+// ErrInvalid is wrapped by the error of a request that can never succeed
+// (a missing field, a transition to a state the method does not make).
+// Compare with errors.Is.
 var ErrInvalid = errors.New("invalid approval request")
 
 // PrepareCreate checks a and returns the copy a store keeps: empty Args
-// become {} and invalid JSON is refused, a new ID when none was set, ArgsHash computed (a mismatching one is refused), State
-// Pending with every decision field cleared, CreatedAt now when zero, and
-// ExpiresAt CreatedAt+DefaultTTL when zero. Both stores call it in Create.
+// become {} and invalid JSON is refused, a new ID when none was set,
+// ArgsHash computed (a mismatching one is refused), State Pending with
+// every decision field cleared, CreatedAt now when zero, and ExpiresAt
+// CreatedAt+DefaultTTL when zero. Both stores call it in Create.
 func PrepareCreate(a *Approval, now time.Time) (*Approval, error) {
 	if a == nil {
 		return nil, fmt.Errorf("create approval: %w: nil approval", ErrInvalid)
