@@ -107,6 +107,10 @@ type Turn struct {
 	CreatedAt time.Time       `json:"created_at"`
 }
 
+// DefaultLimit is how many ids Due, and records Unsettled, return when
+// the caller gives no limit.
+const DefaultLimit = 100
+
 // Store is the approval store. Every method is safe for concurrent use by
 // any number of goroutines and replicas sharing the same backend.
 type Store interface {
@@ -130,7 +134,8 @@ type Store interface {
 	// oldest first.
 	ListPending(ctx context.Context, platform, channel string) ([]*Approval, error)
 	// Due lists the ids of pending approvals whose deadline is at or before
-	// now, at most limit of them. Expire them with Decide(…, Expired, …).
+	// now, at most limit (<= 0 means DefaultLimit) of them. Expire them with
+	// Decide(…, Expired, …).
 	Due(ctx context.Context, now time.Time, limit int) ([]string, error)
 
 	// Recovery: a process can die between the steps that carry a decision
@@ -143,9 +148,9 @@ type Store interface {
 	// Heartbeat records that the run of a running approval is alive at at.
 	// It is not an error when the approval is no longer running.
 	Heartbeat(ctx context.Context, id string, at time.Time) error
-	// Unsettled lists, oldest first and at most limit (<= 0 means 100), the
-	// decided approvals not yet settled whose last life is at or before a
-	// cutoff: runningBefore for running ones, decidedBefore for approved and
+	// Unsettled lists, oldest first and at most limit (<= 0 means
+	// DefaultLimit), the decided approvals not yet settled whose last life
+	// is at or before a cutoff: runningBefore for running ones, decidedBefore for approved and
 	// final ones. Pending approvals are never listed.
 	Unsettled(ctx context.Context, decidedBefore, runningBefore time.Time, limit int) ([]*Approval, error)
 	// Settle records that the approval's decision was carried through to its

@@ -333,7 +333,7 @@ func (s *Store) Heartbeat(ctx context.Context, id string, at time.Time) error {
 // oldest last life first; see approval.Store.
 func (s *Store) Unsettled(ctx context.Context, decidedBefore, runningBefore time.Time, limit int) ([]*approval.Approval, error) {
 	if limit <= 0 {
-		limit = 100
+		limit = approval.DefaultLimit
 	}
 	if err := s.lock(); err != nil {
 		return nil, err
@@ -422,10 +422,11 @@ func (s *Store) ListPending(ctx context.Context, platform, channel string) ([]*a
 }
 
 // Due lists pending approvals whose deadline is at or before now (in whole
-// milliseconds, as in Redis), earliest deadline first; limit <= 0 means 100.
+// milliseconds, as in Redis), earliest deadline first; limit <= 0 means
+// approval.DefaultLimit.
 func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]string, error) {
 	if limit <= 0 {
-		limit = 100
+		limit = approval.DefaultLimit
 	}
 	if err := s.lock(); err != nil {
 		return nil, err

@@ -418,7 +418,7 @@ const unsettledPages = 8
 // dropped on the way.
 func (s *Store) Unsettled(ctx context.Context, decidedBefore, runningBefore time.Time, limit int) ([]*approval.Approval, error) {
 	if limit <= 0 {
-		limit = 100
+		limit = approval.DefaultLimit
 	}
 	dMS, rMS := decidedBefore.UnixMilli(), runningBefore.UnixMilli()
 	var out []*approval.Approval
@@ -546,17 +546,21 @@ func (s *Store) getMany(ctx context.Context, ids []string) ([]*approval.Approval
 	return out, nil
 }
 
+// duePasses bounds how many reads of the due index one Due call makes.
+const duePasses = 8
+
 // Due lists pending approvals whose deadline (unix ms) is at or before now,
-// earliest first; limit <= 0 means 100. Entries whose record is gone or no
-// longer pending are dropped from the index on the way. Any number of
-// replicas may sweep at once: expiring goes through the atomic Decide.
+// earliest first; limit <= 0 means approval.DefaultLimit. Entries whose
+// record is gone or no longer pending are dropped from the index on the
+// way. Any number of replicas may sweep at once: expiring goes through the
+// atomic Decide.
 func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]string, error) {
 	if limit <= 0 {
-		limit = 100
+		limit = approval.DefaultLimit
 	}
 	var out []string
 	// Each pass drops the stale entries it meets, so the next one reads on.
-	for range 8 {
+	for range duePasses {
 		ids, stale, err := s.duePass(ctx, now, int64(limit-len(out)))
 		if err != nil {
 			return nil, err
