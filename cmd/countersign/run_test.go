@@ -260,6 +260,9 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"sql without dsn", "tools:\n  execute_sql:\n    connections:\n      main: {}\n", "connections.main"},
 		{"llm base url without model", "llm:\n  base_url: http://localhost:11434/v1\n", "llm.model"},
 		{"redis url and addrs", "store:\n  redis_url: redis://x:6379\n  addrs: [a:1]\n", "store"},
+		{"negative shell limit", "tools:\n  execute_command:\n    timeout: -1s\n", "tools.execute_command: timeout -1s must be positive"},
+		{"negative file limit", "tools:\n  file_operations:\n    max_read_bytes: -1\n", "tools.file_operations: max_read_bytes -1 must be positive"},
+		{"negative http limit", "tools:\n  http_request:\n    enabled: true\n    max_body_text: -1\n", "tools.http_request: max_body_text -1 must be positive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

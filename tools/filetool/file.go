@@ -79,9 +79,10 @@ var (
 )
 
 // New checks cfg, fills in defaults and opens the root. Close releases it.
+// Errors name the key in the tool's section; the caller names the section.
 func New(cfg Config) (*Tool, error) {
 	if cfg.Root == "" {
-		return nil, errors.New("file_operations: root is required")
+		return nil, errors.New("root is required")
 	}
 	if err := errors.Join(
 		tools.Limit("max_read_bytes", &cfg.MaxReadBytes, DefaultMaxReadBytes),
@@ -90,25 +91,25 @@ func New(cfg Config) (*Tool, error) {
 		tools.Limit("preview_items", &cfg.PreviewItems, DefaultPreviewItems),
 		tools.Limit("preview_scan_limit", &cfg.PreviewScanLimit, DefaultPreviewScanLimit),
 	); err != nil {
-		return nil, fmt.Errorf("file_operations: %w", err)
+		return nil, err
 	}
 	if cfg.Sensitive == nil {
 		m, err := sensitive.New(nil)
 		if err != nil {
-			return nil, fmt.Errorf("file_operations: sensitive paths: %w", err)
+			return nil, fmt.Errorf("sensitive paths: %w", err)
 		}
 		cfg.Sensitive = m
 	}
 	fi, err := os.Stat(cfg.Root)
 	if err != nil {
-		return nil, fmt.Errorf("file_operations: root %q: %w", cfg.Root, err)
+		return nil, fmt.Errorf("root %q: %w", cfg.Root, err)
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("file_operations: root %q is not a directory", cfg.Root)
+		return nil, fmt.Errorf("root %q is not a directory", cfg.Root)
 	}
 	root, err := os.OpenRoot(cfg.Root)
 	if err != nil {
-		return nil, fmt.Errorf("file_operations: root %q: %w", cfg.Root, err)
+		return nil, fmt.Errorf("root %q: %w", cfg.Root, err)
 	}
 	return &Tool{cfg: cfg, root: root, sensitive: cfg.Sensitive}, nil
 }

@@ -76,6 +76,7 @@ var (
 )
 
 // New checks cfg, fills in defaults and builds the guarded transport.
+// Errors name the key in the tool's section; the caller names the section.
 func New(cfg Config) (*Tool, error) {
 	if cfg.MaxRedirects == 0 {
 		cfg.MaxRedirects = DefaultMaxRedirects // negative stays: none
@@ -89,11 +90,11 @@ func New(cfg Config) (*Tool, error) {
 		tools.Limit("max_body_text", &cfg.MaxBodyText, DefaultMaxBodyText),
 		tools.Limit("max_request_bytes", &cfg.MaxRequestBytes, DefaultMaxRequestBytes),
 	); err != nil {
-		return nil, fmt.Errorf("http_request: %w", err)
+		return nil, err
 	}
 	g, err := newGuard(cfg.AllowHosts, cfg.AllowCIDRs)
 	if err != nil {
-		return nil, fmt.Errorf("http_request: %w", err)
+		return nil, err
 	}
 	d := &dialer{guard: g, timeout: min(cfg.Timeout, 10*time.Second), lookup: net.DefaultResolver.LookupNetIP}
 	transport := &http.Transport{

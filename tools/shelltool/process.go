@@ -18,11 +18,11 @@ import (
 // readable by the commands. Calling it again is harmless.
 func FenceProcess(keepDumpable bool) error {
 	if err := children.enable(); err != nil {
-		return fmt.Errorf("execute_command: becoming the child subreaper that lets the time limit reach processes that left the command's group: %w", err)
+		return fmt.Errorf("becoming the child subreaper that lets the time limit reach processes that left the command's group: %w", err)
 	}
 	if !keepDumpable {
 		if err := hideEnviron(); err != nil {
-			return fmt.Errorf("execute_command: making the process not dumpable (keep_dumpable: true skips it): %w", err)
+			return fmt.Errorf("making the process not dumpable (keep_dumpable: true skips it): %w", err)
 		}
 	}
 	return nil

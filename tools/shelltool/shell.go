@@ -95,32 +95,33 @@ var (
 
 // New checks cfg, fills in defaults and snapshots the allowed environment.
 // It changes nothing process-wide: see FenceProcess, which main calls first.
+// Errors name the key in the tool's section; the caller names the section.
 func New(cfg Config) (*Tool, error) {
 	if cfg.Root == "" {
-		return nil, errors.New("execute_command: root is required")
+		return nil, errors.New("root is required")
 	}
 	abs, err := filepath.Abs(cfg.Root)
 	if err != nil {
-		return nil, fmt.Errorf("execute_command: root %q: %w", cfg.Root, err)
+		return nil, fmt.Errorf("root %q: %w", cfg.Root, err)
 	}
 	root, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return nil, fmt.Errorf("execute_command: root %q: %w", cfg.Root, err)
+		return nil, fmt.Errorf("root %q: %w", cfg.Root, err)
 	}
 	if fi, err := os.Stat(root); err != nil {
-		return nil, fmt.Errorf("execute_command: root %q: %w", cfg.Root, err)
+		return nil, fmt.Errorf("root %q: %w", cfg.Root, err)
 	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("execute_command: root %q is not a directory", cfg.Root)
+		return nil, fmt.Errorf("root %q is not a directory", cfg.Root)
 	}
 	if cfg.Shell == "" {
 		cfg.Shell = "bash"
 	}
 	shell, err := exec.LookPath(cfg.Shell)
 	if err != nil {
-		return nil, fmt.Errorf("execute_command: shell %q: %w", cfg.Shell, err)
+		return nil, fmt.Errorf("shell %q: %w", cfg.Shell, err)
 	}
 	if err := tools.Limit("timeout", &cfg.Timeout, DefaultTimeout); err != nil {
-		return nil, fmt.Errorf("execute_command: %w", err)
+		return nil, err
 	}
 	if err := errors.Join(
 		tools.Limit("max_timeout", &cfg.MaxTimeout, max(DefaultMaxTimeout, cfg.Timeout)),
@@ -128,18 +129,18 @@ func New(cfg Config) (*Tool, error) {
 		tools.Limit("progress_interval", &cfg.ProgressInterval, DefaultProgressInterval),
 		tools.Limit("preview_limit", &cfg.PreviewLimit, DefaultPreviewLimit),
 	); err != nil {
-		return nil, fmt.Errorf("execute_command: %w", err)
+		return nil, err
 	}
 	if cfg.MaxTimeout < cfg.Timeout {
-		return nil, fmt.Errorf("execute_command: max_timeout %v is below timeout %v", cfg.MaxTimeout, cfg.Timeout)
+		return nil, fmt.Errorf("max_timeout %v is below timeout %v", cfg.MaxTimeout, cfg.Timeout)
 	}
 	env, err := buildEnv(cfg.Env, cfg.SetEnv, os.LookupEnv)
 	if err != nil {
-		return nil, fmt.Errorf("execute_command: %w", err)
+		return nil, err
 	}
 	cred, err := credential(cfg.RunAs)
 	if err != nil {
-		return nil, fmt.Errorf("execute_command: run_as %q: %w", cfg.RunAs, err)
+		return nil, fmt.Errorf("run_as %q: %w", cfg.RunAs, err)
 	}
 	return &Tool{cfg: cfg, root: root, shell: shell, env: env, cred: cred}, nil
 }
