@@ -20,6 +20,7 @@ import (
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/adapters/terminal"
 	"github.com/countersign/countersign/agent"
+	"github.com/countersign/countersign/agent/agenttest"
 	"github.com/countersign/countersign/agent/approval"
 	"github.com/countersign/countersign/agent/approval/memstore"
 	"github.com/countersign/countersign/agent/llm"
@@ -295,33 +296,6 @@ type toolResult struct {
 	Result map[string]any
 }
 
-// The wire format of the chat completions API, as much as the fake needs.
-type (
-	wireRequest struct {
-		Model    string        `json:"model"`
-		Messages []wireMessage `json:"messages"`
-		Tools    []struct {
-			Function struct {
-				Name string `json:"name"`
-			} `json:"function"`
-		} `json:"tools"`
-	}
-	wireMessage struct {
-		Role       string         `json:"role"`
-		Content    string         `json:"content"`
-		ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
-		ToolCallID string         `json:"tool_call_id,omitempty"`
-	}
-	wireToolCall struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	}
-)
-
 func newFakeModel(t *testing.T) *fakeModel {
 	f := &fakeModel{}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
@@ -334,20 +308,18 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
 		return
 	}
-	var req wireRequest
+	var req agenttest.ChatRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
 		http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
 		return
 	}
 	last := req.Messages[len(req.Messages)-1]
-	var msg wireMessage
+	var msg agenttest.WireMessage
 	finish := "stop"
 	switch {
 	case last.Role == "user" && strings.Contains(last.Content, "clean up the temp files"):
-		call := wireToolCall{ID: "call_cleanup", Type: "function"}
-		call.Function.Name = "execute_command"
-		call.Function.Arguments = `{"command":"rm -rf ./tmp_*","risk_level":"medium"}`
-		msg = wireMessage{Role: "assistant", ToolCalls: []wireToolCall{call}}
+		call := agenttest.Call("call_cleanup", "execute_command", `{"command":"rm -rf ./tmp_*","risk_level":"medium"}`)
+		msg = agenttest.WireMessage{Role: "assistant", ToolCalls: []agenttest.WireToolCall{call}}
 		finish = "tool_calls"
 	case last.Role == "tool":
 		var res map[string]any
@@ -358,16 +330,16 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		switch tools.Status(status) {
 		case tools.StatusOK:
-			msg = wireMessage{Role: "assistant", Content: "Done: I removed the temp files."}
+			msg = agenttest.WireMessage{Role: "assistant", Content: "Done: I removed the temp files."}
 		case tools.StatusCancelled:
-			msg = wireMessage{Role: "assistant", Content: "Nothing was done: the cleanup was cancelled."}
+			msg = agenttest.WireMessage{Role: "assistant", Content: "Nothing was done: the cleanup was cancelled."}
 		case tools.StatusExpired:
-			msg = wireMessage{Role: "assistant", Content: "Nothing was done: nobody approved the cleanup in time."}
+			msg = agenttest.WireMessage{Role: "assistant", Content: "Nothing was done: nobody approved the cleanup in time."}
 		default:
-			msg = wireMessage{Role: "assistant", Content: "The cleanup ended with status " + status + "."}
+			msg = agenttest.WireMessage{Role: "assistant", Content: "The cleanup ended with status " + status + "."}
 		}
 	default:
-		msg = wireMessage{Role: "assistant", Content: "I can clean up temp files."}
+		msg = agenttest.WireMessage{Role: "assistant", Content: "I can clean up temp files."}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{
