@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -153,8 +154,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 
-	if r.Method != http.MethodPost || len(r.URL.Path) < len("/chat/completions") ||
-		r.URL.Path[len(r.URL.Path)-len("/chat/completions"):] != "/chat/completions" {
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		s.tb.Errorf("fake model server: unexpected %s %s", r.Method, r.URL.Path)
 		http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
 		return
