@@ -279,7 +279,7 @@ func escapes(err error) bool {
 // refusal for an escape, otherwise an unexecuted error in plain words.
 func (o op) before(err error) tools.Result {
 	if escapes(err) {
-		return tools.Denied(fmt.Errorf("path %q leads outside the file root through a symbolic link", o.shown))
+		return o.escaped()
 	}
 	return tools.NotStarted(plain(o.shown, err))
 }
@@ -287,9 +287,14 @@ func (o op) before(err error) tools.Result {
 // after turns an error met while changing something into a result.
 func (o op) after(err error) tools.Result {
 	if escapes(err) {
-		return tools.Denied(fmt.Errorf("path %q leads outside the file root through a symbolic link", o.shown))
+		return o.escaped()
 	}
 	return tools.Failed(plain(o.shown, err))
+}
+
+// escaped is the refusal of a path that os.Root found leading out of it.
+func (o op) escaped() tools.Result {
+	return tools.Denied(fmt.Errorf("path %q leads outside the file root through a symbolic link", o.shown))
 }
 
 // plain words for the usual file errors, without the root's own path.
