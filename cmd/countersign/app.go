@@ -105,7 +105,7 @@ func (a *app) buildTools(c toolsConfig, secrets []string) error {
 	}
 	a.cfg.Tools.Root = abs
 	command, files := on(c.Command.Enabled, true), on(c.Files.Enabled, true)
-	sql, web := on(c.SQL.Enabled, len(c.SQL.Connections) > 0), on(c.HTTP.Enabled, false)
+	sql, web := on(c.SQL.Enabled, len(c.SQL.Config.Connections) > 0), on(c.HTTP.Enabled, false)
 	a.cfg.Tools.Command.Enabled = &command
 	a.cfg.Tools.Files.Enabled = &files
 	a.cfg.Tools.SQL.Enabled = &sql

@@ -28,7 +28,7 @@ func TestBuildFencesTheProcess(t *testing.T) {
 	switch step {
 	case "defaults":
 	case "keep dumpable":
-		cfg.Tools.Command.KeepDumpable = true
+		cfg.Tools.Command.Config.KeepDumpable = true
 		wantDumpable = true
 	case "no shell tool":
 		off := false

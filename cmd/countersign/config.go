@@ -45,31 +45,18 @@ type fileConfig struct {
 type toolsConfig struct {
 	// Root is where the command and file tools work when their own root is
 	// not set (default: the current directory).
-	Root    string        `yaml:"root"`
-	Command commandConfig `yaml:"execute_command"`
-	Files   filesConfig   `yaml:"file_operations"`
-	SQL     sqlConfig     `yaml:"execute_sql"`
-	HTTP    httpConfig    `yaml:"http_request"`
+	Root    string                        `yaml:"root"`
+	Command toolSection[shelltool.Config] `yaml:"execute_command"`
+	Files   toolSection[filetool.Config]  `yaml:"file_operations"`
+	SQL     toolSection[sqltool.Config]   `yaml:"execute_sql"`
+	HTTP    toolSection[httptool.Config]  `yaml:"http_request"`
 }
 
-type commandConfig struct {
-	Enabled          *bool `yaml:"enabled"`
-	shelltool.Config `yaml:",inline"`
-}
-
-type filesConfig struct {
-	Enabled         *bool `yaml:"enabled"`
-	filetool.Config `yaml:",inline"`
-}
-
-type sqlConfig struct {
-	Enabled        *bool `yaml:"enabled"`
-	sqltool.Config `yaml:",inline"`
-}
-
-type httpConfig struct {
-	Enabled         *bool `yaml:"enabled"`
-	httptool.Config `yaml:",inline"`
+// toolSection is one tool's section: its own configuration, and whether
+// the tool is on (see on for the defaults).
+type toolSection[C any] struct {
+	Enabled *bool `yaml:"enabled"`
+	Config  C     `yaml:",inline"`
 }
 
 // on reports whether an optional tool is on: its enabled key when given,
