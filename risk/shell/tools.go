@@ -468,6 +468,12 @@ func dockerCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		return ""
 	}
 	reads, object := dockerObjectReads[sub]
+	if !object && len(rest) > 1 && in(rest[1].text, dockerDangers...) {
+		// docker builder prune, docker buildx rm: teardown of objects the
+		// table does not list.
+		j.danger(c.name + " " + sub + " " + rest[1].text + " removes or stops " + sub + " data")
+		return ""
+	}
 	if !object || len(rest) < 2 {
 		return c.name + " " + sub + " is not a look"
 	}
