@@ -119,15 +119,7 @@ func TestScriptedTurn(t *testing.T) {
 				if ran != d.wantFile || (ran && content != "hi\n") {
 					t.Errorf("log.txt = %q (exists %v), want exists %v with one line", content, ran, d.wantFile)
 				}
-				reqs := e.srv.Requests()
-				if len(reqs) != 2 {
-					t.Fatalf("%d model requests, want 2", len(reqs))
-				}
-				results := toolResults(t, reqs[1])
-				if len(results) != 1 {
-					t.Fatalf("%d tool results, want 1", len(results))
-				}
-				got := results[0]
+				got := resumedResult(t, e)
 				got.DurationMS, got.ExitCode = 0, nil
 				if diff := cmp.Diff(d.want, got); diff != "" {
 					t.Errorf("the model was told (-want +got):\n%s", diff)

@@ -187,6 +187,22 @@ func toolResults(t *testing.T, req agenttest.ChatRequest) []tools.Result {
 	return out
 }
 
+// resumedResult returns the one tool result the model got when the turn
+// resumed: there must be exactly two model requests, the second with one
+// result.
+func resumedResult(t *testing.T, e *env) tools.Result {
+	t.Helper()
+	reqs := e.srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2: the turn resumes exactly once", len(reqs))
+	}
+	res := toolResults(t, reqs[1])
+	if len(res) != 1 {
+		t.Fatalf("%d tool results, want 1", len(res))
+	}
+	return res[0]
+}
+
 func statuses(rs []tools.Result) []tools.Status {
 	out := make([]tools.Status, len(rs))
 	for i, r := range rs {

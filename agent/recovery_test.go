@@ -112,15 +112,7 @@ func TestRecoveryAfterACrash(t *testing.T) {
 					t.Fatalf("Sweep again: %v", err)
 				}
 
-				reqs := e.srv.Requests()
-				if len(reqs) != 2 {
-					t.Fatalf("%d model requests, want 2: the turn resumes exactly once", len(reqs))
-				}
-				res := toolResults(t, reqs[1])
-				if len(res) != 1 {
-					t.Fatalf("%d tool results, want 1", len(res))
-				}
-				r := res[0]
+				r := resumedResult(t, e)
 				if r.Status != tc.wantStatus || r.Executed != tc.wantExec {
 					t.Errorf("result = %s executed %v, want %s executed %v", r.Status, r.Executed, tc.wantStatus, tc.wantExec)
 				}
@@ -250,13 +242,8 @@ func TestOutcomeNotRecordedStillReachesTheModel(t *testing.T) {
 	if _, err := a.Decide(ctx, e.sink.Cards()[0].ID, bob, true, ""); err != nil {
 		t.Fatalf("Decide: %v", err)
 	}
-	reqs := e.srv.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d model requests, want 2", len(reqs))
-	}
-	res := toolResults(t, reqs[1])
-	if len(res) != 1 || res[0].Status != tools.StatusOK || !res[0].Executed || res[0].Stdout != "job done" {
-		t.Errorf("results = %+v, want the run's own ok result", res)
+	if r := resumedResult(t, e); r.Status != tools.StatusOK || !r.Executed || r.Stdout != "job done" {
+		t.Errorf("result = %+v, want the run's own ok result", r)
 	}
 }
 
