@@ -220,6 +220,7 @@ func TestBypasses(t *testing.T) {
 		{"docker --config in /tmp", "docker --config /tmp/x ps", unknown, "plugin hooks"},
 		{"DOCKER_CONFIG in /tmp", "DOCKER_CONFIG=/tmp/x docker ps", unknown, "DOCKER_CONFIG"},
 		{"docker builder prune", "docker builder prune -af", danger, "removes"},
+		{"kubectl apply --prune", "kubectl apply -f dir/ --prune -l app=x", danger, "deletes resources"},
 		{"grep --color takes no value", "grep --color password .env", danger, "reads a secret"},
 		{"diff --unified takes no value", "diff --unified .env x", danger, "reads a secret"},
 		{"diff --color takes no value", "diff --color .env /dev/null", danger, "reads a secret"},

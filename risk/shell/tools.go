@@ -609,6 +609,13 @@ func kubectlCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 				return ""
 			}
 		}
+	case verb == "apply":
+		for _, a := range c.args {
+			if a.text == "--prune" || strings.HasPrefix(a.text, "--prune=") && a.text != "--prune=false" {
+				j.danger(c.name + " apply --prune deletes resources missing from the files")
+				return ""
+			}
+		}
 	case verb == "replace":
 		for _, a := range c.args {
 			if a.text == "--force" {
