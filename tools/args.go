@@ -19,6 +19,7 @@ type ArgError struct {
 	Problem string
 }
 
+// Error names the argument and its problem.
 func (e *ArgError) Error() string {
 	if e.Arg == "" {
 		return "arguments: " + e.Problem
@@ -32,8 +33,8 @@ func MissingArg(name string) error {
 }
 
 // DecodeArgs decodes a call's JSON arguments into dst, a pointer to the
-// tool's argument struct (flat: embedded structs are not looked into). Empty arguments and null count as {}. Fields
-// unknown to dst are an error, except risk_level, which the registry adds to
+// tool's argument struct (flat: embedded structs are not looked into).
+// Empty arguments and null count as {}. Fields unknown to dst are an error, except risk_level, which the registry adds to
 // every schema and the assessor reads. Names must match exactly and appear
 // once, so the assessor, the card and the tool all read the same values.
 // Arguments double-encoded as a JSON string are refused for the same reason.

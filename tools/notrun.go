@@ -1,6 +1,9 @@
 package tools
 
-import "strings"
+import (
+	"errors"
+	"strings"
+)
 
 // DidNotRun is the sentence every result with executed:false carries (SPEC
 // §4), so the LLM neither assumes the operation happened nor quietly tries
@@ -50,43 +53,36 @@ func Expired() Result {
 // anything, e.g. a path outside the root or a write in an auto-run SQL call.
 // err must be safe to show: its text becomes the result's Error.
 func Denied(err error) Result {
-	r := NotRun(StatusDenied, "The tool refused the operation")
-	if err != nil {
-		r.Error = err.Error()
-	}
-	return r
+	return withError(NotRun(StatusDenied, "The tool refused the operation"), err)
 }
 
 // Failed is the result for an operation that started and failed: executed
 // is true, because it may have had effects. err must be safe to show.
 func Failed(err error) Result {
-	r := Result{Status: StatusError, Executed: true}
-	if err != nil {
-		r.Error = err.Error()
-	}
-	return r
+	return withError(Result{Status: StatusError, Executed: true}, err)
 }
 
 // NotStarted is the result for a call that failed before its operation
 // started (the server could not be reached, a configured name is unknown):
 // status error, executed false. err must be safe to show.
 func NotStarted(err error) Result {
-	r := NotRun(StatusError, "")
-	if err != nil {
-		r.Error = err.Error()
-	}
-	return r
+	return withError(NotRun(StatusError, ""), err)
 }
 
 // InvalidArgs is the result for arguments that could not be decoded or are
 // missing: status error, executed false, and the error naming the argument
 // (see DecodeArgs and ArgError).
 func InvalidArgs(err error) Result {
-	r := NotRun(StatusError, "The arguments were invalid")
+	if err == nil {
+		err = errors.New("invalid arguments")
+	}
+	return withError(NotRun(StatusError, "The arguments were invalid"), err)
+}
+
+// withError puts err's text, which must be safe to show, in r.Error.
+func withError(r Result, err error) Result {
 	if err != nil {
 		r.Error = err.Error()
-	} else {
-		r.Error = "invalid arguments"
 	}
 	return r
 }

@@ -37,6 +37,7 @@ type RefusedError struct {
 	Why  string
 }
 
+// Error says which address was refused and why.
 func (e *RefusedError) Error() string {
 	if e.Host != "" && e.Host != e.Addr.String() {
 		return fmt.Sprintf("connecting to %s (%s) is refused: %s", e.Host, e.Addr, e.Why)
@@ -204,6 +205,9 @@ type dialer struct {
 	lookup  lookupFunc
 }
 
+// DialContext resolves addr and tries each address in turn. It returns the
+// first connection made; failing that, the first error of an address the
+// guard allowed, or else the guard's refusal.
 func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
