@@ -444,17 +444,15 @@ func (b *Bot) PostCard(ctx context.Context, a *approval.Approval) (string, error
 // unknown (posted by a replica that lost it) is posted anew.
 func (b *Bot) UpdateCard(ctx context.Context, a *approval.Approval, p *tools.Progress) error {
 	c := card(a, p, b.now(), b.cfg.CardOutput)
+	b.mu.Lock()
 	ref := a.MessageRef
 	if ref == "" {
-		b.mu.Lock()
 		ref = b.refs[a.ID]
-		b.mu.Unlock()
 	}
 	if a.State.Final() {
-		b.mu.Lock()
-		delete(b.refs, a.ID)
-		b.mu.Unlock()
+		delete(b.refs, a.ID) // no more updates: forget it
 	}
+	b.mu.Unlock()
 	pl := place(a.Conversation)
 	if ref != "" {
 		err := b.ad.Update(ctx, pl, ref, adapters.Content{Card: &c})
