@@ -271,8 +271,9 @@ func (b *Bot) conv(p adapters.Place) approval.Conversation {
 	return approval.Conversation{Platform: b.ad.Name(), Channel: p.Channel, Thread: p.Thread}
 }
 
-// decision checks a decision against the channel's policy at once and
-// hands an allowed one to the agent in the background.
+// decision checks a decision against the channel's policy at once (the
+// platform waits for Handle) and hands an allowed one to decide in the
+// background.
 func (b *Bot) decision(e adapters.Event) {
 	ctx := b.work
 	d := *e.Decision
@@ -308,29 +309,35 @@ func (b *Bot) decision(e adapters.Event) {
 		b.refuse(ctx, e, a, verb, why, "You cannot "+verb+" "+a.ID+": "+why+". Nothing changed.")
 		return
 	}
-	by := approval.User{ID: e.User.ID, Name: e.User.Display()}
 	b.inflight.Add(1)
 	go b.safely(e.Place, func() {
 		defer b.inflight.Done()
-		res, err := b.agent.Decide(ctx, d.ApprovalID, by, d.Approve, d.Reason)
-		if errors.Is(err, agent.ErrNotStarted) {
-			b.failPrivate(e.Place, e.User, "Your approval of "+d.ApprovalID+" is recorded, but I could not start the operation just now, so it did not run; "+
-				"its card will say so shortly, and it can be asked for again", err)
-			return
-		}
-		if err != nil {
-			b.failPrivate(e.Place, e.User, "Your decision on "+d.ApprovalID+" may not have been recorded, and nothing ran; look at its card again in a moment", err)
-			return
-		}
-		switch {
-		case !res.Won && res.Approval != nil:
-			b.notify(e.Place, e.User, alreadyDecided(res.Approval))
-		case d.Approve && res.Approval != nil && res.Approval.State == approval.Expired:
-			// The deadline passed between the card and the click: the
-			// approval expired instead, and this person should know.
-			b.notify(e.Place, e.User, "Approval "+d.ApprovalID+" expired before your approval arrived, so it did not run.")
-		}
+		b.decide(ctx, e, d)
 	})
+}
+
+// decide hands an allowed decision to the agent, which may run the call,
+// and tells the person privately when it changed nothing or failed.
+func (b *Bot) decide(ctx context.Context, e adapters.Event, d adapters.Decision) {
+	by := approval.User{ID: e.User.ID, Name: e.User.Display()}
+	res, err := b.agent.Decide(ctx, d.ApprovalID, by, d.Approve, d.Reason)
+	if errors.Is(err, agent.ErrNotStarted) {
+		b.failPrivate(e.Place, e.User, "Your approval of "+d.ApprovalID+" is recorded, but I could not start the operation just now, so it did not run; "+
+			"its card will say so shortly, and it can be asked for again", err)
+		return
+	}
+	if err != nil {
+		b.failPrivate(e.Place, e.User, "Your decision on "+d.ApprovalID+" may not have been recorded, and nothing ran; look at its card again in a moment", err)
+		return
+	}
+	switch {
+	case !res.Won && res.Approval != nil:
+		b.notify(e.Place, e.User, alreadyDecided(res.Approval))
+	case d.Approve && res.Approval != nil && res.Approval.State == approval.Expired:
+		// The deadline passed between the card and the click: the
+		// approval expired instead, and this person should know.
+		b.notify(e.Place, e.User, "Approval "+d.ApprovalID+" expired before your approval arrived, so it did not run.")
+	}
 }
 
 // safely runs f, turning a panic into a logged error and a safe sentence in
