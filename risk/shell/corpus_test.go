@@ -1,25 +1,10 @@
 package shell
 
 import (
-	"bufio"
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"slices"
 	"testing"
-)
 
-// corpusCase is one labelled tool call from ../shared/corpora (see its
-// README): the verdicts in accept count as right.
-type corpusCase struct {
-	Tool string `json:"tool"`
-	Args struct {
-		Command string `json:"command"`
-	} `json:"args"`
-	Accept []string `json:"accept"`
-	Source string   `json:"source"`
-	Name   string   `json:"name"`
-}
+	"github.com/countersign/countersign/internal/corpus"
+)
 
 // maxAutoOnlyConfirmed is the ceiling on auto-only peer cases this analyzer
 // sends to confirmation, deliberate disagreements not counted. The target
@@ -46,94 +31,43 @@ func decision(a Analysis) string {
 	return "confirm"
 }
 
-// corporaDir finds ../shared/corpora next to the repository root.
-func corporaDir(t *testing.T) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the package: cannot find ../shared/corpora")
-		}
-		dir = parent
-	}
-	c := filepath.Join(dir, "..", "shared", "corpora")
-	if _, err := os.Stat(c); err != nil {
-		t.Skipf("peer corpora not found at %s: skipping (see shared/corpora/README.md)", c)
-	}
-	return c
-}
-
 func TestPeerCorpora(t *testing.T) {
-	dir := corporaDir(t)
-	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cases := corpus.Load(t, "execute_command")
 	a, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var total, autoOnly, autoConfirmed, disagreed int
+	var autoOnly, autoConfirmed, disagreed int
 	used := map[string]bool{}
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			t.Fatal(err)
+	for _, c := range cases {
+		res := a.Analyze(c.Text)
+		got := decision(res)
+		if c.AutoOnly() {
+			autoOnly++
 		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		line := 0
-		for sc.Scan() {
-			line++
-			var c corpusCase
-			if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-				t.Fatalf("%s:%d: %v", f, line, err)
-			}
-			if c.Tool != "execute_command" {
-				continue
-			}
-			total++
-			res := a.Analyze(c.Args.Command)
-			got := decision(res)
-			where := filepath.Base(f) + ":" + itoa(line)
-			isAutoOnly := len(c.Accept) == 1 && c.Accept[0] == "auto"
-			if isAutoOnly {
-				autoOnly++
-			}
-			if slices.Contains(c.Accept, got) {
-				continue
-			}
-			if why, ok := disagreements[c.Args.Command]; ok {
-				used[c.Args.Command] = true
-				disagreed++
-				t.Logf("%s %q: %s, peer says %v; deliberate: %s", where, c.Args.Command, got, c.Accept, why)
-				continue
-			}
-			switch {
-			case got == "auto":
-				t.Errorf("%s %q: auto-run, but accept is %v (%s)", where, c.Args.Command, c.Accept, c.Source)
-			case slices.Equal(c.Accept, []string{"block"}):
-				t.Errorf("%s %q: %s, but it must be blocked: %+v", where, c.Args.Command, got, res)
-			case isAutoOnly:
-				autoConfirmed++
-				t.Logf("%s %q: auto-only case sent to %s: %+v", where, c.Args.Command, got, res)
-			default:
-				t.Errorf("%s %q: %s, accept is %v: %+v", where, c.Args.Command, got, c.Accept, res)
-			}
+		if c.Allows(got) {
+			continue
 		}
-		fh.Close()
-		if err := sc.Err(); err != nil {
-			t.Fatal(err)
+		if why, ok := disagreements[c.Text]; ok {
+			used[c.Text] = true
+			disagreed++
+			t.Logf("%s %q: %s, peer says %v; deliberate: %s", c.Where(), c.Text, got, c.Accept, why)
+			continue
+		}
+		switch {
+		case got == "auto":
+			t.Errorf("%s %q: auto-run, but accept is %v (%s)", c.Where(), c.Text, c.Accept, c.Source)
+		case c.BlockOnly():
+			t.Errorf("%s %q: %s, but it must be blocked: %+v", c.Where(), c.Text, got, res)
+		case c.AutoOnly():
+			autoConfirmed++
+			t.Logf("%s %q: auto-only case sent to %s: %+v", c.Where(), c.Text, got, res)
+		default:
+			t.Errorf("%s %q: %s, accept is %v: %+v", c.Where(), c.Text, got, c.Accept, res)
 		}
 	}
 	t.Logf("execute_command cases: %d; auto-only: %d, of which confirmed: %d; deliberate disagreements: %d",
-		total, autoOnly, autoConfirmed, disagreed)
+		len(cases), autoOnly, autoConfirmed, disagreed)
 	for cmd := range disagreements {
 		if !used[cmd] {
 			t.Errorf("disagreement %q no longer disagrees with any peer case: remove it", cmd)
@@ -142,9 +76,4 @@ func TestPeerCorpora(t *testing.T) {
 	if autoConfirmed > maxAutoOnlyConfirmed {
 		t.Errorf("%d auto-only cases sent to confirmation, ceiling %d", autoConfirmed, maxAutoOnlyConfirmed)
 	}
-}
-
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
 }
