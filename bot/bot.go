@@ -205,54 +205,6 @@ func (b *Bot) Handle(_ context.Context, e adapters.Event) {
 	b.enqueue(e)
 }
 
-// queue holds the messages of one conversation, handled one at a time in
-// the order they came.
-type queue struct {
-	events []adapters.Event
-}
-
-func (b *Bot) enqueue(e adapters.Event) {
-	key := b.conv(e.Place).Key()
-	b.mu.Lock()
-	q, running := b.queues[key]
-	if !running {
-		q = &queue{}
-		b.queues[key] = q
-	}
-	if len(q.events) >= b.cfg.QueueSize {
-		b.mu.Unlock()
-		b.notify(e.Place, e.User, "I am still working on your earlier messages here; send this again in a moment.")
-		return
-	}
-	q.events = append(q.events, e)
-	if !running {
-		b.inflight.Add(1)
-		go b.drain(key, q)
-	}
-	b.mu.Unlock()
-}
-
-func (b *Bot) drain(key string, q *queue) {
-	defer b.inflight.Done()
-	for {
-		b.mu.Lock()
-		if len(q.events) == 0 {
-			delete(b.queues, key)
-			b.mu.Unlock()
-			return
-		}
-		e := q.events[0]
-		q.events = q.events[1:]
-		b.mu.Unlock()
-		if b.stopping.Load() {
-			b.log.Info("shutting down: a queued message is not handled", "event", e.ID, "channel", e.Place.Channel)
-			b.notify(e.Place, e.User, "I am shutting down, so I did not act on your message \""+oneLine(e.Text, 60)+"\"; send it again once I am back.")
-			continue
-		}
-		b.safely(e.Place, func() { b.message(b.work, e) })
-	}
-}
-
 // message handles one message: a direct command or a turn of the agent.
 func (b *Bot) message(ctx context.Context, e adapters.Event) {
 	text := strings.TrimSpace(e.Text)
@@ -271,75 +223,6 @@ func (b *Bot) conv(p adapters.Place) approval.Conversation {
 	return approval.Conversation{Platform: b.ad.Name(), Channel: p.Channel, Thread: p.Thread}
 }
 
-// decision checks a decision against the channel's policy at once (the
-// platform waits for Handle) and hands an allowed one to decide in the
-// background.
-func (b *Bot) decision(e adapters.Event) {
-	ctx := b.work
-	d := *e.Decision
-	d.ApprovalID = strings.ToLower(d.ApprovalID) // ids are lower case; a shouted one is the same id
-	verb := "cancel"
-	if d.Approve {
-		verb = "approve"
-	}
-	if !approval.ValidID(d.ApprovalID) {
-		b.refuse(ctx, e, nil, verb, "no approval has that id", "There is no approval "+d.ApprovalID+". Copy the id from the card.")
-		return
-	}
-	a, err := b.store.Get(ctx, d.ApprovalID)
-	if errors.Is(err, approval.ErrNotFound) {
-		b.refuse(ctx, e, nil, verb, "no approval has that id", "There is no approval "+d.ApprovalID+" (it may have been cleaned up).")
-		return
-	}
-	if err != nil {
-		b.failPrivate(e.Place, e.User, "I could not read that approval just now; nothing changed. Try again in a moment", err)
-		return
-	}
-	if a.Conversation.Platform != b.ad.Name() || a.Conversation.Channel != e.Place.Channel {
-		b.refuse(ctx, e, a, verb, "decision from another channel", "That approval belongs to another channel; decide on it there. Nothing changed.")
-		return
-	}
-	if a.State != approval.Pending {
-		// Too late: nothing changes, but the click is audited like any.
-		b.audit(ctx, e, a, approval.EventClick, verb, "lost: already "+string(a.State), "")
-		b.notify(e.Place, e.User, alreadyDecided(a))
-		return
-	}
-	if why := b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel).refusal(e.User, a.Requester.ID, d.Approve); why != "" {
-		b.refuse(ctx, e, a, verb, why, "You cannot "+verb+" "+a.ID+": "+why+". Nothing changed.")
-		return
-	}
-	b.inflight.Add(1)
-	go b.safely(e.Place, func() {
-		defer b.inflight.Done()
-		b.decide(ctx, e, d)
-	})
-}
-
-// decide hands an allowed decision to the agent, which may run the call,
-// and tells the person privately when it changed nothing or failed.
-func (b *Bot) decide(ctx context.Context, e adapters.Event, d adapters.Decision) {
-	by := approval.User{ID: e.User.ID, Name: e.User.Display()}
-	res, err := b.agent.Decide(ctx, d.ApprovalID, by, d.Approve, d.Reason)
-	if errors.Is(err, agent.ErrNotStarted) {
-		b.failPrivate(e.Place, e.User, "Your approval of "+d.ApprovalID+" is recorded, but I could not start the operation just now, so it did not run; "+
-			"its card will say so shortly, and it can be asked for again", err)
-		return
-	}
-	if err != nil {
-		b.failPrivate(e.Place, e.User, "Your decision on "+d.ApprovalID+" may not have been recorded, and nothing ran; look at its card again in a moment", err)
-		return
-	}
-	switch {
-	case !res.Won && res.Approval != nil:
-		b.notify(e.Place, e.User, alreadyDecided(res.Approval))
-	case d.Approve && res.Approval != nil && res.Approval.State == approval.Expired:
-		// The deadline passed between the card and the click: the
-		// approval expired instead, and this person should know.
-		b.notify(e.Place, e.User, "Approval "+d.ApprovalID+" expired before your approval arrived, so it did not run.")
-	}
-}
-
 // safely runs f, turning a panic into a logged error and a safe sentence in
 // the channel, so that one bad message cannot take the bot down.
 func (b *Bot) safely(p adapters.Place, f func()) {
@@ -349,52 +232,6 @@ func (b *Bot) safely(p adapters.Place, f func()) {
 		}
 	}()
 	f()
-}
-
-func alreadyDecided(a *approval.Approval) string {
-	s := "Approval " + a.ID + " is already " + string(a.State)
-	if a.State == approval.Expired {
-		if !a.DecidedAt.IsZero() {
-			s += " (at " + a.DecidedAt.UTC().Format(stamp) + ")"
-		}
-	} else if a.DecidedBy != nil {
-		s += " (by " + userName(*a.DecidedBy)
-		if !a.DecidedAt.IsZero() {
-			s += " at " + a.DecidedAt.UTC().Format(stamp)
-		}
-		s += ")"
-	}
-	return s + "; nothing changed."
-}
-
-// refuse tells the person privately why their decision changed nothing and
-// audits the refused click.
-func (b *Bot) refuse(ctx context.Context, e adapters.Event, a *approval.Approval, verb, why, notice string) {
-	b.audit(ctx, e, a, approval.EventRefusedClick, verb, "refused", why)
-	b.notify(e.Place, e.User, notice)
-}
-
-// audit records a click that changed nothing; a failure is only logged,
-// since nothing runs.
-func (b *Bot) audit(ctx context.Context, e adapters.Event, a *approval.Approval, kind, verb, outcome, why string) {
-	ev := approval.Event{
-		At:         b.now(),
-		Kind:       kind,
-		Actor:      e.User.ID,
-		ApprovalID: e.Decision.ApprovalID,
-		Decision:   verb,
-		Outcome:    outcome,
-		Channel:    e.Place.Channel,
-		Detail:     why,
-	}
-	if a != nil {
-		ev.Tool = a.Tool
-		ev.Operation = operation(a.Tool, a.Args)
-		ev.Rule = string(a.Verdict.Rule)
-	}
-	if err := b.store.Audit(ctx, ev); err != nil {
-		b.log.Error("audit a click that changed nothing", "err", err, "kind", kind, "approval", ev.ApprovalID, "actor", ev.Actor)
-	}
 }
 
 func (b *Bot) notify(p adapters.Place, u adapters.User, text string) {
@@ -424,67 +261,6 @@ func newRef() string {
 	var r [4]byte
 	_, _ = rand.Read(r[:])
 	return hex.EncodeToString(r[:])
-}
-
-// Reply posts text into a conversation (agent.Sink).
-func (b *Bot) Reply(ctx context.Context, conv approval.Conversation, text string) error {
-	if _, err := b.ad.Post(ctx, place(conv), adapters.Content{Text: text}); err != nil {
-		return fmt.Errorf("post reply in %s: %w", conv.Key(), err)
-	}
-	return nil
-}
-
-// PostCard posts the card of a new pending approval (agent.Sink).
-func (b *Bot) PostCard(ctx context.Context, a *approval.Approval) (string, error) {
-	c := card(a, nil, b.now(), b.cfg.CardOutput)
-	ref, err := b.ad.Post(ctx, place(a.Conversation), adapters.Content{Card: &c})
-	if err != nil {
-		return "", fmt.Errorf("post card %s: %w", a.ID, err)
-	}
-	b.mu.Lock()
-	b.refs[a.ID] = ref
-	b.mu.Unlock()
-	return ref, nil
-}
-
-// UpdateCard redraws a card in place (agent.Sink). A card whose message is
-// unknown (posted by a replica that lost it) is posted anew.
-func (b *Bot) UpdateCard(ctx context.Context, a *approval.Approval, p *tools.Progress) error {
-	c := card(a, p, b.now(), b.cfg.CardOutput)
-	b.mu.Lock()
-	ref := a.MessageRef
-	if ref == "" {
-		ref = b.refs[a.ID]
-	}
-	if a.State.Final() {
-		delete(b.refs, a.ID) // no more updates: forget it
-	}
-	b.mu.Unlock()
-	pl := place(a.Conversation)
-	if ref != "" {
-		err := b.ad.Update(ctx, pl, ref, adapters.Content{Card: &c})
-		if err == nil {
-			return nil
-		}
-		b.log.Warn("update card in place failed; posting it again", "err", err, "approval", a.ID)
-	}
-	newRef, err := b.ad.Post(ctx, pl, adapters.Content{Card: &c})
-	if err != nil {
-		return fmt.Errorf("update card %s: %w", a.ID, err)
-	}
-	if !a.State.Final() {
-		b.mu.Lock()
-		b.refs[a.ID] = newRef
-		b.mu.Unlock()
-	}
-	if err := b.store.SetMessageRef(ctx, a.ID, newRef); err != nil {
-		b.log.Warn("record the new card message", "err", err, "approval", a.ID)
-	}
-	return nil
-}
-
-func place(c approval.Conversation) adapters.Place {
-	return adapters.Place{Channel: c.Channel, Thread: c.Thread}
 }
 
 // oneLine shortens text to one line of at most n runes, for a notice.
