@@ -7,6 +7,7 @@ package proctest
 import (
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -41,24 +42,32 @@ func Subreaper(tb testing.TB) bool {
 // childEnv names the case a re-run test binary is to run.
 const childEnv = "COUNTERSIGN_PROCTEST_CASE"
 
-// Child runs each of cases in a fresh copy of the test binary, where
-// Case returns it, and fails t when that run fails. test is the name of the
-// calling test function. In the child, Child does nothing.
-func Child(t *testing.T, test string, cases ...string) {
+// Child runs the calling test again in a fresh copy of the test binary,
+// once for each of cases, and fails t when such a run fails or does not
+// run the test. In the parent it returns "" once they are done; in a child
+// it returns the case to run, after checking that the fresh process is not
+// fenced yet, so that the test can tell.
+func Child(t *testing.T, cases ...string) string {
 	t.Helper()
-	if Case() != "" {
-		return
+	if c := os.Getenv(childEnv); c != "" {
+		if !Dumpable(t) || Subreaper(t) {
+			t.Fatal("the fresh test process is fenced already; the test cannot tell")
+		}
+		return c
 	}
+	test := t.Name()
 	for _, c := range cases {
 		t.Run(c, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+			cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.v")
 			cmd.Env = append(os.Environ(), childEnv+"="+c)
-			if out, err := cmd.CombinedOutput(); err != nil {
+			out, err := cmd.CombinedOutput()
+			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
+			}
+			if !strings.Contains(string(out), "--- PASS: "+test) {
+				t.Fatalf("the fresh process did not run %s:\n%s", test, out)
 			}
 		})
 	}
+	return ""
 }
-
-// Case is the case this fresh test process runs, or "" in the parent.
-func Case() string { return os.Getenv(childEnv) }
