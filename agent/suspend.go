@@ -203,7 +203,11 @@ func (a *Agent) resultOf(ctx context.Context, id string) tools.Result {
 func resultOfRecord(rec *approval.Approval) tools.Result {
 	switch rec.State {
 	case approval.Cancelled:
-		return tools.Cancelled(userName(rec.DecidedBy), rec.Reason)
+		by := ""
+		if rec.DecidedBy != nil {
+			by = rec.DecidedBy.Display()
+		}
+		return tools.Cancelled(by, rec.Reason)
 	case approval.Expired:
 		return tools.Expired()
 	}
@@ -211,15 +215,4 @@ func resultOfRecord(rec *approval.Approval) tools.Result {
 		return *rec.Result
 	}
 	return tools.Failed(errors.New("the outcome of the operation was not recorded"))
-}
-
-// userName is how a person is named in a result.
-func userName(u *approval.User) string {
-	switch {
-	case u == nil:
-		return ""
-	case u.Name != "":
-		return u.Name
-	}
-	return u.ID
 }

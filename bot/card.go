@@ -93,19 +93,12 @@ func card(a *approval.Approval, p *tools.Progress, now time.Time, outputCap int)
 	return c
 }
 
-func userName(u approval.User) string {
-	if u.Name != "" {
-		return u.Name
-	}
-	return u.ID
-}
-
 // who names a person on a card: the display name with the platform id when
 // they differ ("Alice (U0123)"), since a display name alone is whatever
 // someone chose to be called.
 func who(u approval.User) string {
 	if u.Name == "" || u.Name == u.ID || u.ID == "" {
-		return userName(u)
+		return u.Display()
 	}
 	return u.Name + " (" + u.ID + ")"
 }

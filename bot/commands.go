@@ -188,7 +188,7 @@ func (b *Bot) pending(ctx context.Context, p adapters.Place) {
 			op = shown + " …"
 		}
 		fmt.Fprintf(&s, "\n  %s  %s: %s (asked by %s, risk %s, expires %s)",
-			a.ID, a.Tool, op, userName(a.Requester), a.Verdict.Risk, a.ExpiresAt.UTC().Format(stamp))
+			a.ID, a.Tool, op, a.Requester.Display(), a.Verdict.Risk, a.ExpiresAt.UTC().Format(stamp))
 	}
 	if !adapters.HasButtons(b.ad) {
 		s.WriteString("\nType approve <id> or cancel <id> [reason].")

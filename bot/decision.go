@@ -86,7 +86,7 @@ func alreadyDecided(a *approval.Approval) string {
 			s += " (at " + a.DecidedAt.UTC().Format(stamp) + ")"
 		}
 	} else if a.DecidedBy != nil {
-		s += " (by " + userName(*a.DecidedBy)
+		s += " (by " + a.DecidedBy.Display()
 		if !a.DecidedAt.IsZero() {
 			s += " at " + a.DecidedAt.UTC().Format(stamp)
 		}

@@ -49,6 +49,15 @@ type User struct {
 	Name string `json:"name,omitempty"`
 }
 
+// Display is how a person is named in words: Name, or ID when there is
+// no name.
+func (u User) Display() string {
+	if u.Name != "" {
+		return u.Name
+	}
+	return u.ID
+}
+
 // Conversation names one conversation: a thread in a channel on a platform.
 type Conversation struct {
 	Platform string `json:"platform"`
