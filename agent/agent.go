@@ -199,6 +199,7 @@ type inflight struct {
 	n    int
 }
 
+// add counts one call in; done counts it out; wait blocks until none is in.
 func (f *inflight) add() {
 	f.mu.Lock()
 	f.n++
@@ -224,9 +225,10 @@ func (f *inflight) wait() {
 
 // keyedMutex serialises the turns of one conversation in this process, so
 // two quick messages in a thread, or a message and a resumed turn, do not
-// both load the conversation and overwrite each other's save. (Replicas share no lock: the platforms
-// deliver one thread's messages to one replica in practice, and the worst
-// case is a lost exchange, never a run.)
+// both load the conversation and overwrite each other's save. (Replicas
+// share no lock: the platforms deliver one thread's messages to one
+// replica in practice, and the worst case is a lost exchange, never a
+// run.)
 type keyedMutex struct {
 	mu    sync.Mutex
 	locks map[string]*keyedLock
