@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/risk/sqlrisk"
+	"github.com/countersign/countersign/tools"
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -66,7 +67,7 @@ type Connection struct {
 	ReadOnlyDSNEnv string `yaml:"readonly_dsn_env"`
 }
 
-// Defaults.
+// Defaults for the Config fields left zero.
 const (
 	DefaultMaxRows          = 200
 	DefaultMaxCellBytes     = 4096
@@ -74,46 +75,34 @@ const (
 	DefaultStatementTimeout = 30 * time.Second
 	DefaultApprovedTimeout  = 10 * time.Minute
 	DefaultPreviewTimeout   = 5 * time.Second
+	DefaultMaxOpenConns     = 4
+	DefaultMaxIdleConns     = 2 // at most max_open_conns
+	DefaultConnMaxLifetime  = 30 * time.Minute
+	DefaultConnMaxIdleTime  = 5 * time.Minute
 )
 
-// withDefaults fills the zero fields.
-func (c Config) withDefaults() Config {
-	if c.MaxRows <= 0 {
-		c.MaxRows = DefaultMaxRows
-	}
-	if c.MaxCellBytes <= 0 {
-		c.MaxCellBytes = DefaultMaxCellBytes
-	}
-	if c.MaxResultBytes <= 0 {
-		c.MaxResultBytes = DefaultMaxResultBytes
-	}
-	if c.StatementTimeout <= 0 {
-		c.StatementTimeout = DefaultStatementTimeout
-	}
-	if c.ApprovedTimeout <= 0 {
-		c.ApprovedTimeout = DefaultApprovedTimeout
-	}
-	if c.PreviewTimeout <= 0 {
-		c.PreviewTimeout = DefaultPreviewTimeout
-	}
-	if c.MaxOpenConns <= 0 {
-		c.MaxOpenConns = 4
-	}
-	if c.MaxIdleConns <= 0 {
-		c.MaxIdleConns = min(2, c.MaxOpenConns)
-	}
-	if c.ConnMaxLifetime <= 0 {
-		c.ConnMaxLifetime = 30 * time.Minute
-	}
-	if c.ConnMaxIdleTime <= 0 {
-		c.ConnMaxIdleTime = 5 * time.Minute
-	}
+// withDefaults fills the zero fields; a negative limit is an error naming
+// its key.
+func (c Config) withDefaults() (Config, error) {
+	err := errors.Join(
+		tools.Limit("max_rows", &c.MaxRows, DefaultMaxRows),
+		tools.Limit("max_cell_bytes", &c.MaxCellBytes, DefaultMaxCellBytes),
+		tools.Limit("max_result_bytes", &c.MaxResultBytes, DefaultMaxResultBytes),
+		tools.Limit("statement_timeout", &c.StatementTimeout, DefaultStatementTimeout),
+		tools.Limit("approved_timeout", &c.ApprovedTimeout, DefaultApprovedTimeout),
+		tools.Limit("preview_timeout", &c.PreviewTimeout, DefaultPreviewTimeout),
+		tools.Limit("max_open_conns", &c.MaxOpenConns, DefaultMaxOpenConns),
+		tools.Limit("conn_max_lifetime", &c.ConnMaxLifetime, DefaultConnMaxLifetime),
+		tools.Limit("conn_max_idle_time", &c.ConnMaxIdleTime, DefaultConnMaxIdleTime),
+	)
+	// After max_open_conns has its value.
+	err = errors.Join(err, tools.Limit("max_idle_conns", &c.MaxIdleConns, min(DefaultMaxIdleConns, c.MaxOpenConns)))
 	if c.Default == "" && len(c.Connections) == 1 {
 		for name := range c.Connections {
 			c.Default = name
 		}
 	}
-	return c
+	return c, err
 }
 
 // names returns the connection names, sorted.

@@ -218,6 +218,8 @@ func TestConfig(t *testing.T) {
 		{"both dsn and env", Config{Connections: map[string]Connection{"a": {DSN: "u@tcp(h:1)/d", DSNEnv: "CS_TEST_DSN"}}}, "connections.a.dsn and connections.a.dsn_env: set only one"},
 		{"empty env", Config{Connections: map[string]Connection{"a": {DSNEnv: "CS_TEST_EMPTY"}}}, "connections.a.dsn_env: environment variable CS_TEST_EMPTY is empty or not set"},
 		{"bad readonly dsn", Config{Connections: map[string]Connection{"a": {DSN: "u@tcp(h:1)/d", ReadOnlyDSN: "nonsense"}}}, "connections.a.readonly_dsn: not a valid DSN"},
+		{"negative limit", Config{MaxRows: -1, Connections: map[string]Connection{"a": {DSN: "u@tcp(h:1)/d"}}}, "max_rows -1 must be positive"},
+		{"negative time limit", Config{StatementTimeout: -time.Second, Connections: map[string]Connection{"a": {DSN: "u@tcp(h:1)/d"}}}, "statement_timeout -1s must be positive"},
 		{"idle over open", Config{MaxOpenConns: 1, MaxIdleConns: 2, Connections: map[string]Connection{"a": {DSN: "u@tcp(h:1)/d"}}}, "max_idle_conns: 2 is more than max_open_conns 1"},
 	}
 	for _, tt := range tests {
