@@ -78,19 +78,27 @@ var (
 	_ tools.Previewer = (*Tool)(nil)
 )
 
+// WithDefaults returns c with its zero limits filled in, as New applies
+// them; a negative limit is an error naming its key.
+func (c Config) WithDefaults() (Config, error) {
+	err := errors.Join(
+		tools.Limit("max_read_bytes", &c.MaxReadBytes, DefaultMaxReadBytes),
+		tools.Limit("max_write_bytes", &c.MaxWriteBytes, DefaultMaxWriteBytes),
+		tools.Limit("max_list_entries", &c.MaxListEntries, DefaultMaxListEntries),
+		tools.Limit("preview_items", &c.PreviewItems, DefaultPreviewItems),
+		tools.Limit("preview_scan_limit", &c.PreviewScanLimit, DefaultPreviewScanLimit),
+	)
+	return c, err
+}
+
 // New checks cfg, fills in defaults and opens the root. Close releases it.
 // Errors name the key in the tool's section; the caller names the section.
 func New(cfg Config) (*Tool, error) {
 	if cfg.Root == "" {
 		return nil, errors.New("root is required")
 	}
-	if err := errors.Join(
-		tools.Limit("max_read_bytes", &cfg.MaxReadBytes, DefaultMaxReadBytes),
-		tools.Limit("max_write_bytes", &cfg.MaxWriteBytes, DefaultMaxWriteBytes),
-		tools.Limit("max_list_entries", &cfg.MaxListEntries, DefaultMaxListEntries),
-		tools.Limit("preview_items", &cfg.PreviewItems, DefaultPreviewItems),
-		tools.Limit("preview_scan_limit", &cfg.PreviewScanLimit, DefaultPreviewScanLimit),
-	); err != nil {
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
 		return nil, err
 	}
 	if cfg.Sensitive == nil {

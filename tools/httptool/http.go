@@ -75,21 +75,29 @@ var (
 	_ tools.Previewer = (*Tool)(nil)
 )
 
+// WithDefaults returns c with its zero fields filled in, as New applies
+// them; a negative limit is an error naming its key.
+func (c Config) WithDefaults() (Config, error) {
+	if c.MaxRedirects == 0 {
+		c.MaxRedirects = DefaultMaxRedirects // negative stays: none
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = DefaultUserAgent
+	}
+	err := errors.Join(
+		tools.Limit("timeout", &c.Timeout, DefaultTimeout),
+		tools.Limit("max_response_bytes", &c.MaxResponseBytes, DefaultMaxResponseBytes),
+		tools.Limit("max_body_text", &c.MaxBodyText, DefaultMaxBodyText),
+		tools.Limit("max_request_bytes", &c.MaxRequestBytes, DefaultMaxRequestBytes),
+	)
+	return c, err
+}
+
 // New checks cfg, fills in defaults and builds the guarded transport.
 // Errors name the key in the tool's section; the caller names the section.
 func New(cfg Config) (*Tool, error) {
-	if cfg.MaxRedirects == 0 {
-		cfg.MaxRedirects = DefaultMaxRedirects // negative stays: none
-	}
-	if cfg.UserAgent == "" {
-		cfg.UserAgent = DefaultUserAgent
-	}
-	if err := errors.Join(
-		tools.Limit("timeout", &cfg.Timeout, DefaultTimeout),
-		tools.Limit("max_response_bytes", &cfg.MaxResponseBytes, DefaultMaxResponseBytes),
-		tools.Limit("max_body_text", &cfg.MaxBodyText, DefaultMaxBodyText),
-		tools.Limit("max_request_bytes", &cfg.MaxRequestBytes, DefaultMaxRequestBytes),
-	); err != nil {
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
 		return nil, err
 	}
 	g, err := newGuard(cfg.AllowHosts, cfg.AllowCIDRs)

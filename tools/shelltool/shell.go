@@ -35,6 +35,7 @@ const (
 	DefaultOutputLimit      = 64 << 10
 	DefaultProgressInterval = 2 * time.Second
 	DefaultPreviewLimit     = 50
+	DefaultShell            = "bash"
 	// DefaultPath is PATH for the command when the bot itself has none.
 	DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 )
@@ -93,6 +94,30 @@ var (
 	_ tools.Previewer = (*Tool)(nil)
 )
 
+// WithDefaults returns c with its zero fields filled in, as New applies
+// them; a negative limit, or a max_timeout below timeout, is an error
+// naming the key.
+func (c Config) WithDefaults() (Config, error) {
+	if c.Shell == "" {
+		c.Shell = DefaultShell
+	}
+	if err := tools.Limit("timeout", &c.Timeout, DefaultTimeout); err != nil {
+		return c, err
+	}
+	if err := errors.Join(
+		tools.Limit("max_timeout", &c.MaxTimeout, max(DefaultMaxTimeout, c.Timeout)),
+		tools.Limit("output_limit", &c.OutputLimit, DefaultOutputLimit),
+		tools.Limit("progress_interval", &c.ProgressInterval, DefaultProgressInterval),
+		tools.Limit("preview_limit", &c.PreviewLimit, DefaultPreviewLimit),
+	); err != nil {
+		return c, err
+	}
+	if c.MaxTimeout < c.Timeout {
+		return c, fmt.Errorf("max_timeout %v is below timeout %v", c.MaxTimeout, c.Timeout)
+	}
+	return c, nil
+}
+
 // New checks cfg, fills in defaults and snapshots the allowed environment.
 // It changes nothing process-wide: see FenceProcess, which main calls first.
 // Errors name the key in the tool's section; the caller names the section.
@@ -113,26 +138,13 @@ func New(cfg Config) (*Tool, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("root %q is not a directory", cfg.Root)
 	}
-	if cfg.Shell == "" {
-		cfg.Shell = "bash"
+	cfg, err = cfg.WithDefaults()
+	if err != nil {
+		return nil, err
 	}
 	shell, err := exec.LookPath(cfg.Shell)
 	if err != nil {
 		return nil, fmt.Errorf("shell %q: %w", cfg.Shell, err)
-	}
-	if err := tools.Limit("timeout", &cfg.Timeout, DefaultTimeout); err != nil {
-		return nil, err
-	}
-	if err := errors.Join(
-		tools.Limit("max_timeout", &cfg.MaxTimeout, max(DefaultMaxTimeout, cfg.Timeout)),
-		tools.Limit("output_limit", &cfg.OutputLimit, DefaultOutputLimit),
-		tools.Limit("progress_interval", &cfg.ProgressInterval, DefaultProgressInterval),
-		tools.Limit("preview_limit", &cfg.PreviewLimit, DefaultPreviewLimit),
-	); err != nil {
-		return nil, err
-	}
-	if cfg.MaxTimeout < cfg.Timeout {
-		return nil, fmt.Errorf("max_timeout %v is below timeout %v", cfg.MaxTimeout, cfg.Timeout)
 	}
 	env, err := buildEnv(cfg.Env, cfg.SetEnv, os.LookupEnv)
 	if err != nil {

@@ -81,9 +81,9 @@ const (
 	DefaultConnMaxIdleTime  = 5 * time.Minute
 )
 
-// withDefaults fills the zero fields; a negative limit is an error naming
-// its key.
-func (c Config) withDefaults() (Config, error) {
+// WithDefaults returns c with its zero fields filled in, as New applies
+// them; a negative limit is an error naming its key.
+func (c Config) WithDefaults() (Config, error) {
 	err := errors.Join(
 		tools.Limit("max_rows", &c.MaxRows, DefaultMaxRows),
 		tools.Limit("max_cell_bytes", &c.MaxCellBytes, DefaultMaxCellBytes),
@@ -115,7 +115,7 @@ func (c Config) names() []string {
 	return names
 }
 
-// validate checks what withDefaults cannot fill in. Errors name the key and
+// validate checks what WithDefaults cannot fill in. Errors name the key and
 // never hold a DSN.
 func (c Config) validate() error {
 	if len(c.Connections) == 0 {

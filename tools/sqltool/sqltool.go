@@ -72,7 +72,7 @@ type pool struct {
 // opens the pools. It does not connect: a server that is down makes calls
 // fail, not start-up. Errors name the config key and never hold a DSN.
 func New(cfg Config) (*Tool, error) {
-	cfg, err := cfg.withDefaults()
+	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
