@@ -125,6 +125,8 @@ func (a *app) buildTools(c toolsConfig, secrets []string) error {
 		}
 		a.cfg.Tools.Command.Config = t.Config()
 		list = append(list, t)
+	} else {
+		a.cfg.Tools.Command.Config = shownOff(c.Command.Config, shelltool.Config.WithDefaults)
 	}
 	if files {
 		fc := c.Files.Config
@@ -143,6 +145,8 @@ func (a *app) buildTools(c toolsConfig, secrets []string) error {
 		a.closer = append(a.closer, t.Close)
 		a.cfg.Tools.Files.Config = t.Config()
 		list = append(list, t)
+	} else {
+		a.cfg.Tools.Files.Config = shownOff(c.Files.Config, filetool.Config.WithDefaults)
 	}
 	if sql {
 		t, err := sqltool.New(c.SQL.Config)
@@ -152,14 +156,19 @@ func (a *app) buildTools(c toolsConfig, secrets []string) error {
 		a.closer = append(a.closer, t.Close)
 		a.cfg.Tools.SQL.Config = t.Config()
 		list = append(list, t)
+	} else {
+		a.cfg.Tools.SQL.Config = shownOff(c.SQL.Config, sqltool.Config.WithDefaults)
 	}
 	if web {
 		t, err := httptool.New(c.HTTP.Config)
 		if err != nil {
 			return fmt.Errorf("tools.http_request: %w", err)
 		}
+		a.closer = append(a.closer, t.Close)
 		a.cfg.Tools.HTTP.Config = t.Config()
 		list = append(list, t)
+	} else {
+		a.cfg.Tools.HTTP.Config = shownOff(c.HTTP.Config, httptool.Config.WithDefaults)
 	}
 	reg, err := tools.NewRegistry(list...)
 	if err != nil {
@@ -172,12 +181,24 @@ func (a *app) buildTools(c toolsConfig, secrets []string) error {
 	return nil
 }
 
+// shownOff is the effective configuration of a tool that is off: its
+// defaults filled in, so that config check does not show zero limits that
+// would mean something else if the tool were turned on. A section that
+// does not check out is shown as written; run does not read it.
+func shownOff[C any](c C, withDefaults func(C) (C, error)) C {
+	if d, err := withDefaults(c); err == nil {
+		return d
+	}
+	return c
+}
+
 func (a *app) buildModel(c llm.Config, getenv func(string) string) error {
 	c = c.FromEnv(getenv)
 	if c.APIKey != "" {
 		a.cfg.LLM.APIKey = "(redacted)"
 	}
 	if !c.Configured() {
+		a.cfg.LLM = shownOff(c, llm.Config.WithDefaults)
 		return nil
 	}
 	m, err := llm.New(c, nil)

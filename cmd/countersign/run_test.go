@@ -283,6 +283,26 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 	}
 }
 
+// A tool or model that is off shows its defaults, not zero limits that
+// would mean "the default" if it were turned on.
+func TestConfigCheckShowsDefaultsOfWhatIsOff(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv(DefaultRedisURLEnv, "")
+	t.Chdir(t.TempDir())
+	var stdout, stderr bytes.Buffer
+	if code := dispatch([]string{"config", "check"}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var got fileConfig
+	if err := yaml.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("config check output is not the config: %v\n%s", err, stdout.String())
+	}
+	if got.Tools.SQL.Config.MaxRows != 200 || got.Tools.HTTP.Config.MaxRedirects != 5 || got.LLM.Model == "" {
+		t.Errorf("off sections show zeros:\n%s", stdout.String())
+	}
+}
+
 func TestConfigCheckRedactsSecrets(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-topsecret")
 	t.Setenv(DefaultRedisURLEnv, "")
