@@ -403,22 +403,7 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 	readers.Go(func() { copyPipe(outR, stdout, tail) })
 	readers.Go(func() { copyPipe(errR, stderr, tail) })
 
-	stopProgress := make(chan struct{})
-	var progress sync.WaitGroup
-	if opts.Progress != nil && t.cfg.ProgressInterval > 0 {
-		progress.Go(func() {
-			tick := time.NewTicker(t.cfg.ProgressInterval)
-			defer tick.Stop()
-			for {
-				select {
-				case <-stopProgress:
-					return
-				case <-tick.C:
-					opts.Progress(tools.Progress{ElapsedMS: time.Since(start).Milliseconds(), Tail: tail.String()})
-				}
-			}
-		})
-	}
+	stopProgress := reportProgress(opts.Progress, t.cfg.ProgressInterval, start, tail)
 
 	waitErr := cmd.Wait()
 	// The run is over: whatever it left behind in its process group goes too,
@@ -434,10 +419,36 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 	readers.Wait()
 	outR.Close()
 	errR.Close()
-	close(stopProgress)
-	progress.Wait()
+	stopProgress()
 
 	return t.result(ctx, runCtx, c, cmd.ProcessState, waitErr, stdout, stderr, time.Now().After(deadline))
+}
+
+// reportProgress calls report every interval with the time since start
+// and the output's tail, until the returned stop is called; stop returns
+// once no report is running. A nil report does nothing.
+func reportProgress(report func(tools.Progress), interval time.Duration, start time.Time, tail *tailBuffer) (stop func()) {
+	if report == nil || interval <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				report(tools.Progress{ElapsedMS: time.Since(start).Milliseconds(), Tail: tail.String()})
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 const (
