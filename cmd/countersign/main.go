@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 func main() {
@@ -13,26 +14,39 @@ func main() {
 }
 
 // dispatch runs the subcommand named by args[0] and returns the exit status.
+// run is the default, also when args start with one of its flags
+// (countersign --config c.yaml).
 func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || (len(args[0]) > 0 && args[0][0] == '-' && args[0] != "-h" && args[0] != "-help" && args[0] != "--help" && args[0] != "--version") {
-		return runMain(args, stdin, stdout, stderr)
+	name, rest := "run", args
+	if len(args) > 0 && !isRunFlag(args[0]) {
+		name, rest = args[0], args[1:]
 	}
-	switch args[0] {
+	switch name {
+	case "run":
+		return runMain(rest, stdin, stdout, stderr)
 	case "assess":
-		return assessMain(args[1:], stdin, stdout, stderr)
+		return assessMain(rest, stdin, stdout, stderr)
+	case "config":
+		return configMain(rest, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "countersign", version())
 		return 0
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
-	case "run":
-		return runMain(args[1:], stdin, stdout, stderr)
-	case "config":
-		return configMain(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "countersign: unknown command %q\n\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "countersign: unknown command %q\n\n%s", name, usage)
 	return 2
+}
+
+// isRunFlag reports whether arg, before any command, is a flag of run's:
+// any flag but those countersign answers itself (help and --version).
+func isRunFlag(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "--version":
+		return false
+	}
+	return strings.HasPrefix(arg, "-")
 }
 
 const usage = `Usage: countersign [command] [flags]
