@@ -288,19 +288,13 @@ func redactURL(raw string) string {
 // newLogger builds the structured log: JSON (or text) at the configured
 // level, on standard error or appended to log.file.
 func newLogger(c logConfig, e env) (*slog.Logger, func() error, error) {
-	level := slog.LevelInfo
+	def := slog.LevelInfo
 	if e.quietLog {
-		level = slog.LevelWarn
+		def = slog.LevelWarn
 	}
-	switch strings.ToLower(c.Level) {
-	case "debug":
-		level = slog.LevelDebug
-	case "info":
-		level = slog.LevelInfo
-	case "warn", "warning":
-		level = slog.LevelWarn
-	case "error":
-		level = slog.LevelError
+	level, err := logLevel(c.Level, def)
+	if err != nil {
+		return nil, nil, err
 	}
 	out, closeOut := e.logOut, func() error { return nil }
 	if c.File != "" {

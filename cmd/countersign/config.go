@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -105,6 +106,23 @@ type logConfig struct {
 	File string `yaml:"file"`
 }
 
+// logLevel parses log.level; "" is def.
+func logLevel(s string, def slog.Level) (slog.Level, error) {
+	switch strings.ToLower(s) {
+	case "":
+		return def, nil
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return def, fmt.Errorf("log.level: %q is not one of debug, info, warn, error", s)
+}
+
 // configPath is --config, else $COUNTERSIGN_CONFIG, else none.
 func configPath(flagValue string) string {
 	if flagValue != "" {
@@ -149,10 +167,8 @@ func validateSections(cfg fileConfig) error {
 	if err := cfg.Terminal.Validate(); err != nil {
 		return fmt.Errorf("terminal: %w", err)
 	}
-	switch strings.ToLower(cfg.Log.Level) {
-	case "", "debug", "info", "warn", "warning", "error":
-	default:
-		return fmt.Errorf("log.level: %q is not one of debug, info, warn, error", cfg.Log.Level)
+	if _, err := logLevel(cfg.Log.Level, slog.LevelInfo); err != nil {
+		return err
 	}
 	switch strings.ToLower(cfg.Log.Format) {
 	case "", "json", "text":
