@@ -70,10 +70,8 @@ func assessMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code, done := parseFlags(fs, args, assessHelp, stdout, stderr); done {
 		return code
 	}
-	m := risk.Mode(*mode)
-	switch m {
-	case "", risk.Strict, risk.Guarded, risk.Smart:
-	default:
+	m, ok := parseMode(*mode)
+	if !ok {
 		fmt.Fprintf(stderr, "countersign assess: --mode %q is not one of strict, guarded, smart\n", *mode)
 		return 2
 	}
@@ -267,16 +265,27 @@ func judgeLine(p *risk.Policy, mode risk.Mode, line []byte, lineNo int) assessAn
 	}
 	c := risk.Call{Tool: *in.Tool, Args: in.Args, Channel: in.Channel, Mode: mode}
 	if in.Mode != "" {
-		switch m := risk.Mode(in.Mode); m {
-		case risk.Strict, risk.Guarded, risk.Smart:
-			c.Mode = m
-		default:
+		m, ok := parseMode(in.Mode)
+		if !ok {
 			return unreadableLine(lineNo, fmt.Sprintf(`"mode" %q is not one of strict, guarded, smart`, in.Mode))
 		}
+		c.Mode = m
 	}
 	return assessAnswer{Verdict: p.Assess(c)}
 }
 
+// parseMode reads a mode given on the command line or in an input line;
+// "" is no mode (the policy's own).
+func parseMode(s string) (risk.Mode, bool) {
+	switch m := risk.Mode(s); m {
+	case "", risk.Strict, risk.Guarded, risk.Smart:
+		return m, true
+	}
+	return "", false
+}
+
+// unreadableLine is the answer to a line that could not be judged: confirm,
+// with the line number and why in Error.
 func unreadableLine(lineNo int, why string) assessAnswer {
 	return assessAnswer{
 		Verdict: risk.Verdict{Decision: risk.Confirm, Risk: risk.Medium, Rule: risk.RuleDefault,
