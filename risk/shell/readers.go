@@ -16,6 +16,7 @@ type reader struct {
 	denyWhy     string  // what a denied option does: "writes a file"
 	maxOperands int     // most operands it may have and stay a reader; -1 for any
 	content     bool    // operands are files whose content it prints: secrets are checked
+	lists       bool    // operands are paths it lists or describes: secret directories are checked too
 	// secretOpts are options whose value is a file the command reads and
 	// shows back, at least in its error messages (date -f, wc
 	// --files0-from): a secret there is read like an operand. Each must also
@@ -77,6 +78,10 @@ func (rd reader) withPattern() reader { rd.pattern = true; rd.content = true; re
 
 func (rd reader) withContent() reader { rd.content = true; return rd }
 
+// withLists marks a reader whose operands (or, without any, the current
+// directory) are paths it lists or describes.
+func (rd reader) withLists() reader { rd.lists = true; return rd }
+
 // withSecretOpts names the options whose value is a file that is read.
 func (rd reader) withSecretOpts(spec string) reader { rd.secretOpts = mustSpec(spec); return rd }
 
@@ -104,9 +109,9 @@ func readers() map[string]reader {
 		"grep": grep, "egrep": grep, "fgrep": grep, "zgrep": grep,
 		"zcat": files(""), "bzcat": files(""), "xzcat": files(""),
 		"rg": r("-e -f -g -t -T -m -A -B -C -j -M -E --regexp --file --glob --iglob --type --type-not --max-count --after-context --before-context --context --threads --max-columns --encoding --sort --sortr --color --colors --max-depth --max-filesize --type-add --ignore-file --replace -r", "--pre --pre-glob -z --search-zip --hostname-bin", "runs other programs on the files").withPattern().withSecretOpts("-f --file --ignore-file"),
-		"wc": files0, "ls": anyArgs(), "stat": anyArgs(), "du": files0, "df": anyArgs(),
-		"file": r("-m -e -F -P -f --magic-file --exclude --separator --parameter --files-from", "-C --compile", "writes a compiled magic file").withSecretOpts("-m --magic-file -f --files-from"),
-		"tree": r("-L -P -I -H -T --charset --filelimit --timefmt --sort", "-o -R --fromfile", "writes output files or lists what a file says"),
+		"wc": files0, "ls": anyArgs().withLists(), "stat": anyArgs().withLists(), "du": files0.withLists(), "df": anyArgs(),
+		"file": r("-m -e -F -P -f --magic-file --exclude --separator --parameter --files-from", "-C --compile", "writes a compiled magic file").withSecretOpts("-m --magic-file -f --files-from").withLists(),
+		"tree": r("-L -P -I -H -T --charset --filelimit --timefmt --sort", "-o -R --fromfile", "writes output files or lists what a file says").withLists(),
 		"cut":  files("-b -c -d -f --bytes --characters --delimiter --fields --output-delimiter"),
 		"tr":   anyArgs(), "column": files("-c -s -o -N -R -E -H -W -n -r -l"),
 		"sort": r("-k -t -S -T --key --field-separator --buffer-size --temporary-directory --parallel --batch-size --files0-from --sort --random-source", "-o --output --compress-program", "writes a file or runs a program").withContent().withSecretOpts("--files0-from"),
@@ -204,7 +209,7 @@ func readers() map[string]reader {
 		"crictl":     r("-r -i -t --runtime-endpoint --image-endpoint --timeout --config -c --tail --since --until -o --output -s --state --name --label --pod", "", "").withCheck(crictlCheck),
 		"ssh-keygen": r("-f -E -F", "", "").withCheck(sshKeygenCheck),
 		"fuser":      r("", "-k --kill -i --interactive", "kills processes"),
-		"pstree":     anyArgs(), "pmap": anyArgs(), "getfacl": anyArgs(), "lsattr": anyArgs(), "namei": anyArgs(),
+		"pstree":     anyArgs(), "pmap": anyArgs(), "getfacl": anyArgs().withLists(), "lsattr": anyArgs().withLists(), "namei": anyArgs().withLists(),
 		"lsb_release": anyArgs(), "pg_isready": anyArgs(), "pg_lsclusters": anyArgs(),
 		"dmidecode": r("-t -s -H --type --string --handle --from-dump --dev-mem", "--dump-bin", "writes a file"),
 		"pvs":       lvmReport, "vgs": lvmReport, "lvs": lvmReport, "pvdisplay": lvmReport, "vgdisplay": lvmReport, "lvdisplay": lvmReport,
@@ -311,6 +316,9 @@ func (rd *reader) judgeArgs(j *judge, c *cmd) {
 			j.secret(c.name, f)
 		}
 	}
+	if rd.lists {
+		j.listed(c.name, operands)
+	}
 	if rd.check != nil {
 		if why := rd.check(j, c, opts, operands); why != "" {
 			j.unknown(why)
@@ -345,6 +353,55 @@ func (j *judge) secret(name string, f arg) {
 	if full := joinPath(j.cwd, p); full != "" && full != p && j.isSecret(full) {
 		j.danger(name + " " + f.text + " reads a secret")
 	}
+}
+
+// listed records a danger when a reader lists or describes a sensitive
+// path, a directory that holds secrets included (ls .ssh, ls .aws, find
+// ~/.ssh): the file tool's list of such a path needs a person too. With no
+// operand the reader looks at the directory a cd moved to.
+func (j *judge) listed(name string, operands []arg) {
+	if len(operands) == 0 {
+		if j.cwd != "" {
+			j.listedPath(name, arg{text: "."})
+		}
+		return
+	}
+	for _, f := range operands {
+		j.listedPath(name, f)
+	}
+}
+
+func (j *judge) listedPath(name string, f arg) {
+	p := j.resolve(f)
+	if f.dynamic && p == f.text {
+		return // a value nobody can know here; see the package doc
+	}
+	for _, cand := range [2]string{p, joinPath(j.cwd, p)} {
+		if cand == "" {
+			continue
+		}
+		if _, ok := j.a.secrets.MatchDir(cand); ok || j.isSecret(cand) {
+			if holdsSecrets(cand) {
+				j.danger(name + " " + f.text + " lists a directory that holds secrets")
+			} else {
+				j.danger(name + " " + f.text + " looks at a secret")
+			}
+			return
+		}
+	}
+	if f.glob && j.globSecret(p) {
+		j.danger(name + " " + f.text + " looks at a secret")
+	}
+}
+
+// holdsSecrets reports whether a sensitive path p names a directory that
+// holds secrets (.ssh, ~/.aws/, a cd's "."), rather than a secret file.
+func holdsSecrets(p string) bool {
+	if strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.") {
+		return true
+	}
+	base := p[strings.LastIndexByte(p, '/')+1:]
+	return in(base, dirCandidates...)
 }
 
 // loopItems returns the words a for loop gives the variable named by text
@@ -417,6 +474,10 @@ func teeCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
 	return ""
 }
 
+// cdCheck follows a literal cd or pushd. From a directory that is not
+// known (where the script starts, or after cd $X) a relative cd is kept
+// relative: cd .aws && cat credentials reads .aws/credentials wherever
+// .aws is, and a relative directory never makes an rm target protected.
 func cdCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
 	switch {
 	case len(operands) == 0 && c.name == "cd":
@@ -425,6 +486,8 @@ func cdCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
 		j.cwd = "" // pushd with no operand swaps the top two directories
 	case operands[0].dynamic || operands[0].glob || operands[0].text == "-":
 		j.cwd = ""
+	case j.cwd == "":
+		j.cwd = operands[0].text
 	default:
 		j.cwd = joinPath(j.cwd, operands[0].text)
 	}

@@ -15,6 +15,9 @@
 //     parsed again, at most maxDepth deep.
 //   - absurd.go and danger.go hold SPEC §2 rules 1 and 4; readers.go, text.go
 //     and tools.go hold the rule 6 whitelist, one argument rule per reader.
+//     A reader pointed at a sensitive path is a danger: one that prints it
+//     (cat .env), and one that lists or describes it, a directory that
+//     holds secrets included (ls ~/.ssh), as the file tool's list would be.
 //
 // Known limits, each failing towards a confirmation rather than a run except
 // where said: a reader's operand that is computed at run time ($(...),
@@ -28,8 +31,10 @@
 // a repository's own config (core.fsmonitor, diff.external) is trusted by
 // git's looks, though git -C elsewhere is not; curl and wget are not
 // readers, since HTTP belongs to http_request; cloud CLIs (aws, gcloud)
-// are never looks; the directory a literal cd moved to is followed in
-// source order, not through every branch.
+// are never looks; the directory a literal cd or pushd moved to is
+// followed in source order, not through every branch (a relative one even
+// when the directory the script starts in is not known, and a cd inside
+// ( ), $( ) or <( ) only until it ends).
 package shell
 
 import (

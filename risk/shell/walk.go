@@ -108,6 +108,12 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 		j.interpreterInput(n)
 	case *syntax.CallExpr:
 		j.call(n, depth)
+	case *syntax.Subshell:
+		return j.ownCwd(n.Stmts, depth)
+	case *syntax.CmdSubst:
+		return j.ownCwd(n.Stmts, depth)
+	case *syntax.ProcSubst:
+		return j.ownCwd(n.Stmts, depth)
 	case *syntax.FuncDecl:
 		j.function(n)
 	case *syntax.DeclClause:
@@ -184,6 +190,18 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 		j.unknown("coproc starts a background process")
 	}
 	return true
+}
+
+// ownCwd judges statements that run in a subshell, ( ), $( ) or <( ):
+// a cd inside does not move the commands after it. It returns false, for
+// syntax.Walk not to descend again.
+func (j *judge) ownCwd(stmts []*syntax.Stmt, depth int) bool {
+	outer := j.cwd
+	for _, s := range stmts {
+		syntax.Walk(s, func(n syntax.Node) bool { return j.visit(n, depth) })
+	}
+	j.cwd = outer
+	return false
 }
 
 // wholeArray reports whether an index is [@] or [*]: every element, no
