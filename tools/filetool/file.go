@@ -68,9 +68,8 @@ type Config struct {
 
 // Tool is the file_operations tool. It is safe for concurrent use.
 type Tool struct {
-	cfg       Config
-	root      *os.Root
-	sensitive *sensitive.Matcher
+	cfg  Config // Sensitive is never nil
+	root *os.Root
 }
 
 var (
@@ -119,7 +118,7 @@ func New(cfg Config) (*Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("root %q: %w", cfg.Root, err)
 	}
-	return &Tool{cfg: cfg, root: root, sensitive: cfg.Sensitive}, nil
+	return &Tool{cfg: cfg, root: root}, nil
 }
 
 // Close releases the root directory.

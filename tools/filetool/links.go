@@ -61,7 +61,7 @@ func (t *Tool) resolve(name string) (string, error) {
 // given; a harmless-looking link to .env must not read the secret without
 // the confirmation the real name would have needed.
 func (t *Tool) linkedSecret(o op) *tools.Result {
-	if _, direct := t.sensitive.Match(o.name); direct {
+	if _, direct := t.cfg.Sensitive.Match(o.name); direct {
 		return nil // judged under its own name already
 	}
 	real, err := t.resolve(o.name)
@@ -72,7 +72,7 @@ func (t *Tool) linkedSecret(o op) *tools.Result {
 	if real == o.name {
 		return nil
 	}
-	if why, ok := t.sensitive.Match(real); ok {
+	if why, ok := t.cfg.Sensitive.Match(real); ok {
 		r := tools.Denied(fmt.Errorf("path %q is a symbolic link to %q (%s); ask for that path by its own name so the call can be judged for what it is", o.shown, real, why))
 		return &r
 	}
