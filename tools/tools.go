@@ -1,6 +1,10 @@
 // Package tools defines what a tool is, the one result every run returns
-// (SPEC §4), and the registry that main builds. The tools themselves live in
-// sub-packages with a "tool" suffix (sqltool, shelltool, filetool, httptool).
+// (SPEC §4), and the registry that main builds. It also holds what every
+// tool does alike: strict argument decoding (DecodeArgs, ArgError), the
+// results of calls that did not run (NotRun and its helpers), output caps
+// (CappedBuffer, CapText) and the defaulting of a config's limits (Limit).
+// The tools themselves live in sub-packages with a "tool" suffix (sqltool,
+// shelltool, filetool, httptool).
 package tools
 
 import (
