@@ -2,8 +2,12 @@
 // `bash -c` in a configured root, fenced on its own whatever the assessor
 // decided (SPEC §8): a scrubbed environment, standard input closed, a time
 // limit that kills the whole process group, and output capped with a note.
-// It also previews the files a delete-like command would touch (SPEC §5)
-// without running anything.
+// Two fences act on the whole bot process, so they are not set up by New
+// but by FenceProcess, which main calls once: a child subreaper that lets
+// the time limit reach what a command left outside its process group, and
+// a process that is not dumpable, so a command cannot read the bot's
+// environment. The package also previews the files a delete-like command
+// would touch (SPEC §5) without running anything.
 package shelltool
 
 import (
@@ -267,6 +271,14 @@ func (t *Tool) Run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 	res := t.run(ctx, raw, opts, start)
 	res.DurationMS = time.Since(start).Milliseconds()
 	return res
+}
+
+// args are the arguments of execute_command (SPEC §1). risk_level is read by
+// the assessor; tools.DecodeArgs accepts and ignores it.
+type args struct {
+	Command        string   `json:"command"`
+	Workdir        string   `json:"workdir"`
+	TimeoutSeconds *float64 `json:"timeout_seconds"`
 }
 
 // call is a checked call, ready to run.
