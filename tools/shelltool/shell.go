@@ -18,9 +18,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -159,88 +157,6 @@ func New(cfg Config) (*Tool, error) {
 		return nil, fmt.Errorf("run_as %q: %w", cfg.RunAs, err)
 	}
 	return &Tool{cfg: cfg, root: root, shell: shell, env: env, cred: cred}, nil
-}
-
-// credential parses run_as: "uid:gid", "uid" or a user name.
-func credential(runAs string) (*syscall.Credential, error) {
-	if runAs == "" {
-		return nil, nil
-	}
-	uidText, gidText, hasGID := strings.Cut(runAs, ":")
-	if uid, err := strconv.ParseUint(uidText, 10, 32); err == nil {
-		gid := uid
-		if hasGID {
-			if gid, err = strconv.ParseUint(gidText, 10, 32); err != nil {
-				return nil, fmt.Errorf("group %q is not a number", gidText)
-			}
-		}
-		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
-	}
-	if hasGID {
-		return nil, errors.New(`want "uid:gid", "uid" or a user name`)
-	}
-	u, err := user.Lookup(runAs)
-	if err != nil {
-		return nil, err
-	}
-	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
-	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
-	if err1 != nil || err2 != nil {
-		return nil, fmt.Errorf("user %s has a non-numeric id", runAs)
-	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
-}
-
-// buildEnv makes the command's whole environment from the allow-list.
-func buildEnv(extra []string, set map[string]string, lookup func(string) (string, bool)) ([]string, error) {
-	vals := map[string]string{}
-	var order []string
-	put := func(k, v string) {
-		if _, ok := vals[k]; !ok {
-			order = append(order, k)
-		}
-		vals[k] = v
-	}
-	for _, name := range append(append([]string(nil), BaseEnv...), extra...) {
-		if !validEnvName(name) {
-			return nil, fmt.Errorf("env: %q is not a variable name", name)
-		}
-		if v, ok := lookup(name); ok {
-			put(name, v)
-		}
-	}
-	if _, ok := vals["PATH"]; !ok {
-		put("PATH", DefaultPath)
-	}
-	for k, v := range set {
-		if !validEnvName(k) {
-			return nil, fmt.Errorf("set_env: %q is not a variable name", k)
-		}
-		if strings.ContainsRune(v, 0) {
-			return nil, fmt.Errorf("set_env: %s holds a NUL byte", k)
-		}
-		put(k, v)
-	}
-	env := make([]string, 0, len(order))
-	for _, k := range order {
-		env = append(env, k+"="+vals[k])
-	}
-	return env, nil
-}
-
-func validEnvName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, c := range s {
-		switch {
-		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // Name implements tools.Tool.
@@ -560,39 +476,6 @@ func signalName(s syscall.Signal) string {
 		return "SIGPIPE"
 	}
 	return fmt.Sprintf("signal %d (%v)", int(s), s)
-}
-
-// tailBuffer keeps the last bytes written to it, for progress reports.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func newTail(n int) *tailBuffer { return &tailBuffer{max: n} }
-
-func (b *tailBuffer) Write(p []byte) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(p) >= b.max {
-		b.buf = append(b.buf[:0], p[len(p)-b.max:]...)
-		return
-	}
-	if over := len(b.buf) + len(p) - b.max; over > 0 {
-		b.buf = append(b.buf[:0], b.buf[over:]...)
-	}
-	b.buf = append(b.buf, p...)
-}
-
-// String returns the tail, starting on a character boundary.
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p := b.buf
-	for i := 0; i < 3 && len(p) > 0 && p[0]&0xC0 == 0x80; i++ {
-		p = p[1:]
-	}
-	return string(p)
 }
 
 // Config returns the configuration the tool runs with, defaults filled in.
