@@ -31,7 +31,7 @@ func FuzzAnalyze(f *testing.F) {
 		if d := time.Since(start); d > 5*time.Second {
 			t.Fatalf("Analyze of %d bytes took %v", len(script), d)
 		}
-		check(t, script, res)
+		checkConsistent(t, script, res)
 		if _, err := parser.Parse(strings.NewReader(script), ""); err != nil {
 			return
 		}
@@ -49,7 +49,7 @@ func FuzzAnalyze(f *testing.F) {
 					continue
 				}
 				res := a.Analyze(combined.script)
-				check(t, combined.script, res)
+				checkConsistent(t, combined.script, res)
 				if res.ReadOnly || len(res.Absurd) == 0 {
 					t.Fatalf("Analyze(%q) = %+v, want absurd", combined.script, res)
 				}
@@ -88,7 +88,8 @@ func standsAlone(file *syntax.File, tail string, first bool) bool {
 	return true
 }
 
-func check(t *testing.T, script string, res Analysis) {
+// checkConsistent fails when an analysis panicked or is read-only with reasons.
+func checkConsistent(t *testing.T, script string, res Analysis) {
 	t.Helper()
 	for _, r := range res.Danger {
 		if strings.HasPrefix(r, "shell analysis failed") {

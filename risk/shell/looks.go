@@ -533,7 +533,7 @@ func allowed(optList string, need bool, verbs ...string) func(j *judge, c *cmd, 
 
 // requires builds a check that one of the listed options is present:
 // swapon --show, chage -l, slabtop -o.
-func requires(optList string, then func(j *judge, c *cmd, opts []opt, operands []arg) string) func(j *judge, c *cmd, opts []opt, operands []arg) string {
+func requires(optList string, then check) check {
 	want := strings.Fields(optList)
 	return func(j *judge, c *cmd, opts []opt, operands []arg) string {
 		for _, o := range opts {
@@ -603,7 +603,7 @@ func firewallCmdCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 }
 
 // both runs two checks; the first reason wins.
-func both(f, g func(j *judge, c *cmd, opts []opt, operands []arg) string) func(j *judge, c *cmd, opts []opt, operands []arg) string {
+func both(f, g check) check {
 	return func(j *judge, c *cmd, opts []opt, operands []arg) string {
 		if why := f(j, c, opts, operands); why != "" {
 			return why

@@ -7,6 +7,10 @@ import (
 // handler judges one command and records its findings on the judge.
 type handler func(j *judge, c *cmd)
 
+// check is a reader's extra argument rule. It returns why the command is
+// not read-only, or "" when it is; it may record a danger on j itself.
+type check func(j *judge, c *cmd, opts []opt, operands []arg) string
+
 // reader describes a command that only looks, and the argument rules that
 // keep it that way (SPEC §2 rule 6). A command used outside its rules is not
 // read-only; it is not dangerous for that alone.
@@ -33,9 +37,7 @@ type reader struct {
 	// mild is set when the denied options do not write or run anything
 	// (ping -f floods): a word computed at run time is then still a look.
 	mild bool
-	// check is an extra rule. It returns why the command is not read-only,
-	// or "" when it is; it may record a danger on j itself.
-	check func(j *judge, c *cmd, opts []opt, operands []arg) string
+	check check // an extra rule, nil when the options and operands say all
 }
 
 // r is a shorthand for table entries: value-taking options, denied options.
@@ -450,7 +452,7 @@ func psCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
 }
 
 // subcommands allows only the listed first operands (or none).
-func subcommands(allowed ...string) func(j *judge, c *cmd, opts []opt, operands []arg) string {
+func subcommands(allowed ...string) check {
 	return func(j *judge, c *cmd, opts []opt, operands []arg) string {
 		if len(operands) == 0 {
 			return ""

@@ -95,12 +95,11 @@ func New(opts Options) (*Analyzer, error) {
 	a.parsers.New = func() any {
 		return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
 	}
-	cmds, err := commandTable()
+	cmds, pass, err := commandTable()
 	if err != nil {
 		return nil, fmt.Errorf("build shell command table: %w", err)
 	}
-	a.commands = cmds
-	a.passThrough = passThrough()
+	a.commands, a.passThrough = cmds, pass
 	return a, nil
 }
 

@@ -4,39 +4,32 @@ import (
 	"fmt"
 )
 
-// commandTable builds the name → handler lookup once, in New: the
-// readers, then the wrappers and the commands with absurd or dangerous
-// forms. A name in both lists is a programming error.
 // wrapperNames run another command that is judged on its own; their words
 // are not checked for secrets themselves (the inner command's are).
 var wrapperNames = []string{"sudo", "doas", "pkexec", "run0", "runuser", "su", "env", "timeout",
 	"command", "time", "ionice", "nice", "nohup", "exec", "builtin", "stdbuf", "setsid", "taskset",
 	"busybox", "xargs", "parallel", "watch", "chroot", "ssh", "script", "trap", "alias", "eval"}
 
-// passThrough lists the commands whose words touchesSecret skips: readers
-// (they have their own rule: cat .env reads a secret, ls ~/.ssh does not)
-// and wrappers.
-func passThrough() map[string]bool {
-	m := map[string]bool{}
-	for name := range readers() {
-		m[name] = true
-	}
-	for _, name := range wrapperNames {
-		m[name] = true
-	}
-	return m
-}
-
-func commandTable() (_ map[string]handler, err error) {
+// commandTable builds, once in New, the name → handler lookup (the
+// readers, then the wrappers and the commands with absurd or dangerous
+// forms; a name in both lists is a programming error), and the commands
+// whose words touchesSecret skips: the readers, which have rules of their
+// own (cat .env reads a secret, ls ~/.ssh lists one), and the wrappers,
+// whose inner command is judged.
+func commandTable() (_ map[string]handler, passThrough map[string]bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("bad option list in the command table: %v", r)
 		}
 	}()
 	t := map[string]handler{}
+	passThrough = map[string]bool{}
 	for name, rd := range readers() {
-		rd := rd
 		t[name] = rd.handle
+		passThrough[name] = true
+	}
+	for _, name := range wrapperNames {
+		passThrough[name] = true
 	}
 	special := map[string]handler{
 		// Wrappers.
@@ -89,9 +82,9 @@ func commandTable() (_ map[string]handler, err error) {
 	}
 	for name, h := range special {
 		if _, dup := t[name]; dup {
-			return nil, fmt.Errorf("command %q is both a reader and a special command", name)
+			return nil, nil, fmt.Errorf("command %q is both a reader and a special command", name)
 		}
 		t[name] = h
 	}
-	return t, nil
+	return t, passThrough, nil
 }
