@@ -36,7 +36,7 @@ type reader struct {
 	stops bool
 	// mild is set when the denied options do not write or run anything
 	// (ping -f floods): a word computed at run time is then still a look.
-	mild bool
+	mild  bool
 	check check // an extra rule, nil when the options and operands say all
 }
 
