@@ -88,6 +88,7 @@ type ChannelConfig struct {
 
 // ChannelToolConfig is the mode of one tool in one channel.
 type ChannelToolConfig struct {
+	// Mode overrides the tool's mode in this channel; empty inherits it.
 	Mode Mode `yaml:"mode"`
 }
 

@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -54,26 +55,45 @@ type channelModes struct {
 // problem, e.g. `risk.tools.execute_sql: mode "stric" is not one of strict,
 // guarded, smart`.
 func New(cfg Config) (*Policy, error) {
+	if err := checkMode("risk", cfg.Mode); err != nil {
+		return nil, err
+	}
 	p := &Policy{
-		mode:      cfg.Mode,
+		mode:      cmp.Or(cfg.Mode, Smart),
 		toolModes: map[string]Mode{},
 		channels:  map[string]channelModes{},
 		preauth:   map[string]*preauth{},
 	}
-	if err := checkMode("risk", cfg.Mode); err != nil {
+	if err := p.addTools(cfg.Tools); err != nil {
 		return nil, err
 	}
-	if p.mode == "" {
-		p.mode = Smart
+	if err := p.addChannels(cfg.Channels); err != nil {
+		return nil, err
 	}
-	for _, name := range sortedKeys(cfg.Tools) {
+	m, err := sensitive.New(cfg.SensitivePaths)
+	if err != nil {
+		return nil, fmt.Errorf("risk.sensitive_paths: %w", err)
+	}
+	p.sensitive = m
+	if p.shell, err = shell.New(shell.Options{Sensitive: m}); err != nil {
+		return nil, fmt.Errorf("build shell analyzer: %w", err)
+	}
+	if p.sql, err = sqlrisk.New(sqlrisk.DefaultSQLMode); err != nil {
+		return nil, fmt.Errorf("build sql analyzer: %w", err)
+	}
+	return p, nil
+}
+
+// addTools validates risk.tools: each tool's mode and pre-authorisations.
+func (p *Policy) addTools(tools map[string]ToolConfig) error {
+	for _, name := range sortedKeys(tools) {
 		key := "risk.tools." + name
 		if err := checkToolName("risk.tools", name); err != nil {
-			return nil, err
+			return err
 		}
-		tc := cfg.Tools[name]
+		tc := tools[name]
 		if err := checkMode(key, tc.Mode); err != nil {
-			return nil, err
+			return err
 		}
 		if tc.Mode != "" {
 			p.toolModes[name] = tc.Mode
@@ -81,28 +101,34 @@ func New(cfg Config) (*Policy, error) {
 		if len(tc.Preauthorized) > 0 {
 			pa, err := compilePreauth(key+".preauthorized", name, tc.Preauthorized)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			p.preauth[name] = pa
 		}
 	}
-	for _, id := range sortedKeys(cfg.Channels) {
+	return nil
+}
+
+// addChannels validates risk.channels: each channel's mode and its
+// per-tool modes.
+func (p *Policy) addChannels(channels map[string]ChannelConfig) error {
+	for _, id := range sortedKeys(channels) {
 		key := "risk.channels." + id
 		if strings.TrimSpace(id) == "" {
-			return nil, fmt.Errorf("risk.channels: a channel id is empty")
+			return fmt.Errorf("risk.channels: a channel id is empty")
 		}
-		cc := cfg.Channels[id]
+		cc := channels[id]
 		if err := checkMode(key, cc.Mode); err != nil {
-			return nil, err
+			return err
 		}
 		cm := channelModes{mode: cc.Mode, tools: map[string]Mode{}}
 		for _, name := range sortedKeys(cc.Tools) {
 			if err := checkToolName(key+".tools", name); err != nil {
-				return nil, err
+				return err
 			}
 			m := cc.Tools[name].Mode
 			if err := checkMode(key+".tools."+name, m); err != nil {
-				return nil, err
+				return err
 			}
 			if m != "" {
 				cm.tools[name] = m
@@ -110,20 +136,7 @@ func New(cfg Config) (*Policy, error) {
 		}
 		p.channels[id] = cm
 	}
-	m, err := sensitive.New(cfg.SensitivePaths)
-	if err != nil {
-		return nil, fmt.Errorf("risk.sensitive_paths: %w", err)
-	}
-	p.sensitive = m
-	p.shell, err = shell.New(shell.Options{Sensitive: m})
-	if err != nil {
-		return nil, fmt.Errorf("risk: shell analyzer: %w", err)
-	}
-	p.sql, err = sqlrisk.New(sqlrisk.DefaultSQLMode)
-	if err != nil {
-		return nil, fmt.Errorf("sql parser: %w", err)
-	}
-	return p, nil
+	return nil
 }
 
 // judgement is what the rules of one tool found in a call, before the

@@ -63,7 +63,10 @@ const (
 
 // Call is one tool call to judge.
 type Call struct {
-	Tool string          `json:"tool"`
+	// Tool is the tool's name: execute_command, or one added later.
+	Tool string `json:"tool"`
+	// Args are the call's JSON arguments, risk_level included, as the LLM
+	// gave them.
 	Args json.RawMessage `json:"args"`
 	// Channel selects per-channel overrides; empty means none.
 	Channel string `json:"channel,omitempty"`
@@ -74,10 +77,15 @@ type Call struct {
 // Verdict is the judgement of one call. Reasons are short sentences that an
 // approval card shows as they are.
 type Verdict struct {
+	// Decision is what happens to the call: run, wait for a person, refuse.
 	Decision Decision `json:"decision"`
-	Risk     Level    `json:"risk"`
-	Rule     Rule     `json:"rule"`
-	Reasons  []string `json:"reasons"`
+	// Risk is the assessor's estimate: low when the call runs at once, high
+	// for an absurd or dangerous call, otherwise the LLM's level or medium.
+	Risk Level `json:"risk"`
+	// Rule is the rule of SPEC §2 that decided.
+	Rule Rule `json:"rule"`
+	// Reasons say why, in the order the rules found them; never empty.
+	Reasons []string `json:"reasons"`
 	// LLMLevel is the risk_level the LLM gave, when it gave a valid one.
 	LLMLevel Level `json:"llm_level,omitempty"`
 }

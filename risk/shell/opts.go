@@ -47,6 +47,7 @@ type opt struct {
 	hasValue bool
 }
 
+// String gives the option as written on a command line: -o, --output.
 func (o opt) String() string {
 	if o.short != 0 {
 		return "-" + string(o.short)
