@@ -201,6 +201,7 @@ func (t *Tool) check(raw json.RawMessage) (op, *tools.Result) {
 	return o, nil
 }
 
+// invalid is the refusal of arguments that name what is wrong with them.
 func invalid(err error) *tools.Result {
 	r := tools.InvalidArgs(err)
 	return &r

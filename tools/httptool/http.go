@@ -217,6 +217,7 @@ func withoutURL(err error) string {
 	return err.Error()
 }
 
+// invalid is the refusal of arguments that name what is wrong with them.
 func invalid(err error) *tools.Result {
 	r := tools.InvalidArgs(err)
 	return &r

@@ -210,29 +210,25 @@ type call struct {
 func (t *Tool) check(raw json.RawMessage) (call, *tools.Result) {
 	var a args
 	if err := tools.DecodeArgs(raw, &a); err != nil {
-		r := tools.InvalidArgs(err)
-		return call{}, &r
+		return call{}, invalid(err)
 	}
 	if strings.TrimSpace(a.Command) == "" {
-		r := tools.InvalidArgs(tools.MissingArg("command"))
-		return call{}, &r
+		return call{}, invalid(tools.MissingArg("command"))
 	}
 	if strings.ContainsRune(a.Command, 0) {
-		r := tools.InvalidArgs(&tools.ArgError{Arg: "command", Problem: "holds a NUL byte"})
-		return call{}, &r
+		return call{}, invalid(&tools.ArgError{Arg: "command", Problem: "holds a NUL byte"})
 	}
 	c := call{command: a.Command, timeout: t.cfg.Timeout}
 	if a.TimeoutSeconds != nil {
 		s := *a.TimeoutSeconds
 		if !(s > 0) || math.IsInf(s, 0) {
-			r := tools.InvalidArgs(&tools.ArgError{Arg: "timeout_seconds", Problem: "must be a positive number of seconds"})
-			return call{}, &r
+			return call{}, invalid(&tools.ArgError{Arg: "timeout_seconds", Problem: "must be a positive number of seconds"})
 		}
-		if d := time.Duration(s * float64(time.Second)); s*float64(time.Second) >= float64(t.cfg.MaxTimeout) {
+		if ns := s * float64(time.Second); ns < float64(t.cfg.MaxTimeout) {
+			c.timeout = time.Duration(ns)
+		} else {
 			c.timeout = t.cfg.MaxTimeout
 			c.note = fmt.Sprintf("timeout_seconds %g was capped at %v", s, t.cfg.MaxTimeout)
-		} else {
-			c.timeout = d
 		}
 	}
 	dir, deny, err := t.resolveDir(a.Workdir)
@@ -241,11 +237,16 @@ func (t *Tool) check(raw json.RawMessage) (call, *tools.Result) {
 		return call{}, &r
 	}
 	if err != nil {
-		r := tools.InvalidArgs(err)
-		return call{}, &r
+		return call{}, invalid(err)
 	}
 	c.dir = dir
 	return c, nil
+}
+
+// invalid is the refusal of arguments that name what is wrong with them.
+func invalid(err error) *tools.Result {
+	r := tools.InvalidArgs(err)
+	return &r
 }
 
 // resolveDir maps workdir onto a directory inside the root, following
