@@ -406,28 +406,6 @@ func holdsSecrets(p string) bool {
 	return in(base, dirCandidates...)
 }
 
-// loopItems returns the words a for loop gives the variable named by text
-// ("$f", "${f}"), when text is nothing but that variable.
-func (j *judge) loopItems(text string) ([]arg, bool) {
-	if len(j.loops) == 0 || !strings.HasPrefix(text, "$") {
-		return nil, false
-	}
-	name := strings.TrimSuffix(strings.TrimPrefix(text[1:], "{"), "}")
-	items, ok := j.loops[name]
-	if !ok || j.assigned[name] {
-		return nil, false
-	}
-	if _, set := j.vars[name]; set {
-		return nil, false
-	}
-	for _, it := range items {
-		if it.dynamic {
-			return nil, false // a nested loop variable or $(...): see the package doc
-		}
-	}
-	return items, true
-}
-
 // isSecret reports whether p is a sensitive path: the configured patterns,
 // and the shell's own list (secrets.go), which includes a process
 // environment (/proc/PID/environ), where the bot's own tokens live even

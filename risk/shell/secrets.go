@@ -99,3 +99,41 @@ func globMatch(pattern, name string) bool {
 	ok, err := path.Match(pattern, name)
 	return ok || err != nil
 }
+
+// touchesSecret records a danger when a command that is not a reader
+// (those have their own rule) names a sensitive path: curl -d @.env,
+// scp ~/.ssh/id_rsa host:, rm .env. For such commands an unknown verdict
+// could be lowered by the LLM; a secret must keep the card.
+func (j *judge) touchesSecret(argv []arg) {
+	for _, a := range argv[1:] {
+		p := j.resolve(a)
+		if a.dynamic && p == a.text {
+			continue
+		}
+		if i := strings.LastIndexByte(p, '='); i >= 0 {
+			p = p[i+1:]
+		}
+		p = strings.TrimPrefix(p, "@")
+		if p != "" && j.isSecret(p) {
+			j.danger(argv[0].text + " " + a.text + " touches a secret")
+			return
+		}
+	}
+}
+
+// runsLater reports whether writing p plants code that runs later: shell
+// start-up files, cron, systemd units, init scripts, the preload list.
+func runsLater(p string) bool {
+	switch path.Base(p) {
+	case ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
+		".zshenv", ".zlogin", "authorized_keys", "ld.so.preload", "crontab":
+		return true
+	}
+	for _, dir := range []string{"/etc/cron", "/etc/systemd/", "/etc/profile", "/etc/rc", "/etc/init.d/",
+		"/etc/bash", "/var/spool/cron/", "/lib/systemd/", "/usr/lib/systemd/", ".config/systemd/", ".config/autostart/"} {
+		if strings.HasPrefix(p, dir) || strings.Contains(p, "/"+strings.TrimPrefix(dir, "/")) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,100 @@
+package shell
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Redirections: where a statement's output goes and what it reads.
+
+// harmlessSinks are output targets that keep a script read-only.
+var harmlessSinks = map[string]bool{
+	"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true,
+	"/dev/fd/1": true, "/dev/fd/2": true, "/dev/tty": true,
+}
+
+// redirects judges a statement's redirections.
+func (j *judge) redirects(rs []*syntax.Redirect) {
+	for _, r := range rs {
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+			continue
+		case syntax.DplIn, syntax.DplOut:
+			if t, ok := word(r.Word).lit(); ok && (t == "-" || isDigits(t)) {
+				continue // 2>&1, >&2, <&0, >&-
+			}
+			if r.Op == syntax.DplIn {
+				j.unknown("reads from a file descriptor named at run time")
+				continue
+			}
+			j.output(word(r.Word), r.Op.String())
+		case syntax.RdrIn:
+			w := word(r.Word)
+			if t, ok := w.lit(); ok {
+				if j.isSecret(t) || j.isSecret(joinPath(j.cwd, t)) {
+					j.danger("< " + t + " reads a secret")
+				}
+				if strings.HasPrefix(t, "/dev/tcp/") || strings.HasPrefix(t, "/dev/udp/") {
+					j.unknown("< " + t + " opens a network connection")
+				}
+				continue
+			}
+			if strings.HasPrefix(j.resolve(w), "/dev/") {
+				j.unknown("reads from " + w.text + ", a device named at run time")
+				continue
+			}
+			// < "$f": like a reader's operand named at run time (see the
+			// package doc); a loop variable's words are checked.
+			j.secret("<", w)
+		default:
+			j.output(word(r.Word), r.Op.String())
+		}
+	}
+}
+
+// output judges a write to target: harmless, a raw disk (absurd), a secret
+// (danger), or any other file (a plain write: not read-only).
+func (j *judge) output(target arg, op string) {
+	t, ok := target.lit()
+	if ok && harmlessSinks[t] {
+		return
+	}
+	if isRawDisk(target.text) {
+		j.absurd("writing to " + target.text + " would destroy the disk")
+		return
+	}
+	if j.isSecret(target.text) {
+		j.danger(op + " " + target.text + " overwrites a secret")
+		return
+	}
+	if runsLater(target.text) {
+		j.danger(op + " " + target.text + " changes what runs at login, boot or on a schedule")
+		return
+	}
+	if strings.HasPrefix(target.text, "/proc/") || strings.HasPrefix(target.text, "/sys/") {
+		// echo b > /proc/sysrq-trigger reboots; /proc/sys and /sys tune the kernel.
+		j.danger(op + " " + target.text + " changes the running kernel")
+		return
+	}
+	if strings.HasPrefix(target.text, "/dev/tcp/") || strings.HasPrefix(target.text, "/dev/udp/") {
+		j.danger(op + " " + target.text + " sends data over the network")
+		return
+	}
+	if dev, ok := strings.CutPrefix(target.text, "/dev/"); ok && !strings.HasPrefix(dev, "shm/") &&
+		!strings.HasPrefix(dev, "tty") && !strings.HasPrefix(dev, "pts/") && !strings.HasPrefix(dev, "fd/") {
+		// /dev/mem, /dev/port, /dev/watchdog, /dev/console: devices, not files.
+		j.danger(op + " " + target.text + " writes to a device")
+		return
+	}
+	j.unknown(op + " " + target.text + " writes a file")
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
