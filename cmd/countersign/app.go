@@ -90,85 +90,51 @@ func build(ctx context.Context, cfg fileConfig, e env) (a *app, err error) {
 	return a, nil
 }
 
-// buildTools builds the tools that are on. The shell tool's process-wide
-// fences (shelltool.FenceProcess) are set up here, before the tool, so the
-// bot is fenced by default. The file tool gets the same secret paths as the
-// policy, so a link cannot reach one under another name.
+// buildTools builds the tools that are on, and records the effective
+// configuration of each, on or off.
 func (a *app) buildTools(c toolsConfig, secrets []string) error {
 	root := c.Root
 	if root == "" {
 		root = "."
 	}
-	abs, err := filepath.Abs(root)
+	root, err := filepath.Abs(root)
 	if err != nil {
 		return fmt.Errorf("tools.root: %w", err)
 	}
-	a.cfg.Tools.Root = abs
+	a.cfg.Tools.Root = root
 	command, files := on(c.Command.Enabled, true), on(c.Files.Enabled, true)
 	sql, web := on(c.SQL.Enabled, len(c.SQL.Config.Connections) > 0), on(c.HTTP.Enabled, false)
 	a.cfg.Tools.Command.Enabled = &command
 	a.cfg.Tools.Files.Enabled = &files
 	a.cfg.Tools.SQL.Enabled = &sql
 	a.cfg.Tools.HTTP.Enabled = &web
+
 	var list []tools.Tool
-	if command {
-		sc := c.Command.Config
-		if sc.Root == "" {
-			sc.Root = abs
+	add := func(t tools.Tool, err error) error {
+		if err == nil {
+			list = append(list, t)
 		}
-		if err := shelltool.FenceProcess(sc.KeepDumpable); err != nil {
-			return fmt.Errorf("tools.execute_command: %w", err)
-		}
-		t, err := shelltool.New(sc)
-		if err != nil {
-			return fmt.Errorf("tools.execute_command: %w", err)
-		}
-		a.cfg.Tools.Command.Config = t.Config()
-		list = append(list, t)
-	} else {
+		return err
+	}
+	if !command {
 		a.cfg.Tools.Command.Config = shownOff(c.Command.Config, shelltool.Config.WithDefaults)
+	} else if err := add(a.commandTool(c.Command.Config, root)); err != nil {
+		return err
 	}
-	if files {
-		fc := c.Files.Config
-		if fc.Root == "" {
-			fc.Root = abs
-		}
-		m, err := sensitive.New(secrets)
-		if err != nil {
-			return fmt.Errorf("risk.sensitive_paths: %w", err)
-		}
-		fc.Sensitive = m
-		t, err := filetool.New(fc)
-		if err != nil {
-			return fmt.Errorf("tools.file_operations: %w", err)
-		}
-		a.closer = append(a.closer, t.Close)
-		a.cfg.Tools.Files.Config = t.Config()
-		list = append(list, t)
-	} else {
+	if !files {
 		a.cfg.Tools.Files.Config = shownOff(c.Files.Config, filetool.Config.WithDefaults)
+	} else if err := add(a.filesTool(c.Files.Config, root, secrets)); err != nil {
+		return err
 	}
-	if sql {
-		t, err := sqltool.New(c.SQL.Config)
-		if err != nil {
-			return fmt.Errorf("tools.execute_sql: %w", err)
-		}
-		a.closer = append(a.closer, t.Close)
-		a.cfg.Tools.SQL.Config = t.Config()
-		list = append(list, t)
-	} else {
+	if !sql {
 		a.cfg.Tools.SQL.Config = shownOff(c.SQL.Config, sqltool.Config.WithDefaults)
+	} else if err := add(a.sqlTool(c.SQL.Config)); err != nil {
+		return err
 	}
-	if web {
-		t, err := httptool.New(c.HTTP.Config)
-		if err != nil {
-			return fmt.Errorf("tools.http_request: %w", err)
-		}
-		a.closer = append(a.closer, t.Close)
-		a.cfg.Tools.HTTP.Config = t.Config()
-		list = append(list, t)
-	} else {
+	if !web {
 		a.cfg.Tools.HTTP.Config = shownOff(c.HTTP.Config, httptool.Config.WithDefaults)
+	} else if err := add(a.httpTool(c.HTTP.Config)); err != nil {
+		return err
 	}
 	reg, err := tools.NewRegistry(list...)
 	if err != nil {
@@ -179,6 +145,67 @@ func (a *app) buildTools(c toolsConfig, secrets []string) error {
 		a.names = append(a.names, t.Name())
 	}
 	return nil
+}
+
+// commandTool builds execute_command, rooted at root unless its own root
+// is set. Its process-wide fences (shelltool.FenceProcess) are set up
+// first, so the bot is fenced by default.
+func (a *app) commandTool(c shelltool.Config, root string) (tools.Tool, error) {
+	if c.Root == "" {
+		c.Root = root
+	}
+	if err := shelltool.FenceProcess(c.KeepDumpable); err != nil {
+		return nil, fmt.Errorf("tools.execute_command: %w", err)
+	}
+	t, err := shelltool.New(c)
+	if err != nil {
+		return nil, fmt.Errorf("tools.execute_command: %w", err)
+	}
+	a.cfg.Tools.Command.Config = t.Config()
+	return t, nil
+}
+
+// filesTool builds file_operations, rooted at root unless its own root is
+// set. It gets the same secret paths as the policy, so a symbolic link
+// cannot reach one under another name.
+func (a *app) filesTool(c filetool.Config, root string, secrets []string) (tools.Tool, error) {
+	if c.Root == "" {
+		c.Root = root
+	}
+	m, err := sensitive.New(secrets)
+	if err != nil {
+		return nil, fmt.Errorf("risk.sensitive_paths: %w", err)
+	}
+	c.Sensitive = m
+	t, err := filetool.New(c)
+	if err != nil {
+		return nil, fmt.Errorf("tools.file_operations: %w", err)
+	}
+	a.closer = append(a.closer, t.Close)
+	a.cfg.Tools.Files.Config = t.Config()
+	return t, nil
+}
+
+// sqlTool builds execute_sql.
+func (a *app) sqlTool(c sqltool.Config) (tools.Tool, error) {
+	t, err := sqltool.New(c)
+	if err != nil {
+		return nil, fmt.Errorf("tools.execute_sql: %w", err)
+	}
+	a.closer = append(a.closer, t.Close)
+	a.cfg.Tools.SQL.Config = t.Config()
+	return t, nil
+}
+
+// httpTool builds http_request.
+func (a *app) httpTool(c httptool.Config) (tools.Tool, error) {
+	t, err := httptool.New(c)
+	if err != nil {
+		return nil, fmt.Errorf("tools.http_request: %w", err)
+	}
+	a.closer = append(a.closer, t.Close)
+	a.cfg.Tools.HTTP.Config = t.Config()
+	return t, nil
 }
 
 // shownOff is the effective configuration of a tool that is off: its
