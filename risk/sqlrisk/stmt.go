@@ -23,7 +23,6 @@ func (j *judgement) statement(s ast.StmtNode) {
 // kind judges the statement by its kind and reports whether it is one of the
 // reads that may be auto-run (SELECT, SHOW, DESCRIBE, EXPLAIN of a read).
 func (j *judgement) kind(s ast.StmtNode) bool {
-	never := func(what string) { j.danger(what + " is never run without approval") }
 	switch s := s.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt, *ast.HelpStmt, *ast.ExplainForStmt:
 		return true
@@ -37,27 +36,10 @@ func (j *judgement) kind(s ast.StmtNode) bool {
 		return true
 	case *ast.ExplainStmt:
 		return j.explain(s)
-
 	case *ast.DeleteStmt:
-		tables := deleteTables(s)
-		switch {
-		case s.Where == nil:
-			j.danger("DELETE without WHERE touches every row of " + tables)
-		case matchesAll(s.Where):
-			j.danger("DELETE whose WHERE does not depend on the row touches every row of " + tables)
-		default:
-			j.unknown("DELETE removes rows from " + tables)
-		}
+		j.rowWrite("DELETE", "removes rows from", deleteTables(s), s.Where)
 	case *ast.UpdateStmt:
-		tables := joinTables(s.TableRefs)
-		switch {
-		case s.Where == nil:
-			j.danger("UPDATE without WHERE touches every row of " + tables)
-		case matchesAll(s.Where):
-			j.danger("UPDATE whose WHERE does not depend on the row touches every row of " + tables)
-		default:
-			j.unknown("UPDATE writes to " + tables)
-		}
+		j.rowWrite("UPDATE", "writes to", joinTables(s.TableRefs), s.Where)
 	case *ast.InsertStmt:
 		verb := "INSERT"
 		if s.IsReplace {
@@ -66,118 +48,150 @@ func (j *judgement) kind(s ast.StmtNode) bool {
 		j.unknown(verb + " writes to " + joinTables(s.Table))
 	case *ast.NonTransactionalDMLStmt:
 		j.kind(s.DMLStmt)
-
-	case *ast.DropTableStmt:
-		switch {
-		case s.IsView:
-			never("DROP VIEW")
-		default:
-			never("DROP TABLE")
-		}
-	case *ast.DropDatabaseStmt:
-		never("DROP DATABASE")
-	case *ast.DropIndexStmt:
-		never("DROP INDEX")
-	case *ast.DropSequenceStmt:
-		never("DROP SEQUENCE")
-	case *ast.DropProcedureStmt:
-		never("DROP PROCEDURE")
-	case *ast.DropUserStmt:
-		if s.IsDropRole {
-			never("DROP ROLE")
-		} else {
-			never("DROP USER")
-		}
-	case *ast.DropPlacementPolicyStmt, *ast.DropResourceGroupStmt, *ast.DropStatsStmt,
-		*ast.DropBindingStmt, *ast.DropStatisticsStmt, *ast.DropQueryWatchStmt:
-		never("DROP")
-	case *ast.TruncateTableStmt:
-		never("TRUNCATE TABLE")
-	case *ast.AlterTableStmt:
-		never("ALTER TABLE")
-	case *ast.AlterDatabaseStmt:
-		never("ALTER DATABASE")
-	case *ast.AlterUserStmt:
-		never("ALTER USER")
-	case *ast.AlterInstanceStmt:
-		never("ALTER INSTANCE")
-	case *ast.AlterSequenceStmt, *ast.AlterPlacementPolicyStmt, *ast.AlterResourceGroupStmt, *ast.AlterRangeStmt:
-		never("ALTER")
-	case *ast.RenameTableStmt:
-		never("RENAME TABLE")
-	case *ast.RenameUserStmt:
-		never("RENAME USER")
-	case *ast.GrantStmt, *ast.GrantRoleStmt, *ast.GrantProxyStmt:
-		never("GRANT")
-	case *ast.RevokeStmt, *ast.RevokeRoleStmt:
-		never("REVOKE")
-	case *ast.CreateUserStmt:
-		if s.IsCreateRole {
-			never("CREATE ROLE")
-		} else {
-			never("CREATE USER")
-		}
-	case *ast.SetPwdStmt:
-		never("SET PASSWORD")
-	case *ast.SetDefaultRoleStmt:
-		never("SET DEFAULT ROLE")
-	case *ast.SetConfigStmt:
-		never("SET CONFIG")
 	case *ast.SetStmt:
-		scope := ""
-		for _, v := range s.Variables {
-			name := strings.ToLower(v.Name)
-			switch {
-			case v.IsGlobal || v.IsInstance:
-				scope = "SET GLOBAL"
-			case v.IsSystem && strings.HasPrefix(name, "persist."):
-				scope = "SET PERSIST"
-			case v.IsSystem && strings.HasPrefix(name, "persist_only."):
-				scope = "SET PERSIST_ONLY"
-			}
-		}
-		if scope != "" {
-			never(scope)
-		} else {
-			j.unknown("SET changes settings of the session")
-		}
-	case *ast.ShutdownStmt:
-		never("SHUTDOWN")
-	case *ast.RestartStmt:
-		never("RESTART")
-	case *ast.KillStmt:
-		never("KILL")
-	case *ast.FlushStmt:
-		never("FLUSH")
-	case *ast.LoadDataStmt:
-		never("LOAD DATA")
-	case *ast.ImportIntoStmt:
-		never("IMPORT INTO")
-	case *ast.LockTablesStmt:
-		never("LOCK TABLES")
-	case *ast.BinlogStmt:
-		never("BINLOG")
-	case *ast.ProcedureInfo:
-		never("CREATE PROCEDURE")
-
-	case *ast.UseStmt:
-		j.unknown("USE switches the session's database; name the database in the tool call instead")
-	case *ast.CallStmt:
-		j.unknown("CALL runs a stored procedure that may write")
-	case *ast.CreateTableStmt:
-		j.unknown("CREATE TABLE changes the schema")
-	case *ast.CreateIndexStmt:
-		j.unknown("CREATE INDEX changes the schema")
-	case *ast.CreateViewStmt:
-		j.unknown("CREATE VIEW changes the schema")
-	case *ast.CreateDatabaseStmt:
-		j.unknown("CREATE DATABASE changes the server")
-	case *ast.BeginStmt, *ast.CommitStmt, *ast.RollbackStmt, *ast.SavepointStmt, *ast.ReleaseSavepointStmt:
-		j.unknown("transaction control is not a plain read")
+		j.set(s)
 	default:
-		j.unknown(leadWords(s.Text()) + " is not a plain read")
+		if what, ok := neverRun(s); ok {
+			j.danger(what + " is never run without approval")
+		} else {
+			j.unknown(notARead(s))
+		}
 	}
 	return false
+}
+
+// rowWrite judges DELETE and UPDATE: without a WHERE that depends on the
+// row they touch every row, a danger (SPEC §2 rule 4).
+func (j *judgement) rowWrite(verb, does, tables string, where ast.ExprNode) {
+	switch {
+	case where == nil:
+		j.danger(verb + " without WHERE touches every row of " + tables)
+	case matchesAll(where):
+		j.danger(verb + " whose WHERE does not depend on the row touches every row of " + tables)
+	default:
+		j.unknown(verb + " " + does + " " + tables)
+	}
+}
+
+// set judges SET: a global or persisted variable changes the server for
+// everyone (SPEC §2 rule 4); a session variable only this session.
+func (j *judgement) set(s *ast.SetStmt) {
+	scope := ""
+	for _, v := range s.Variables {
+		name := strings.ToLower(v.Name)
+		switch {
+		case v.IsGlobal || v.IsInstance:
+			scope = "SET GLOBAL"
+		case v.IsSystem && strings.HasPrefix(name, "persist."):
+			scope = "SET PERSIST"
+		case v.IsSystem && strings.HasPrefix(name, "persist_only."):
+			scope = "SET PERSIST_ONLY"
+		}
+	}
+	if scope != "" {
+		j.danger(scope + " is never run without approval")
+	} else {
+		j.unknown("SET changes settings of the session")
+	}
+}
+
+// neverRun names the statements SPEC §2 rule 4 never lets run without a
+// person: schema and server changes, user management, and the rest.
+func neverRun(s ast.StmtNode) (string, bool) {
+	switch s := s.(type) {
+	case *ast.DropTableStmt:
+		if s.IsView {
+			return "DROP VIEW", true
+		}
+		return "DROP TABLE", true
+	case *ast.DropDatabaseStmt:
+		return "DROP DATABASE", true
+	case *ast.DropIndexStmt:
+		return "DROP INDEX", true
+	case *ast.DropSequenceStmt:
+		return "DROP SEQUENCE", true
+	case *ast.DropProcedureStmt:
+		return "DROP PROCEDURE", true
+	case *ast.DropUserStmt:
+		if s.IsDropRole {
+			return "DROP ROLE", true
+		}
+		return "DROP USER", true
+	case *ast.DropPlacementPolicyStmt, *ast.DropResourceGroupStmt, *ast.DropStatsStmt,
+		*ast.DropBindingStmt, *ast.DropStatisticsStmt, *ast.DropQueryWatchStmt:
+		return "DROP", true
+	case *ast.TruncateTableStmt:
+		return "TRUNCATE TABLE", true
+	case *ast.AlterTableStmt:
+		return "ALTER TABLE", true
+	case *ast.AlterDatabaseStmt:
+		return "ALTER DATABASE", true
+	case *ast.AlterUserStmt:
+		return "ALTER USER", true
+	case *ast.AlterInstanceStmt:
+		return "ALTER INSTANCE", true
+	case *ast.AlterSequenceStmt, *ast.AlterPlacementPolicyStmt, *ast.AlterResourceGroupStmt, *ast.AlterRangeStmt:
+		return "ALTER", true
+	case *ast.RenameTableStmt:
+		return "RENAME TABLE", true
+	case *ast.RenameUserStmt:
+		return "RENAME USER", true
+	case *ast.GrantStmt, *ast.GrantRoleStmt, *ast.GrantProxyStmt:
+		return "GRANT", true
+	case *ast.RevokeStmt, *ast.RevokeRoleStmt:
+		return "REVOKE", true
+	case *ast.CreateUserStmt:
+		if s.IsCreateRole {
+			return "CREATE ROLE", true
+		}
+		return "CREATE USER", true
+	case *ast.SetPwdStmt:
+		return "SET PASSWORD", true
+	case *ast.SetDefaultRoleStmt:
+		return "SET DEFAULT ROLE", true
+	case *ast.SetConfigStmt:
+		return "SET CONFIG", true
+	case *ast.ShutdownStmt:
+		return "SHUTDOWN", true
+	case *ast.RestartStmt:
+		return "RESTART", true
+	case *ast.KillStmt:
+		return "KILL", true
+	case *ast.FlushStmt:
+		return "FLUSH", true
+	case *ast.LoadDataStmt:
+		return "LOAD DATA", true
+	case *ast.ImportIntoStmt:
+		return "IMPORT INTO", true
+	case *ast.LockTablesStmt:
+		return "LOCK TABLES", true
+	case *ast.BinlogStmt:
+		return "BINLOG", true
+	case *ast.ProcedureInfo:
+		return "CREATE PROCEDURE", true
+	}
+	return "", false
+}
+
+// notARead says why any other statement is confirmed.
+func notARead(s ast.StmtNode) string {
+	switch s.(type) {
+	case *ast.UseStmt:
+		return "USE switches the session's database; name the database in the tool call instead"
+	case *ast.CallStmt:
+		return "CALL runs a stored procedure that may write"
+	case *ast.CreateTableStmt:
+		return "CREATE TABLE changes the schema"
+	case *ast.CreateIndexStmt:
+		return "CREATE INDEX changes the schema"
+	case *ast.CreateViewStmt:
+		return "CREATE VIEW changes the schema"
+	case *ast.CreateDatabaseStmt:
+		return "CREATE DATABASE changes the server"
+	case *ast.BeginStmt, *ast.CommitStmt, *ast.RollbackStmt, *ast.SavepointStmt, *ast.ReleaseSavepointStmt:
+		return "transaction control is not a plain read"
+	}
+	return leadWords(s.Text()) + " is not a plain read"
 }
 
 // explain judges EXPLAIN and DESCRIBE. EXPLAIN ANALYZE runs its statement,
