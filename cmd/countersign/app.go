@@ -219,31 +219,34 @@ func shownOff[C any](c C, withDefaults func(C) (C, error)) C {
 	return c
 }
 
+// buildModel builds the model client when one is configured (in the file
+// or the environment), and records the effective llm section, API key
+// redacted.
 func (a *app) buildModel(c llm.Config, getenv func(string) string) error {
 	c = c.FromEnv(getenv)
-	if c.APIKey != "" {
-		a.cfg.LLM.APIKey = "(redacted)"
-	}
-	if !c.Configured() {
-		a.cfg.LLM = shownOff(c, llm.Config.WithDefaults)
-		return nil
-	}
-	m, err := llm.New(c, nil)
-	if err != nil {
+	shown, err := c.WithDefaults()
+	switch {
+	case c.Configured() && err != nil:
 		return err
+	case c.Configured():
+		m, err := llm.New(c, nil)
+		if err != nil {
+			return err
+		}
+		a.model = m
+	case err != nil:
+		shown = c // no model: the section is shown as written
 	}
-	a.model = m
-	redacted, err := c.WithDefaults()
-	if err != nil {
-		return err
+	if shown.APIKey != "" {
+		shown.APIKey = "(redacted)"
 	}
-	if redacted.APIKey != "" {
-		redacted.APIKey = "(redacted)"
-	}
-	a.cfg.LLM = redacted
+	a.cfg.LLM = shown
 	return nil
 }
 
+// buildStore opens the approval store: Redis when a URL or addresses are
+// configured (reached now when e.dial), else memory. The address shown
+// never holds the password.
 func (a *app) buildStore(ctx context.Context, c storeConfig, e env) error {
 	envName := c.RedisURLEnv
 	if envName == "" {
