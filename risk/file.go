@@ -54,6 +54,12 @@ func (p *Policy) judgeFile(a args) judgement {
 	j.op = op + " " + clean
 	if why, ok := p.sensitive.Match(name); ok {
 		j.danger = append(j.danger, why)
+	} else if op == "list" {
+		// A listing shows the names of the secrets a directory holds (.aws),
+		// as ls does in a shell.
+		if why, ok := p.sensitive.MatchDir(name); ok {
+			j.danger = append(j.danger, why)
+		}
 	}
 	if op == "write" || op == "append" {
 		if why, ok := sensitive.RunsLater(clean); ok {

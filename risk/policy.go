@@ -33,8 +33,10 @@ import (
 //     file path that does; one that holds secrets (.ssh, .aws, .docker) is
 //     a danger, since `cat credentials` there reads .aws/credentials.
 //   - Files: any operation on a sensitive path is a danger (list .ssh and
-//     stat .env too, as the SPEC says), and so is a write or append that
-//     plants code to run later (.bashrc, .git/hooks/, authorized_keys).
+//     stat .env too, as the SPEC says), and so is a list of a directory
+//     that holds secrets (.aws: it shows their names, as ls .aws would in
+//     the shell) and a write or append that plants code to run later
+//     (.bashrc, .git/hooks/, authorized_keys).
 //   - An unknown mode on a Call is judged as strict, with a reason.
 type Policy struct {
 	mode      Mode

@@ -20,7 +20,7 @@ type reader struct {
 	denyWhy     string  // what a denied option does: "writes a file"
 	maxOperands int     // most operands it may have and stay a reader; -1 for any
 	content     bool    // operands are files whose content it prints: secrets are checked
-	lists       bool    // operands are paths it lists or describes: secret directories are checked too
+	paths       pathUse // what it does with paths among its operands: sensitive ones are checked
 	// secretOpts are options whose value is a file the command reads and
 	// shows back, at least in its error messages (date -f, wc
 	// --files0-from): a secret there is read like an operand. Each must also
@@ -80,9 +80,17 @@ func (rd reader) withPattern() reader { rd.pattern = true; rd.content = true; re
 
 func (rd reader) withContent() reader { rd.content = true; return rd }
 
-// withLists marks a reader whose operands (or, without any, the current
-// directory) are paths it lists or describes.
-func (rd reader) withLists() reader { rd.lists = true; return rd }
+// pathUse says what a reader that does not print content does with the
+// paths among its operands (or, without any, the current directory).
+type pathUse uint8
+
+const (
+	noPaths   pathUse = iota
+	describes         // stat, file: a sensitive operand is a danger
+	lists             // ls, tree, du, find: so is a directory that holds secrets
+)
+
+func (rd reader) with(u pathUse) reader { rd.paths = u; return rd }
 
 // withSecretOpts names the options whose value is a file that is read.
 func (rd reader) withSecretOpts(spec string) reader { rd.secretOpts = mustSpec(spec); return rd }
@@ -111,9 +119,9 @@ func readers() map[string]reader {
 		"grep": grep, "egrep": grep, "fgrep": grep, "zgrep": grep,
 		"zcat": files(""), "bzcat": files(""), "xzcat": files(""),
 		"rg": r("-e -f -g -t -T -m -A -B -C -j -M -E --regexp --file --glob --iglob --type --type-not --max-count --after-context --before-context --context --threads --max-columns --encoding --sort --sortr --color --colors --max-depth --max-filesize --type-add --ignore-file --replace -r", "--pre --pre-glob -z --search-zip --hostname-bin", "runs other programs on the files").withPattern().withSecretOpts("-f --file --ignore-file"),
-		"wc": files0, "ls": anyArgs().withLists(), "stat": anyArgs().withLists(), "du": files0.withLists(), "df": anyArgs(),
-		"file": r("-m -e -F -P -f --magic-file --exclude --separator --parameter --files-from", "-C --compile", "writes a compiled magic file").withSecretOpts("-m --magic-file -f --files-from").withLists(),
-		"tree": r("-L -P -I -H -T --charset --filelimit --timefmt --sort", "-o -R --fromfile", "writes output files or lists what a file says").withLists(),
+		"wc": files0, "ls": anyArgs().with(lists), "stat": anyArgs().with(describes), "du": files0.with(lists), "df": anyArgs(),
+		"file": r("-m -e -F -P -f --magic-file --exclude --separator --parameter --files-from", "-C --compile", "writes a compiled magic file").withSecretOpts("-m --magic-file -f --files-from").with(describes),
+		"tree": r("-L -P -I -H -T --charset --filelimit --timefmt --sort", "-o -R --fromfile", "writes output files or lists what a file says").with(lists),
 		"cut":  files("-b -c -d -f --bytes --characters --delimiter --fields --output-delimiter"),
 		"tr":   anyArgs(), "column": files("-c -s -o -N -R -E -H -W -n -r -l"),
 		"sort": r("-k -t -S -T --key --field-separator --buffer-size --temporary-directory --parallel --batch-size --files0-from --sort --random-source", "-o --output --compress-program", "writes a file or runs a program").withContent().withSecretOpts("--files0-from"),
@@ -211,7 +219,7 @@ func readers() map[string]reader {
 		"crictl":     r("-r -i -t --runtime-endpoint --image-endpoint --timeout --config -c --tail --since --until -o --output -s --state --name --label --pod", "", "").withCheck(crictlCheck),
 		"ssh-keygen": r("-f -E -F", "", "").withCheck(sshKeygenCheck),
 		"fuser":      r("", "-k --kill -i --interactive", "kills processes"),
-		"pstree":     anyArgs(), "pmap": anyArgs(), "getfacl": anyArgs().withLists(), "lsattr": anyArgs().withLists(), "namei": anyArgs().withLists(),
+		"pstree":     anyArgs(), "pmap": anyArgs(), "getfacl": anyArgs().with(describes), "lsattr": anyArgs().with(describes), "namei": anyArgs().with(describes),
 		"lsb_release": anyArgs(), "pg_isready": anyArgs(), "pg_lsclusters": anyArgs(),
 		"dmidecode": r("-t -s -H --type --string --handle --from-dump --dev-mem", "--dump-bin", "writes a file"),
 		"pvs":       lvmReport, "vgs": lvmReport, "lvs": lvmReport, "pvdisplay": lvmReport, "vgdisplay": lvmReport, "lvdisplay": lvmReport,
@@ -318,8 +326,8 @@ func (rd *reader) judgeArgs(j *judge, c *cmd) {
 			j.secret(c.name, f)
 		}
 	}
-	if rd.lists {
-		j.listed(c.name, operands)
+	if rd.paths != noPaths {
+		j.listed(c.name, operands, rd.paths)
 	}
 	if rd.check != nil {
 		if why := rd.check(j, c, opts, operands); why != "" {
@@ -358,22 +366,23 @@ func (j *judge) secret(name string, f arg) {
 }
 
 // listed records a danger when a reader lists or describes a sensitive
-// path, a directory that holds secrets included (ls .ssh, ls .aws, find
-// ~/.ssh): the file tool's list of such a path needs a person too. With no
-// operand the reader looks at the directory a cd moved to.
-func (j *judge) listed(name string, operands []arg) {
+// path, as the file tool's list and stat of it are (SPEC §2 rule 4); a
+// lister (ls .aws, find ~/.ssh) also when the directory holds secrets,
+// since it shows their names. With no operand the reader looks at the
+// directory a cd moved to.
+func (j *judge) listed(name string, operands []arg, use pathUse) {
 	if len(operands) == 0 {
 		if j.cwd != "" {
-			j.listedPath(name, arg{text: "."})
+			j.listedPath(name, arg{text: "."}, use)
 		}
 		return
 	}
 	for _, f := range operands {
-		j.listedPath(name, f)
+		j.listedPath(name, f, use)
 	}
 }
 
-func (j *judge) listedPath(name string, f arg) {
+func (j *judge) listedPath(name string, f arg, use pathUse) {
 	p := j.resolve(f)
 	if f.dynamic && p == f.text {
 		return // a value nobody can know here; see the package doc
@@ -382,14 +391,19 @@ func (j *judge) listedPath(name string, f arg) {
 		if cand == "" {
 			continue
 		}
-		if _, ok := j.a.secrets.MatchDir(cand); ok || j.isSecret(cand) {
-			if holdsSecrets(cand) {
-				j.danger(name + " " + f.text + " lists a directory that holds secrets")
-			} else {
-				j.danger(name + " " + f.text + " looks at a secret")
-			}
-			return
+		secret := j.isSecret(cand)
+		if !secret && use == lists {
+			_, secret = j.a.secrets.MatchDir(cand)
 		}
+		if !secret {
+			continue
+		}
+		if use == lists && holdsSecrets(cand) {
+			j.danger(name + " " + f.text + " lists a directory that holds secrets")
+		} else {
+			j.danger(name + " " + f.text + " looks at a secret")
+		}
+		return
 	}
 	if f.glob && j.globSecret(p) {
 		j.danger(name + " " + f.text + " looks at a secret")
@@ -402,8 +416,7 @@ func holdsSecrets(p string) bool {
 	if strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.") {
 		return true
 	}
-	base := p[strings.LastIndexByte(p, '/')+1:]
-	return in(base, dirCandidates...)
+	return in(p[strings.LastIndexByte(p, '/')+1:], dirCandidates...)
 }
 
 // isSecret reports whether p is a sensitive path: the configured patterns,

@@ -382,7 +382,7 @@ func findCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		}
 		starts = append(starts, a)
 	}
-	j.listed("find", starts)
+	j.listed("find", starts, lists)
 	rest := args[len(starts):]
 	for i, a := range rest {
 		// -type f and -name '*' narrow nothing: find / -type f -delete
