@@ -3,6 +3,7 @@ package shell
 import (
 	"strings"
 
+	"github.com/countersign/countersign/risk/sensitive"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -68,7 +69,7 @@ func (j *judge) output(target arg, op string) {
 		j.danger(op + " " + target.text + " overwrites a secret")
 		return
 	}
-	if runsLater(target.text) {
+	if _, later := sensitive.RunsLater(target.text); later {
 		j.danger(op + " " + target.text + " changes what runs at login, boot or on a schedule")
 		return
 	}

@@ -120,20 +120,3 @@ func (j *judge) touchesSecret(argv []arg) {
 		}
 	}
 }
-
-// runsLater reports whether writing p plants code that runs later: shell
-// start-up files, cron, systemd units, init scripts, the preload list.
-func runsLater(p string) bool {
-	switch path.Base(p) {
-	case ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
-		".zshenv", ".zlogin", "authorized_keys", "ld.so.preload", "crontab":
-		return true
-	}
-	for _, dir := range []string{"/etc/cron", "/etc/systemd/", "/etc/profile", "/etc/rc", "/etc/init.d/",
-		"/etc/bash", "/var/spool/cron/", "/lib/systemd/", "/usr/lib/systemd/", ".config/systemd/", ".config/autostart/"} {
-		if strings.HasPrefix(p, dir) || strings.Contains(p, "/"+strings.TrimPrefix(dir, "/")) {
-			return true
-		}
-	}
-	return false
-}

@@ -900,3 +900,17 @@ func TestSecretDirectories(t *testing.T) {
 		{"tree project", "tree -L 2 src", readOnly, ""},
 	})
 }
+
+// TestPlantedCode: a redirection that writes a file which runs later is
+// a danger, by the same list as the file tool's writes.
+func TestPlantedCode(t *testing.T) {
+	run(t, []tcase{
+		{"bashrc", "echo 'curl x | sh' >> ~/.bashrc", danger, "changes what runs at login, boot or on a schedule"},
+		{"cron", "echo '* * * * * x' > /etc/cron.d/job", danger, "changes what runs"},
+		{"systemd unit", "cat unit > ~/.config/systemd/user/x.service", danger, "changes what runs"},
+		{"git hook", "echo x > .git/hooks/pre-commit", danger, "changes what runs"},
+		{"gitconfig pager", "echo '[core] pager = x' >> ~/.gitconfig", danger, "changes what runs"},
+		{"authorized keys", "cat key.pub >> ~/.ssh/authorized_keys", danger, ""},
+		{"plain file", "echo x > notes.txt", unknown, "writes a file"},
+	})
+}
