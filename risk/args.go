@@ -172,6 +172,16 @@ func (a args) requiredStr(key string) (string, error) {
 	return s, nil
 }
 
+// requiredText is requiredStr for an argument that must hold more than
+// white space: the command or statement to judge.
+func (a args) requiredText(key string) (string, error) {
+	s, err := a.requiredStr(key)
+	if err == nil && strings.TrimSpace(s) == "" {
+		err = fmt.Errorf("argument %q is empty", key)
+	}
+	return s, err
+}
+
 // boolean returns the optional boolean argument key.
 func (a args) boolean(key string) (bool, error) {
 	raw, found := a.get(key)

@@ -299,12 +299,9 @@ func (p *Policy) modeFor(c Call) (Mode, string) {
 
 // judgeCommand applies the shell rules to execute_command.
 func (p *Policy) judgeCommand(a args) judgement {
-	cmd, err := a.requiredStr("command")
+	cmd, err := a.requiredText("command")
 	if err != nil {
 		return malformed(err)
-	}
-	if strings.TrimSpace(cmd) == "" {
-		return malformed(fmt.Errorf("argument %q is empty", "command"))
 	}
 	workdir, _, err := a.str("workdir")
 	if err != nil {
@@ -344,12 +341,9 @@ func (p *Policy) judgeCommand(a args) judgement {
 
 // judgeSQL applies the SQL rules to execute_sql.
 func (p *Policy) judgeSQL(a args) judgement {
-	text, err := a.requiredStr("sql")
+	text, err := a.requiredText("sql")
 	if err != nil {
 		return malformed(err)
-	}
-	if strings.TrimSpace(text) == "" {
-		return malformed(fmt.Errorf("argument %q is empty", "sql"))
 	}
 	if err := a.kind("database", '"'); err != nil {
 		return malformed(err)
