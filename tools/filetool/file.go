@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -164,6 +165,8 @@ type op struct {
 	recursive bool
 }
 
+// operations are the operation names, in the order the schema and
+// messages list them.
 var operations = []string{"read", "list", "exists", "stat", "write", "append", "mkdir", "delete"}
 
 // check decodes and validates the arguments. A non-nil result is the
@@ -177,7 +180,7 @@ func (t *Tool) check(raw json.RawMessage) (op, *tools.Result) {
 	switch {
 	case a.Operation == "":
 		return op{}, invalid(tools.MissingArg("operation"))
-	case !contains(operations, a.Operation):
+	case !slices.Contains(operations, a.Operation):
 		return op{}, invalid(&tools.ArgError{Arg: "operation", Problem: fmt.Sprintf("%q is not one of %s", a.Operation, strings.Join(operations, ", "))})
 	case (a.Operation == "write" || a.Operation == "append") && a.Content == nil:
 		return op{}, invalid(tools.MissingArg("content"))
@@ -205,15 +208,6 @@ func (t *Tool) check(raw json.RawMessage) (op, *tools.Result) {
 func invalid(err error) *tools.Result {
 	r := tools.InvalidArgs(err)
 	return &r
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // cleanPath checks a path lexically: relative, and not leaving the root.

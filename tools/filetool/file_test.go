@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -577,5 +578,23 @@ func TestFIFOsNeverHang(t *testing.T) {
 			}
 			t.Fatalf("%s of a FIFO hung", op)
 		}
+	}
+}
+
+// The schema offers the model exactly the operations check accepts, in
+// the same order.
+func TestSchemaListsTheOperations(t *testing.T) {
+	var schema struct {
+		Properties struct {
+			Operation struct {
+				Enum []string `json:"enum"`
+			} `json:"operation"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(newTool(t, nil).Schema(), &schema); err != nil {
+		t.Fatalf("schema is not JSON: %v", err)
+	}
+	if got := schema.Properties.Operation.Enum; !slices.Equal(got, operations) {
+		t.Errorf("schema enum %q, check accepts %q", got, operations)
 	}
 }
