@@ -92,3 +92,31 @@ func (j *judge) loopItems(text string) ([]arg, bool) {
 	}
 	return items, true
 }
+
+// forLoop judges a for loop over words. Unless its body sets the loop
+// variable itself, the words stand for the variable inside the body only
+// (after the loop it may be set again), where loopVariants and loopItems
+// use them. It reports whether syntax.Walk should still descend.
+func (j *judge) forLoop(n *syntax.ForClause, depth int) bool {
+	wi, ok := n.Loop.(*syntax.WordIter)
+	if !ok || wi.Name == nil || reassigns(n.Do, wi.Name.Value) {
+		return true
+	}
+	name := wi.Name.Value
+	if j.loops == nil {
+		j.loops = map[string][]arg{}
+	}
+	outer, had := j.loops[name]
+	visit := func(n syntax.Node) bool { return j.visit(n, depth) }
+	syntax.Walk(wi, visit)
+	j.loops[name] = words(wi.Items, nil)
+	for _, s := range n.Do {
+		syntax.Walk(s, visit)
+	}
+	if had {
+		j.loops[name] = outer
+	} else {
+		delete(j.loops, name)
+	}
+	return false
+}

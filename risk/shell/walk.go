@@ -117,76 +117,21 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 		j.function(n)
 	case *syntax.DeclClause:
 		j.declare(n)
-	case *syntax.CStyleLoop:
-		if !constArith(n.Init) || !constArith(n.Cond) || !constArith(n.Post) {
-			j.unknown("arithmetic on variables can run code hidden in their values")
-		}
 	case *syntax.BinaryCmd:
 		if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
 			j.pipeline(n, depth)
 		}
-	case *syntax.ArithmCmd:
-		if !constArith(n.X) {
-			j.unknown("arithmetic on variables can run code hidden in their values")
-		}
-	case *syntax.LetClause:
-		j.unknown("let evaluates arithmetic on variables")
-	case *syntax.ArithmExp:
-		if !constArith(n.X) {
-			j.unknown("arithmetic on variables can run code hidden in their values")
-		}
-	case *syntax.ParamExp:
-		if n.Exp != nil && n.Exp.Op == syntax.OtherParamOps && n.Exp.Word != nil && strings.Contains(word(n.Exp.Word).text, "P") {
-			j.unknown("${…@P} expands a value as a prompt, which runs command substitutions")
-		}
-		if n.Index != nil && !constArith(n.Index) && !wholeArray(n.Index) || n.Slice != nil && !(constArith(n.Slice.Offset) && constArith(n.Slice.Length)) {
-			j.unknown("array index on variables can run code hidden in their values")
-		}
-		if n.Excl && n.Names == 0 && n.Index == nil {
-			// ${!x}: x may hold a[$(cmd)], whose subscript is evaluated.
-			j.unknown("${!…} expands a variable named at run time, which can run code")
-		}
-		if n.Param != nil && n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) && riskyVar(n.Param.Value) {
-			j.unknown("${" + n.Param.Value + ":=…} sets " + n.Param.Value + ", which changes what later commands do")
-		}
-	case *syntax.UnaryTest:
-		if n.Op == syntax.TsVarSet || n.Op == syntax.TsRefVar {
-			if w, ok := n.X.(*syntax.Word); ok && strings.ContainsAny(word(w).text, "[") && strings.ContainsAny(word(w).text, "$`") {
-				j.unknown("-v " + word(w).text + " evaluates an array subscript, which can run code")
-			}
-		}
-	case *syntax.BinaryTest:
-		if n.Op >= syntax.TsEql && n.Op <= syntax.TsGtr && !(constArith(n.X) && constArith(n.Y)) {
-			j.unknown("numeric test on variables can run code hidden in their values")
-		}
 	case *syntax.ForClause:
-		if wi, ok := n.Loop.(*syntax.WordIter); ok && wi.Name != nil && !reassigns(n.Do, wi.Name.Value) {
-			// The loop's words stand for its variable inside the body only:
-			// after the loop the variable may be set again.
-			name := wi.Name.Value
-			if j.loops == nil {
-				j.loops = map[string][]arg{}
-			}
-			outer, had := j.loops[name]
-			visit := func(n syntax.Node) bool { return j.visit(n, depth) }
-			syntax.Walk(wi, visit)
-			j.loops[name] = words(wi.Items, nil)
-			for _, s := range n.Do {
-				syntax.Walk(s, visit)
-			}
-			if had {
-				j.loops[name] = outer
-			} else {
-				delete(j.loops, name)
-			}
-			return false
-		}
+		return j.forLoop(n, depth)
 	case *syntax.WhileClause:
 		if endless(n) && spawns(n.Do) {
 			j.absurd("an endless loop that starts background processes: a fork bomb")
 		}
 	case *syntax.CoprocClause:
 		j.unknown("coproc starts a background process")
+	case *syntax.CStyleLoop, *syntax.ArithmCmd, *syntax.LetClause, *syntax.ArithmExp,
+		*syntax.ParamExp, *syntax.UnaryTest, *syntax.BinaryTest:
+		j.hiddenCode(n)
 	}
 	return true
 }
@@ -201,17 +146,6 @@ func (j *judge) ownCwd(stmts []*syntax.Stmt, depth int) bool {
 	}
 	j.cwd = outer
 	return false
-}
-
-// wholeArray reports whether an index is [@] or [*]: every element, no
-// arithmetic.
-func wholeArray(x syntax.ArithmExpr) bool {
-	w, ok := x.(*syntax.Word)
-	if !ok || len(w.Parts) != 1 {
-		return false
-	}
-	l, ok := w.Parts[0].(*syntax.Lit)
-	return ok && (l.Value == "@" || l.Value == "*")
 }
 
 // endless reports whether a while or until loop's condition is a constant
@@ -243,30 +177,6 @@ func spawns(stmts []*syntax.Stmt) bool {
 		})
 	}
 	return found
-}
-
-// constArith reports whether an arithmetic expression (or test operand)
-// holds only numbers and operators: no variables, whose values bash would
-// evaluate as code (a[$(cmd)]).
-func constArith(x syntax.Node) bool {
-	if x == nil {
-		return true
-	}
-	ok := true
-	syntax.Walk(x, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.Lit:
-			for i := 0; i < len(n.Value); i++ {
-				if c := n.Value[i]; c < '0' || c > '9' {
-					ok = false
-				}
-			}
-		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ProcSubst, *syntax.SglQuoted, *syntax.DblQuoted:
-			ok = false
-		}
-		return ok
-	})
-	return ok
 }
 
 // call judges one simple command.
