@@ -46,7 +46,10 @@ const childEnv = "COUNTERSIGN_PROCTEST_CASE"
 // once for each of cases, and fails t when such a run fails or does not
 // run the test. In the parent it returns "" once they are done; in a child
 // it returns the case to run, after checking that the fresh process is not
-// fenced yet, so that the test can tell.
+// fenced yet, so that the test can tell. The child is a child process of
+// the test binary: in a binary that is fenced already, no execute_command
+// run may end meanwhile (a parallel test), or its sweep would take the
+// child for a leftover.
 func Child(t *testing.T, cases ...string) string {
 	t.Helper()
 	if c := os.Getenv(childEnv); c != "" {
