@@ -21,25 +21,9 @@ func in(s string, list ...string) bool {
 // gitCheck: global options that point git at other config, a pager or a
 // program are refused; each subcommand has its own rule.
 func gitCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
-	args := c.args
-	for len(args) > 0 && strings.HasPrefix(args[0].text, "-") {
-		t := args[0].text
-		switch {
-		case in(t, "--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs", "--no-replace-objects", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs"):
-		case in(t, "--version", "--help", "-h"):
-			return ""
-		case t == "--":
-		case strings.HasPrefix(t, "-c") || strings.HasPrefix(t, "--config-env"):
-			return "git " + t + " sets config that can run programs"
-		case strings.HasPrefix(t, "-C") || strings.HasPrefix(t, "--git-dir") || strings.HasPrefix(t, "--work-tree") ||
-			strings.HasPrefix(t, "--namespace") || strings.HasPrefix(t, "--super-prefix"):
-			return "git " + t + " points git at another repository, whose config can run programs"
-		case t == "-p" || t == "--paginate" || strings.HasPrefix(t, "--exec-path"):
-			return "git " + t + " runs a pager or other programs"
-		default:
-			return "git " + t + " is not a known look"
-		}
-		args = args[1:]
+	args, why, done := gitGlobalOptions(c.args)
+	if done {
+		return why
 	}
 	if len(args) == 0 {
 		return "git with no subcommand"
@@ -50,18 +34,7 @@ func gitCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		"ls-files", "ls-tree", "cat-file", "rev-list", "show-ref", "for-each-ref", "count-objects",
 		"name-rev", "merge-base", "whatchanged", "cherry", "grep", "version", "show-branch",
 		"range-diff", "diff-tree", "diff-files", "diff-index", "check-ignore", "check-attr", "var", "ls-remote", "verify-commit", "verify-tag":
-		for _, a := range rest {
-			t := a.text
-			// git show HEAD:.env, git diff -- .env, git blame --contents=.env,
-			// git log -L1,5:.env: the content of a secret.
-			for _, file := range gitPaths(t) {
-				j.secret("git "+sub, arg{text: file, dynamic: a.dynamic})
-			}
-			if why := gitOption(sub, t); why != "" {
-				return "git " + sub + " " + t + why
-			}
-		}
-		return ""
+		return gitLook(j, sub, rest)
 	case "branch":
 		return gitBranch(j, rest)
 	case "tag":
@@ -85,6 +58,60 @@ func gitCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 			return ""
 		}
 		return "git reflog " + rest[0].text + " changes the reflog"
+	case "checkout":
+		return gitCheckout(j, rest)
+	case "stash", "worktree", "push", "reset", "clean", "restore", "switch":
+		return gitDiscards(j, sub, rest)
+	}
+	return "git " + sub + " changes the repository"
+}
+
+// gitGlobalOptions reads the options before git's subcommand. done is set
+// when they decide alone: why is then the reason, or "" for --version.
+func gitGlobalOptions(args []arg) (rest []arg, why string, done bool) {
+	for len(args) > 0 && strings.HasPrefix(args[0].text, "-") {
+		t := args[0].text
+		switch {
+		case in(t, "--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs", "--no-replace-objects", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs"):
+		case in(t, "--version", "--help", "-h"):
+			return nil, "", true
+		case t == "--":
+		case strings.HasPrefix(t, "-c") || strings.HasPrefix(t, "--config-env"):
+			return nil, "git " + t + " sets config that can run programs", true
+		case strings.HasPrefix(t, "-C") || strings.HasPrefix(t, "--git-dir") || strings.HasPrefix(t, "--work-tree") ||
+			strings.HasPrefix(t, "--namespace") || strings.HasPrefix(t, "--super-prefix"):
+			return nil, "git " + t + " points git at another repository, whose config can run programs", true
+		case t == "-p" || t == "--paginate" || strings.HasPrefix(t, "--exec-path"):
+			return nil, "git " + t + " runs a pager or other programs", true
+		default:
+			return nil, "git " + t + " is not a known look", true
+		}
+		args = args[1:]
+	}
+	return args, "", false
+}
+
+// gitLook judges the subcommands that only read: a secret they show (git
+// show HEAD:.env, git diff -- .env, git blame --contents=.env, git log
+// -L1,5:.env) is a danger, an option that writes or runs is not a look.
+func gitLook(j *judge, sub string, rest []arg) string {
+	for _, a := range rest {
+		t := a.text
+		for _, file := range gitPaths(t) {
+			j.secret("git "+sub, arg{text: file, dynamic: a.dynamic})
+		}
+		if why := gitOption(sub, t); why != "" {
+			return "git " + sub + " " + t + why
+		}
+	}
+	return ""
+}
+
+// gitDiscards judges the subcommands that change the working tree, the
+// index or a remote: a form that throws work or history away is a danger
+// (SPEC §2 rule 4: git push --force, git reset --hard, git clean -f).
+func gitDiscards(j *judge, sub string, rest []arg) string {
+	switch sub {
 	case "stash":
 		switch {
 		case len(rest) > 0 && in(rest[0].text, "list", "show"):
@@ -128,8 +155,6 @@ func gitCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 			}
 		}
 		return "git clean deletes untracked files"
-	case "checkout":
-		return gitCheckout(j, rest)
 	case "restore":
 		staged, worktree := false, false
 		for _, a := range rest {
@@ -144,7 +169,7 @@ func gitCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 			return ""
 		}
 		return "git restore changes the index"
-	case "switch":
+	default: // switch
 		for _, a := range rest {
 			if a.text == "--" {
 				break
@@ -156,7 +181,6 @@ func gitCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		}
 		return "git switch changes the working tree"
 	}
-	return "git " + sub + " changes the repository"
 }
 
 // gitWrites and gitRuns are the long options of git's looks that write a
