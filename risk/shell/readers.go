@@ -309,10 +309,11 @@ func (rd *reader) judgeArgs(j *judge, c *cmd) {
 		}
 	}
 	if rd.maxOperands >= 0 && len(operands) > rd.maxOperands {
-		if rd.maxOperands == 0 {
-			j.unknown(c.name + " " + operands[0].text + " is not a look")
+		if rd.content {
+			// uniq IN OUT, xxd IN OUT: the operand past the inputs is written.
+			j.unknown(c.name + " " + operands[rd.maxOperands].text + " is an output file")
 		} else {
-			j.unknown(c.name + " with more than " + string(rune('0'+rd.maxOperands)) + " file operand writes to the last one")
+			j.unknown(c.name + " " + operands[rd.maxOperands].text + " is not a look")
 		}
 		return
 	}

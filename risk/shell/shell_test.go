@@ -914,3 +914,16 @@ func TestPlantedCode(t *testing.T) {
 		{"plain file", "echo x > notes.txt", unknown, "writes a file"},
 	})
 }
+
+// TestOperandLimits: a reader given more operands than it reads says
+// which one is not a look, and why.
+func TestOperandLimits(t *testing.T) {
+	run(t, []tcase{
+		{"uniq writes its second operand", "uniq in.txt out.txt", unknown, "uniq out.txt is an output file"},
+		{"xxd writes its second operand", "xxd dump.bin out.hex", unknown, "xxd out.hex is an output file"},
+		{"ifconfig down", "ifconfig eth0 down", unknown, "ifconfig down is not a look"},
+		{"route add", "route add default gw 10.0.0.1", unknown, "route add is not a look"},
+		{"uniq one file", "uniq -c in.txt", readOnly, ""},
+		{"ifconfig one interface", "ifconfig eth0", readOnly, ""},
+	})
+}
