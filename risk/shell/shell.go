@@ -10,7 +10,8 @@
 //     are judged with their statement (redirects.go), and so is what is
 //     piped or fed into a shell, interpreter or database client (stdin.go).
 //     vars.go follows variables (f=.env; cat $f, PATH=...), loops.go the
-//     words of a for loop.
+//     words of a for loop, and arith.go finds where bash runs a value as
+//     code (arithmetic, subscripts: a[$(cmd)]).
 //   - words.go removes quotes (\rm, 'r'm, $'\x72m') and expands braces; a
 //     word holding an expansion is "dynamic" and never a known command name.
 //   - wrappers.go looks through sudo, env, nice, timeout, xargs, busybox...;
