@@ -28,8 +28,11 @@ In the terminal:
   !http <METHOD> <url>   send an HTTP request (needs tools.http_request)
   !file <op> <path>      read, list, exists, stat, write, append, mkdir, delete
   !pending               open approvals in this channel
+  !help                  list the ! commands
   approve <id>           approve a card; cancel <id> [reason] cancels it
   /as <name>             act as another person (a second approver)
+  /whoami /help /quit    who you are; the terminal's commands; leave (as does
+                         the end of input)
   anything else          goes to the model, when one is configured
 
 A model: set OPENAI_API_KEY (OpenAI), or OPENAI_BASE_URL and OPENAI_MODEL
