@@ -1,10 +1,8 @@
 package shell
 
 import (
-	"sort"
 	"strings"
 	"testing"
-	"time"
 )
 
 // oncallLooks are commands an on-call engineer, or a model helping one, runs
@@ -630,16 +628,4 @@ func TestLookAlikes(t *testing.T) {
 // BenchmarkAnalyzeOncall reports the median and the 99th percentile of one
 // Analyze over the on-call table, which has longer pipelines and loops
 // than the general mix.
-func BenchmarkAnalyzeOncall(b *testing.B) {
-	a := newAnalyzer(b)
-	var times []time.Duration
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		start := time.Now()
-		a.Analyze(oncallLooks[i%len(oncallLooks)])
-		times = append(times, time.Since(start))
-	}
-	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-	b.ReportMetric(float64(times[len(times)/2].Nanoseconds()), "median-ns")
-	b.ReportMetric(float64(times[len(times)*99/100].Nanoseconds()), "p99-ns")
-}
+func BenchmarkAnalyzeOncall(b *testing.B) { benchPercentiles(b, oncallLooks) }

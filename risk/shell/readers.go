@@ -383,6 +383,9 @@ func (j *judge) listed(name string, operands []arg, use pathUse) {
 	}
 }
 
+// listedPath judges one path a reader lists or describes. A pattern is
+// judged as written (ls ~/.ssh/* is inside .ssh), not by the secrets it
+// might match: a listing shows names, and ls /etc/* must stay a look.
 func (j *judge) listedPath(name string, f arg, use pathUse) {
 	p := j.resolve(f)
 	if f.dynamic && p == f.text {
@@ -392,9 +395,12 @@ func (j *judge) listedPath(name string, f arg, use pathUse) {
 		if cand == "" {
 			continue
 		}
-		secret := j.isSecret(cand)
-		if !secret && use == lists {
-			_, secret = j.a.secrets.MatchDir(cand)
+		var secret bool
+		if use == lists {
+			_, secret = j.a.secrets.MatchDir(cand) // MatchDir includes Match
+			secret = secret || shellSecret(cand)
+		} else {
+			secret = j.isSecret(cand)
 		}
 		if !secret {
 			continue
@@ -405,9 +411,6 @@ func (j *judge) listedPath(name string, f arg, use pathUse) {
 			j.danger(name + " " + f.text + " looks at a secret")
 		}
 		return
-	}
-	if f.glob && j.globSecret(p) {
-		j.danger(name + " " + f.text + " looks at a secret")
 	}
 }
 

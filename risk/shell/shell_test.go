@@ -898,6 +898,10 @@ func TestSecretDirectories(t *testing.T) {
 		{"ls logs", "ls -la /var/log/nginx", readOnly, ""},
 		{"find logs", "find /var/log -name '*.gz' -mtime +7", readOnly, ""},
 		{"tree project", "tree -L 2 src", readOnly, ""},
+		{"du of a pattern that could name a secret", "du -sh /etc/*", readOnly, ""},
+		{"ls of a pattern that could name a key", "ls -l id_*", readOnly, ""},
+		{"ls of every user's ssh", "ls /home/*/.ssh", danger, "lists a directory that holds secrets"},
+		{"ls inside ssh by pattern", "ls -l ~/.ssh/*", danger, "looks at a secret"},
 	})
 }
 
