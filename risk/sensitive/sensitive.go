@@ -129,7 +129,17 @@ func (m *Matcher) Match(p string) (reason string, ok bool) {
 	if p == "" {
 		return "", false
 	}
-	clean := path.Clean("/" + strings.ToLower(strings.ReplaceAll(p, `\`, "/")))
+	return m.match(p, cleanPath(p))
+}
+
+// cleanPath is p as the patterns are matched against it: lower case,
+// slashes for backslashes, absolute and clean.
+func cleanPath(p string) string {
+	return path.Clean("/" + strings.ToLower(strings.ReplaceAll(p, `\`, "/")))
+}
+
+// match is Match of p, given as cleanPath(p).
+func (m *Matcher) match(p, clean string) (reason string, ok bool) {
 	base := path.Base(clean)
 	for _, pt := range m.patterns {
 		switch {
@@ -156,13 +166,13 @@ func (m *Matcher) Match(p string) (reason string, ok bool) {
 // holds config.json). Patterns that start with "/" name system paths and
 // are not read into a relative directory.
 func (m *Matcher) MatchDir(dir string) (reason string, ok bool) {
-	if why, ok := m.Match(dir); ok {
-		return why, true
-	}
 	if dir == "" {
 		return "", false
 	}
-	clean := path.Clean("/" + strings.ToLower(strings.ReplaceAll(dir, `\`, "/")))
+	clean := cleanPath(dir)
+	if why, ok := m.match(dir, clean); ok {
+		return why, true
+	}
 	for _, pt := range m.patterns {
 		if n := len(pt.segments); n > 1 && !pt.anchored && matchTail(pt.segments[:n-1], clean) {
 			return fmt.Sprintf("%s holds %s, a sensitive path", dir, pt.text), true
