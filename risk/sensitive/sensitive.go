@@ -135,7 +135,11 @@ func (m *Matcher) Match(p string) (reason string, ok bool) {
 // cleanPath is p as the patterns are matched against it: lower case,
 // slashes for backslashes, absolute and clean.
 func cleanPath(p string) string {
-	return path.Clean("/" + strings.ToLower(strings.ReplaceAll(p, `\`, "/")))
+	p = strings.ToLower(strings.ReplaceAll(p, `\`, "/")) // both copy only when they change p
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return path.Clean(p)
 }
 
 // match is Match of p, given as cleanPath(p).
