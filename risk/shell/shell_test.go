@@ -866,6 +866,8 @@ func TestSecretsAfterCd(t *testing.T) {
 		{"secret by its own name", "cd deploy && cat .env", danger, "reads a secret"},
 		{"pattern in a secret directory", "cd .ssh && cat *", danger, "reads a secret"},
 		{"two relative steps", "cd home && cd .aws && tail config", danger, "reads a secret"},
+		{"cd with an option", "cd -P .aws && cat credentials", danger, "reads a secret"},
+		{"pipeline side cd is kept, to be safe", "cd .aws | cat credentials", danger, "reads a secret"},
 		{"redirect after cd", "cd .aws && wc -l < credentials", danger, "reads a secret"},
 		{"subshell cd does not leak", "(cd .aws && pwd); cat credentials", readOnly, ""},
 		{"back out", "cd .aws && cd .. && cat credentials", readOnly, ""},

@@ -547,6 +547,9 @@ var kubectlSpec = mustSpec("-n -s -l -o -c -f -L -k --namespace --context --clus
 
 var kubectlReads = []string{"get", "describe", "logs", "top", "explain", "api-resources", "api-versions", "version", "cluster-info", "events", "wait", "kustomize", "completion"}
 
+// kubectlCheck judges kubectl and oc: options that send the cluster's
+// credentials elsewhere or run programs are refused, reads that print
+// secret values are dangers, and each verb has its own rule.
 func kubectlCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	opts, ops := kubectlSpec.parseArgs(c.args)
 	if len(ops) == 0 {
@@ -569,31 +572,61 @@ func kubectlCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	if len(ops) > 1 {
 		second = strings.ToLower(ops[1].text) // kubectl get SECRET works too
 	}
+	if why, look := kubectlLook(j, c, opts, verb, second); look {
+		return why
+	}
+	return kubectlChange(j, c, opts, verb, second)
+}
+
+// kubectlLook judges the verbs that only read. look is false for any
+// other verb; why is then empty.
+func kubectlLook(j *judge, c *cmd, opts []opt, verb, second string) (why string, look bool) {
 	switch {
 	case verb == "kustomize":
 		for _, o := range opts {
 			if o.is('o', "output") {
-				return c.name + " kustomize -o writes files"
+				return c.name + " kustomize -o writes files", true
 			}
 		}
 		for _, a := range c.args {
 			if strings.HasPrefix(a.text, "--enable") {
-				return c.name + " kustomize " + a.text + " runs plugins or helm"
+				return c.name + " kustomize " + a.text + " runs plugins or helm", true
 			}
 		}
-		return ""
+		return "", true
 	case verb == "cluster-info" && second == "dump":
-		return c.name + " cluster-info dump writes a dump of the cluster"
+		return c.name + " cluster-info dump writes a dump of the cluster", true
 	case verb == "get" && strings.Contains(second, "secret"):
 		for _, o := range opts {
 			if o.is('o', "output") && !in(o.value.text, "name", "wide") || o.is(0, "template") {
 				j.danger(c.name + " get secret -o " + o.value.text + " prints secret values")
-				return ""
+				break
 			}
 		}
-		return ""
-	case in(verb, kubectlReads...):
-		return ""
+		return "", true
+	case verb == "config" && in(second, "view", "get-contexts", "current-context", "get-clusters", "get-users"):
+		for _, a := range c.args {
+			// --flatten embeds the key files' contents and is not shortened.
+			if a.text == "--raw" || a.text == "--flatten" || (strings.HasPrefix(a.text, "--raw=") || strings.HasPrefix(a.text, "--flatten=")) && !strings.HasSuffix(a.text, "=false") {
+				j.danger(c.name + " config view " + a.text + " prints credentials")
+			}
+		}
+		return "", true
+	case in(verb, kubectlReads...),
+		verb == "auth" && in(second, "can-i", "whoami"),
+		verb == "diff", // a server-side dry run, compared with the diff program
+		verb == "rollout" && in(second, "status", "history"),
+		verb == "plugin" && second == "list":
+		return "", true
+	}
+	return "", false
+}
+
+// kubectlChange judges the verbs that change the cluster: those that
+// remove, stop or roll back workloads are dangers (SPEC §2 rule 4), and a
+// command run inside a container is judged as well.
+func kubectlChange(j *judge, c *cmd, opts []opt, verb, second string) string {
+	switch {
 	case verb == "exec" || verb == "debug" || verb == "run":
 		for i, a := range c.args {
 			if a.text == "--" {
@@ -601,27 +634,8 @@ func kubectlCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 				break
 			}
 		}
-	case verb == "config":
-		if in(second, "view", "get-contexts", "current-context", "get-clusters", "get-users") {
-			for _, a := range c.args {
-				// --flatten embeds the key files' contents and is not shortened.
-				if a.text == "--raw" || a.text == "--flatten" || (strings.HasPrefix(a.text, "--raw=") || strings.HasPrefix(a.text, "--flatten=")) && !strings.HasSuffix(a.text, "=false") {
-					j.danger(c.name + " config view " + a.text + " prints credentials")
-				}
-			}
-			return ""
-		}
-	case verb == "auth" && in(second, "can-i", "whoami"):
-		return ""
-	case verb == "diff":
-		// A server-side dry run, compared with the diff program.
-		return ""
-	case verb == "rollout" && in(second, "status", "history"):
-		return ""
 	case verb == "rollout" && in(second, "restart", "undo", "pause"):
 		j.danger(c.name + " rollout " + second + " restarts or rolls back workloads")
-		return ""
-	case verb == "plugin" && second == "list":
 		return ""
 	case in(verb, "delete", "drain"):
 		j.danger(c.name + " " + verb + " removes cluster resources")
