@@ -1,7 +1,8 @@
 // Package approvaltest is the contract suite every approval.Store must
 // pass: creation and its idempotency, every legal and illegal transition,
 // decide and resolve races between separate clients, expiry, listing,
-// turns, conversations and the audit log. A store's own tests call Run.
+// turns, conversations, the audit log, and chat event dedupe for stores
+// that offer it (approval.Deduper). A store's own tests call Run.
 package approvaltest
 
 import (
@@ -53,6 +54,8 @@ func Run(t *testing.T, open Opener) {
 		{"Reopen", testReopen},
 		{"Unsettled", testUnsettled},
 		{"UnsettledLifecycle", testUnsettledLifecycle},
+		{"Dedupe", testDedupe},         // skipped unless the store is an approval.Deduper
+		{"DedupeRace", testDedupeRace}, // likewise
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

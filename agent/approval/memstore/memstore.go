@@ -21,7 +21,10 @@ import (
 	"github.com/countersign/countersign/tools"
 )
 
-var _ approval.Store = (*Store)(nil)
+var (
+	_ approval.Store   = (*Store)(nil)
+	_ approval.Deduper = (*Store)(nil)
+)
 
 // ErrClosed is returned by every method after Close.
 var ErrClosed = errors.New("approval store is closed")
@@ -56,7 +59,9 @@ type Store struct {
 	byToolCall map[string]string // tool call id → approval id
 	turns      map[string]*turn
 	convs      map[string]conv
-	creates    int // since the last prune
+	creates    int                  // since the last prune
+	events     map[string]time.Time // chat event key → when it is forgotten
+	deliveries int                  // since the last prune of events
 
 	audit     []approval.Event // ring of cap AuditCap
 	auditNext int              // where the next event goes
@@ -103,6 +108,7 @@ func New(opts Options) *Store {
 		byToolCall: make(map[string]string),
 		turns:      make(map[string]*turn),
 		convs:      make(map[string]conv),
+		events:     make(map[string]time.Time),
 	}
 	if s.log == nil {
 		s.log = approval.NewAuditLogger()
@@ -546,6 +552,34 @@ func (s *Store) SaveConversation(ctx context.Context, key string, data []byte, t
 	defer s.mu.Unlock()
 	s.convs[key] = conv{data: slices.Clone(data), expires: s.now().Add(ttl)}
 	return nil
+}
+
+// FirstDelivery records eventID until ttl from now (the store's clock) and
+// reports whether it was not already recorded. Expired ids are swept every
+// pruneEvery calls, so the map holds about the ids of one ttl.
+func (s *Store) FirstDelivery(ctx context.Context, eventID string, ttl time.Duration) (bool, error) {
+	if err := approval.CheckDelivery(eventID, ttl); err != nil {
+		return false, err
+	}
+	if err := s.lock(); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	now := s.now()
+	if s.deliveries++; s.deliveries >= pruneEvery {
+		s.deliveries = 0
+		for k, until := range s.events {
+			if !now.Before(until) {
+				delete(s.events, k)
+			}
+		}
+	}
+	key := approval.EventKey(eventID)
+	if until, ok := s.events[key]; ok && now.Before(until) {
+		return false, nil
+	}
+	s.events[key] = now.Add(ttl)
+	return true, nil
 }
 
 // Audit appends e to the ring, overwriting the oldest event when full, and

@@ -117,6 +117,54 @@ func TestConversationClock(t *testing.T) {
 	}
 }
 
+// TestDeliveryClock: an event id is remembered for its ttl on the injected
+// clock, and the sweep of expired ids keeps the live ones.
+func TestDeliveryClock(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := memstore.New(memstore.Options{Logger: quiet(), Now: func() time.Time { return now }})
+	steps := []struct {
+		name    string
+		advance time.Duration
+		id      string
+		ttl     time.Duration
+		first   bool
+	}{
+		{"first delivery", 0, "slack:Ev1", 10 * time.Minute, true},
+		{"redelivered within the ttl", 9*time.Minute + 59*time.Second, "slack:Ev1", 10 * time.Minute, false},
+		{"a redelivery does not extend the ttl", time.Second, "slack:Ev1", 10 * time.Minute, true},
+		{"remembered again from then", time.Minute, "slack:Ev1", time.Hour, false},
+		{"a short ttl", 0, "slack:Ev2", time.Second, true},
+		{"at its end", time.Second, "slack:Ev2", time.Second, true},
+	}
+	for _, st := range steps {
+		now = now.Add(st.advance)
+		got, err := s.FirstDelivery(ctx, st.id, st.ttl)
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if got != st.first {
+			t.Errorf("%s: FirstDelivery(%s) = %v, want %v", st.name, st.id, got, st.first)
+		}
+	}
+	// Enough short-lived ids to trigger sweeps: the long-lived one stays.
+	for i := range 3000 {
+		now = now.Add(time.Millisecond)
+		if first, err := s.FirstDelivery(ctx, fmt.Sprint("slack:EvMany", i), time.Millisecond); err != nil || !first {
+			t.Fatalf("event %d: FirstDelivery = %v, %v; want true", i, first, err)
+		}
+	}
+	if got, err := s.FirstDelivery(ctx, "slack:Ev1", time.Hour); err != nil || got {
+		t.Errorf("the long-lived id after sweeps: FirstDelivery = %v, %v; want false", got, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.FirstDelivery(ctx, "slack:Ev9", time.Hour); !errors.Is(err, memstore.ErrClosed) {
+		t.Errorf("FirstDelivery after Close = %v, want ErrClosed", err)
+	}
+}
+
 // BenchmarkDecideClaim: one decide and one claim of a fresh approval.
 func BenchmarkDecideClaim(b *testing.B) {
 	approvaltest.BenchDecideClaim(b, memstore.New(memstore.Options{Logger: quiet()}))

@@ -16,6 +16,8 @@
 //	cs:unsettled           sorted set: decided ids not yet settled, by last
 //	                       life (decision, claim, heartbeat, finish; unix ms)
 //	cs:conv:<key>          string: a conversation, with its TTL
+//	cs:ev:<platform>:<id>  string: a chat event seen, with its TTL (ids
+//	                       longer than 128 bytes are hashed: approval.EventKey)
 //	cs:audit               stream: the audit log, capped
 //
 // # Atomicity and Cluster
@@ -60,7 +62,10 @@ import (
 	"github.com/countersign/countersign/tools"
 )
 
-var _ approval.Store = (*Store)(nil)
+var (
+	_ approval.Store   = (*Store)(nil)
+	_ approval.Deduper = (*Store)(nil)
+)
 
 // Options configures a Store. The zero value is ready to use.
 type Options struct {
@@ -147,6 +152,7 @@ func (s *Store) turnKeys(id string) []string {
 func (s *Store) unsettledKey() string      { return s.prefix + ":unsettled" }
 func (s *Store) convKey(key string) string { return s.prefix + ":conv:" + key }
 func (s *Store) auditKey() string          { return s.prefix + ":audit" }
+func (s *Store) eventKey(id string) string { return s.prefix + ":ev:" + approval.EventKey(id) }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
 
@@ -708,6 +714,25 @@ func (s *Store) SaveConversation(ctx context.Context, key string, data []byte, t
 		return fmt.Errorf("save conversation %s: %w", key, err)
 	}
 	return nil
+}
+
+// FirstDelivery records eventID for ttl with one SET NX PX and reports
+// whether this call set it: Redis runs the SETs of all replicas one at a
+// time, so exactly one of them is first. The TTL is the server's clock.
+func (s *Store) FirstDelivery(ctx context.Context, eventID string, ttl time.Duration) (bool, error) {
+	if err := approval.CheckDelivery(eventID, ttl); err != nil {
+		return false, err
+	}
+	key := s.eventKey(eventID)
+	ttl = max(ttl, time.Millisecond) // PX counts whole milliseconds
+	err := s.c.SetArgs(ctx, key, "1", redis.SetArgs{Mode: "NX", TTL: ttl}).Err()
+	if errors.Is(err, redis.Nil) {
+		return false, nil // NX: it was already there
+	}
+	if err != nil {
+		return false, fmt.Errorf("record event %s: %w", key, err)
+	}
+	return true, nil
 }
 
 // Audit appends e to the capped stream (XADD MAXLEN ~) and logs it. An

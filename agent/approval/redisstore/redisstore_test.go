@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,19 +126,27 @@ func TestKeyLayout(t *testing.T) {
 	if err := s.Audit(ctx, approval.Event{Kind: "card", ApprovalID: a.ID}); err != nil {
 		t.Fatal(err)
 	}
+	long := "slack:" + strings.Repeat("E", 200)
+	for _, id := range []string{"slack:Ev1", long} {
+		if _, err := s.FirstDelivery(ctx, id, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
 	keys, err := newClient(t).Keys(ctx, p+":*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]bool{
-		p + ":{" + a.ID + "}:a": true,
-		p + ":tc:call-1":        true,
-		p + ":due":              true,
-		p + ":pending:slack:C1": true,
-		p + ":{t:turn-1}:t":     true,
-		p + ":{t:turn-1}:p":     true,
-		p + ":conv:slack:C1:T1": true,
-		p + ":audit":            true,
+		p + ":{" + a.ID + "}:a":              true,
+		p + ":tc:call-1":                     true,
+		p + ":due":                           true,
+		p + ":pending:slack:C1":              true,
+		p + ":{t:turn-1}:t":                  true,
+		p + ":{t:turn-1}:p":                  true,
+		p + ":conv:slack:C1:T1":              true,
+		p + ":audit":                         true,
+		p + ":ev:slack:Ev1":                  true,
+		p + ":ev:" + approval.EventKey(long): true,
 	}
 	for _, k := range keys {
 		if !want[k] {
@@ -147,6 +156,14 @@ func TestKeyLayout(t *testing.T) {
 	}
 	for k := range want {
 		t.Errorf("missing key %s", k)
+	}
+	// An event key lives for the ttl given, no longer.
+	ttl, err := newClient(t).PTTL(ctx, p+":ev:slack:Ev1").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ttl <= 0 || ttl > time.Minute {
+		t.Errorf("the event key's TTL is %s, want (0, 1m]", ttl)
 	}
 }
 
