@@ -178,8 +178,11 @@ func (b *Bot) sweep(ctx context.Context) {
 	}
 }
 
-// Handle takes one event from the adapter. It returns at once: messages
-// queue behind their conversation, decisions run in the background.
+// Handle takes one event from the adapter. It returns quickly: messages
+// queue behind their conversation, decisions run in the background. A
+// repeated event is dropped (see dedupe.go): first by this process's own
+// set, then, when the store is an approval.Deduper, by the store that all
+// replicas share.
 func (b *Bot) Handle(_ context.Context, e adapters.Event) {
 	if e.ID != "" && !b.seen.first(e.ID, b.now()) {
 		b.log.Info("dropped a repeated event", "event", e.ID, "redelivered", e.Redelivered)
@@ -193,6 +196,15 @@ func (b *Bot) Handle(_ context.Context, e adapters.Event) {
 	if e.Decision != nil {
 		typed := e.Decision.Ref == "" && strings.TrimSpace(e.Text) != ""
 		if !typed || approval.ValidID(strings.ToLower(e.Decision.ApprovalID)) {
+			first, err := b.firstDelivery(e)
+			if err != nil {
+				// Decide is atomic in the store: a click handled twice
+				// is told "already decided", never run twice.
+				b.log.Warn("could not check a decision for redelivery; handling it", "event", e.ID, "err", err)
+			} else if !first {
+				b.log.Info("dropped a decision another replica handled", "event", e.ID, "redelivered", e.Redelivered)
+				return
+			}
 			b.decision(e)
 			return
 		}
@@ -200,6 +212,17 @@ func (b *Bot) Handle(_ context.Context, e adapters.Event) {
 		e.Decision = nil
 	}
 	if strings.TrimSpace(e.Text) == "" {
+		return
+	}
+	first, err := b.firstDelivery(e)
+	if err != nil {
+		// Fail closed: running a message twice can start a second turn and
+		// a second card for the same operation; not running it is told.
+		b.failPrivate(e.Place, e.User, "I could not check whether this message was already being handled, so I did not act on it; if no answer follows, send it again", err)
+		return
+	}
+	if !first {
+		b.log.Info("dropped a message another replica handled", "event", e.ID, "redelivered", e.Redelivered)
 		return
 	}
 	b.enqueue(e)

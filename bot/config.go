@@ -38,8 +38,9 @@ type Config struct {
 	// SweepInterval is how often overdue approvals are expired (default 5s).
 	SweepInterval time.Duration `yaml:"sweep_interval"`
 	// DedupeWindow is how long an event id is remembered to drop a
-	// redelivery (default 10m); DedupeSize caps how many are remembered
-	// (default 10000).
+	// redelivery (default 10m), in this process and, when the store can
+	// (approval.Deduper, e.g. Redis), across replicas; DedupeSize caps how
+	// many this process remembers (default 10000).
 	DedupeWindow time.Duration `yaml:"dedupe_window"`
 	DedupeSize   int           `yaml:"dedupe_size"`
 	// ShutdownGrace is how long a shutdown waits for runs in flight before

@@ -1,19 +1,45 @@
 package bot
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/agent/approval"
 )
+
+// storeCheckTimeout bounds the store's answer in Handle, which must return
+// well inside a second (adapters.Handler).
+const storeCheckTimeout = 500 * time.Millisecond
+
+// firstDelivery asks the store whether any replica has had e before, when
+// the store can tell (approval.Deduper); otherwise, and for an event
+// without an id, it reports true. The id the store keeps names the
+// platform, "slack:Ev0123", so platforms never collide. An error means the
+// store could not tell; the caller chooses what to do.
+func (b *Bot) firstDelivery(e adapters.Event) (bool, error) {
+	d, ok := b.store.(approval.Deduper)
+	if !ok || e.ID == "" {
+		return true, nil
+	}
+	ctx, cancel := context.WithTimeout(b.work, storeCheckTimeout)
+	defer cancel()
+	first, err := d.FirstDelivery(ctx, b.ad.Name()+":"+e.ID, b.cfg.DedupeWindow)
+	if err != nil {
+		return false, fmt.Errorf("check event %s for redelivery: %w", e.ID, err)
+	}
+	return first, nil
+}
 
 // dedupe remembers the ids of recent events so that a platform's
 // redelivery of an event is handled once. It is bounded both in time (an id
 // is forgotten after window) and in size (the oldest ids go first).
 //
-// It dedupes within one process. Replicas behind one Slack app each see
-// every retry, so several replicas would need a shared set: a Redis
-// SET key NX EX window per event id does that in one round trip; it belongs
-// in the approval store's Redis client and is left for the Slack adapter's
-// issue.
+// It dedupes within one process, as a fast first check. Replicas behind
+// one Slack app can each receive a retry of the same event, so the bot then
+// asks the shared store (firstDelivery) when it is an approval.Deduper.
 type dedupe struct {
 	mu     sync.Mutex
 	max    int
