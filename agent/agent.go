@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -70,42 +69,17 @@ const (
 )
 
 // WithDefaults returns c with its zero fields filled, or an error naming
-// the first key that is negative; New applies the same.
+// every key that is negative; New applies the same.
 func (c Config) WithDefaults() (Config, error) {
-	for _, f := range []struct {
-		key      string
-		negative bool
-	}{
-		{"max_round_trips", c.MaxRoundTrips < 0},
-		{"approval_ttl", c.ApprovalTTL < 0},
-		{"conversation_ttl", c.ConversationTTL < 0},
-		{"max_messages", c.MaxMessages < 0},
-		{"max_bytes", c.MaxBytes < 0},
-		{"preview_timeout", c.PreviewTimeout < 0},
-	} {
-		if f.negative {
-			return c, fmt.Errorf("agent.%s: must not be negative", f.key)
-		}
-	}
-	if c.MaxRoundTrips == 0 {
-		c.MaxRoundTrips = DefaultMaxRoundTrips
-	}
-	if c.ApprovalTTL == 0 {
-		c.ApprovalTTL = DefaultApprovalTTL
-	}
-	if c.ConversationTTL == 0 {
-		c.ConversationTTL = DefaultConversationTTL
-	}
-	if c.MaxMessages == 0 {
-		c.MaxMessages = DefaultMaxMessages
-	}
-	if c.MaxBytes == 0 {
-		c.MaxBytes = DefaultMaxBytes
-	}
-	if c.PreviewTimeout == 0 {
-		c.PreviewTimeout = DefaultPreviewTimeout
-	}
-	return c, nil
+	err := errors.Join(
+		tools.Limit("agent.max_round_trips", &c.MaxRoundTrips, DefaultMaxRoundTrips),
+		tools.Limit("agent.approval_ttl", &c.ApprovalTTL, DefaultApprovalTTL),
+		tools.Limit("agent.conversation_ttl", &c.ConversationTTL, DefaultConversationTTL),
+		tools.Limit("agent.max_messages", &c.MaxMessages, DefaultMaxMessages),
+		tools.Limit("agent.max_bytes", &c.MaxBytes, DefaultMaxBytes),
+		tools.Limit("agent.preview_timeout", &c.PreviewTimeout, DefaultPreviewTimeout),
+	)
+	return c, err
 }
 
 // Deps are the agent's collaborators, wired in main.

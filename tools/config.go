@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// Limit fills in one of a tool's size or time limits: a zero *v becomes
-// def, and a negative one is an error naming the configuration key. Each
-// tool's New calls it once per limit, e.g.
+// Limit fills in a size, count or time setting: a zero *v becomes def, and
+// a negative one is an error naming the configuration key. Each tool's New
+// calls it once per limit, and so do the agent's and the model client's
+// configurations, e.g.
 //
 //	err := errors.Join(
 //		tools.Limit("max_read_bytes", &cfg.MaxReadBytes, DefaultMaxReadBytes),

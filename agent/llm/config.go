@@ -8,9 +8,12 @@
 package llm
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/countersign/countersign/tools"
 )
 
 // API types.
@@ -140,37 +143,18 @@ func (c Config) WithDefaults() (Config, error) {
 	default:
 		return c, fmt.Errorf("llm.api_type: %q is not one of openai, azure, azure_ad", c.APIType)
 	}
-	for _, f := range []struct {
-		key      string
-		negative bool
-	}{
-		{"timeout", c.Timeout < 0},
-		{"max_attempts", c.MaxAttempts < 0},
-		{"backoff", c.Backoff < 0},
-		{"max_backoff", c.MaxBackoff < 0},
-		{"max_retry_after", c.MaxRetryAfter < 0},
-	} {
-		if f.negative {
-			return c, fmt.Errorf("llm.%s: must not be negative", f.key)
-		}
-	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.MaxAttempts == 0 {
-		c.MaxAttempts = DefaultMaxAttempts
-	}
-	if c.Backoff == 0 {
-		c.Backoff = DefaultBackoff
-	}
-	if c.MaxBackoff == 0 {
-		c.MaxBackoff = DefaultMaxBackoff
+	err := errors.Join(
+		tools.Limit("llm.timeout", &c.Timeout, DefaultTimeout),
+		tools.Limit("llm.max_attempts", &c.MaxAttempts, DefaultMaxAttempts),
+		tools.Limit("llm.backoff", &c.Backoff, DefaultBackoff),
+		tools.Limit("llm.max_backoff", &c.MaxBackoff, DefaultMaxBackoff),
+		tools.Limit("llm.max_retry_after", &c.MaxRetryAfter, DefaultMaxRetryAfter),
+	)
+	if err != nil {
+		return c, err
 	}
 	if c.MaxBackoff < c.Backoff {
 		c.MaxBackoff = c.Backoff
-	}
-	if c.MaxRetryAfter == 0 {
-		c.MaxRetryAfter = DefaultMaxRetryAfter
 	}
 	return c, nil
 }
