@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"
 )

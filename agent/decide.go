@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"
 )

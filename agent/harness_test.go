@@ -19,9 +19,9 @@ import (
 
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/agent/agenttest"
-	"github.com/countersign/countersign/agent/approval"
-	"github.com/countersign/countersign/agent/approval/memstore"
-	"github.com/countersign/countersign/agent/approval/redisstore"
+	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/memstore"
+	"github.com/countersign/countersign/approval/redisstore"
 	"github.com/countersign/countersign/agent/llm"
 	"github.com/countersign/countersign/internal/testenv"
 	"github.com/countersign/countersign/risk"

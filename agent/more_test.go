@@ -9,7 +9,7 @@ import (
 
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/agent/agenttest"
-	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"
 )

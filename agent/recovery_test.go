@@ -13,8 +13,8 @@ import (
 
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/agent/agenttest"
-	"github.com/countersign/countersign/agent/approval"
-	"github.com/countersign/countersign/agent/approval/redisstore"
+	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/redisstore"
 	"github.com/countersign/countersign/internal/testenv"
 	"github.com/countersign/countersign/tools"
 )

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/tools"
 )
 

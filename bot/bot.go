@@ -22,7 +22,7 @@ import (
 
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/agent"
-	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/tools"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/adapters"
-	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/tools"
 )
 

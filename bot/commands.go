@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/countersign/countersign/adapters"
-	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/approval"
 )
 
 // The tools direct commands call.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/agent"
-	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/approval"
 )
 
 // decision checks a decision against the channel's policy at once (the

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/adapters"
-	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/approval"
 )
 
 // storeCheckTimeout bounds the store's answer in Handle, which must return

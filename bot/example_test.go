@@ -9,7 +9,7 @@ import (
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/adapters/terminal"
 	"github.com/countersign/countersign/agent"
-	"github.com/countersign/countersign/agent/approval/memstore"
+	"github.com/countersign/countersign/approval/memstore"
 	"github.com/countersign/countersign/bot"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/countersign/countersign/adapters"
-	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/tools"
 )
 

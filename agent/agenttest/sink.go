@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/countersign/countersign/agent"
-	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/tools"
 )
 

@@ -15,9 +15,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/countersign/countersign/agent"
-	"github.com/countersign/countersign/agent/approval"
-	"github.com/countersign/countersign/agent/approval/memstore"
-	"github.com/countersign/countersign/agent/approval/redisstore"
+	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/memstore"
+	"github.com/countersign/countersign/approval/redisstore"
 	"github.com/countersign/countersign/agent/llm"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/risk/sensitive"

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/approval"
 )
 
 // BenchDecideClaim measures Decide(Approved) plus Claim of a fresh pending

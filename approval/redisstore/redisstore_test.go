@@ -14,9 +14,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/countersign/countersign/agent/approval"
-	"github.com/countersign/countersign/agent/approval/approvaltest"
-	"github.com/countersign/countersign/agent/approval/redisstore"
+	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/approvaltest"
+	"github.com/countersign/countersign/approval/redisstore"
 	"github.com/countersign/countersign/internal/testenv"
 )
 

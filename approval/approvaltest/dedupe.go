@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/approval"
 )
 
 // deduper returns s as an approval.Deduper, or skips the test when the

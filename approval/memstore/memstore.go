@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/tools"
 )
 

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/agent/approval"
-	"github.com/countersign/countersign/agent/approval/approvaltest"
-	"github.com/countersign/countersign/agent/approval/memstore"
+	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/approvaltest"
+	"github.com/countersign/countersign/approval/memstore"
 )
 
 func quiet() *slog.Logger { return slog.New(slog.NewJSONHandler(io.Discard, nil)) }

@@ -58,7 +58,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/countersign/countersign/agent/approval"
+	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/tools"
 )
 
