@@ -6,17 +6,25 @@
 //
 // The contract is shaped by the real constraints of Slack and Discord:
 //
-//   - A click must be acknowledged within 3 seconds. Handler.Handle must
-//     therefore return quickly; an adapter acknowledges an event once Handle
-//     returns, and the bot runs the slow work (the tool, the model) in the
-//     background.
+//   - A click must be acknowledged within 3 seconds. Handler.Handle never
+//     waits on the store, the audit log, the model, a tool or a chat API: it
+//     queues the event and returns. An adapter may acknowledge an event once
+//     Handle returns, and the bot does the work in the background.
+//   - Answers to an event go back through the event. Event.Reply is an
+//     opaque value the adapter sets (a Discord interaction token, a Slack
+//     response_url); the bot hands it back in Notice.Reply, so the adapter
+//     can answer inside the interaction that caused it.
 //   - Cards are updated in place: Post returns a message reference that
 //     Update takes. Discord's interaction token lasts only 15 minutes, so
-//     Update must edit the bot's own message by channel and reference, never
-//     through the interaction that carried the click.
+//     Update must be able to edit the bot's own message by channel and
+//     reference after that.
+//   - Platforms fail in ways the bot must tell apart: a message that is
+//     gone (ErrGone: post a new one), a rate limit with a retry time
+//     (RateLimitError: wait, coalesce), anything else (retry later).
 //   - Platforms deliver an event again when unsure whether it arrived. Every
-//     event carries the platform's own id (the same on every delivery), and
-//     Redelivered when the platform says it is retrying; the bot dedupes.
+//     event carries an id that is the same on every delivery of it and
+//     unique across processes and restarts for different events, and
+//     Redelivered when it may be a repeat; the bot dedupes on the id.
 //
 // Buttons are an optional capability, Interactive, checked at run time. An
 // adapter without it renders a card's buttons as the words to type
@@ -44,9 +52,21 @@ type Adapter interface {
 	Post(ctx context.Context, to Place, c Content) (ref string, err error)
 	// Update replaces a posted message in place.
 	Update(ctx context.Context, to Place, ref string, c Content) error
-	// Notify sends a notice that only user sees (Slack: an ephemeral
-	// message; Discord: an ephemeral follow-up or a direct message).
-	Notify(ctx context.Context, to Place, user User, text string) error
+	// Notify sends a notice that only n.User sees (Slack: an ephemeral
+	// message or the click's response_url; Discord: an ephemeral answer to
+	// the interaction, or a direct message). n.Reply, when set, is the
+	// Reply of the event the notice answers.
+	Notify(ctx context.Context, n Notice) error
+}
+
+// Notice is a message for one person only.
+type Notice struct {
+	Place Place
+	User  User
+	Text  string
+	// Reply is the Event.Reply of the event this notice answers, handed
+	// back as the adapter set it; nil for a notice no event caused.
+	Reply any
 }
 
 // Interactive is an optional capability: an adapter that renders a card's
@@ -66,8 +86,8 @@ func HasButtons(a Adapter) bool {
 	return ok && i.Buttons()
 }
 
-// Handler receives events. Handle must return quickly (well inside a
-// second): the adapter acknowledges the event to the platform once it has
+// Handler receives events. Handle returns at once (it never waits on I/O):
+// the adapter may acknowledge the event to the platform once it has
 // returned, and a click not acknowledged within 3 seconds is shown to the
 // person as failed.
 type Handler interface {
@@ -114,14 +134,22 @@ type Place struct {
 // Event is one thing that happened on the platform: a message, or a
 // decision on an approval (a click, or the words typed in its place).
 type Event struct {
-	// ID is the platform's id of the event, the same on every delivery of
-	// it. Never empty.
+	// ID is the event's id: the same on every delivery of one event, and
+	// different for different events across every process and restart of
+	// the bot (a platform's own id, or one the adapter makes unique, never
+	// a counter that starts again at 1). Never empty. The bot drops an
+	// event whose id it has seen.
 	ID string
-	// Redelivered is set when the platform says this is a retry of an
-	// event it may already have delivered.
+	// Redelivered is set when this event may repeat one the platform
+	// already delivered (a retry, or a second kind of event for the same
+	// message). A repeat so marked is dropped silently; a repeat not so
+	// marked is dropped and its sender is told.
 	Redelivered bool
-	User        User
-	Place       Place
+	// Reply is the adapter's own handle on this event, opaque to the bot,
+	// which hands it back in Notice.Reply when it answers the event.
+	Reply any
+	User  User
+	Place Place
 	// Direct is set for a direct (private) message to the bot.
 	Direct bool
 	// Text is the message text, with the bot's mention removed. For a

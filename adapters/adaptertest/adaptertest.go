@@ -201,7 +201,8 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 
 	t.Run("a private notice reaches only that user", func(t *testing.T) {
 		h, _ := start(t, newHarness)
-		if err := h.Adapter().Notify(context.Background(), h.Place(), Bob, "only bob may read this"); err != nil {
+		n := adapters.Notice{Place: h.Place(), User: Bob, Text: "only bob may read this"}
+		if err := h.Adapter().Notify(context.Background(), n); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
 		if !slices.ContainsFunc(h.Notices(t, Bob), func(s string) bool { return strings.Contains(s, "only bob may read this") }) {
@@ -209,6 +210,40 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		}
 		if slices.ContainsFunc(h.Notices(t, Alice), func(s string) bool { return strings.Contains(s, "only bob may read this") }) {
 			t.Errorf("alice received bob's private notice: %q", h.Notices(t, Alice))
+		}
+	})
+
+	t.Run("a notice answering an event reaches only its sender", func(t *testing.T) {
+		h, s := start(t, newHarness)
+		c := PendingCard("a1b2c3")
+		ref, err := h.Adapter().Post(context.Background(), h.Place(), adapters.Content{Card: &c})
+		if err != nil {
+			t.Fatalf("Post card: %v", err)
+		}
+		h.Decide(t, Bob, h.Place(), ref, c.Buttons[0], "")
+		e := s.next(t)
+		n := adapters.Notice{Place: e.Place, User: e.User, Text: "you may not approve this", Reply: e.Reply}
+		if err := h.Adapter().Notify(context.Background(), n); err != nil {
+			t.Fatalf("Notify with the event's reply handle: %v", err)
+		}
+		if !slices.ContainsFunc(h.Notices(t, Bob), func(s string) bool { return strings.Contains(s, "you may not approve this") }) {
+			t.Errorf("bob's notices %q lack the answer to his click", h.Notices(t, Bob))
+		}
+		if slices.ContainsFunc(h.Notices(t, Alice), func(s string) bool { return strings.Contains(s, "you may not approve this") }) {
+			t.Errorf("alice received the answer to bob's click: %q", h.Notices(t, Alice))
+		}
+	})
+
+	t.Run("event ids never repeat across processes", func(t *testing.T) {
+		// Two harnesses stand for two processes, or one before and after
+		// a restart: a shared store must never take the second one's
+		// events for repeats of the first one's.
+		h1, s1 := start(t, newHarness)
+		h2, s2 := start(t, newHarness)
+		h1.Say(t, Alice, h1.Place(), "first process")
+		h2.Say(t, Alice, h2.Place(), "second process")
+		if e1, e2 := s1.next(t), s2.next(t); e1.ID == e2.ID {
+			t.Errorf("two processes gave different events the same id %q: the second would be dropped as a repeat", e1.ID)
 		}
 	})
 

@@ -20,13 +20,18 @@ type Fake struct {
 	name   string
 	events chan adapters.Event
 
-	mu       sync.Mutex
-	closed   bool
-	seq      int
-	last     adapters.Event
-	messages map[string]adapters.Content // ref → what it shows now
-	posted   []string                    // refs in the order posted
-	notices  map[string][]string         // user id → notices
+	ids *adapters.EventIDs
+
+	mu         sync.Mutex
+	closed     bool
+	seq        int // message refs
+	last       adapters.Event
+	messages   map[string]adapters.Content // ref → what it shows now
+	posted     []string                    // refs in the order posted
+	notices    map[string][]string         // user id → notices
+	replies    []any                       // Notice.Reply of every notice that had one
+	updates    map[string]int              // ref → Update calls
+	failUpdate func(ref string, n int) error
 }
 
 var _ adapters.Interactive = (*Fake)(nil)
@@ -36,7 +41,9 @@ func NewFake(name string) *Fake {
 	return &Fake{
 		name:     name,
 		events:   make(chan adapters.Event, 256),
+		ids:      adapters.NewEventIDs(),
 		messages: map[string]adapters.Content{},
+		updates:  map[string]int{},
 		notices:  map[string][]string{},
 	}
 }
@@ -73,23 +80,67 @@ func (f *Fake) Post(_ context.Context, to adapters.Place, c adapters.Content) (s
 	return ref, nil
 }
 
-// Update replaces a stored message.
+// Update replaces a stored message. A message that was never posted, or
+// was deleted, is gone (adapters.ErrGone); FailUpdates makes it fail in
+// other ways.
 func (f *Fake) Update(_ context.Context, _ adapters.Place, ref string, c adapters.Content) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.updates[ref]++
+	if f.failUpdate != nil {
+		if err := f.failUpdate(ref, f.updates[ref]); err != nil {
+			return err
+		}
+	}
 	if _, ok := f.messages[ref]; !ok {
-		return fmt.Errorf("update message %s: no such message", ref)
+		return fmt.Errorf("update message %s: %w", ref, adapters.ErrGone)
 	}
 	f.messages[ref] = c
 	return nil
 }
 
-// Notify stores a private notice for u.
-func (f *Fake) Notify(_ context.Context, _ adapters.Place, u adapters.User, text string) error {
+// FailUpdates makes Update return fail(ref, n) when that is not nil, where
+// n counts the updates of ref so far, this one included: a test plays a
+// platform that rate-limits (adapters.RateLimitError) or errs.
+func (f *Fake) FailUpdates(fail func(ref string, n int) error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.notices[u.ID] = append(f.notices[u.ID], text)
+	f.failUpdate = fail
+}
+
+// Delete removes a message, as a person deleting it would.
+func (f *Fake) Delete(ref string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.messages, ref)
+}
+
+// Updates returns how many times Update was called for ref, failed
+// calls included.
+func (f *Fake) Updates(ref string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.updates[ref]
+}
+
+// Notify stores a private notice for its user, and the reply handle it
+// answered (see Replies).
+func (f *Fake) Notify(_ context.Context, n adapters.Notice) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.notices[n.User.ID] = append(f.notices[n.User.ID], n.Text)
+	if n.Reply != nil {
+		f.replies = append(f.replies, n.Reply)
+	}
 	return nil
+}
+
+// Replies returns the Event.Reply handles that notices answered, oldest
+// first: the fake sets each event's Reply to its id.
+func (f *Fake) Replies() []any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]any(nil), f.replies...)
 }
 
 // deliver queues an event, as the platform sends one.
@@ -108,17 +159,13 @@ func (f *Fake) deliver(t testing.TB, e adapters.Event) {
 	}
 }
 
-func (f *Fake) nextID() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.seq++
-	return "ev" + strconv.Itoa(f.seq)
-}
+func (f *Fake) nextID() string { return f.ids.Next() }
 
 // Say delivers a message from u and returns its event id.
 func (f *Fake) Say(t testing.TB, u adapters.User, p adapters.Place, text string) string {
 	t.Helper()
-	e := adapters.Event{ID: f.nextID(), User: u, Place: p, Text: text}
+	id := f.nextID()
+	e := adapters.Event{ID: id, User: u, Place: p, Text: text, Reply: id}
 	f.deliver(t, e)
 	return e.ID
 }
@@ -131,7 +178,8 @@ func (f *Fake) Click(t testing.TB, u adapters.User, p adapters.Place, ref string
 	if !b.Approve {
 		d.Reason = reason
 	}
-	f.deliver(t, adapters.Event{ID: f.nextID(), User: u, Place: p, Decision: &d})
+	id := f.nextID()
+	f.deliver(t, adapters.Event{ID: id, User: u, Place: p, Decision: &d, Reply: id})
 }
 
 // Redeliver delivers the last event again, marked as a retry.

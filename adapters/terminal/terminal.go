@@ -65,7 +65,8 @@ type Terminal struct {
 
 	mu       sync.Mutex // guards everything below and writes to out
 	user     string
-	seq      int               // events and message refs
+	seq      int // message refs
+	ids      *adapters.EventIDs
 	rendered map[string]string // ref → what it shows now
 	states   map[string]string // ref → card state shown
 	prompted bool              // the prompt is on screen, waiting for input
@@ -82,6 +83,7 @@ func New(in io.Reader, out io.Writer, opts Options) *Terminal {
 		user:     defaultUser(opts.User),
 		rendered: map[string]string{},
 		states:   map[string]string{},
+		ids:      adapters.NewEventIDs(),
 	}
 	switch opts.Color {
 	case "always":
@@ -198,9 +200,8 @@ func (t *Terminal) line(ctx context.Context, h adapters.Handler, line string) (q
 		return t.command(line)
 	}
 	t.mu.Lock()
-	t.seq++
 	e := adapters.Event{
-		ID:    "t" + strconv.Itoa(t.seq),
+		ID:    t.ids.Next(),
 		User:  adapters.User{ID: t.user, Name: t.user},
 		Place: adapters.Place{Channel: Channel, Thread: Thread},
 	}
@@ -304,8 +305,8 @@ func (t *Terminal) Update(_ context.Context, _ adapters.Place, ref string, c ada
 
 // Notify prints a notice addressed to one person. Everyone at the terminal
 // can read it; it is marked as meant for user only.
-func (t *Terminal) Notify(_ context.Context, _ adapters.Place, u adapters.User, text string) error {
-	return t.print(t.paint(dim, "(to "+u.Display()+" only)") + " " + text)
+func (t *Terminal) Notify(_ context.Context, n adapters.Notice) error {
+	return t.print(t.paint(dim, "(to "+n.User.Display()+" only)") + " " + n.Text)
 }
 
 func (t *Terminal) render(c adapters.Content) string {
