@@ -493,8 +493,8 @@ func testDecideRace(t *testing.T, open func() approval.Store) {
 			start  = make(chan struct{})
 			wg     sync.WaitGroup
 			mu     sync.Mutex
-			wins   []approval.Decision
-			losses []approval.Decision
+			wins   []approval.DecideResult
+			losses []approval.DecideResult
 			claims int
 			errs   []error
 		)

@@ -321,22 +321,22 @@ func (s *Store) run(ctx context.Context, what string, sc *redis.Script, id strin
 }
 
 // Decide moves a pending approval to Approved, Cancelled or Expired, in one
-// Lua script; see approval.Outcome for late approvals. A decided approval
+// Lua script; see approval.DecidedState for late approvals. A decided approval
 // is returned with Won=false and its decider.
-func (s *Store) Decide(ctx context.Context, id string, to approval.State, by approval.User, reason string, at time.Time) (approval.Decision, error) {
+func (s *Store) Decide(ctx context.Context, id string, to approval.State, by approval.User, reason string, at time.Time) (approval.DecideResult, error) {
 	if err := approval.CheckDecide(to); err != nil {
-		return approval.Decision{}, fmt.Errorf("decide approval %s: %w", id, err)
+		return approval.DecideResult{}, fmt.Errorf("decide approval %s: %w", id, err)
 	}
 	b, err := json.Marshal(by)
 	if err != nil {
-		return approval.Decision{}, fmt.Errorf("encode decider of %s: %w", id, err)
+		return approval.DecideResult{}, fmt.Errorf("encode decider of %s: %w", id, err)
 	}
 	if err := s.touch(ctx, id, at, false); err != nil {
-		return approval.Decision{}, fmt.Errorf("decide approval %s: %w", id, err)
+		return approval.DecideResult{}, fmt.Errorf("decide approval %s: %w", id, err)
 	}
 	a, won, err := s.run(ctx, "decide", decideScript, id, string(to), b, timeText(at), reason, at.UnixMilli(), ms(s.retention))
 	if err != nil {
-		return approval.Decision{}, err
+		return approval.DecideResult{}, err
 	}
 	// Out of the indexes, whoever won: the winner may have died before
 	// doing it. A failure here leaves entries the readers skip and drop.
@@ -345,7 +345,7 @@ func (s *Store) Decide(ctx context.Context, id string, to approval.State, by app
 		p.ZRem(ctx, s.pendingKey(a.Conversation.Platform, a.Conversation.Channel), id)
 		return nil
 	})
-	return approval.Decision{Approval: a, Won: won}, nil
+	return approval.DecideResult{Approval: a, Won: won}, nil
 }
 
 // Claim moves Approved to Running for exactly one claimant, in one Lua

@@ -79,7 +79,7 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 	defer a.close()
 
 	term := terminal.New(stdin, stdout, cfg.Terminal)
-	b, err := bot.New(cfg.Bot, term, cfg.Agent, agent.Deps{
+	b, err := bot.New(cfg.Bot, []adapters.Adapter{term}, cfg.Agent, agent.Deps{
 		Model:  a.model,
 		Tools:  a.tools,
 		Policy: a.policy,
