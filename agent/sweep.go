@@ -166,15 +166,19 @@ func (a *Agent) recoverOne(ctx context.Context, rec *approval.Approval) error {
 		rec = a.finish(rctx, claimed, res)
 		a.auditRecovery(rctx, rec, res)
 	case approval.Running:
-		a.log.WarnContext(ctx, "a run stopped without an outcome: ending it as interrupted", logAttrs(rec)...)
+		// rec may be older than the record: the store ends the run only if
+		// it is still running and silent since the lease's cutoff, judged
+		// in the same step.
 		res := interruptedRun()
-		fin, err := a.store.Finish(ctx, rec.ID, approval.Failed, res, a.now())
+		now := a.now()
+		fin, err := a.store.FinishAbandoned(ctx, rec.ID, approval.Failed, res, now, now.Add(-runLease))
 		if errors.Is(err, approval.ErrConflict) {
-			return nil // the run ended after all, or another replica ended it
+			return nil // the run ended or beat after all, or another replica ended it
 		}
 		if err != nil {
 			return fmt.Errorf("end interrupted approval %s: %w", rec.ID, err)
 		}
+		a.log.WarnContext(ctx, "a run stopped without an outcome: ended it as interrupted", logAttrs(fin)...)
 		a.auditRecovery(ctx, fin, res)
 		a.updateCard(ctx, fin, nil)
 		rec = fin

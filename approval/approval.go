@@ -153,6 +153,12 @@ type Store interface {
 	// last life is the decision, the claim, the latest Heartbeat of its run,
 	// or the finish. Unsettled lists the ones whose carrier looks dead, so
 	// that a sweep on any replica can finish the job (see the agent's Sweep).
+	//
+	// The last life is part of the record: every transition and Heartbeat
+	// writes it in the same atomic step as the state, and Unsettled and
+	// FinishAbandoned judge a record by its own last life, never by an
+	// older reading (an index, an earlier Get). Another replica may claim
+	// or finish a call between a sweep's Unsettled and its next step.
 
 	// Heartbeat records that the run of a running approval is alive at at.
 	// It is not an error when the approval is no longer running.
@@ -162,6 +168,16 @@ type Store interface {
 	// is at or before a cutoff: runningBefore for running ones, decidedBefore for approved and
 	// final ones. Pending approvals are never listed.
 	Unsettled(ctx context.Context, decidedBefore, runningBefore time.Time, limit int) ([]*Approval, error)
+	// FinishAbandoned is Finish for recovery: it moves Running to Done or
+	// Failed only if, at that moment and in the same atomic step, the run's
+	// last life (its claim or latest Heartbeat) is at or before cutoff
+	// (compared in whole milliseconds). Otherwise it changes nothing and
+	// returns an error wrapping ErrConflict: the approval is not running
+	// (never claimed, or ended), or its run showed life after cutoff, i.e.
+	// it was claimed or beat its heartbeat since the caller last looked. A
+	// running record that holds no last life (written by a version that
+	// kept none) counts as abandoned.
+	FinishAbandoned(ctx context.Context, id string, to State, result tools.Result, at, cutoff time.Time) (*Approval, error)
 	// Settle records that the approval's decision was carried through to its
 	// turn, so Unsettled no longer lists it. Settling a missing or settled
 	// approval is not an error; settling one that is not final does

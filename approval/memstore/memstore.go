@@ -319,6 +319,37 @@ func (s *Store) Finish(ctx context.Context, id string, to approval.State, result
 	return out, nil
 }
 
+// FinishAbandoned moves Running to Done or Failed only if the run's last
+// life is at or before cutoff, in whole milliseconds as in Redis; anything
+// else is ErrConflict. The check and the move happen under one lock.
+func (s *Store) FinishAbandoned(ctx context.Context, id string, to approval.State, result tools.Result, at, cutoff time.Time) (*approval.Approval, error) {
+	if err := approval.CheckFinish(to); err != nil {
+		return nil, fmt.Errorf("finish abandoned approval %s: %w", id, err)
+	}
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	a, err := s.get(id)
+	if err != nil {
+		return nil, err
+	}
+	if a.State != approval.Running {
+		return nil, fmt.Errorf("finish abandoned approval %s in state %s: %w", id, a.State, approval.ErrConflict)
+	}
+	if life := s.approvals[id].life; life.UnixMilli() > cutoff.UnixMilli() {
+		return nil, fmt.Errorf("finish abandoned approval %s: %w: its run was alive at %s, after %s",
+			id, approval.ErrConflict, life.UTC().Format(time.RFC3339Nano), cutoff.UTC().Format(time.RFC3339Nano))
+	}
+	a.State, a.EndedAt, a.Result = to, at, &result
+	out, err := s.put(a)
+	if err != nil {
+		return nil, err
+	}
+	s.alive(id, at)
+	return out, nil
+}
+
 // Heartbeat records that the run of a running approval is alive at at.
 func (s *Store) Heartbeat(ctx context.Context, id string, at time.Time) error {
 	if err := s.lock(); err != nil {
