@@ -36,8 +36,17 @@ type fileConfig struct {
 	Store    storeConfig      `yaml:"store"`
 	Tools    toolsConfig      `yaml:"tools"`
 	Bot      bot.Config       `yaml:"bot"`
-	Terminal terminal.Options `yaml:"terminal"`
+	Terminal terminalConfig   `yaml:"terminal"`
 	Log      logConfig        `yaml:"log"`
+}
+
+// terminalConfig is the terminal's section: whether it starts, and its
+// own options.
+type terminalConfig struct {
+	// Enabled starts the terminal beside a chat platform; without a
+	// platform it always starts.
+	Enabled          *bool `yaml:"enabled"`
+	terminal.Options `yaml:",inline"`
 }
 
 // toolsConfig holds one section per tool. execute_command and
