@@ -30,14 +30,14 @@ const EnvConfig = "COUNTERSIGN_CONFIG"
 // is an error that names it. configs/countersign.example.yaml documents
 // every key.
 type fileConfig struct {
-	Risk     risk.Config      `yaml:"risk"`
-	LLM      llm.Config       `yaml:"llm"`
-	Agent    agent.Config     `yaml:"agent"`
-	Store    storeConfig      `yaml:"store"`
-	Tools    toolsConfig      `yaml:"tools"`
-	Bot      bot.Config       `yaml:"bot"`
-	Terminal terminalConfig   `yaml:"terminal"`
-	Log      logConfig        `yaml:"log"`
+	Risk     risk.Config    `yaml:"risk"`
+	LLM      llm.Config     `yaml:"llm"`
+	Agent    agent.Config   `yaml:"agent"`
+	Store    storeConfig    `yaml:"store"`
+	Tools    toolsConfig    `yaml:"tools"`
+	Bot      bot.Config     `yaml:"bot"`
+	Terminal terminalConfig `yaml:"terminal"`
+	Log      logConfig      `yaml:"log"`
 }
 
 // terminalConfig is the terminal's section: whether it starts, and its
