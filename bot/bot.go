@@ -276,17 +276,12 @@ func (b *Bot) handle(in inbound) {
 		}
 	}
 	if in.Decision != nil {
-		typed := in.Decision.Ref == "" && strings.TrimSpace(in.Text) != ""
-		if !typed || approval.ValidID(strings.ToLower(in.Decision.ApprovalID)) {
-			b.inflight.Add(1)
-			go b.safely(in, func() {
-				defer b.inflight.Done()
-				b.decision(in)
-			})
-			return
-		}
-		// "approve it", "cancel everything": words, not an approval id.
-		in.Decision = nil
+		b.inflight.Add(1)
+		go b.safely(in, func() {
+			defer b.inflight.Done()
+			b.decision(in)
+		})
+		return
 	}
 	if strings.TrimSpace(in.Text) == "" {
 		return
