@@ -271,4 +271,3 @@ func cutSpace(s string) (before, after string) {
 	}
 	return s[:i], strings.TrimLeftFunc(s[i:], unicode.IsSpace)
 }
-
