@@ -119,6 +119,10 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps agent.D
 	b.cards.init()
 	deps.Sink = b
 	deps.Serves = b.serves
+	deps.Quiet = func(c approval.Conversation) bool {
+		q := b.cfg.policy(c.Platform, c.Channel).Quiet
+		return q != nil && *q
+	}
 	ag, err := agent.New(agentCfg, deps)
 	if err != nil {
 		return nil, fmt.Errorf("bot: build agent: %w", err)
