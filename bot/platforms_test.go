@@ -528,3 +528,27 @@ func TestRestartKeepsEveryLine(t *testing.T) {
 		})
 	}
 }
+
+// TestNothingWaitsBehindTheModel: while the model hangs, the conversation
+// is told the bot is working, !pending and !help answer at once, and
+// !cancel stops the turn.
+func TestNothingWaitsBehindTheModel(t *testing.T) {
+	model := agenttest.NewServer(t, agenttest.Reply{Content: "too late", Delay: 10 * time.Second})
+	r := startRig(t, rigOptions{platforms: []string{"slack"}, model: model})
+	f := r.fakes["slack"]
+	place := adapters.Place{Channel: "C1", Thread: "T1"}
+	f.Say(t, adaptertest.Alice, place, "what is using the disk?")
+	waitFor(t, "the working line", func() bool { return strings.Contains(flattenAll(f), "Working on it") })
+	f.Say(t, adaptertest.Alice, place, "!pending")
+	waitFor(t, "the pending list", func() bool { return strings.Contains(flattenAll(f), "No approvals are waiting") })
+	f.Say(t, adaptertest.Bob, place, "!cancel")
+	waitFor(t, "the cancel", func() bool { return strings.Contains(flattenAll(f), "Stopped the model's turn, as bob asked") })
+	waitFor(t, "the working line replaced", func() bool { return !strings.Contains(flattenAll(f), "Working on it") })
+	r.end(t)
+	if strings.Contains(flattenAll(f), "too late") {
+		t.Error("the cancelled turn still answered")
+	}
+	if strings.Contains(flattenAll(f), "could not finish") {
+		t.Errorf("the cancelled turn was reported as a failure:\n%s", flattenAll(f))
+	}
+}

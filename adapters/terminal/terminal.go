@@ -279,7 +279,7 @@ func (t *Terminal) Update(_ context.Context, _ adapters.Place, ref string, c ada
 	old, known := t.rendered[ref]
 	if !known {
 		t.mu.Unlock()
-		return fmt.Errorf("update message %s: no such message", ref)
+		return fmt.Errorf("update message %s: %w", ref, adapters.ErrGone)
 	}
 	if old == text {
 		t.mu.Unlock()
