@@ -154,6 +154,8 @@ func (b *Bot) decide(in inbound, d adapters.Decision) {
 		return
 	}
 	switch {
+	case res.Reasked:
+		b.notify(in, "Nothing ran: since the card was posted, "+res.Changed+". The card shows what the call would touch now; look again, and approve or cancel it.")
 	case !res.Won && res.Approval != nil:
 		b.notify(in, alreadyDecided(res.Approval))
 	case d.Approve && res.Approval != nil && res.Approval.State == approval.Expired:
