@@ -145,7 +145,13 @@ func (a *Agent) execute(ctx context.Context, rec *approval.Approval) (*approval.
 		// heartbeat, or the record would look alive for good.
 		stop := a.heartbeat(ctx, claimed)
 		defer stop()
-		return a.runApproved(ctx, claimed)
+		runCtx, done := a.runs.start(ctx, claimed)
+		defer done()
+		res := a.runApproved(runCtx, claimed)
+		if by, stopped := stoppedBy(runCtx); stopped {
+			res = stoppedRun(by, res)
+		}
+		return res
 	}()
 	// A shutdown may have cancelled ctx to interrupt the run; the outcome
 	// must still be recorded, or the record would stay running for good.

@@ -243,6 +243,7 @@ const (
 	KindExpiry       Kind = "expiry"        // nobody decided in time
 	KindExecution    Kind = "execution"     // a call ran, or recovery ended it
 	KindUnrouted     Kind = "unrouted"      // a process had no adapter for an approval's platform
+	KindStop         Kind = "stop"          // a person stopped a running call
 )
 
 // AuditDecision is what was decided: by the policy (Kind assessment), by
@@ -256,6 +257,7 @@ const (
 	DecisionBlock   AuditDecision = "block"   // assessed: refused outright
 	DecisionApprove AuditDecision = "approve" // a person approved (or tried to)
 	DecisionCancel  AuditDecision = "cancel"  // a person cancelled (or tried to)
+	DecisionStop    AuditDecision = "stop"    // a person stopped a running call
 	// DecisionApproved: executed after a person's approval.
 	DecisionApproved AuditDecision = "approved"
 	// DecisionRecovered: ended by recovery after its carrier died.
@@ -272,6 +274,7 @@ const (
 	OutcomeRefused Outcome = "refused" // a click from someone not allowed to decide
 	OutcomeLeft    Outcome = "left"    // left to a replica that serves the platform
 	OutcomeReasked Outcome = "reasked" // an approval not taken: the preview changed, the card asks again
+	OutcomeStopped Outcome = "stopped" // a running call was told to stop
 )
 
 // Auditor appends audit events. An error means the record was not written,

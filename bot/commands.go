@@ -15,6 +15,7 @@ import (
 // come from the tools themselves (tools.Describer.Direct).
 var botCommands = []struct{ usage, help string }{
 	{"!pending", "the approvals waiting in this channel"},
+	{"!stop <id>", "stop a running approved call (its processes are killed)"},
 	{"!cancel", "stop the model's turn in this conversation"},
 	{"!help", "this list"},
 }
@@ -32,6 +33,9 @@ func (b *Bot) command(ctx context.Context, in inbound, conv approval.Conversatio
 		return
 	case "!cancel":
 		b.cancelTurn(ctx, conv, in)
+		return
+	case "!stop":
+		b.stopCall(in, rest)
 		return
 	}
 	d, ok := b.direct(verb)

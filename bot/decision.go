@@ -22,6 +22,10 @@ const checkTimeout = 800 * time.Millisecond
 // background (handle returned at once); the person hears privately, through
 // the event's reply handle, of every decision that changed nothing.
 func (b *Bot) decision(in inbound) {
+	if in.Decision.Stop {
+		b.stopCall(in, in.Decision.ApprovalID)
+		return
+	}
 	d := *in.Decision
 	d.ApprovalID = strings.ToLower(d.ApprovalID) // ids are lower case; a shouted one is the same id
 	verb := approval.DecisionCancel
