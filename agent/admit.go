@@ -61,7 +61,7 @@ func auditFailed() tools.Result {
 // admit assesses one tool call and acts on the verdict: an auto call runs
 // now, a blocked call gets its blocked result, and a call that needs a
 // person gets a stored approval (callState.approval) whose card the caller
-// posts. Every failure becomes a result that did not run; judge never
+// posts. Every failure becomes a result that did not run; admit never
 // runs a call it could not audit.
 func (a *Agent) admit(ctx context.Context, conv approval.Conversation, user approval.User, tc ToolCall, turnID string) callState {
 	cs := callState{ID: tc.ID, Tool: tc.Name}
