@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -72,6 +73,7 @@ func New(cfg Config, getenv func(string) string, log *slog.Logger) (*Adapter, er
 	if v := getenv(APIURLEnv); v != "" {
 		apiURL = v
 	}
+	routeLibraryLog(log)
 	s, err := discordgo.New(tok)
 	if err != nil {
 		return nil, fmt.Errorf("discord: make a session: %w", err)
@@ -115,6 +117,32 @@ func New(cfg Config, getenv func(string) string, log *slog.Logger) (*Adapter, er
 	s.AddHandler(a.onInteractionCreate)
 	s.AddHandler(a.onDisconnect)
 	return a, nil
+}
+
+// libraryLog is where discordgo's own messages go: the structured log of
+// the latest adapter made, not raw lines on standard error. discordgo has
+// one package-wide logger, so it is set once and reads this.
+var (
+	libraryLog  atomic.Pointer[slog.Logger]
+	libraryOnce sync.Once
+)
+
+func routeLibraryLog(log *slog.Logger) {
+	libraryLog.Store(log.With("adapter", "discord", "source", "discordgo"))
+	libraryOnce.Do(func() {
+		discordgo.Logger = func(level, _ int, format string, args ...any) {
+			l := libraryLog.Load()
+			msg := fmt.Sprintf(format, args...)
+			switch level {
+			case discordgo.LogError:
+				l.Warn(msg) // discordgo logs a dropped connection as an error; the adapter resumes it
+			case discordgo.LogWarning:
+				l.Info(msg)
+			default:
+				l.Debug(msg)
+			}
+		}
+	})
 }
 
 // Name returns "discord".
@@ -333,7 +361,7 @@ func (a *Adapter) Post(ctx context.Context, to adapters.Place, c adapters.Conten
 // *adapters.RateLimitError.
 func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c adapters.Content) error {
 	m := render(c)
-	if ix := a.liveClick(ref); ix != nil {
+	if ix := a.liveClick(ctx, ref); ix != nil {
 		_, app := a.ids()
 		err := a.api.do(ctx, http.MethodPatch, "/webhooks/"+app+"/"+ix.token+"/messages/@original", m, m.Files, nil)
 		switch {

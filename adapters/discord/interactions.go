@@ -216,8 +216,9 @@ func (a *Adapter) remember(ref string, ix *interaction) {
 }
 
 // liveClick is the latest click on ref while its token lives and its
-// first response went through.
-func (a *Adapter) liveClick(ref string) *interaction {
+// first response went through (waiting for that response when it is on
+// its way: it has its own short deadline).
+func (a *Adapter) liveClick(ctx context.Context, ref string) *interaction {
 	a.mu.Lock()
 	ix := a.clicks[ref]
 	a.mu.Unlock()
@@ -230,7 +231,7 @@ func (a *Adapter) liveClick(ref string) *interaction {
 			return nil
 		}
 		return ix
-	default:
+	case <-ctx.Done():
 		return nil
 	}
 }

@@ -241,17 +241,17 @@ func (s *Server) changedLocked() {
 	s.changed = make(chan struct{})
 }
 
-// Wait waits until cond (called with the server's state locked) holds,
-// failing the test after 5 seconds. It wakes on every change: no polling.
+// Wait waits until cond holds, failing the test after 5 seconds. cond
+// runs without the server's lock (it may call the inspection methods); it
+// is evaluated again on every change, with no polling.
 func (s *Server) Wait(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.After(5 * time.Second)
 	for {
 		s.mu.Lock()
-		ok := cond()
 		ch := s.changed
 		s.mu.Unlock()
-		if ok {
+		if cond() {
 			return
 		}
 		select {
@@ -260,6 +260,16 @@ func (s *Server) Wait(t testing.TB, what string, cond func() bool) {
 			t.Fatalf("fake Discord: waited 5s for %s", what)
 		}
 	}
+}
+
+// waitLocked is Wait with cond run under the lock.
+func (s *Server) waitLocked(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	s.Wait(t, what, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return cond()
+	})
 }
 
 func (s *Server) logged(h http.Handler) http.Handler {
@@ -509,7 +519,14 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Flags = 0
-	writeJSON(w, s.newMessageLocked(ch, BotID, p).wire())
+	m := s.newMessageLocked(ch, BotID, p)
+	writeJSON(w, m.wire())
+	// Discord sends the bot its own messages too.
+	go s.dispatch("MESSAGE_CREATE", map[string]any{
+		"id": m.ID, "channel_id": ch, "content": m.Content, "type": 0,
+		"author":    map[string]any{"id": BotID, "username": BotName, "bot": true},
+		"timestamp": time.Now().UTC().Format(time.RFC3339), "mentions": []any{},
+	})
 }
 
 // rateLimitedLocked answers 429 when an edit is to be refused.
@@ -711,7 +728,7 @@ func (s *Server) Interaction(id string) (Interaction, bool) {
 func (s *Server) WaitResponse(t testing.TB, id string) Response {
 	t.Helper()
 	var r Response
-	s.Wait(t, "the first response to interaction "+id, func() bool {
+	s.waitLocked(t, "the first response to interaction "+id, func() bool {
 		ix := s.interactions[id]
 		if ix != nil && len(ix.Responses) > 0 {
 			r = ix.Responses[0]

@@ -157,7 +157,6 @@ func (s *Server) sendLocked(sess *session, t string, d any, write func(any) erro
 func (s *Server) dispatch(t string, d any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.lastDispatch = &dispatch{t: t, d: d}
 	for _, sess := range s.sessions {
 		write := s.conns[sess.id]
 		if sess.conn == nil {
@@ -170,7 +169,15 @@ func (s *Server) dispatch(t string, d any) {
 	s.changedLocked()
 }
 
-// Redispatch sends the last dispatch again, with a new sequence number,
+// deliver dispatches an event a person caused; Redispatch repeats it.
+func (s *Server) deliver(t string, d any) {
+	s.mu.Lock()
+	s.lastDispatch = &dispatch{t: t, d: d}
+	s.mu.Unlock()
+	s.dispatch(t, d)
+}
+
+// Redispatch sends the last message or interaction a person caused again, with a new sequence number,
 // as a second session or a replay would deliver it.
 func (s *Server) Redispatch(t testing.TB) {
 	t.Helper()
@@ -186,7 +193,7 @@ func (s *Server) Redispatch(t testing.TB) {
 // WaitSessions waits until n gateway sessions are connected.
 func (s *Server) WaitSessions(t testing.TB, n int) {
 	t.Helper()
-	s.Wait(t, "gateway sessions to connect", func() bool {
+	s.waitLocked(t, "gateway sessions to connect", func() bool {
 		c := 0
 		for _, sess := range s.sessions {
 			if sess.conn != nil {
@@ -291,6 +298,6 @@ func (s *Server) Say(t testing.TB, u User, channel, text string, mention bool) s
 		delete(mem, "user")
 		d["member"] = mem
 	}
-	s.dispatch("MESSAGE_CREATE", d)
+	s.deliver("MESSAGE_CREATE", d)
 	return m.ID
 }

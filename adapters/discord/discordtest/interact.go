@@ -189,7 +189,7 @@ func (s *Server) newInteraction(t testing.TB, u User, typ int, channel, message 
 	s.changedLocked()
 	s.mu.Unlock()
 	if url == "" {
-		s.dispatch("INTERACTION_CREATE", json.RawMessage(body))
+		s.deliver("INTERACTION_CREATE", json.RawMessage(body))
 		return ix.ID
 	}
 	status, resp := s.post(url, body, true)
