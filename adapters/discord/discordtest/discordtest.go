@@ -152,6 +152,7 @@ type Server struct {
 	conns        map[string]func(any) error // session id → its connection's writer
 	resumes      int
 	intents      int
+	expireOnEdit bool
 }
 
 type session struct {
@@ -737,6 +738,15 @@ func (s *Server) WaitResponse(t testing.TB, id string) Response {
 		return false
 	})
 	return r
+}
+
+// ExpireTokensOnEdit makes every interaction token expire at its first
+// message edit, as 15 minutes would during a long run: the edit fails
+// with Unknown Webhook and the bot must edit its own message instead.
+func (s *Server) ExpireTokensOnEdit(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expireOnEdit = on
 }
 
 // ExpireToken makes interaction id's token expire, as 15 minutes would.

@@ -121,6 +121,9 @@ func (s *Server) editOriginal(w http.ResponseWriter, r *http.Request) {
 	if s.rateLimitedLocked(w) {
 		return
 	}
+	if ix := s.interactionByToken(r.PathValue("token")); ix != nil && s.expireOnEdit {
+		ix.Expired = true
+	}
 	ix := s.webhookInteraction(w, r)
 	if ix == nil {
 		return
