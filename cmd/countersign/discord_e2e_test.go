@@ -23,7 +23,7 @@ var (
 
 // discordConfig is a configuration where only holders of bob's role
 // approve, and nobody approves their own call.
-func discordConfig(t *testing.T, dir, extra string) string {
+func discordConfig(t testing.TB, dir, extra string) string {
 	t.Helper()
 	cfg := "bot:\n  default:\n    approvers: [\"role:" + dBob.Roles[0] + "\"]\n    require_second_person: true\n" + extra
 	path := filepath.Join(dir, "countersign.yaml")
@@ -33,7 +33,7 @@ func discordConfig(t *testing.T, dir, extra string) string {
 	return path
 }
 
-func discordFiles(t *testing.T) string {
+func discordFiles(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, f := range []string{"tmp_a", "tmp_b", "keep.txt"} {
@@ -45,7 +45,7 @@ func discordFiles(t *testing.T) string {
 }
 
 // card waits for the approval card in channel and returns it.
-func card(t *testing.T, fake *discordtest.Server, channel string) discordtest.Message {
+func card(t testing.TB, fake *discordtest.Server, channel string) discordtest.Message {
 	t.Helper()
 	var c discordtest.Message
 	fake.Wait(t, "an approval card in "+channel, func() bool {
@@ -102,7 +102,7 @@ func said(t *testing.T, fake *discordtest.Server, channel, want string) discordt
 // startDiscord runs `countersign run` as startRun does, and stops it
 // (cancelling its context, as SIGTERM does) when the test ends, waiting
 // for it to return.
-func startDiscord(t *testing.T, dir, config string, env ...string) {
+func startDiscord(t testing.TB, dir, config string, env ...string) {
 	t.Helper()
 	t.Chdir(dir)
 	t.Setenv("OPENAI_API_KEY", "")
