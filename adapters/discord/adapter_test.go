@@ -366,6 +366,9 @@ func TestHTTPInteractions(t *testing.T) {
 	if status, _ := fake.PostInteraction(ping, false); status != http.StatusUnauthorized {
 		t.Errorf("a forged signature = %d, want 401", status)
 	}
+	if status, _ := fake.ReplayInteraction(ping, time.Now().Add(-time.Hour)); status != http.StatusUnauthorized {
+		t.Errorf("a validly signed request an hour old = %d, want 401", status)
+	}
 	if status, _ := fake.PostInteraction([]byte("not json"), false); status != http.StatusUnauthorized {
 		t.Errorf("a forged non-JSON body = %d, want 401 before parsing", status)
 	}

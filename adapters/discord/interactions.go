@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -348,7 +349,7 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
 		return
 	}
-	if !verify(a.key, r.Header, body) {
+	if !verify(a.key, r.Header, body) || !fresh(r.Header.Get("X-Signature-Timestamp"), a.now()) {
 		a.log.Warn("an interaction request with a bad signature was refused", "remote", r.RemoteAddr)
 		http.Error(w, "invalid request signature", http.StatusUnauthorized)
 		return
@@ -371,6 +372,17 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	if ix.event {
 		a.q.push(item{ix: ix})
 	}
+}
+
+// fresh reports whether a signed request's timestamp is within five
+// minutes of now: a recorded request cannot be replayed later.
+func fresh(ts string, now time.Time) bool {
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return false
+	}
+	d := now.Sub(time.Unix(sec, 0))
+	return d < 5*time.Minute && d > -5*time.Minute
 }
 
 // verify checks Discord's Ed25519 signature over the timestamp and body

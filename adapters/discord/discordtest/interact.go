@@ -217,7 +217,11 @@ func (s *Server) newInteraction(t testing.TB, u User, typ int, channel, message 
 // post sends body to the bot's interactions endpoint, signed with the
 // application's key when sign is set (and with a forged signature when not).
 func (s *Server) post(url string, body []byte, sign bool) (int, []byte) {
-	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	return s.postAt(url, body, sign, time.Now())
+}
+
+func (s *Server) postAt(url string, body []byte, sign bool, at time.Time) (int, []byte) {
+	ts := strconv.FormatInt(at.Unix(), 10)
 	var sig []byte
 	if sign {
 		sig = ed25519Sign(s, append([]byte(ts), body...))
@@ -244,6 +248,15 @@ func (s *Server) PostInteraction(raw []byte, signed bool) (int, []byte) {
 	url := s.interactURL
 	s.mu.Unlock()
 	return s.post(url, raw, signed)
+}
+
+// ReplayInteraction posts raw signed properly but with the timestamp at,
+// as a recorded request replayed later would arrive.
+func (s *Server) ReplayInteraction(raw []byte, at time.Time) (int, []byte) {
+	s.mu.Lock()
+	url := s.interactURL
+	s.mu.Unlock()
+	return s.postAt(url, raw, true, at)
 }
 
 // Click clicks the button with customID on message msg, as u.
