@@ -128,6 +128,18 @@ func TestMessageContentIntent(t *testing.T) {
 	none(t, events, fake, ch)
 }
 
+func TestDisallowedIntentIsExplained(t *testing.T) {
+	fake := discordtest.New(t)
+	fake.DisallowMessageContent()
+	a := newAdapter(t, fake, Config{MessageContent: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := a.Run(ctx, adapters.HandlerFunc(func(context.Context, adapters.Event) {}))
+	if err == nil || !strings.Contains(err.Error(), "Privileged Gateway Intents") {
+		t.Fatalf("Run = %v; want an error saying to enable the intent", err)
+	}
+}
+
 func TestDirectMessageAndBots(t *testing.T) {
 	fake := discordtest.New(t)
 	a := newAdapter(t, fake, Config{})

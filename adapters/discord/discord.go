@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/gorilla/websocket"
 
 	"github.com/countersign/countersign/adapters"
 )
@@ -171,7 +172,7 @@ func (a *Adapter) Run(ctx context.Context, h adapters.Handler) error {
 		return err
 	}
 	if err := a.open(ctx); err != nil {
-		return fmt.Errorf("discord: connect to the gateway: %w", err)
+		return fmt.Errorf("discord: connect to the gateway: %w%s", err, closeHint(err))
 	}
 	defer a.close()
 	select {
@@ -257,6 +258,24 @@ func (a *Adapter) open(ctx context.Context) error {
 		}()
 		return ctx.Err()
 	}
+}
+
+// closeHint says what to do about the gateway's refusal codes
+// (https://discord.com/developers/docs/topics/opcodes-and-status-codes#gateway-gateway-close-event-codes).
+func closeHint(err error) string {
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) {
+		return ""
+	}
+	switch ce.Code {
+	case 4004:
+		return ": the token is not valid; copy it again from the developer portal, Bot, Reset Token"
+	case 4014:
+		return ": the Message Content intent is not enabled for this application; turn it on in the developer portal (Bot, Privileged Gateway Intents) or set discord.message_content: false"
+	case 4013:
+		return ": the intents are invalid"
+	}
+	return ""
 }
 
 func (a *Adapter) close() {

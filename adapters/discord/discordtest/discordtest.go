@@ -153,6 +153,7 @@ type Server struct {
 	resumes      int
 	intents      int
 	expireOnEdit bool
+	noContent    bool
 }
 
 type session struct {
@@ -738,6 +739,15 @@ func (s *Server) WaitResponse(t testing.TB, id string) Response {
 		return false
 	})
 	return r
+}
+
+// DisallowMessageContent plays an application whose Message Content
+// intent is off in the developer portal: an identify asking for it is
+// closed with 4014.
+func (s *Server) DisallowMessageContent() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noContent = true
 }
 
 // ExpireTokensOnEdit makes every interaction token expire at its first

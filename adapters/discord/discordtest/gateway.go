@@ -84,6 +84,13 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 				_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(4004, "Authentication failed."), time.Now().Add(time.Second))
 				return
 			}
+			s.mu.Lock()
+			disallowed := s.noContent && id.Intents&(1<<15) != 0
+			s.mu.Unlock()
+			if disallowed {
+				_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(4014, "Disallowed intent(s)."), time.Now().Add(time.Second))
+				return
+			}
 			sess = &session{id: "sess-" + NewID(), conn: conn}
 			s.mu.Lock()
 			s.sessions[sess.id] = sess
