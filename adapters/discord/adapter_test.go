@@ -265,6 +265,26 @@ func TestUpdateThroughTheTokenThenTheMessage(t *testing.T) {
 	}
 }
 
+func TestStopButton(t *testing.T) {
+	fake := discordtest.New(t)
+	a := newAdapter(t, fake, Config{})
+	events := run(t, a)
+	place, ref := postCard(t, fake, a, events)
+	c := adaptertest.PendingCard("a1b2c3")
+	c.State, c.Buttons = "running", []adapters.Button{{Label: "Stop", Stop: true, Value: "a1b2c3"}}
+	if err := a.Update(context.Background(), place, ref, adapters.Content{Card: &c}); err != nil {
+		t.Fatal(err)
+	}
+	click := fake.Click(t, bob, ref, idStop+"a1b2c3")
+	if r := fake.WaitResponse(t, click); r.Type != responseDeferredUpdate {
+		t.Errorf("first response %d, want 6", r.Type)
+	}
+	e := next(t, events)
+	if e.Decision == nil || !e.Decision.Stop || e.Decision.Approve || e.Decision.ApprovalID != "a1b2c3" || e.Decision.Ref != ref {
+		t.Errorf("a Stop click arrived as %+v", e.Decision)
+	}
+}
+
 func TestUpdateErrors(t *testing.T) {
 	fake := discordtest.New(t)
 	a := newAdapter(t, fake, Config{})

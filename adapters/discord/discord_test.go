@@ -75,7 +75,10 @@ func (h *harness) Decide(t testing.TB, u adapters.User, _ adapters.Place, ref st
 	t.Helper()
 	h.fake.WaitSessions(t, 1)
 	id := idCancel + b.Value
-	if b.Approve {
+	switch {
+	case b.Stop:
+		id = idStop + b.Value
+	case b.Approve:
 		id = idApprove + b.Value
 	}
 	m, ok := h.fake.Message(ref)
@@ -83,7 +86,7 @@ func (h *harness) Decide(t testing.TB, u adapters.User, _ adapters.Place, ref st
 		t.Fatalf("message %s has no button %q", ref, id)
 	}
 	click := h.fake.Click(t, fakeUser(u), ref, id)
-	if !b.Approve {
+	if !b.Approve && !b.Stop {
 		h.fake.SubmitModal(t, fakeUser(u), click, map[string]string{reasonKey: reason})
 	}
 }
@@ -134,6 +137,8 @@ func view(m discordtest.Message) string {
 			switch {
 			case strings.HasPrefix(c.CustomID, idApprove):
 				add(adapters.Button{Approve: true, Value: strings.TrimPrefix(c.CustomID, idApprove)}.Words())
+			case strings.HasPrefix(c.CustomID, idStop):
+				add(adapters.Button{Stop: true, Value: strings.TrimPrefix(c.CustomID, idStop)}.Words())
 			case strings.HasPrefix(c.CustomID, idCancel):
 				add(adapters.Button{Value: strings.TrimPrefix(c.CustomID, idCancel)}.Words())
 			}

@@ -72,7 +72,7 @@ func (a *Adapter) arrive(raw *discordgo.Interaction, viaHTTP bool) *interaction 
 	case discordgo.InteractionMessageComponent:
 		data, _ := raw.Data.(discordgo.MessageComponentInteractionData)
 		switch {
-		case strings.HasPrefix(data.CustomID, idApprove):
+		case strings.HasPrefix(data.CustomID, idApprove), strings.HasPrefix(data.CustomID, idStop):
 			ix.response, ix.event = map[string]any{"type": responseDeferredUpdate}, true
 		case strings.HasPrefix(data.CustomID, idCancel):
 			ix.response = map[string]any{"type": responseModal, "data": reasonModal(strings.TrimPrefix(data.CustomID, idCancel))}
@@ -140,7 +140,11 @@ func (a *Adapter) prepareInteraction(ctx context.Context, ix *interaction) (adap
 			ref = raw.Message.ID
 			a.remember(ref, ix)
 		}
-		e.Decision = &adapters.Decision{ApprovalID: strings.TrimPrefix(data.CustomID, idApprove), Approve: true, Ref: ref}
+		if id, ok := strings.CutPrefix(data.CustomID, idStop); ok {
+			e.Decision = &adapters.Decision{ApprovalID: id, Stop: true, Ref: ref}
+		} else {
+			e.Decision = &adapters.Decision{ApprovalID: strings.TrimPrefix(data.CustomID, idApprove), Approve: true, Ref: ref}
+		}
 	case discordgo.ModalSubmitInteractionData:
 		ref := ""
 		if raw.Message != nil {

@@ -32,6 +32,7 @@ const (
 const (
 	idApprove = "cs:a:"
 	idCancel  = "cs:c:"
+	idStop    = "cs:s:"
 	idReason  = "cs:r:" // the cancel modal
 	reasonKey = "reason"
 )
@@ -307,7 +308,11 @@ func buttons(k *adapters.Card) *component {
 	row := component{Type: componentRow}
 	for _, b := range k.Buttons {
 		c := component{Type: componentButton, Label: cut(orDefault(b.Label, "Cancel"), maxLabel), Style: styleSecondary, CustomID: idCancel + b.Value}
-		if b.Approve {
+		switch {
+		case b.Stop:
+			c.Label = cut(orDefault(b.Label, "Stop"), maxLabel)
+			c.Style, c.CustomID = styleDanger, idStop+b.Value
+		case b.Approve:
 			c.Label = cut(orDefault(b.Label, "Approve"), maxLabel)
 			c.Style, c.CustomID = styleSuccess, idApprove+b.Value
 			if k.Risk == "high" {

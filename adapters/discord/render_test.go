@@ -39,6 +39,11 @@ func cards() map[string]adapters.Content {
 			c.State, c.StateLine = "running", "approved by bob at 05:41:02 UTC · running for 12s"
 			c.Output = "removed tmp_a\n"
 		}),
+		"running_with_stop": card(func(c *adapters.Card) {
+			c.State, c.StateLine = "running", "approved by bob at 05:41:02 UTC · running for 3m"
+			c.Output = "copying 1/40\ncopying 2/40\n"
+			c.Buttons = []adapters.Button{{Label: "Stop", Stop: true, Value: c.ApprovalID}}
+		}),
 		"done": card(func(c *adapters.Card) {
 			*c = adaptertest.DoneCard("a1b2c3d4e5f6")
 		}),
