@@ -178,6 +178,11 @@ func validateSections(cfg fileConfig) error {
 	if err := cfg.Terminal.Validate(); err != nil {
 		return fmt.Errorf("terminal: %w", err)
 	}
+	// Checked whether or not its token is set, so that config check finds
+	// a bad section before the day the token is.
+	if err := cfg.Discord.Validate(); err != nil {
+		return err
+	}
 	if _, err := logLevel(cfg.Log.Level, slog.LevelInfo); err != nil {
 		return err
 	}
