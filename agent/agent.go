@@ -96,21 +96,33 @@ type Deps struct {
 	// Log receives the details that never reach the chat; nil means
 	// slog.Default().
 	Log *slog.Logger
+	// Serves reports whether this process can show the conversations of
+	// a platform (it has that platform's adapter); nil means every
+	// platform. Sweep leaves the approvals of other platforms to a replica
+	// that serves them, so that no card is updated, and no turn resumed,
+	// through the wrong platform.
+	Serves func(platform string) bool
 }
+
+// ErrElsewhere is wrapped by a Sink's error for a conversation whose
+// platform this process does not serve: another replica must show it.
+var ErrElsewhere = errors.New("the conversation's platform is served by another process")
 
 // Agent runs turns, direct commands and decisions. It keeps no state of
 // its own between calls beyond what is in the store, so any number of
 // agents (replicas) can share one store. It is safe for concurrent use.
 type Agent struct {
-	cfg    Config
-	model  Model
-	tools  *tools.Registry
-	policy *risk.Policy
-	store  approval.Store
-	sink   Sink
-	now    func() time.Time
-	log    *slog.Logger
-	prompt string
+	cfg       Config
+	model     Model
+	tools     *tools.Registry
+	policy    *risk.Policy
+	store     approval.Store
+	sink      Sink
+	now       func() time.Time
+	log       *slog.Logger
+	serves    func(platform string) bool
+	servesAll bool // Deps.Serves was nil
+	prompt    string
 	// specs and schemas are the registry's, read once: it never changes.
 	specs   []tools.Spec
 	schemas map[string]json.RawMessage
@@ -144,6 +156,7 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 		sink:   deps.Sink,
 		now:    deps.Now,
 		log:    deps.Log,
+		serves: deps.Serves,
 		prompt: SystemPrompt(),
 	}
 	a.specs = deps.Tools.Specs()
@@ -156,6 +169,9 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 	}
 	if a.log == nil {
 		a.log = slog.Default()
+	}
+	if a.serves == nil {
+		a.serves, a.servesAll = func(string) bool { return true }, true
 	}
 	a.busy.cond = sync.NewCond(&a.busy.mu)
 	return a, nil

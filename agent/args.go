@@ -154,27 +154,14 @@ func jsonKind(b []byte) string {
 	return "a number"
 }
 
-// operation is the short text of a call for the audit log and the log:
-// the command, the statement, the request line, the file operation, or
-// the arguments themselves for other tools.
-func operation(tool string, args json.RawMessage) string {
-	var a map[string]any
-	_ = json.Unmarshal(args, &a)
-	str := func(k string) string { s, _ := a[k].(string); return s }
-	var op string
-	switch {
-	case str("command") != "":
-		op = str("command")
-	case str("sql") != "":
-		op = str("sql")
-	case str("url") != "":
-		op = strings.TrimSpace(strings.ToUpper(str("method")) + " " + str("url"))
-	case str("operation") != "":
-		op = strings.TrimSpace(str("operation") + " " + str("path"))
-	default:
-		op = string(args)
-	}
-	if shown, cut := tools.CapText(op, 500); cut {
+// operationCap caps the operation text the audit log and the log keep.
+const operationCap = 1000
+
+// operation is the text of a call for the audit log and the log, as the
+// tool describes it (secrets masked), capped at operationCap bytes.
+func (a *Agent) operation(tool string, args json.RawMessage) string {
+	op := a.tools.Operation(tool, args).Text
+	if shown, cut := tools.CapText(op, operationCap); cut {
 		op = shown + "…"
 	}
 	return op

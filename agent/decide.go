@@ -24,28 +24,28 @@ var ErrNotStarted = errors.New("the approved call could not be started")
 // changes nothing and returns Won=false with the winner's record. An
 // approval past its deadline expires instead of being approved. It can take
 // as long as the tool runs: call it off the click handler.
-func (a *Agent) Decide(ctx context.Context, id string, by approval.User, approve bool, reason string) (approval.Decision, error) {
+func (a *Agent) Decide(ctx context.Context, id string, by approval.User, approve bool, reason string) (approval.DecideResult, error) {
 	a.busy.add()
 	defer a.busy.done()
-	to, verb := approval.Cancelled, "cancel"
+	to, verb := approval.Cancelled, approval.DecisionCancel
 	if approve {
-		to, verb = approval.Approved, "approve"
+		to, verb = approval.Approved, approval.DecisionApprove
 	}
 	dec, err := a.store.Decide(ctx, id, to, by, reason, a.now())
 	if err != nil {
-		return approval.Decision{}, fmt.Errorf("decide approval %s: %w", id, err)
+		return approval.DecideResult{}, fmt.Errorf("decide approval %s: %w", id, err)
 	}
 	rec := dec.Approval
-	outcome := string(rec.State)
+	outcome, detail := approval.Outcome(rec.State), reason
 	if !dec.Won {
-		outcome = "lost: already " + string(rec.State)
+		outcome, detail = approval.OutcomeLost, "already "+string(rec.State)
 		if rec.DecidedBy != nil {
-			outcome += " by " + rec.DecidedBy.ID
+			detail += " by " + rec.DecidedBy.ID
 		}
 	}
 	auditErr := a.audit(ctx, approval.Event{
-		Kind: approval.EventClick, Actor: by.ID, ApprovalID: id, Tool: rec.Tool, Operation: operation(rec.Tool, rec.Args),
-		Decision: verb, Outcome: outcome, Channel: rec.Conversation.Channel, Detail: reason,
+		Kind: approval.KindClick, Actor: by.ID, ApprovalID: id, Tool: rec.Tool, Operation: a.operation(rec.Tool, rec.Args),
+		Decision: verb, Outcome: outcome, Channel: rec.Conversation.Channel, Detail: detail,
 	})
 	if !dec.Won {
 		return dec, nil
@@ -58,15 +58,15 @@ func (a *Agent) Decide(ctx context.Context, id string, by approval.User, approve
 		if rec.State == approval.Approved {
 			// Not even refused (the store failed too): it must not run
 			// here. It stays unsettled, and a sweep ends it as not run.
-			return approval.Decision{Approval: rec, Won: true}, fmt.Errorf("approval %s: %w", id, ErrNotStarted)
+			return approval.DecideResult{Approval: rec, Won: true}, fmt.Errorf("approval %s: %w", id, ErrNotStarted)
 		}
 	}
 	rec = a.settle(ctx, rec)
 	if rec.State == approval.Approved {
 		// Approved, but the claim failed: nothing ran (see recover).
-		return approval.Decision{Approval: rec, Won: true}, fmt.Errorf("approval %s: %w", id, ErrNotStarted)
+		return approval.DecideResult{Approval: rec, Won: true}, fmt.Errorf("approval %s: %w", id, ErrNotStarted)
 	}
-	return approval.Decision{Approval: rec, Won: true}, nil
+	return approval.DecideResult{Approval: rec, Won: true}, nil
 }
 
 // settle carries a decision this agent won through: the card shows it, an
@@ -123,7 +123,7 @@ func (a *Agent) execute(ctx context.Context, rec *approval.Approval) (*approval.
 	if claimed.DecidedBy != nil {
 		by = *claimed.DecidedBy
 	}
-	a.auditExecution(rctx, by, claimed.ID, claimed.Conversation.Channel, claimed.Tool, operation(claimed.Tool, claimed.Args), "approved", res)
+	a.auditExecution(rctx, by, claimed.ID, claimed.Conversation.Channel, claimed.Tool, a.operation(claimed.Tool, claimed.Args), approval.DecisionApproved, res)
 	return a.finish(rctx, claimed, res), true
 }
 

@@ -19,10 +19,10 @@ import (
 
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/agent/agenttest"
+	"github.com/countersign/countersign/agent/llm"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/approval/memstore"
 	"github.com/countersign/countersign/approval/redisstore"
-	"github.com/countersign/countersign/agent/llm"
 	"github.com/countersign/countersign/internal/testenv"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"
@@ -224,7 +224,7 @@ func (f *failingAudit) Audit(ctx context.Context, e approval.Event) error {
 	return f.Store.Audit(ctx, e)
 }
 
-func events(t *testing.T, s approval.Store, kind string) []approval.Event {
+func events(t *testing.T, s approval.Store, kind approval.Kind) []approval.Event {
 	t.Helper()
 	all, err := s.AuditLog(context.Background(), 1000)
 	if err != nil {

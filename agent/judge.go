@@ -84,10 +84,10 @@ func (a *Agent) judge(ctx context.Context, conv approval.Conversation, user appr
 	if v.Decision != risk.Auto && v.Decision != risk.Block {
 		v.Decision = risk.Confirm // the zero value, or anything unknown, waits for a person
 	}
-	op := operation(tc.Name, args)
+	op := a.operation(tc.Name, args)
 	ev := approval.Event{
-		Kind: approval.EventAssessment, Actor: user.ID, Tool: tc.Name, Operation: op,
-		Rule: string(v.Rule), Decision: string(v.Decision), Channel: conv.Channel,
+		Kind: approval.KindAssessment, Actor: user.ID, Tool: tc.Name, Operation: op,
+		Rule: string(v.Rule), Decision: approval.AuditDecision(v.Decision), Channel: conv.Channel,
 		Detail: strings.Join(v.Reasons, "; "),
 	}
 	id := ""
@@ -107,7 +107,7 @@ func (a *Agent) judge(ctx context.Context, conv approval.Conversation, user appr
 		// (rule 2 exists for writes such as a routine restart); every
 		// other auto-run call gets the tools' read-only fences.
 		res := a.run(ctx, t, args, tools.RunOptions{AutoRun: v.Rule != risk.RulePreauthorized})
-		a.auditExecution(ctx, user, "", conv.Channel, tc.Name, op, "auto", res)
+		a.auditExecution(ctx, user, "", conv.Channel, tc.Name, op, approval.DecisionAuto, res)
 		return set(res)
 	}
 
@@ -120,8 +120,8 @@ func (a *Agent) judge(ctx context.Context, conv approval.Conversation, user appr
 		CreatedAt: now, ExpiresAt: now.Add(a.cfg.ApprovalTTL),
 	}
 	err = a.audit(ctx, approval.Event{
-		Kind: approval.EventCard, Actor: user.ID, ApprovalID: id, Tool: tc.Name, Operation: op,
-		Rule: string(v.Rule), Decision: string(v.Decision), Channel: conv.Channel,
+		Kind: approval.KindCard, Actor: user.ID, ApprovalID: id, Tool: tc.Name, Operation: op,
+		Rule: string(v.Rule), Decision: approval.AuditDecision(v.Decision), Channel: conv.Channel,
 		Detail: "approval card, expires " + ap.ExpiresAt.UTC().Format(time.RFC3339),
 	})
 	if err != nil {
@@ -208,14 +208,14 @@ func (a *Agent) audit(ctx context.Context, e approval.Event) error {
 
 // auditExecution records a run. The run has happened, so a failure here is
 // only logged.
-func (a *Agent) auditExecution(ctx context.Context, actor approval.User, approvalID, channel, tool, op, decision string, res tools.Result) {
+func (a *Agent) auditExecution(ctx context.Context, actor approval.User, approvalID, channel, tool, op string, decision approval.AuditDecision, res tools.Result) {
 	detail := res.Error
 	if res.ExitCode != nil {
 		detail = strings.TrimSpace(fmt.Sprintf("exit %d %s", *res.ExitCode, detail))
 	}
 	_ = a.audit(ctx, approval.Event{
-		Kind: approval.EventExecution, Actor: actor.ID, ApprovalID: approvalID, Tool: tool, Operation: op,
-		Decision: decision, Outcome: string(res.Status), Channel: channel,
+		Kind: approval.KindExecution, Actor: actor.ID, ApprovalID: approvalID, Tool: tool, Operation: op,
+		Decision: decision, Outcome: approval.Outcome(res.Status), Channel: channel,
 		Detail: strings.TrimSpace(fmt.Sprintf("%s (%d ms)", detail, res.DurationMS)),
 	})
 }

@@ -10,18 +10,16 @@ import (
 
 // Rendering limits for direct replies.
 const (
-	renderRows  = 20
-	renderCell  = 60
 	renderBytes = 3000
 )
 
 // render is the short human form of a result for a chat reply: what was
 // run, then the exit code and output, the rows as a small table, the HTTP
 // status and body, or why it did not run.
-func render(tool string, args json.RawMessage, r tools.Result) string {
+func (a *Agent) render(tool string, args json.RawMessage, r tools.Result) string {
 	var b strings.Builder
-	if op := operation(tool, args); op != "" && len(args) > 0 {
-		fmt.Fprintf(&b, "`%s` ", oneLine(op, 200))
+	if op := a.tools.Operation(tool, args).Head(); op != "" && len(args) > 0 {
+		fmt.Fprintf(&b, "`%s` ", tools.OneLine(op, 200))
 	}
 	if !r.Executed {
 		b.WriteString("did not run")
@@ -70,7 +68,7 @@ func render(tool string, args json.RawMessage, r tools.Result) string {
 		b.WriteString("\n" + r.Error)
 	}
 	if len(r.Columns) > 0 {
-		codeBlock(&b, table(r.Columns, r.Rows))
+		codeBlock(&b, tools.Table(r.Columns, r.Rows))
 	}
 	for _, out := range []string{r.Stdout, r.Stderr, r.Body, r.Content, string(r.Data)} {
 		if strings.TrimSpace(out) != "" {
@@ -94,65 +92,4 @@ func codeBlock(b *strings.Builder, s string) {
 	}
 	s = strings.ReplaceAll(s, "```", "`\u200b``")
 	b.WriteString("\n```\n" + s + "\n```")
-}
-
-// table lays rows out in aligned columns, at most renderRows of them.
-func table(cols []tools.Column, rows [][]any) string {
-	cells := make([][]string, 0, min(len(rows), renderRows)+1)
-	head := make([]string, len(cols))
-	for i, c := range cols {
-		head[i] = c.Name
-	}
-	cells = append(cells, head)
-	for _, row := range rows[:min(len(rows), renderRows)] {
-		line := make([]string, len(cols))
-		for i := range cols {
-			if i < len(row) {
-				line[i] = cell(row[i])
-			}
-		}
-		cells = append(cells, line)
-	}
-	width := make([]int, len(cols))
-	for _, line := range cells {
-		for i, c := range line {
-			width[i] = max(width[i], len([]rune(c)))
-		}
-	}
-	var b strings.Builder
-	for _, line := range cells {
-		for i, c := range line {
-			if i > 0 {
-				b.WriteString(" | ")
-			}
-			b.WriteString(c + strings.Repeat(" ", width[i]-len([]rune(c))))
-		}
-		b.WriteString("\n")
-	}
-	if len(rows) > renderRows {
-		fmt.Fprintf(&b, "… %d more rows\n", len(rows)-renderRows)
-	}
-	return b.String()
-}
-
-func cell(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "NULL"
-	case string:
-		return oneLine(v, renderCell)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "?"
-	}
-	return oneLine(string(b), renderCell)
-}
-
-func oneLine(s string, limit int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > limit {
-		s = string(r[:limit]) + "…"
-	}
-	return s
 }

@@ -7,6 +7,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/countersign/countersign/tools"
+	"github.com/countersign/countersign/tools/httptool"
+	"github.com/countersign/countersign/tools/shelltool"
+	"github.com/countersign/countersign/tools/sqltool"
 )
 
 func TestRender(t *testing.T) {
@@ -68,7 +71,7 @@ func TestRender(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := render(tt.tool, json.RawMessage(tt.args), tt.res)
+			got := describing(t).render(tt.tool, json.RawMessage(tt.args), tt.res)
 			for _, w := range tt.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("render =\n%s\nwant it to contain\n%s", got, w)
@@ -108,15 +111,15 @@ func BenchmarkCheckArgs(b *testing.B) {
 // text at a byte budget; a cut through a multi-byte character would send
 // invalid UTF-8 to the chat and the audit log.
 func TestCutsKeepWholeCharacters(t *testing.T) {
-	long := strings.Repeat("é", renderBytes) // two bytes each: the budget ends inside one at some offset
+	long := strings.Repeat("é", renderBytes+operationCap) // two bytes each: the budget ends inside one at some offset
 	tests := []struct {
 		name string
 		got  string
 	}{
-		{"reply output, even cut", render("execute_command", nil, tools.Result{Status: tools.StatusOK, Executed: true, Stdout: long})},
-		{"reply output, odd cut", render("execute_command", nil, tools.Result{Status: tools.StatusOK, Executed: true, Stdout: "x" + long})},
-		{"operation, even cut", operation("execute_command", mustJSON(t, map[string]string{"command": long}))},
-		{"operation, odd cut", operation("execute_command", mustJSON(t, map[string]string{"command": "x" + long}))},
+		{"reply output, even cut", describing(t).render("execute_command", nil, tools.Result{Status: tools.StatusOK, Executed: true, Stdout: long})},
+		{"reply output, odd cut", describing(t).render("execute_command", nil, tools.Result{Status: tools.StatusOK, Executed: true, Stdout: "x" + long})},
+		{"operation, even cut", describing(t).operation("execute_command", mustJSON(t, map[string]string{"command": long}))},
+		{"operation, odd cut", describing(t).operation("execute_command", mustJSON(t, map[string]string{"command": "x" + long}))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,6 +128,29 @@ func TestCutsKeepWholeCharacters(t *testing.T) {
 			}
 		})
 	}
+}
+
+// describing is an agent with only what rendering needs: the command and
+// SQL tools, which describe their calls.
+func describing(t *testing.T) *Agent {
+	t.Helper()
+	sh, err := shelltool.New(shelltool.Config{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sq, err := sqltool.New(sqltool.Config{Connections: map[string]sqltool.Connection{"main": {DSN: "u:p@tcp(127.0.0.1:1)/db"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ht, err := httptool.New(httptool.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := tools.NewRegistry(sh, sq, ht)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Agent{tools: reg}
 }
 
 func mustJSON(t *testing.T, v any) json.RawMessage {

@@ -70,7 +70,12 @@ func (a *Agent) Sweep(ctx context.Context) error {
 		if err != nil {
 			return errors.Join(append(errs, fmt.Errorf("list due approvals: %w", err))...)
 		}
+		mine := 0
 		for _, id := range ids {
+			if !a.mine(ctx, id) {
+				continue
+			}
+			mine++
 			dec, err := a.store.Decide(ctx, id, approval.Expired, systemUser, expiredReason, now)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("expire approval %s: %w", id, err))
@@ -82,14 +87,28 @@ func (a *Agent) Sweep(ctx context.Context) error {
 			a.auditExpiry(ctx, dec.Approval)
 			a.settle(ctx, dec.Approval)
 		}
-		if len(ids) < sweepBatch {
-			break
+		if len(ids) < sweepBatch || mine == 0 {
+			break // the rest are another replica's to expire
 		}
 	}
 	if err := a.recover(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// mine reports whether this process serves the platform of approval id,
+// so that it may expire it. When every platform is served, nothing is
+// read; a record that cannot be read is left for the next sweep.
+func (a *Agent) mine(ctx context.Context, id string) bool {
+	if a.servesAll {
+		return true
+	}
+	rec, err := a.store.Get(ctx, id)
+	if err != nil {
+		return false
+	}
+	return a.serves(rec.Conversation.Platform)
 }
 
 // recover finishes the decisions whose carrier died (see claimGrace):
@@ -112,6 +131,9 @@ func (a *Agent) recover(ctx context.Context) error {
 			return errors.Join(append(errs, fmt.Errorf("list unsettled approvals: %w", err))...)
 		}
 		for _, rec := range recs {
+			if !a.serves(rec.Conversation.Platform) {
+				continue // a replica that serves its platform recovers it
+			}
 			if err := a.recoverOne(ctx, rec); err != nil {
 				errs = append(errs, err)
 			}
@@ -144,15 +166,19 @@ func (a *Agent) recoverOne(ctx context.Context, rec *approval.Approval) error {
 		rec = a.finish(rctx, claimed, res)
 		a.auditRecovery(rctx, rec, res)
 	case approval.Running:
-		a.log.WarnContext(ctx, "a run stopped without an outcome: ending it as interrupted", logAttrs(rec)...)
+		// rec may be older than the record: the store ends the run only if
+		// it is still running and silent since the lease's cutoff, judged
+		// in the same step.
 		res := interruptedRun()
-		fin, err := a.store.Finish(ctx, rec.ID, approval.Failed, res, a.now())
+		now := a.now()
+		fin, err := a.store.FinishAbandoned(ctx, rec.ID, approval.Failed, res, now, now.Add(-runLease))
 		if errors.Is(err, approval.ErrConflict) {
-			return nil // the run ended after all, or another replica ended it
+			return nil // the run ended or beat after all, or another replica ended it
 		}
 		if err != nil {
 			return fmt.Errorf("end interrupted approval %s: %w", rec.ID, err)
 		}
+		a.log.WarnContext(ctx, "a run stopped without an outcome: ended it as interrupted", logAttrs(fin)...)
 		a.auditRecovery(ctx, fin, res)
 		a.updateCard(ctx, fin, nil)
 		rec = fin
@@ -167,8 +193,8 @@ func (a *Agent) recoverOne(ctx context.Context, rec *approval.Approval) error {
 // failure is only logged.
 func (a *Agent) auditRecovery(ctx context.Context, rec *approval.Approval, res tools.Result) {
 	_ = a.audit(ctx, approval.Event{
-		Kind: approval.EventExecution, Actor: systemUser.ID, ApprovalID: rec.ID, Tool: rec.Tool,
-		Operation: operation(rec.Tool, rec.Args), Decision: "recovered", Outcome: string(res.Status),
+		Kind: approval.KindExecution, Actor: systemUser.ID, ApprovalID: rec.ID, Tool: rec.Tool,
+		Operation: a.operation(rec.Tool, rec.Args), Decision: approval.DecisionRecovered, Outcome: approval.Outcome(res.Status),
 		Channel: rec.Conversation.Channel, Detail: strings.TrimSpace(res.Error + " " + res.Message),
 	})
 }
@@ -177,8 +203,8 @@ func (a *Agent) auditRecovery(ctx context.Context, rec *approval.Approval, res t
 // only logged.
 func (a *Agent) auditExpiry(ctx context.Context, rec *approval.Approval) {
 	_ = a.audit(ctx, approval.Event{
-		Kind: approval.EventExpiry, Actor: systemUser.ID, ApprovalID: rec.ID, Tool: rec.Tool,
-		Operation: operation(rec.Tool, rec.Args), Outcome: string(approval.Expired),
+		Kind: approval.KindExpiry, Actor: systemUser.ID, ApprovalID: rec.ID, Tool: rec.Tool,
+		Operation: a.operation(rec.Tool, rec.Args), Outcome: approval.Outcome(approval.Expired),
 		Channel: rec.Conversation.Channel, Detail: "expired at " + rec.ExpiresAt.UTC().String(),
 	})
 }

@@ -61,7 +61,7 @@ func (a *Agent) loop(ctx context.Context, conv approval.Conversation, user appro
 			note := fmt.Sprintf(roundTripsText, trips)
 			msgs = append(msgs, Message{Role: RoleAssistant, Content: note})
 			a.keepConversation(ctx, conv, msgs)
-			return a.reply(ctx, conv, note+lastResults(msgs[:len(msgs)-1]))
+			return a.reply(ctx, conv, note+a.lastResults(msgs[:len(msgs)-1]))
 		}
 		req := Request{
 			Messages: append([]Message{{Role: RoleSystem, Content: a.prompt}}, trim(msgs, a.cfg.MaxMessages, a.cfg.MaxBytes)...),
@@ -221,7 +221,7 @@ func logAttrs(ap *approval.Approval) []any {
 // lastResults sums up the results the model did not get to see when the
 // turn ran out of round trips, one line per call, so the user still learns
 // what ran and what did not.
-func lastResults(msgs []Message) string {
+func (a *Agent) lastResults(msgs []Message) string {
 	end := len(msgs)
 	start := end
 	for start > 0 && msgs[start-1].Role == RoleTool {
@@ -242,7 +242,7 @@ func lastResults(msgs []Message) string {
 			continue
 		}
 		c := calls[m.ToolCallID]
-		line, _, _ := strings.Cut(render(c.Name, json.RawMessage(c.Arguments), r), "\n")
+		line, _, _ := strings.Cut(a.render(c.Name, json.RawMessage(c.Arguments), r), "\n")
 		b.WriteString("\n• " + line)
 	}
 	return b.String()

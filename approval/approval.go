@@ -95,8 +95,8 @@ type Approval struct {
 	Result    *tools.Result `json:"result,omitempty"`
 }
 
-// Decision is the outcome of Decide.
-type Decision struct {
+// DecideResult is what Decide reports.
+type DecideResult struct {
 	// Approval is the record after the call, whoever won.
 	Approval *Approval
 	// Won is true when this call made the transition; false when someone
@@ -131,7 +131,7 @@ type Store interface {
 	Get(ctx context.Context, id string) (*Approval, error)
 	// Decide moves a pending approval to Approved, Cancelled or Expired,
 	// atomically. Exactly one caller wins.
-	Decide(ctx context.Context, id string, to State, by User, reason string, at time.Time) (Decision, error)
+	Decide(ctx context.Context, id string, to State, by User, reason string, at time.Time) (DecideResult, error)
 	// Claim moves Approved to Running for exactly one claimant; the others
 	// get ok=false.
 	Claim(ctx context.Context, id string, at time.Time) (a *Approval, ok bool, err error)
@@ -153,6 +153,12 @@ type Store interface {
 	// last life is the decision, the claim, the latest Heartbeat of its run,
 	// or the finish. Unsettled lists the ones whose carrier looks dead, so
 	// that a sweep on any replica can finish the job (see the agent's Sweep).
+	//
+	// The last life is part of the record: every transition and Heartbeat
+	// writes it in the same atomic step as the state, and Unsettled and
+	// FinishAbandoned judge a record by its own last life, never by an
+	// older reading (an index, an earlier Get). Another replica may claim
+	// or finish a call between a sweep's Unsettled and its next step.
 
 	// Heartbeat records that the run of a running approval is alive at at.
 	// It is not an error when the approval is no longer running.
@@ -162,6 +168,16 @@ type Store interface {
 	// is at or before a cutoff: runningBefore for running ones, decidedBefore for approved and
 	// final ones. Pending approvals are never listed.
 	Unsettled(ctx context.Context, decidedBefore, runningBefore time.Time, limit int) ([]*Approval, error)
+	// FinishAbandoned is Finish for recovery: it moves Running to Done or
+	// Failed only if, at that moment and in the same atomic step, the run's
+	// last life (its claim or latest Heartbeat) is at or before cutoff
+	// (compared in whole milliseconds). Otherwise it changes nothing and
+	// returns an error wrapping ErrConflict: the approval is not running
+	// (never claimed, or ended), or its run showed life after cutoff, i.e.
+	// it was claimed or beat its heartbeat since the caller last looked. A
+	// running record that holds no last life (written by a version that
+	// kept none) counts as abandoned.
+	FinishAbandoned(ctx context.Context, id string, to State, result tools.Result, at, cutoff time.Time) (*Approval, error)
 	// Settle records that the approval's decision was carried through to its
 	// turn, so Unsettled no longer lists it. Settling a missing or settled
 	// approval is not an error; settling one that is not final does
@@ -192,27 +208,59 @@ type Store interface {
 
 // Event is one audit record (SPEC §6).
 type Event struct {
-	At         time.Time `json:"at"`
-	Kind       string    `json:"kind"` // one of the Event… kinds below
-	Actor      string    `json:"actor,omitempty"`
-	ApprovalID string    `json:"approval_id,omitempty"`
-	Tool       string    `json:"tool,omitempty"`
-	Operation  string    `json:"operation,omitempty"`
-	Rule       string    `json:"rule,omitempty"`
-	Decision   string    `json:"decision,omitempty"`
-	Outcome    string    `json:"outcome,omitempty"`
-	Channel    string    `json:"channel,omitempty"`
-	Detail     string    `json:"detail,omitempty"`
+	At         time.Time     `json:"at"`
+	Kind       Kind          `json:"kind"`
+	Actor      string        `json:"actor,omitempty"`
+	ApprovalID string        `json:"approval_id,omitempty"`
+	Tool       string        `json:"tool,omitempty"`
+	Operation  string        `json:"operation,omitempty"` // as the tool shows it, secrets masked
+	Rule       string        `json:"rule,omitempty"`
+	Decision   AuditDecision `json:"decision,omitempty"`
+	Outcome    Outcome       `json:"outcome,omitempty"`
+	Channel    string        `json:"channel,omitempty"`
+	Detail     string        `json:"detail,omitempty"`
 }
 
-// The kinds of audit event (SPEC §6).
+// Kind is what an audit event records (SPEC §6).
+type Kind string
+
+// The kinds of audit event.
 const (
-	EventAssessment   = "assessment"    // a call was assessed: auto, confirm or block
-	EventCard         = "card"          // an approval card was posted
-	EventClick        = "click"         // a person decided, or tried to after the decision
-	EventRefusedClick = "refused_click" // a person not allowed to decide clicked
-	EventExpiry       = "expiry"        // nobody decided in time
-	EventExecution    = "execution"     // a call ran, or recovery ended it
+	KindAssessment   Kind = "assessment"    // a call was assessed: auto, confirm or block
+	KindCard         Kind = "card"          // an approval card was posted
+	KindClick        Kind = "click"         // a person decided, or tried to after the decision
+	KindRefusedClick Kind = "refused_click" // a person not allowed to decide clicked
+	KindExpiry       Kind = "expiry"        // nobody decided in time
+	KindExecution    Kind = "execution"     // a call ran, or recovery ended it
+	KindUnrouted     Kind = "unrouted"      // a process had no adapter for an approval's platform
+)
+
+// AuditDecision is what was decided: by the policy (Kind assessment), by
+// a person (click), or how a call came to run (execution).
+type AuditDecision string
+
+// The decisions an audit event records.
+const (
+	DecisionAuto    AuditDecision = "auto"    // assessed: runs at once; executed: ran without a card
+	DecisionConfirm AuditDecision = "confirm" // assessed: waits for a person
+	DecisionBlock   AuditDecision = "block"   // assessed: refused outright
+	DecisionApprove AuditDecision = "approve" // a person approved (or tried to)
+	DecisionCancel  AuditDecision = "cancel"  // a person cancelled (or tried to)
+	// DecisionApproved: executed after a person's approval.
+	DecisionApproved AuditDecision = "approved"
+	// DecisionRecovered: ended by recovery after its carrier died.
+	DecisionRecovered AuditDecision = "recovered"
+)
+
+// Outcome is how the event ended: an approval's State, a run's result
+// status (tools.Status), or one of the outcomes below.
+type Outcome string
+
+// The outcomes that are neither a state nor a status.
+const (
+	OutcomeLost    Outcome = "lost"    // a click after the decision: someone else decided first
+	OutcomeRefused Outcome = "refused" // a click from someone not allowed to decide
+	OutcomeLeft    Outcome = "left"    // left to a replica that serves the platform
 )
 
 // Auditor appends audit events. An error means the record was not written,

@@ -20,7 +20,7 @@ func LogEvent(ctx context.Context, l *slog.Logger, e Event, err error) {
 		return
 	}
 	attrs := make([]slog.Attr, 0, 12)
-	attrs = append(attrs, slog.Time("event_at", e.At), slog.String("kind", e.Kind))
+	attrs = append(attrs, slog.Time("event_at", e.At), slog.String("kind", string(e.Kind)))
 	add := func(k, v string) {
 		if v != "" {
 			attrs = append(attrs, slog.String(k, v))
@@ -31,8 +31,8 @@ func LogEvent(ctx context.Context, l *slog.Logger, e Event, err error) {
 	add("tool", e.Tool)
 	add("operation", e.Operation)
 	add("rule", e.Rule)
-	add("decision", e.Decision)
-	add("outcome", e.Outcome)
+	add("decision", string(e.Decision))
+	add("outcome", string(e.Outcome))
 	add("channel", e.Channel)
 	add("detail", e.Detail)
 	if err != nil {

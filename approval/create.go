@@ -79,11 +79,11 @@ func CheckFinish(to State) error {
 	return fmt.Errorf("%w: finish can only end in done or failed, not %q", ErrInvalid, to)
 }
 
-// Outcome is the state Decide records when asked for to at time at: an
+// DecidedState is the state Decide records when asked for to at time at: an
 // approval asked for at or after the deadline expires instead, so a late
 // click never approves (fail closed). Cancellations stand. Times compare
 // in whole milliseconds, the resolution the Redis store keeps.
-func Outcome(a *Approval, to State, at time.Time) State {
+func DecidedState(a *Approval, to State, at time.Time) State {
 	if to == Approved && at.UnixMilli() >= a.ExpiresAt.UnixMilli() {
 		return Expired
 	}

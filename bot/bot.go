@@ -26,10 +26,15 @@ import (
 	"github.com/countersign/countersign/tools"
 )
 
-// Bot connects one adapter to one agent.
+// Bot connects the adapters of one process, one per platform, to one
+// agent. Everything it shows goes out through the adapter of the
+// conversation's platform, whatever triggered it (a message, a click, the
+// sweeper, recovery, a turn resumed on another replica); a conversation of a
+// platform this process does not serve is left to a replica that does.
 type Bot struct {
 	cfg   Config
-	ad    adapters.Adapter
+	ads   map[string]adapters.Adapter // platform name → its adapter
+	names []string                    // platform names, in the order given
 	agent *agent.Agent
 	store approval.Store
 	tools *tools.Registry
@@ -37,6 +42,7 @@ type Bot struct {
 	log   *slog.Logger
 	now   func() time.Time
 	seen  *dedupe
+	cards cards // the cards this process shows, for updates in place
 
 	// work is the context of work in flight (turns, runs); it outlives the
 	// Run context so that a shutdown lets runs finish, and is cancelled
@@ -50,22 +56,28 @@ type Bot struct {
 
 	mu     sync.Mutex
 	queues map[string]*queue // conversation key → waiting messages
-	refs   map[string]string // approval id → card message ref, until final
+	// unrouted remembers the approvals this process could not show because
+	// their platform has no adapter here, so each is logged and audited once.
+	unrouted map[string]bool
 }
 
-var (
-	_ agent.Sink       = (*Bot)(nil)
-	_ adapters.Handler = (*Bot)(nil)
-)
+var _ agent.Sink = (*Bot)(nil)
 
-// New builds the bot and its agent. deps.Sink is the bot itself (any value
-// given is replaced); deps.Store, deps.Tools and deps.Log are shared with
-// the agent.
-func New(cfg Config, ad adapters.Adapter, agentCfg agent.Config, deps agent.Deps) (*Bot, error) {
+// inbound is an event and the platform whose adapter delivered it.
+type inbound struct {
+	platform string
+	adapters.Event
+}
+
+// New builds the bot and its agent over one adapter per platform (two
+// adapters with one name are an error). deps.Sink is the bot itself (any
+// value given is replaced) and deps.Serves its platforms; deps.Store,
+// deps.Tools and deps.Log are shared with the agent.
+func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps agent.Deps) (*Bot, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if ad == nil {
+	if len(ads) == 0 {
 		return nil, errors.New("bot: no adapter")
 	}
 	if deps.Store == nil {
@@ -79,18 +91,34 @@ func New(cfg Config, ad adapters.Adapter, agentCfg agent.Config, deps agent.Deps
 		deps.Now = time.Now
 	}
 	b := &Bot{
-		cfg:    cfg,
-		ad:     ad,
-		store:  deps.Store,
-		tools:  deps.Tools,
-		model:  deps.Model != nil,
-		log:    deps.Log.With("component", "bot", "platform", ad.Name()),
-		now:    deps.Now,
-		seen:   newDedupe(cfg.DedupeSize, cfg.DedupeWindow),
-		queues: map[string]*queue{},
-		refs:   map[string]string{},
+		cfg:      cfg,
+		ads:      map[string]adapters.Adapter{},
+		store:    deps.Store,
+		tools:    deps.Tools,
+		model:    deps.Model != nil,
+		log:      deps.Log.With("component", "bot"),
+		now:      deps.Now,
+		seen:     newDedupe(cfg.DedupeSize, cfg.DedupeWindow),
+		queues:   map[string]*queue{},
+		unrouted: map[string]bool{},
 	}
+	for i, ad := range ads {
+		if ad == nil {
+			return nil, fmt.Errorf("bot: adapter #%d is nil", i+1)
+		}
+		name := ad.Name()
+		if name == "" {
+			return nil, fmt.Errorf("bot: adapter #%d has no name", i+1)
+		}
+		if _, dup := b.ads[name]; dup {
+			return nil, fmt.Errorf("bot: two adapters for the platform %q", name)
+		}
+		b.ads[name] = ad
+		b.names = append(b.names, name)
+	}
+	b.cards.init()
 	deps.Sink = b
+	deps.Serves = b.serves
 	ag, err := agent.New(agentCfg, deps)
 	if err != nil {
 		return nil, fmt.Errorf("bot: build agent: %w", err)
@@ -98,6 +126,40 @@ func New(cfg Config, ad adapters.Adapter, agentCfg agent.Config, deps agent.Deps
 	b.agent = ag
 	b.work, b.cancelWork = context.WithCancel(context.Background())
 	return b, nil
+}
+
+// serves reports whether this process has an adapter for platform.
+func (b *Bot) serves(platform string) bool {
+	_, ok := b.ads[platform]
+	return ok
+}
+
+// adapter returns the adapter of platform; a platform with none here is
+// an error wrapping agent.ErrElsewhere, logged and audited once per
+// approval (approvalID, when the message belongs to one).
+func (b *Bot) adapter(ctx context.Context, platform, approvalID string) (adapters.Adapter, error) {
+	if ad, ok := b.ads[platform]; ok {
+		return ad, nil
+	}
+	err := fmt.Errorf("platform %q: %w", platform, agent.ErrElsewhere)
+	if approvalID == "" {
+		b.log.Warn("a message for a platform this process does not serve was not sent", "platform", platform)
+		return nil, err
+	}
+	b.mu.Lock()
+	first := !b.unrouted[approvalID]
+	b.unrouted[approvalID] = true
+	b.mu.Unlock()
+	if first {
+		b.log.Warn("an approval of a platform this process does not serve is left to a replica that serves it",
+			"platform", platform, "approval", approvalID)
+		ev := approval.Event{At: b.now(), Kind: approval.KindUnrouted, ApprovalID: approvalID,
+			Outcome: approval.OutcomeLeft, Detail: "no " + platform + " adapter in this process"}
+		if aerr := b.store.Audit(ctx, ev); aerr != nil {
+			b.log.Error("audit an unrouted approval", "err", aerr, "approval", approvalID)
+		}
+	}
+	return nil, err
 }
 
 // Welcome is the line to show when the bot starts: what works now, and how
@@ -110,12 +172,14 @@ func (b *Bot) Welcome() string {
 	return "Countersign is ready. Ask in plain words, or use a direct command (!help lists them)."
 }
 
-// Run serves the adapter until its input ends or ctx is done, and then
+// Run serves every adapter until its input ends or ctx is done, and then
 // shuts down gracefully: no new work is taken, work in flight finishes (at
 // the end of input it always does; after cancellation it gets
 // Config.ShutdownGrace, then runs are interrupted and the agent records
-// them as failed), and pending approvals stay pending in the store. It
-// returns nil after a clean end or shutdown.
+// them as failed), and pending approvals stay pending in the store. An
+// adapter that stops with an error stops the others: a platform that
+// cannot be served is a reason to restart. It returns nil after a clean
+// end or shutdown.
 func (b *Bot) Run(ctx context.Context) error {
 	sweepCtx, stopSweep := context.WithCancel(b.work)
 	swept := make(chan struct{})
@@ -124,16 +188,30 @@ func (b *Bot) Run(ctx context.Context) error {
 		b.sweep(sweepCtx)
 	}()
 
-	err := b.ad.Run(ctx, b)
-	cancelled := ctx.Err() != nil
+	runCtx, stopAdapters := context.WithCancel(ctx)
+	errs := make(chan error, len(b.names))
+	for _, name := range b.names {
+		ad := b.ads[name]
+		go func() {
+			err := ad.Run(runCtx, b.Handler(name))
+			if err != nil && !(runCtx.Err() != nil && errors.Is(err, context.Canceled)) {
+				b.log.Error("adapter stopped", "platform", name, "err", err)
+				err = fmt.Errorf("bot: adapter %s: %w", name, err)
+				stopAdapters()
+			} else {
+				err = nil // the end of its input, or told to stop
+			}
+			errs <- err
+		}()
+	}
+	var runErr error
+	for range b.names {
+		runErr = errors.Join(runErr, <-errs)
+	}
+	stopAdapters()
+	cancelled := ctx.Err() != nil || runErr != nil
 	if cancelled {
 		b.stopping.Store(true)
-		if errors.Is(err, context.Canceled) {
-			err = nil // the adapter stopped because it was told to
-		}
-	}
-	if err != nil {
-		b.log.Error("adapter stopped", "err", err)
 	}
 
 	stopSweep()
@@ -156,10 +234,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		<-drained
 	}
 	b.cancelWork()
-	if err != nil {
-		return fmt.Errorf("bot: adapter %s: %w", b.ad.Name(), err)
-	}
-	return nil
+	return runErr
 }
 
 // sweep expires overdue approvals every SweepInterval until ctx is done.
@@ -178,106 +253,138 @@ func (b *Bot) sweep(ctx context.Context) {
 	}
 }
 
-// Handle takes one event from the adapter. It returns quickly: messages
-// queue behind their conversation, decisions run in the background. A
-// repeated event is dropped (see dedupe.go): first by this process's own
-// set, then, when the store is an approval.Deduper, by the store that all
-// replicas share.
-func (b *Bot) Handle(_ context.Context, e adapters.Event) {
-	if e.ID != "" && !b.seen.first(e.ID, b.now()) {
-		b.log.Info("dropped a repeated event", "event", e.ID, "redelivered", e.Redelivered)
+// Handler returns the handler for the events of platform's adapter.
+func (b *Bot) Handler(platform string) adapters.Handler {
+	return adapters.HandlerFunc(func(_ context.Context, e adapters.Event) {
+		b.handle(inbound{platform: platform, Event: e})
+	})
+}
+
+// handle takes one event from an adapter. It returns at once, without
+// I/O, so that the adapter can acknowledge the event in time: a message
+// queues behind its conversation's, a decision goes to the background. A
+// repeated event is dropped here when this process has seen its id, and
+// later (firstDelivery) when another replica has.
+func (b *Bot) handle(in inbound) {
+	if in.ID != "" && !b.seen.first(in.platform+":"+in.ID, b.now()) {
+		b.repeat(in, "this process")
 		return
 	}
-	if e.Decision == nil {
-		if d, ok := adapters.ParseDecision(e.Text); ok {
-			e.Decision = &d
+	if in.Decision == nil {
+		if d, ok := adapters.ParseDecision(in.Text); ok {
+			in.Decision = &d
 		}
 	}
-	if e.Decision != nil {
-		typed := e.Decision.Ref == "" && strings.TrimSpace(e.Text) != ""
-		if !typed || approval.ValidID(strings.ToLower(e.Decision.ApprovalID)) {
-			first, err := b.firstDelivery(e)
-			if err != nil {
-				// Decide is atomic in the store: a click handled twice
-				// is told "already decided", never run twice.
-				b.log.Warn("could not check a decision for redelivery; handling it", "event", e.ID, "err", err)
-			} else if !first {
-				b.log.Info("dropped a decision another replica handled", "event", e.ID, "redelivered", e.Redelivered)
-				return
-			}
-			b.decision(e)
+	if in.Decision != nil {
+		typed := in.Decision.Ref == "" && strings.TrimSpace(in.Text) != ""
+		if !typed || approval.ValidID(strings.ToLower(in.Decision.ApprovalID)) {
+			b.inflight.Add(1)
+			go b.safely(in, func() {
+				defer b.inflight.Done()
+				b.decision(in)
+			})
 			return
 		}
 		// "approve it", "cancel everything": words, not an approval id.
-		e.Decision = nil
+		in.Decision = nil
 	}
-	if strings.TrimSpace(e.Text) == "" {
+	if strings.TrimSpace(in.Text) == "" {
 		return
 	}
-	first, err := b.firstDelivery(e)
-	if err != nil {
-		// Fail closed: running a message twice can start a second turn and
-		// a second card for the same operation; not running it is told.
-		b.failPrivate(e.Place, e.User, "I could not check whether this message was already being handled, so I did not act on it; if no answer follows, send it again", err)
+	b.enqueue(in)
+}
+
+// repeat logs a dropped repeat of an event and, unless the platform marked
+// it as a possible repeat, tells its sender: an event nobody expected to be
+// a repeat must never vanish in silence.
+func (b *Bot) repeat(in inbound, where string) {
+	b.log.Info("dropped a repeated event", "platform", in.platform, "event", in.ID, "seen_by", where, "redelivered", in.Redelivered)
+	if in.Redelivered {
 		return
 	}
-	if !first {
-		b.log.Info("dropped a message another replica handled", "event", e.ID, "redelivered", e.Redelivered)
-		return
-	}
-	b.enqueue(e)
+	b.notify(in, "I had already received an event with this id ("+in.ID+"), so I did not act on it a second time; "+
+		"if you see no answer to it, send it again.")
 }
 
 // message handles one message: a direct command or a turn of the agent.
-func (b *Bot) message(ctx context.Context, e adapters.Event) {
-	text := strings.TrimSpace(e.Text)
-	conv := b.conv(e.Place)
-	user := approval.User{ID: e.User.ID, Name: e.User.Display()}
+func (b *Bot) message(ctx context.Context, in inbound) {
+	first, err := b.firstDelivery(b.work, in)
+	if err != nil {
+		// Fail closed: running a message twice can start a second turn and
+		// a second card for the same operation; not running it is told.
+		b.failPrivate(in, "I could not check whether this message was already being handled, so I did not act on it; if no answer follows, send it again", err)
+		return
+	}
+	if !first {
+		b.repeat(in, "another replica")
+		return
+	}
+	text := strings.TrimSpace(in.Text)
+	conv := b.conv(in)
+	user := approval.User{ID: in.User.ID, Name: in.User.Display()}
 	if strings.HasPrefix(text, "!") {
-		b.command(ctx, e, conv, user, text)
+		b.command(ctx, in, conv, user, text)
 		return
 	}
 	if err := b.agent.Handle(ctx, conv, user, text); err != nil {
-		b.fail(ctx, e.Place, "I could not finish answering that", err)
+		b.fail(ctx, conv, "I could not finish answering that", err)
 	}
 }
 
-func (b *Bot) conv(p adapters.Place) approval.Conversation {
-	return approval.Conversation{Platform: b.ad.Name(), Channel: p.Channel, Thread: p.Thread}
+func (b *Bot) conv(in inbound) approval.Conversation {
+	return approval.Conversation{Platform: in.platform, Channel: in.Place.Channel, Thread: in.Place.Thread}
 }
 
 // safely runs f, turning a panic into a logged error and a safe sentence in
-// the channel, so that one bad message cannot take the bot down.
-func (b *Bot) safely(p adapters.Place, f func()) {
+// the channel, so that one bad event cannot take the bot down.
+func (b *Bot) safely(in inbound, f func()) {
 	defer func() {
 		if r := recover(); r != nil {
-			b.fail(b.work, p, "Something went wrong handling that", fmt.Errorf("panic: %v", r))
+			b.fail(b.work, b.conv(in), "Something went wrong handling that", fmt.Errorf("panic: %v", r))
 		}
 	}()
 	f()
 }
 
-func (b *Bot) notify(p adapters.Place, u adapters.User, text string) {
-	if err := b.ad.Notify(b.work, p, u, text); err != nil {
-		b.log.Error("send a private notice", "err", err, "user", u.ID)
+// notifyTimeout bounds a private notice: it answers a person waiting on a
+// click, and must not hold a shutdown.
+const notifyTimeout = 10 * time.Second
+
+// notify answers the event in with a notice only its sender sees, through
+// the event's own reply handle where the adapter gave one.
+func (b *Bot) notify(in inbound, text string) {
+	ad, err := b.adapter(b.work, in.platform, "")
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(b.work, notifyTimeout)
+	defer cancel()
+	n := adapters.Notice{Place: in.Place, User: in.User, Text: text, Reply: in.Reply}
+	if err := ad.Notify(ctx, n); err != nil {
+		b.log.Error("send a private notice", "err", err, "platform", in.platform, "user", in.User.ID)
 	}
 }
 
-// fail logs err under a new reference and tells the channel a safe
+// say posts text into a conversation.
+func (b *Bot) say(ctx context.Context, conv approval.Conversation, text string) {
+	if err := b.Reply(ctx, conv, text); err != nil {
+		b.log.Error("post a message", "err", err, "conversation", conv.Key())
+	}
+}
+
+// fail logs err under a new reference and tells the conversation a safe
 // sentence with that reference.
-func (b *Bot) fail(ctx context.Context, p adapters.Place, what string, err error) {
+func (b *Bot) fail(ctx context.Context, conv approval.Conversation, what string, err error) {
 	ref := newRef()
-	b.log.Error(what, "err", err, "ref", ref, "channel", p.Channel)
-	if _, perr := b.ad.Post(ctx, p, adapters.Content{Text: what + "; the details are in the log (ref " + ref + ")."}); perr != nil {
-		b.log.Error("post an error notice", "err", perr, "ref", ref)
-	}
+	b.log.Error(what, "err", err, "ref", ref, "conversation", conv.Key())
+	b.say(ctx, conv, what+"; the details are in the log (ref "+ref+").")
 }
 
-// failPrivate is fail for a notice only u sees.
-func (b *Bot) failPrivate(p adapters.Place, u adapters.User, what string, err error) {
+// failPrivate is fail for a notice only the sender of in sees.
+func (b *Bot) failPrivate(in inbound, what string, err error) {
 	ref := newRef()
-	b.log.Error(what, "err", err, "ref", ref, "user", u.ID)
-	b.notify(p, u, what+"; the details are in the log (ref "+ref+").")
+	b.log.Error(what, "err", err, "ref", ref, "platform", in.platform, "user", in.User.ID)
+	b.notify(in, what+"; the details are in the log (ref "+ref+").")
 }
 
 func newRef() string {

@@ -1,8 +1,6 @@
 package bot
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,17 +14,26 @@ import (
 // stamp is how cards write a time.
 const stamp = "15:04:05 UTC"
 
+// maskedNote is the reason a card gives when its operation hides secrets.
+const maskedNote = "secret values (credentials in headers and the URL) are shown as " + tools.Mask +
+	"; what runs is the call as it was asked for"
+
 // card renders an approval as the platform-neutral card; p is the live
-// progress of a running call, or nil. now is the time of drawing, for the
-// running time.
-func card(a *approval.Approval, p *tools.Progress, now time.Time, outputCap int) adapters.Card {
+// progress of a running call, or nil. The title and the operation are the
+// tool's own (tools.Describer).
+func (b *Bot) card(a *approval.Approval, p *tools.Progress) adapters.Card {
+	now, outputCap := b.now(), b.cfg.CardOutput
+	title, op := "Run "+a.Tool+"?", tools.Operation{Text: string(a.Args)}
+	if b.tools != nil {
+		title, op = b.tools.Title(a.Tool), b.tools.Operation(a.Tool, a.Args)
+	}
 	c := adapters.Card{
 		ApprovalID:   a.ID,
-		Title:        title(a.Tool),
+		Title:        title,
 		Requester:    who(a.Requester),
 		Conversation: a.Conversation.Channel,
 		Tool:         a.Tool,
-		Operation:    operation(a.Tool, a.Args),
+		Operation:    op.Text,
 		Risk:         string(a.Verdict.Risk),
 		Reasons:      a.Verdict.Reasons,
 		LLMLevel:     string(a.Verdict.LLMLevel),
@@ -35,6 +42,9 @@ func card(a *approval.Approval, p *tools.Progress, now time.Time, outputCap int)
 	}
 	if c.Risk == "" {
 		c.Risk = "unknown"
+	}
+	if op.Masked {
+		c.Reasons = append(c.Reasons[:len(c.Reasons):len(c.Reasons)], maskedNote)
 	}
 	if pv := a.Preview; pv != nil {
 		c.Preview = &adapters.Preview{Summary: pv.Summary, Items: pv.Items, Err: pv.Err}
@@ -78,7 +88,7 @@ func card(a *approval.Approval, p *tools.Progress, now time.Time, outputCap int)
 	case approval.Done, approval.Failed:
 		c.StateLine = "approved" + decided + at + " · " + outcome(a)
 		if a.Result != nil {
-			c.Output, c.Note = capOutput(output(*a.Result), outputCap, a.Result.Note)
+			c.Output, c.Note = capOutput(a.Result.Output(), outputCap, a.Result.Note)
 		}
 	case approval.Cancelled:
 		c.StateLine = "cancelled" + decided + at
@@ -101,82 +111,6 @@ func who(u approval.User) string {
 		return u.Display()
 	}
 	return u.Name + " (" + u.ID + ")"
-}
-
-func title(tool string) string {
-	switch tool {
-	case "execute_command":
-		return "Run this command?"
-	case "execute_sql":
-		return "Run this SQL?"
-	case "file_operations":
-		return "Do this file operation?"
-	case "http_request":
-		return "Send this HTTP request?"
-	}
-	return "Run " + tool + "?"
-}
-
-// operation writes the exact operation of a call, as it will run: the
-// command line or the statement byte for byte, with the other arguments on
-// lines of their own.
-func operation(tool string, raw json.RawMessage) string {
-	var args map[string]any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&args); err != nil || args == nil {
-		return string(raw)
-	}
-	str := func(k string) string { s, _ := args[k].(string); return s }
-	var b strings.Builder
-	used := map[string]bool{"risk_level": true}
-	switch tool {
-	case "execute_command":
-		b.WriteString(str("command"))
-		used["command"] = true
-	case "execute_sql":
-		b.WriteString(str("sql"))
-		used["sql"] = true
-	case "file_operations":
-		b.WriteString(str("operation") + " " + str("path"))
-		used["operation"], used["path"], used["content"] = true, true, true
-		if c, ok := args["content"].(string); ok {
-			shown, cut := tools.CapText(c, 500)
-			fmt.Fprintf(&b, "\n--- content, %d bytes", len(c))
-			if cut {
-				b.WriteString(", first 500 shown")
-			}
-			b.WriteString(" ---\n" + shown)
-		}
-	case "http_request":
-		b.WriteString(strings.ToUpper(str("method")) + " " + str("url"))
-		used["method"], used["url"], used["headers"], used["body"] = true, true, true, true
-		if h, ok := args["headers"].(map[string]any); ok {
-			for _, k := range sortedKeys(h) {
-				fmt.Fprintf(&b, "\n%s: %v", k, h[k])
-			}
-		}
-		if body := str("body"); body != "" {
-			shown, cut := tools.CapText(body, 500)
-			b.WriteString("\n\n" + shown)
-			if cut {
-				// Never let a tail the approver cannot see pass for the whole.
-				fmt.Fprintf(&b, "\n--- body cut: the first %d of %d bytes are shown ---", len(shown), len(body))
-			}
-		}
-	default:
-		compact, err := json.Marshal(args)
-		if err != nil {
-			return string(raw)
-		}
-		return string(compact)
-	}
-	for _, k := range sortedKeys(args) {
-		if !used[k] {
-			fmt.Fprintf(&b, "\n(%s: %v)", k, args[k])
-		}
-	}
-	return b.String()
 }
 
 // outcome says how a finished run ended: "done: exit code 0 in 12ms".
@@ -219,57 +153,6 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return strconv.Itoa(n) + " " + word + "s"
-}
-
-// output is what a result shows as text: the command's output, the rows,
-// the body, the file.
-func output(r tools.Result) string {
-	var b strings.Builder
-	add := func(s string) {
-		if s == "" {
-			return
-		}
-		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
-			b.WriteByte('\n')
-		}
-		b.WriteString(s)
-	}
-	add(r.Stdout)
-	if r.Stderr != "" {
-		add("stderr:\n" + r.Stderr)
-	}
-	if len(r.Columns) > 0 {
-		names := make([]string, len(r.Columns))
-		for i, c := range r.Columns {
-			names[i] = c.Name
-		}
-		add(strings.Join(names, "\t"))
-		for _, row := range r.Rows {
-			cells := make([]string, len(row))
-			for i, v := range row {
-				cells[i] = cell(v)
-			}
-			add(strings.Join(cells, "\t"))
-		}
-	}
-	add(r.Body)
-	add(r.Content)
-	if len(r.Data) > 0 && r.Content == "" {
-		add(string(r.Data))
-	}
-	return b.String()
-}
-
-func cell(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "NULL"
-	case string:
-		return v
-	case []byte:
-		return string(v)
-	}
-	return fmt.Sprint(v)
 }
 
 // capOutput cuts s to limit bytes at a line or rune boundary and says so;

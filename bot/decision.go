@@ -4,78 +4,107 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
 )
 
-// decision checks a decision against the channel's policy at once (the
-// platform waits for Handle) and hands an allowed one to decide in the
-// background.
-func (b *Bot) decision(e adapters.Event) {
-	ctx := b.work
-	d := *e.Decision
+// checkTimeout bounds what a decision waits for before anything changes:
+// reading the approval and asking whether another replica had the click.
+// A store slower than this refuses the click with a notice (fail closed).
+const checkTimeout = 800 * time.Millisecond
+
+// decision checks a decision against the channel's policy and, when it is
+// allowed, hands it to the agent, which may run the call. It runs in the
+// background (handle returned at once); the person hears privately, through
+// the event's reply handle, of every decision that changed nothing.
+func (b *Bot) decision(in inbound) {
+	d := *in.Decision
 	d.ApprovalID = strings.ToLower(d.ApprovalID) // ids are lower case; a shouted one is the same id
-	verb := "cancel"
+	verb := approval.DecisionCancel
 	if d.Approve {
-		verb = "approve"
+		verb = approval.DecisionApprove
 	}
 	if !approval.ValidID(d.ApprovalID) {
-		b.refuse(ctx, e, nil, verb, "no approval has that id", "There is no approval "+d.ApprovalID+". Copy the id from the card.")
+		b.refuseClick(in, nil, verb, "no approval has that id", "There is no approval "+d.ApprovalID+". Copy the id from the card.")
 		return
 	}
-	a, err := b.store.Get(ctx, d.ApprovalID)
+	a, err := b.check(in, d.ApprovalID)
 	if errors.Is(err, approval.ErrNotFound) {
-		b.refuse(ctx, e, nil, verb, "no approval has that id", "There is no approval "+d.ApprovalID+" (it may have been cleaned up).")
+		b.refuseClick(in, nil, verb, "no approval has that id", "There is no approval "+d.ApprovalID+" (it may have been cleaned up).")
 		return
 	}
 	if err != nil {
-		b.failPrivate(e.Place, e.User, "I could not read that approval just now; nothing changed. Try again in a moment", err)
+		b.failPrivate(in, "I could not check that decision just now, so nothing changed; try again in a moment", err)
 		return
 	}
-	if a.Conversation.Platform != b.ad.Name() || a.Conversation.Channel != e.Place.Channel {
-		b.refuse(ctx, e, a, verb, "decision from another channel", "That approval belongs to another channel; decide on it there. Nothing changed.")
+	if a == nil {
+		b.repeat(in, "another replica")
+		return
+	}
+	if a.Conversation.Platform != in.platform || a.Conversation.Channel != in.Place.Channel {
+		b.refuseClick(in, a, verb, "decision from another channel", "That approval belongs to another channel; decide on it there. Nothing changed.")
 		return
 	}
 	if a.State != approval.Pending {
 		// Too late: nothing changes, but the click is audited like any.
-		b.audit(ctx, e, a, approval.EventClick, verb, "lost: already "+string(a.State), "")
-		b.notify(e.Place, e.User, alreadyDecided(a))
+		b.auditClick(in, a, approval.KindClick, verb, approval.OutcomeLost, "already "+string(a.State))
+		b.notify(in, alreadyDecided(a))
 		return
 	}
-	if why := b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel).refusal(e.User, a.Requester.ID, d.Approve); why != "" {
-		b.refuse(ctx, e, a, verb, why, "You cannot "+verb+" "+a.ID+": "+why+". Nothing changed.")
+	if why := b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel).refusal(in.User, a.Requester.ID, d.Approve); why != "" {
+		b.refuseClick(in, a, verb, why, "You cannot "+string(verb)+" "+a.ID+": "+why+". Nothing changed.")
 		return
 	}
-	b.inflight.Add(1)
-	go b.safely(e.Place, func() {
-		defer b.inflight.Done()
-		b.decide(ctx, e, d)
-	})
+	b.decide(in, d)
+}
+
+// check reads the approval a decision names and asks the shared store
+// whether another replica already had this click, both within
+// checkTimeout. It returns a nil approval for a repeat.
+func (b *Bot) check(in inbound, id string) (*approval.Approval, error) {
+	ctx, cancel := context.WithTimeout(b.work, checkTimeout)
+	defer cancel()
+	a, err := b.store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	first, err := b.firstDelivery(ctx, in)
+	if err != nil {
+		// Decide is atomic in the store: a click handled twice is told
+		// "already decided", never run twice.
+		b.log.Warn("could not check a decision for redelivery; handling it", "event", in.ID, "err", err)
+		return a, nil
+	}
+	if !first {
+		return nil, nil
+	}
+	return a, nil
 }
 
 // decide hands an allowed decision to the agent, which may run the call,
 // and tells the person privately when it changed nothing or failed.
-func (b *Bot) decide(ctx context.Context, e adapters.Event, d adapters.Decision) {
-	by := approval.User{ID: e.User.ID, Name: e.User.Display()}
-	res, err := b.agent.Decide(ctx, d.ApprovalID, by, d.Approve, d.Reason)
+func (b *Bot) decide(in inbound, d adapters.Decision) {
+	by := approval.User{ID: in.User.ID, Name: in.User.Display()}
+	res, err := b.agent.Decide(b.work, d.ApprovalID, by, d.Approve, d.Reason)
 	if errors.Is(err, agent.ErrNotStarted) {
-		b.failPrivate(e.Place, e.User, "Your approval of "+d.ApprovalID+" is recorded, but I could not start the operation just now, so it did not run; "+
+		b.failPrivate(in, "Your approval of "+d.ApprovalID+" is recorded, but I could not start the operation just now, so it did not run; "+
 			"its card will say so shortly, and it can be asked for again", err)
 		return
 	}
 	if err != nil {
-		b.failPrivate(e.Place, e.User, "Your decision on "+d.ApprovalID+" may not have been recorded, and nothing ran; look at its card again in a moment", err)
+		b.failPrivate(in, "Your decision on "+d.ApprovalID+" may not have been recorded, and nothing ran; look at its card again in a moment", err)
 		return
 	}
 	switch {
 	case !res.Won && res.Approval != nil:
-		b.notify(e.Place, e.User, alreadyDecided(res.Approval))
+		b.notify(in, alreadyDecided(res.Approval))
 	case d.Approve && res.Approval != nil && res.Approval.State == approval.Expired:
 		// The deadline passed between the card and the click: the
 		// approval expired instead, and this person should know.
-		b.notify(e.Place, e.User, "Approval "+d.ApprovalID+" expired before your approval arrived, so it did not run.")
+		b.notify(in, "Approval "+d.ApprovalID+" expired before your approval arrived, so it did not run.")
 	}
 }
 
@@ -95,31 +124,33 @@ func alreadyDecided(a *approval.Approval) string {
 	return s + "; nothing changed."
 }
 
-// refuse tells the person privately why their decision changed nothing and
-// audits the refused click.
-func (b *Bot) refuse(ctx context.Context, e adapters.Event, a *approval.Approval, verb, why, notice string) {
-	b.audit(ctx, e, a, approval.EventRefusedClick, verb, "refused", why)
-	b.notify(e.Place, e.User, notice)
+// refuseClick tells the person privately why their decision changed
+// nothing and audits the refused click.
+func (b *Bot) refuseClick(in inbound, a *approval.Approval, verb approval.AuditDecision, why, notice string) {
+	b.auditClick(in, a, approval.KindRefusedClick, verb, approval.OutcomeRefused, why)
+	b.notify(in, notice)
 }
 
-// audit records a click that changed nothing; a failure is only logged,
-// since nothing runs.
-func (b *Bot) audit(ctx context.Context, e adapters.Event, a *approval.Approval, kind, verb, outcome, why string) {
+// auditClick records a click that changed nothing; a failure is only
+// logged, since nothing runs.
+func (b *Bot) auditClick(in inbound, a *approval.Approval, kind approval.Kind, verb approval.AuditDecision, outcome approval.Outcome, why string) {
 	ev := approval.Event{
 		At:         b.now(),
 		Kind:       kind,
-		Actor:      e.User.ID,
-		ApprovalID: e.Decision.ApprovalID,
+		Actor:      in.User.ID,
+		ApprovalID: in.Decision.ApprovalID,
 		Decision:   verb,
 		Outcome:    outcome,
-		Channel:    e.Place.Channel,
+		Channel:    in.Place.Channel,
 		Detail:     why,
 	}
 	if a != nil {
 		ev.Tool = a.Tool
-		ev.Operation = operation(a.Tool, a.Args)
+		ev.Operation = b.operation(a.Tool, a.Args)
 		ev.Rule = string(a.Verdict.Rule)
 	}
+	ctx, cancel := context.WithTimeout(b.work, checkTimeout)
+	defer cancel()
 	if err := b.store.Audit(ctx, ev); err != nil {
 		b.log.Error("audit a click that changed nothing", "err", err, "kind", kind, "approval", ev.ApprovalID, "actor", ev.Actor)
 	}

@@ -6,27 +6,22 @@ import (
 	"sync"
 	"time"
 
-	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/approval"
 )
-
-// storeCheckTimeout bounds the store's answer in Handle, which must return
-// well inside a second (adapters.Handler).
-const storeCheckTimeout = 500 * time.Millisecond
 
 // firstDelivery asks the store whether any replica has had e before, when
 // the store can tell (approval.Deduper); otherwise, and for an event
 // without an id, it reports true. The id the store keeps names the
 // platform, "slack:Ev0123", so platforms never collide. An error means the
 // store could not tell; the caller chooses what to do.
-func (b *Bot) firstDelivery(e adapters.Event) (bool, error) {
+func (b *Bot) firstDelivery(ctx context.Context, e inbound) (bool, error) {
 	d, ok := b.store.(approval.Deduper)
 	if !ok || e.ID == "" {
 		return true, nil
 	}
-	ctx, cancel := context.WithTimeout(b.work, storeCheckTimeout)
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	first, err := d.FirstDelivery(ctx, b.ad.Name()+":"+e.ID, b.cfg.DedupeWindow)
+	first, err := d.FirstDelivery(ctx, e.platform+":"+e.ID, b.cfg.DedupeWindow)
 	if err != nil {
 		return false, fmt.Errorf("check event %s for redelivery: %w", e.ID, err)
 	}

@@ -21,9 +21,9 @@ import (
 	"github.com/countersign/countersign/adapters/terminal"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/agent/agenttest"
+	"github.com/countersign/countersign/agent/llm"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/approval/memstore"
-	"github.com/countersign/countersign/agent/llm"
 	"github.com/countersign/countersign/bot"
 	"github.com/countersign/countersign/internal/testenv"
 	"github.com/countersign/countersign/risk"
@@ -145,6 +145,10 @@ func newWorld(t *testing.T, s setup) *world {
 	if err != nil {
 		t.Fatalf("registry: %v", err)
 	}
+	if len(s.extra) == 0 {
+		// As main wires it when no database is configured.
+		reg.Off(sqltool.Name, sqltool.DirectCommand, "SQL is off here: no database is configured (add a connection under tools.execute_sql.connections in the configuration).")
+	}
 	pol, err := risk.New(risk.Config{})
 	if err != nil {
 		t.Fatalf("risk policy: %v", err)
@@ -172,7 +176,7 @@ func newWorld(t *testing.T, s setup) *world {
 	if s.botCfg.SweepInterval == 0 {
 		s.botCfg.SweepInterval = 100 * time.Millisecond
 	}
-	w.bot, err = bot.New(s.botCfg, term, s.agentCfg, agent.Deps{
+	w.bot, err = bot.New(s.botCfg, []adapters.Adapter{term}, s.agentCfg, agent.Deps{
 		Model: s.model, Tools: reg, Policy: pol, Store: w.store, Now: now, Log: log,
 	})
 	if err != nil {
@@ -237,7 +241,7 @@ func (w *world) exists(name string) bool {
 	return err == nil
 }
 
-func (w *world) audit(t *testing.T, kind, id string) []approval.Event {
+func (w *world) audit(t *testing.T, kind approval.Kind, id string) []approval.Event {
 	t.Helper()
 	log, err := w.store.AuditLog(context.Background(), 1000)
 	if err != nil {
@@ -441,7 +445,7 @@ func TestCleanUpExpired(t *testing.T) {
 	w.screen.waitFor(t, `\(to bob only\) Approval `+id+` is already expired`)
 	w.end(t)
 	clicks := w.audit(t, "click", id)
-	if len(clicks) != 1 || clicks[0].Actor != "bob" || clicks[0].Outcome != "lost: already expired" {
+	if len(clicks) != 1 || clicks[0].Actor != "bob" || clicks[0].Outcome != approval.OutcomeLost || clicks[0].Detail != "already expired" {
 		t.Errorf("the late click is audited as %+v; want bob's one lost click", clicks)
 	}
 
@@ -544,9 +548,9 @@ func TestDirectCommands(t *testing.T) {
 func TestRedeliveredEventsRunOnce(t *testing.T) {
 	w := newWorld(t, setup{files: []string{"a"}})
 	e := adapters.Event{ID: "evt-1", User: adapters.User{ID: "alice"}, Place: adapters.Place{Channel: terminal.Channel, Thread: terminal.Thread}, Text: "!run echo marker-$((6*7))"}
-	w.bot.Handle(context.Background(), e)
+	w.bot.Handler("terminal").Handle(context.Background(), e)
 	e.Redelivered = true
-	w.bot.Handle(context.Background(), e)
+	w.bot.Handler("terminal").Handle(context.Background(), e)
 	w.end(t)
 	if n := strings.Count(w.screen.String(), "marker-42"); n != 1 {
 		t.Errorf("the command's output appears %d times, want once:\n%s", n, w.screen.String())
@@ -691,7 +695,7 @@ func TestTypedDecisionFromAnyAdapter(t *testing.T) {
 	w := newWorld(t, setup{files: []string{"tmp_a"}})
 	w.say(t, "!run rm -rf ./tmp_*")
 	id := w.screen.waitFor(t, cardRE)[1]
-	w.bot.Handle(context.Background(), adapters.Event{
+	w.bot.Handler("terminal").Handle(context.Background(), adapters.Event{
 		ID: "slack-evt-9", User: adapters.User{ID: "bob", Name: "bob"},
 		Place: adapters.Place{Channel: terminal.Channel, Thread: terminal.Thread}, Text: "Approve " + strings.ToUpper(id),
 	})

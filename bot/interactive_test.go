@@ -90,7 +90,7 @@ func TestButtons(t *testing.T) {
 	}
 	executions := 0
 	for _, e := range log2 {
-		if e.Kind == approval.EventExecution && e.ApprovalID == c.ApprovalID {
+		if e.Kind == approval.KindExecution && e.ApprovalID == c.ApprovalID {
 			executions++
 		}
 	}
@@ -133,7 +133,7 @@ func startOnFake(t *testing.T, files []string, wrap func(approval.Store) approva
 		used = wrap(store)
 	}
 	fake := adaptertest.NewFake("fake")
-	b, err := bot.New(bot.Config{}, fake, agent.Config{}, agent.Deps{Tools: reg, Policy: pol, Store: used, Log: log})
+	b, err := bot.New(bot.Config{}, []adapters.Adapter{fake}, agent.Config{}, agent.Deps{Tools: reg, Policy: pol, Store: used, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}

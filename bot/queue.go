@@ -1,19 +1,15 @@
 package bot
 
-import (
-	"github.com/countersign/countersign/adapters"
-)
-
 // queue holds the messages of one conversation, handled one at a time in
 // the order they came.
 type queue struct {
-	events []adapters.Event
+	events []inbound
 }
 
 // enqueue queues a message behind its conversation's, and starts the
 // conversation's drain when none runs; a full queue turns the message away.
-func (b *Bot) enqueue(e adapters.Event) {
-	key := b.conv(e.Place).Key()
+func (b *Bot) enqueue(e inbound) {
+	key := b.conv(e).Key()
 	b.mu.Lock()
 	q, running := b.queues[key]
 	if !running {
@@ -22,7 +18,7 @@ func (b *Bot) enqueue(e adapters.Event) {
 	}
 	if len(q.events) >= b.cfg.QueueSize {
 		b.mu.Unlock()
-		b.notify(e.Place, e.User, "I am still working on your earlier messages here; send this again in a moment.")
+		b.notify(e, "I am still working on your earlier messages here; send this again in a moment.")
 		return
 	}
 	q.events = append(q.events, e)
@@ -49,9 +45,9 @@ func (b *Bot) drain(key string, q *queue) {
 		b.mu.Unlock()
 		if b.stopping.Load() {
 			b.log.Info("shutting down: a queued message is not handled", "event", e.ID, "channel", e.Place.Channel)
-			b.notify(e.Place, e.User, "I am shutting down, so I did not act on your message \""+oneLine(e.Text, 60)+"\"; send it again once I am back.")
+			b.notify(e, "I am shutting down, so I did not act on your message \""+oneLine(e.Text, 60)+"\"; send it again once I am back.")
 			continue
 		}
-		b.safely(e.Place, func() { b.message(b.work, e) })
+		b.safely(e, func() { b.message(b.work, e) })
 	}
 }

@@ -2,16 +2,40 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/tools"
 )
 
+// This file is the bot as the agent's Sink: every message and card goes
+// out through the adapter of its conversation's platform, and the
+// platform's typed errors (adapters.ErrGone, adapters.RateLimitError) decide
+// what happens next.
+
+// Limits of retrying a platform.
+const (
+	// maxRateWait is the longest wait a rate limit is honoured for before
+	// a state change gives up (it is then retried in the background).
+	maxRateWait = time.Minute
+	// sendAttempts bounds the tries of one message or card state.
+	sendAttempts = 4
+	// retryLater is the first pause before a card's final state is tried
+	// again after a platform error; it doubles each time.
+	retryLater = 2 * time.Second
+)
+
 // Reply posts text into a conversation (agent.Sink).
 func (b *Bot) Reply(ctx context.Context, conv approval.Conversation, text string) error {
-	if _, err := b.ad.Post(ctx, place(conv), adapters.Content{Text: text}); err != nil {
+	ad, err := b.adapter(ctx, conv.Platform, "")
+	if err != nil {
+		return err
+	}
+	if _, err := post(ctx, ad, place(conv), adapters.Content{Text: text}); err != nil {
 		return fmt.Errorf("post reply in %s: %w", conv.Key(), err)
 	}
 	return nil
@@ -19,51 +43,207 @@ func (b *Bot) Reply(ctx context.Context, conv approval.Conversation, text string
 
 // PostCard posts the card of a new pending approval (agent.Sink).
 func (b *Bot) PostCard(ctx context.Context, a *approval.Approval) (string, error) {
-	c := card(a, nil, b.now(), b.cfg.CardOutput)
-	ref, err := b.ad.Post(ctx, place(a.Conversation), adapters.Content{Card: &c})
+	ad, err := b.adapter(ctx, a.Conversation.Platform, a.ID)
+	if err != nil {
+		return "", err
+	}
+	c := b.card(a, nil)
+	ref, err := post(ctx, ad, place(a.Conversation), adapters.Content{Card: &c})
 	if err != nil {
 		return "", fmt.Errorf("post card %s: %w", a.ID, err)
 	}
-	b.mu.Lock()
-	b.refs[a.ID] = ref
-	b.mu.Unlock()
+	sc := b.cards.shown(a.ID)
+	sc.send.Lock()
+	sc.ref = ref
+	sc.send.Unlock()
 	return ref, nil
 }
 
-// UpdateCard redraws a card in place (agent.Sink). A card whose message is
-// unknown (posted by a replica that lost it) is posted anew.
+// UpdateCard redraws a card in place (agent.Sink). Progress (p not nil) is
+// coalesced: it is skipped while another update of the card is on its way
+// or the platform asked to wait, so a run never sends more updates than the
+// platform allows. A state change waits its turn and is retried until it
+// arrives; a card whose message is gone is posted again, once.
 func (b *Bot) UpdateCard(ctx context.Context, a *approval.Approval, p *tools.Progress) error {
-	c := card(a, p, b.now(), b.cfg.CardOutput)
-	b.mu.Lock()
-	ref := a.MessageRef
-	if ref == "" {
-		ref = b.refs[a.ID]
+	ad, err := b.adapter(ctx, a.Conversation.Platform, a.ID)
+	if err != nil {
+		return err
 	}
-	if a.State.Final() {
-		delete(b.refs, a.ID) // no more updates: forget it
-	}
-	b.mu.Unlock()
-	pl := place(a.Conversation)
-	if ref != "" {
-		err := b.ad.Update(ctx, pl, ref, adapters.Content{Card: &c})
-		if err == nil {
+	sc := b.cards.shown(a.ID)
+	if p != nil {
+		if !sc.send.TryLock() {
+			return nil // an update is on its way; the next progress is newer
+		}
+		defer sc.send.Unlock()
+		if b.now().Before(sc.quietUntil) {
 			return nil
 		}
-		b.log.Warn("update card in place failed; posting it again", "err", err, "approval", a.ID)
+		return b.sendCard(ctx, ad, sc, a, p, false)
 	}
-	newRef, err := b.ad.Post(ctx, pl, adapters.Content{Card: &c})
-	if err != nil {
-		return fmt.Errorf("update card %s: %w", a.ID, err)
+	sc.send.Lock()
+	defer sc.send.Unlock()
+	if a.State.Final() {
+		b.cards.forget(a.ID)
 	}
-	if !a.State.Final() {
-		b.mu.Lock()
-		b.refs[a.ID] = newRef
-		b.mu.Unlock()
+	err = b.sendCard(ctx, ad, sc, a, nil, true)
+	if err != nil && a.State.Final() {
+		var rl *adapters.RateLimitError
+		if !errors.As(err, &rl) && !errors.Is(err, context.Canceled) {
+			b.retryFinal(ad, sc, a)
+		}
 	}
-	if err := b.store.SetMessageRef(ctx, a.ID, newRef); err != nil {
-		b.log.Warn("record the new card message", "err", err, "approval", a.ID)
+	return err
+}
+
+// sendCard shows a's state on its card. Only one sendCard runs per card
+// at a time (sc.send). A progress update gives up at the first refusal; a
+// state change (mustArrive) waits out rate limits and reposts a gone card.
+func (b *Bot) sendCard(ctx context.Context, ad adapters.Adapter, sc *shownCard, a *approval.Approval, p *tools.Progress, mustArrive bool) error {
+	pl := place(a.Conversation)
+	if sc.ref == "" {
+		sc.ref = a.MessageRef
 	}
-	return nil
+	reposted := false
+	var err error
+	for range sendAttempts {
+		if wait := sc.quietUntil.Sub(b.now()); wait > 0 {
+			if !mustArrive {
+				return nil
+			}
+			if err := sleep(ctx, wait); err != nil {
+				return err
+			}
+		}
+		c := b.card(a, p)
+		if sc.ref == "" {
+			// A card this process never posted, or one that is gone.
+			var ref string
+			ref, err = ad.Post(ctx, pl, adapters.Content{Card: &c})
+			if err == nil {
+				sc.ref = ref
+				if serr := b.store.SetMessageRef(ctx, a.ID, ref); serr != nil {
+					b.log.Warn("record the new card message", "err", serr, "approval", a.ID)
+				}
+				return nil
+			}
+		} else {
+			err = ad.Update(ctx, pl, sc.ref, adapters.Content{Card: &c})
+			if err == nil {
+				return nil
+			}
+			if errors.Is(err, adapters.ErrGone) && !reposted {
+				b.log.Warn("the card's message is gone; posting it again", "approval", a.ID, "ref", sc.ref)
+				sc.ref, reposted = "", true
+				continue
+			}
+		}
+		if d, ok := adapters.RetryAfter(err); ok {
+			sc.quietUntil = b.now().Add(min(d, maxRateWait))
+			if mustArrive && d <= maxRateWait {
+				continue
+			}
+		}
+		break
+	}
+	if !mustArrive {
+		b.log.Debug("a progress update of a card was skipped", "approval", a.ID, "err", err)
+		return nil
+	}
+	return fmt.Errorf("update card %s: %w", a.ID, err)
+}
+
+// retryFinal tries a card's final state again in the background, with a
+// growing pause, until it arrives or the bot stops: the outcome of a call
+// must reach its card even when the platform failed at the moment it ended.
+func (b *Bot) retryFinal(ad adapters.Adapter, sc *shownCard, a *approval.Approval) {
+	b.inflight.Add(1)
+	go func() {
+		defer b.inflight.Done()
+		pause := retryLater
+		for range sendAttempts {
+			if sleep(b.work, pause) != nil {
+				return
+			}
+			sc.send.Lock()
+			err := b.sendCard(b.work, ad, sc, a, nil, true)
+			sc.send.Unlock()
+			if err == nil {
+				return
+			}
+			b.log.Warn("showing a card's final state failed again", "approval", a.ID, "err", err)
+			pause *= 2
+		}
+		b.log.Error("gave up showing a card's final state", "approval", a.ID, "state", string(a.State))
+	}()
+}
+
+// post posts c, waiting out rate limits within sendAttempts tries.
+func post(ctx context.Context, ad adapters.Adapter, pl adapters.Place, c adapters.Content) (string, error) {
+	var err error
+	for range sendAttempts {
+		var ref string
+		ref, err = ad.Post(ctx, pl, c)
+		if err == nil {
+			return ref, nil
+		}
+		d, ok := adapters.RetryAfter(err)
+		if !ok || d > maxRateWait {
+			return "", err
+		}
+		if serr := sleep(ctx, d); serr != nil {
+			return "", serr
+		}
+	}
+	return "", err
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// cards are the approval cards this process has shown and not yet seen
+// reach a final state.
+type cards struct {
+	mu sync.Mutex
+	m  map[string]*shownCard // approval id → its card
+}
+
+// shownCard is one card as this process knows it. send is held while an
+// update is on its way; ref and quietUntil are read and written under it
+// (and ref by PostCard, before anyone else knows the card).
+type shownCard struct {
+	send       sync.Mutex
+	ref        string    // the platform's message reference
+	quietUntil time.Time // the platform asked to wait until then
+}
+
+func (cs *cards) init() { cs.m = map[string]*shownCard{} }
+
+// shown returns the card of approval id, new when unknown.
+func (cs *cards) shown(id string) *shownCard {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	sc := cs.m[id]
+	if sc == nil {
+		sc = &shownCard{}
+		cs.m[id] = sc
+	}
+	return sc
+}
+
+// forget drops a card that will not change again.
+func (cs *cards) forget(id string) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	delete(cs.m, id)
 }
 
 func place(c approval.Conversation) adapters.Place {

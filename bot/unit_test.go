@@ -13,59 +13,9 @@ import (
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"
+	"github.com/countersign/countersign/tools/shelltool"
+	"github.com/countersign/countersign/tools/sqltool"
 )
-
-func TestParseDirect(t *testing.T) {
-	tests := []struct {
-		name      string
-		text      string
-		tool      string
-		args      map[string]any
-		wantUsage bool
-		notTool   bool
-	}{
-		{name: "run", text: "!run rm -rf ./tmp_*", tool: toolCommand, args: map[string]any{"command": "rm -rf ./tmp_*"}},
-		{name: "run keeps the command byte for byte", text: "!run   echo  'a  b' | wc -c  ", tool: toolCommand, args: map[string]any{"command": "echo  'a  b' | wc -c"}},
-		{name: "run without a command", text: "!run", wantUsage: true},
-		{name: "sql", text: "!sql SELECT 1", tool: toolSQL, args: map[string]any{"sql": "SELECT 1"}},
-		{name: "sql without a statement", text: "!sql   ", wantUsage: true},
-		{name: "http", text: "!http get https://example.com/health", tool: toolHTTP, args: map[string]any{"method": "GET", "url": "https://example.com/health"}},
-		{name: "http without a url", text: "!http GET", wantUsage: true},
-		{name: "http with junk after the url", text: "!http GET https://a b", wantUsage: true},
-		{name: "file read", text: "!file read logs/app.log", tool: toolFile, args: map[string]any{"operation": "read", "path": "logs/app.log"}},
-		{name: "file list defaults to the root", text: "!file list", tool: toolFile, args: map[string]any{"operation": "list", "path": "."}},
-		{name: "file write", text: "!file write notes.txt hello  world", tool: toolFile, args: map[string]any{"operation": "write", "path": "notes.txt", "content": "hello  world"}},
-		{name: "file write without content", text: "!file write notes.txt", wantUsage: true},
-		{name: "file delete recursive", text: "!file delete -r build", tool: toolFile, args: map[string]any{"operation": "delete", "path": "build", "recursive": true}},
-		{name: "file unknown operation", text: "!file chmod x", wantUsage: true},
-		{name: "file nothing", text: "!file", wantUsage: true},
-		{name: "help is not a tool call", text: "!help", notTool: true},
-		{name: "unknown", text: "!deploy prod", notTool: true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			call, usage, ok := parseDirect(tc.text)
-			if ok == tc.notTool {
-				t.Fatalf("ok = %v, want %v", ok, !tc.notTool)
-			}
-			if tc.notTool {
-				return
-			}
-			if (usage != "") != tc.wantUsage {
-				t.Fatalf("usage = %q, want usage: %v", usage, tc.wantUsage)
-			}
-			if tc.wantUsage {
-				return
-			}
-			if call.tool != tc.tool {
-				t.Errorf("tool = %q, want %q", call.tool, tc.tool)
-			}
-			if diff := cmp.Diff(tc.args, call.args); diff != "" {
-				t.Errorf("args (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
 
 func TestPolicy(t *testing.T) {
 	no := false
@@ -306,7 +256,7 @@ func TestCard(t *testing.T) {
 				return a
 			},
 			want: adapters.Card{Operation: "SELECT id, name FROM t", State: "done", StateLine: "approved by bob at 05:41:00 UTC · done: 2 rows in 3ms",
-				Output: "id\tname\n1\ta\n2\tNULL"},
+				Output: "id | name\n1  | a   \n", Note: "output cut to the first 20 of 30 bytes on this card"},
 			fields: func(c adapters.Card) adapters.Card {
 				o := outcomeFields(c)
 				o.Operation = c.Operation
@@ -316,7 +266,7 @@ func TestCard(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := tc.fields(card(tc.a(), tc.p, t0.Add(10*time.Minute), 20))
+			got := tc.fields(cardBot(t, t0.Add(10*time.Minute), 20).card(tc.a(), tc.p))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("card (-want +got):\n%s", diff)
 			}
@@ -326,48 +276,6 @@ func TestCard(t *testing.T) {
 
 func outcomeFields(c adapters.Card) adapters.Card {
 	return adapters.Card{State: c.State, StateLine: c.StateLine, Output: c.Output, Note: c.Note, Buttons: c.Buttons}
-}
-
-func TestOperation(t *testing.T) {
-	tests := []struct {
-		name, tool, args, want string
-	}{
-		{"command", "execute_command", `{"command":"ls -la | grep x"}`, "ls -la | grep x"},
-		{"sql with database", "execute_sql", `{"sql":"DELETE FROM t WHERE id=1","database":"shop"}`, "DELETE FROM t WHERE id=1\n(database: shop)"},
-		{"file write", "file_operations", `{"operation":"write","path":"a.txt","content":"hi"}`, "write a.txt\n--- content, 2 bytes ---\nhi"},
-		{"http", "http_request", `{"method":"post","url":"https://x.test/a","headers":{"X-B":"2","A":"1"},"body":"{}"}`, "POST https://x.test/a\nA: 1\nX-B: 2\n\n{}"},
-		{"long http body says it is cut", "http_request", `{"method":"POST","url":"https://x.test/a","body":"` + strings.Repeat("a", 499) + ` DROP"}`,
-			"POST https://x.test/a\n\n" + strings.Repeat("a", 499) + " \n--- body cut: the first 500 of 504 bytes are shown ---"},
-		{"unknown tool", "mcp_thing", `{"b":1,"a":"x"}`, `{"a":"x","b":1}`},
-		{"not json", "execute_command", `rm -rf /`, `rm -rf /`},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := operation(tc.tool, json.RawMessage(tc.args)); got != tc.want {
-				t.Errorf("operation = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
-// FuzzParseDirect: no command line makes parseDirect panic, and a call it
-// returns carries the command's text unchanged where the tool runs text.
-func FuzzParseDirect(f *testing.F) {
-	for _, s := range []string{"!run ls -la", "!sql SELECT 1", "!http GET http://x", "!file write a b c", "!file delete -r x", "!file", "!run"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, text string) {
-		call, usage, ok := parseDirect(text)
-		if !ok || usage != "" {
-			return
-		}
-		if _, err := json.Marshal(call.args); err != nil {
-			t.Fatalf("parseDirect(%q) made arguments that do not encode: %v", text, err)
-		}
-		if call.tool == toolCommand && !strings.Contains(text, call.args["command"].(string)) {
-			t.Fatalf("parseDirect(%q) changed the command to %q", text, call.args["command"])
-		}
-	})
 }
 
 func BenchmarkCard(b *testing.B) {
@@ -380,8 +288,28 @@ func BenchmarkCard(b *testing.B) {
 		Requester: approval.User{ID: "alice"}, DecidedBy: &approval.User{ID: "bob"}, DecidedAt: t0,
 		State: approval.Done, Result: &tools.Result{Status: tools.StatusOK, Executed: true, ExitCode: &code, Stdout: strings.Repeat("line\n", 100)},
 	}
+	bot := cardBot(b, t0, DefaultCardOutput)
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = card(a, nil, t0, DefaultCardOutput)
+		_ = bot.card(a, nil)
 	}
+}
+
+// cardBot is a bot with only what drawing a card needs: the clock, the
+// output cap, and the four tools, which describe their calls.
+func cardBot(t testing.TB, now time.Time, outputCap int) *Bot {
+	t.Helper()
+	sh, err := shelltool.New(shelltool.Config{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sq, err := sqltool.New(sqltool.Config{Connections: map[string]sqltool.Connection{"main": {DSN: "u:p@tcp(127.0.0.1:1)/db"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := tools.NewRegistry(sh, sq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Bot{tools: reg, now: func() time.Time { return now }, cfg: Config{CardOutput: outputCap}}
 }

@@ -31,6 +31,7 @@ type Spec struct {
 type Registry struct {
 	tools map[string]Tool
 	specs []Spec // in registration order
+	off   []NamedDirect
 }
 
 // NewRegistry checks and indexes the tools. An empty or duplicate name, a

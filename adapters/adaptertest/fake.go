@@ -143,6 +143,13 @@ func (f *Fake) Replies() []any {
 	return append([]any(nil), f.replies...)
 }
 
+// Deliver queues e as it is, as the platform sends an event: a test
+// delivers one event to two replicas, or one the fake would not make.
+func (f *Fake) Deliver(t testing.TB, e adapters.Event) {
+	t.Helper()
+	f.deliver(t, e)
+}
+
 // deliver queues an event, as the platform sends one.
 func (f *Fake) deliver(t testing.TB, e adapters.Event) {
 	t.Helper()

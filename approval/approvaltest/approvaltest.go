@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -54,6 +55,7 @@ func Run(t *testing.T, open Opener) {
 		{"Reopen", testReopen},
 		{"Unsettled", testUnsettled},
 		{"UnsettledLifecycle", testUnsettledLifecycle},
+		{"FinishAbandoned", testFinishAbandoned},
 		{"Dedupe", testDedupe},         // skipped unless the store is an approval.Deduper
 		{"DedupeRace", testDedupeRace}, // likewise
 	}
@@ -284,6 +286,10 @@ func testMissing(t *testing.T, open func() approval.Store) {
 		}},
 		{"Claim", func() error { _, _, err := s.Claim(ctx, id, t0); return err }},
 		{"Finish", func() error { _, err := s.Finish(ctx, id, approval.Done, tools.Result{}, t0); return err }},
+		{"FinishAbandoned", func() error {
+			_, err := s.FinishAbandoned(ctx, id, approval.Failed, tools.Result{}, t0, t0)
+			return err
+		}},
 		{"SetMessageRef", func() error { return s.SetMessageRef(ctx, id, "m1") }},
 		{"GetTurn", func() error { _, err := s.GetTurn(ctx, "no-such-turn"); return err }},
 		{"Resolve", func() error { _, err := s.Resolve(ctx, "no-such-turn", id); return err }},
@@ -493,8 +499,8 @@ func testDecideRace(t *testing.T, open func() approval.Store) {
 			start  = make(chan struct{})
 			wg     sync.WaitGroup
 			mu     sync.Mutex
-			wins   []approval.Decision
-			losses []approval.Decision
+			wins   []approval.DecideResult
+			losses []approval.DecideResult
 			claims int
 			errs   []error
 		)
@@ -1103,4 +1109,93 @@ func testUnsettledLifecycle(t *testing.T, open func() approval.Store) {
 	if got := get(t, s, a.ID); got.State != approval.Failed {
 		t.Errorf("state after settling = %s, want failed", got.State)
 	}
+}
+
+// testFinishAbandoned: recovery ends a run only if, when it asks, the run
+// is still running and its last life (claim or latest heartbeat) is at or
+// before the cutoff, however old the record the caller judged it by. A
+// call claimed or beaten after the cutoff, or not running, is refused and
+// left as it is.
+func testFinishAbandoned(t *testing.T, open func() approval.Store) {
+	ctx := context.Background()
+	s, other := open(), open()
+	minute := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Minute) }
+	interrupted := tools.Result{Status: tools.StatusError, Executed: true, Error: "interrupted"}
+	refused := func(t *testing.T, id string, cutoff time.Time, want approval.State) {
+		t.Helper()
+		before := get(t, s, id)
+		if got, err := other.FinishAbandoned(ctx, id, approval.Failed, interrupted, minute(10), cutoff); !errors.Is(err, approval.ErrConflict) {
+			t.Errorf("FinishAbandoned(cutoff %s) = %+v, %v; want ErrConflict", cutoff.Format(time.TimeOnly), got, err)
+		}
+		after := get(t, s, id)
+		if after.State != want {
+			t.Errorf("after a refused FinishAbandoned the approval is %s, want %s", after.State, want)
+		}
+		if diff := cmp.Diff(before, after, approvalOpts); diff != "" {
+			t.Errorf("a refused FinishAbandoned changed the record (-before +after):\n%s", diff)
+		}
+	}
+
+	t.Run("claimed after the cutoff", func(t *testing.T) {
+		// A sweep read this approved call as stranded (decided at minute
+		// 1); before it acts, another replica claims it at minute 4.
+		a := reach(t, s, "abandoned-claimed", approval.Approved)
+		if _, ok, err := s.Claim(ctx, a.ID, minute(4)); err != nil || !ok {
+			t.Fatalf("Claim = %v, %v", ok, err)
+		}
+		refused(t, a.ID, minute(3), approval.Running)
+		refused(t, a.ID, minute(4).Add(-time.Millisecond), approval.Running)
+	})
+	t.Run("heartbeat after the cutoff", func(t *testing.T) {
+		a := reach(t, s, "abandoned-beating", approval.Running) // claimed at minute 1
+		if err := s.Heartbeat(ctx, a.ID, minute(5)); err != nil {
+			t.Fatal(err)
+		}
+		refused(t, a.ID, minute(4), approval.Running)
+	})
+	t.Run("not running", func(t *testing.T) {
+		for _, st := range []approval.State{approval.Pending, approval.Approved, approval.Done, approval.Cancelled} {
+			a := reach(t, s, "abandoned-"+string(st), st)
+			refused(t, a.ID, minute(60), st)
+		}
+	})
+	t.Run("invalid end state", func(t *testing.T) {
+		a := reach(t, s, "abandoned-invalid", approval.Running)
+		if _, err := other.FinishAbandoned(ctx, a.ID, approval.Cancelled, interrupted, minute(10), minute(60)); !errors.Is(err, approval.ErrInvalid) {
+			t.Errorf("FinishAbandoned(cancelled) = %v, want ErrInvalid", err)
+		}
+	})
+	t.Run("silent since the cutoff", func(t *testing.T) {
+		a := reach(t, s, "abandoned-silent", approval.Running) // claimed at minute 1
+		if err := s.Heartbeat(ctx, a.ID, minute(3)); err != nil {
+			t.Fatal(err)
+		}
+		// At the cutoff counts as silent, as in Unsettled.
+		got, err := other.FinishAbandoned(ctx, a.ID, approval.Failed, interrupted, minute(10), minute(3))
+		if err != nil {
+			t.Fatalf("FinishAbandoned: %v", err)
+		}
+		if got.State != approval.Failed || got.Result == nil || got.Result.Error != "interrupted" || !got.EndedAt.Equal(minute(10)) {
+			t.Errorf("FinishAbandoned returned %s, %+v, ended %s; want failed, the result, ended at minute 10", got.State, got.Result, got.EndedAt)
+		}
+		if diff := cmp.Diff(got, get(t, s, a.ID), approvalOpts); diff != "" {
+			t.Errorf("stored record differs from the returned one (-returned +stored):\n%s", diff)
+		}
+		// Ended: the finish is its last life, and a second sweep is refused.
+		listed := func(decidedBefore time.Time) bool {
+			t.Helper()
+			recs, err := other.Unsettled(ctx, decidedBefore, minute(0), 0)
+			if err != nil {
+				t.Fatalf("Unsettled: %v", err)
+			}
+			return slices.Contains(ids(recs), a.ID)
+		}
+		if listed(minute(10).Add(-time.Millisecond)) {
+			t.Error("an abandoned run ended by recovery is listed before the cutoff after its finish")
+		}
+		if !listed(minute(10)) {
+			t.Error("an abandoned run ended by recovery is not listed at the cutoff after its finish")
+		}
+		refused(t, a.ID, minute(60), approval.Failed)
+	})
 }

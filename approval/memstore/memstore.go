@@ -247,29 +247,29 @@ func (s *Store) Get(ctx context.Context, id string) (*approval.Approval, error) 
 // Decide moves a pending approval to Approved, Cancelled or Expired; see
 // approval.Outcome for late approvals. A decided approval is returned with
 // Won=false.
-func (s *Store) Decide(ctx context.Context, id string, to approval.State, by approval.User, reason string, at time.Time) (approval.Decision, error) {
+func (s *Store) Decide(ctx context.Context, id string, to approval.State, by approval.User, reason string, at time.Time) (approval.DecideResult, error) {
 	if err := approval.CheckDecide(to); err != nil {
-		return approval.Decision{}, fmt.Errorf("decide approval %s: %w", id, err)
+		return approval.DecideResult{}, fmt.Errorf("decide approval %s: %w", id, err)
 	}
 	if err := s.lock(); err != nil {
-		return approval.Decision{}, err
+		return approval.DecideResult{}, err
 	}
 	defer s.mu.Unlock()
 	a, err := s.get(id)
 	if err != nil {
-		return approval.Decision{}, err
+		return approval.DecideResult{}, err
 	}
 	if a.State != approval.Pending {
-		return approval.Decision{Approval: a}, nil
+		return approval.DecideResult{Approval: a}, nil
 	}
-	a.State = approval.Outcome(a, to, at)
+	a.State = approval.DecidedState(a, to, at)
 	a.DecidedBy, a.DecidedAt, a.Reason = &by, at, reason
 	out, err := s.put(a)
 	if err != nil {
-		return approval.Decision{}, err
+		return approval.DecideResult{}, err
 	}
 	s.alive(id, at)
-	return approval.Decision{Approval: out, Won: true}, nil
+	return approval.DecideResult{Approval: out, Won: true}, nil
 }
 
 // Claim moves Approved to Running; only the first claimant gets ok=true.
@@ -309,6 +309,37 @@ func (s *Store) Finish(ctx context.Context, id string, to approval.State, result
 	}
 	if a.State != approval.Running {
 		return nil, fmt.Errorf("finish approval %s in state %s: %w", id, a.State, approval.ErrConflict)
+	}
+	a.State, a.EndedAt, a.Result = to, at, &result
+	out, err := s.put(a)
+	if err != nil {
+		return nil, err
+	}
+	s.alive(id, at)
+	return out, nil
+}
+
+// FinishAbandoned moves Running to Done or Failed only if the run's last
+// life is at or before cutoff, in whole milliseconds as in Redis; anything
+// else is ErrConflict. The check and the move happen under one lock.
+func (s *Store) FinishAbandoned(ctx context.Context, id string, to approval.State, result tools.Result, at, cutoff time.Time) (*approval.Approval, error) {
+	if err := approval.CheckFinish(to); err != nil {
+		return nil, fmt.Errorf("finish abandoned approval %s: %w", id, err)
+	}
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	a, err := s.get(id)
+	if err != nil {
+		return nil, err
+	}
+	if a.State != approval.Running {
+		return nil, fmt.Errorf("finish abandoned approval %s in state %s: %w", id, a.State, approval.ErrConflict)
+	}
+	if life := s.approvals[id].life; life.UnixMilli() > cutoff.UnixMilli() {
+		return nil, fmt.Errorf("finish abandoned approval %s: %w: its run was alive at %s, after %s",
+			id, approval.ErrConflict, life.UTC().Format(time.RFC3339Nano), cutoff.UTC().Format(time.RFC3339Nano))
 	}
 	a.State, a.EndedAt, a.Result = to, at, &result
 	out, err := s.put(a)

@@ -40,7 +40,13 @@
 // Unsettled to find; an entry written by a transition that then did not
 // happen is harmless: Unsettled re-reads each record, lists only decided
 // ones, and drops entries of missing records and of records still pending
-// long after the entry was written.
+// long after the entry was written. An entry's score only says which
+// records are worth reading: a record is judged by its own last life
+// (field l), written by the script of each transition and Heartbeat,
+// because another replica may claim or finish it between the read of the
+// index and the read of the record. Likewise a stale entry is removed only
+// while its score is still the one read (one script over cs:unsettled
+// alone), so that a Decide touching it meanwhile keeps its entry.
 //
 // Records live until their deadline plus Options.Retention; every
 // transition extends that to now plus Retention. Turns live for
@@ -54,6 +60,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -249,6 +256,14 @@ func (s *Store) Get(ctx context.Context, id string) (*approval.Approval, error) 
 	return decode(id, m)
 }
 
+// lifeOf returns the record's last life (field l, unix ms), or ok=false
+// when it holds none (a record still pending, or one written before the
+// field existed).
+func lifeOf(m map[string]string) (ms int64, ok bool) {
+	v, err := strconv.ParseInt(m["l"], 10, 64)
+	return v, err == nil
+}
+
 // decode builds an approval from its hash fields.
 func decode(id string, m map[string]string) (*approval.Approval, error) {
 	if len(m) == 0 || m["r"] == "" {
@@ -289,9 +304,16 @@ func decode(id string, m map[string]string) (*approval.Approval, error) {
 
 // decodeReply reads a script's {flag, HGETALL} reply.
 func decodeReply(id string, v any) (*approval.Approval, bool, error) {
+	a, _, ok, err := decodeFields(id, v)
+	return a, ok, err
+}
+
+// decodeFields reads a script's {flag, HGETALL} reply and also returns
+// the raw fields.
+func decodeFields(id string, v any) (*approval.Approval, map[string]string, bool, error) {
 	arr, ok := v.([]any)
 	if !ok || len(arr) != 2 {
-		return nil, false, fmt.Errorf("approval %s: unexpected script reply %T", id, v)
+		return nil, nil, false, fmt.Errorf("approval %s: unexpected script reply %T", id, v)
 	}
 	flag, _ := arr[0].(int64)
 	fields, _ := arr[1].([]any)
@@ -303,9 +325,9 @@ func decodeReply(id string, v any) (*approval.Approval, bool, error) {
 	}
 	a, err := decode(id, m)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	return a, flag == 1, nil
+	return a, m, flag == 1, nil
 }
 
 // run runs a transition script on the record id.
@@ -321,22 +343,22 @@ func (s *Store) run(ctx context.Context, what string, sc *redis.Script, id strin
 }
 
 // Decide moves a pending approval to Approved, Cancelled or Expired, in one
-// Lua script; see approval.Outcome for late approvals. A decided approval
+// Lua script; see approval.DecidedState for late approvals. A decided approval
 // is returned with Won=false and its decider.
-func (s *Store) Decide(ctx context.Context, id string, to approval.State, by approval.User, reason string, at time.Time) (approval.Decision, error) {
+func (s *Store) Decide(ctx context.Context, id string, to approval.State, by approval.User, reason string, at time.Time) (approval.DecideResult, error) {
 	if err := approval.CheckDecide(to); err != nil {
-		return approval.Decision{}, fmt.Errorf("decide approval %s: %w", id, err)
+		return approval.DecideResult{}, fmt.Errorf("decide approval %s: %w", id, err)
 	}
 	b, err := json.Marshal(by)
 	if err != nil {
-		return approval.Decision{}, fmt.Errorf("encode decider of %s: %w", id, err)
+		return approval.DecideResult{}, fmt.Errorf("encode decider of %s: %w", id, err)
 	}
 	if err := s.touch(ctx, id, at, false); err != nil {
-		return approval.Decision{}, fmt.Errorf("decide approval %s: %w", id, err)
+		return approval.DecideResult{}, fmt.Errorf("decide approval %s: %w", id, err)
 	}
 	a, won, err := s.run(ctx, "decide", decideScript, id, string(to), b, timeText(at), reason, at.UnixMilli(), ms(s.retention))
 	if err != nil {
-		return approval.Decision{}, err
+		return approval.DecideResult{}, err
 	}
 	// Out of the indexes, whoever won: the winner may have died before
 	// doing it. A failure here leaves entries the readers skip and drop.
@@ -345,7 +367,7 @@ func (s *Store) Decide(ctx context.Context, id string, to approval.State, by app
 		p.ZRem(ctx, s.pendingKey(a.Conversation.Platform, a.Conversation.Channel), id)
 		return nil
 	})
-	return approval.Decision{Approval: a, Won: won}, nil
+	return approval.DecideResult{Approval: a, Won: won}, nil
 }
 
 // Claim moves Approved to Running for exactly one claimant, in one Lua
@@ -354,7 +376,7 @@ func (s *Store) Claim(ctx context.Context, id string, at time.Time) (*approval.A
 	if err := s.touch(ctx, id, at, false); err != nil {
 		return nil, false, fmt.Errorf("claim approval %s: %w", id, err)
 	}
-	return s.run(ctx, "claim", claimScript, id, timeText(at), ms(s.retention))
+	return s.run(ctx, "claim", claimScript, id, timeText(at), ms(s.retention), at.UnixMilli())
 }
 
 // Finish moves Running to Done or Failed with the result; any other state
@@ -370,13 +392,52 @@ func (s *Store) Finish(ctx context.Context, id string, to approval.State, result
 	if err := s.touch(ctx, id, at, true); err != nil {
 		return nil, fmt.Errorf("finish approval %s: %w", id, err)
 	}
-	a, ok, err := s.run(ctx, "finish", finishScript, id, string(to), timeText(at), res, ms(s.retention))
+	a, ok, err := s.run(ctx, "finish", finishScript, id, string(to), timeText(at), res, ms(s.retention), at.UnixMilli())
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, fmt.Errorf("finish approval %s in state %s: %w", id, a.State, approval.ErrConflict)
 	}
+	return a, nil
+}
+
+// FinishAbandoned moves Running to Done or Failed only if the run's last
+// life (field l) is at or before cutoff, checked and changed in one Lua
+// script; anything else is ErrConflict.
+func (s *Store) FinishAbandoned(ctx context.Context, id string, to approval.State, result tools.Result, at, cutoff time.Time) (*approval.Approval, error) {
+	if err := approval.CheckFinish(to); err != nil {
+		return nil, fmt.Errorf("finish abandoned approval %s: %w", id, err)
+	}
+	res, err := json.Marshal(&result)
+	if err != nil {
+		return nil, fmt.Errorf("encode result of %s: %w", id, err)
+	}
+	v, err := finishAbandonedScript.Run(ctx, s.c, []string{s.recordKey(id)},
+		string(to), timeText(at), res, ms(s.retention), at.UnixMilli(), cutoff.UnixMilli()).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("finish abandoned approval %s: %w", id, approval.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("finish abandoned approval %s: %w", id, err)
+	}
+	a, m, ok, err := decodeFields(id, v)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		if a.State != approval.Running {
+			return nil, fmt.Errorf("finish abandoned approval %s in state %s: %w", id, a.State, approval.ErrConflict)
+		}
+		life, _ := lifeOf(m)
+		return nil, fmt.Errorf("finish abandoned approval %s: %w: its run was alive at %s, after %s", id, approval.ErrConflict,
+			timeText(time.UnixMilli(life)), timeText(cutoff))
+	}
+	// After the script, unlike Finish: a refusal must not move the entry
+	// of a record someone else finished. The entry is there (the run's
+	// own), and if this write is lost its older score only makes Unsettled
+	// read the record sooner, which then judges it by l.
+	_ = s.touch(ctx, id, at, true)
 	return a, nil
 }
 
@@ -396,16 +457,18 @@ func (s *Store) touch(ctx context.Context, id string, at time.Time, existing boo
 	return nil
 }
 
-// Heartbeat records that the run of a running approval is alive at at.
+// Heartbeat records that the run of a running approval is alive at at: in
+// the record (field l, by script, only while running) and then in
+// cs:unsettled.
 func (s *Store) Heartbeat(ctx context.Context, id string, at time.Time) error {
-	st, err := s.c.HGet(ctx, s.recordKey(id), "s").Result()
+	running, err := heartbeatScript.Run(ctx, s.c, []string{s.recordKey(id)}, at.UnixMilli()).Int()
 	if errors.Is(err, redis.Nil) {
 		return fmt.Errorf("heartbeat of approval %s: %w", id, approval.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("heartbeat of approval %s: %w", id, err)
 	}
-	if st != string(approval.Running) {
+	if running == 0 {
 		return nil
 	}
 	if err := s.touch(ctx, id, at, true); err != nil {
@@ -419,16 +482,20 @@ func (s *Store) Heartbeat(ctx context.Context, id string, at time.Time) error {
 const unsettledPages = 8
 
 // Unsettled lists decided, unsettled approvals whose carrier looks dead,
-// oldest last life first; see approval.Store. Entries of missing records,
-// and of records still pending long after their entry was written, are
-// dropped on the way.
+// in the order of their cs:unsettled entries (oldest last life first); see
+// approval.Store. The index only picks the records to read: each is judged
+// by its own state and last life (field l), read together in one HGETALL,
+// so a record claimed, beaten or finished by another replica after the
+// index was read is not listed. Entries of missing records, and of records
+// still pending long after their entry was written, are dropped on the
+// way, unless rewritten meanwhile.
 func (s *Store) Unsettled(ctx context.Context, decidedBefore, runningBefore time.Time, limit int) ([]*approval.Approval, error) {
 	if limit <= 0 {
 		limit = approval.DefaultLimit
 	}
 	dMS, rMS := decidedBefore.UnixMilli(), runningBefore.UnixMilli()
 	var out []*approval.Approval
-	var stale []any
+	var stale []any // id, score read, id, score read…
 	offset := int64(0)
 	for range unsettledPages {
 		zs, err := s.c.ZRangeByScoreWithScores(ctx, s.unsettledKey(), &redis.ZRangeBy{
@@ -449,21 +516,25 @@ func (s *Store) Unsettled(ctx context.Context, decidedBefore, runningBefore time
 		if err != nil {
 			return nil, fmt.Errorf("list unsettled approvals: %w", err)
 		}
-		for i, a := range recs {
+		for i, r := range recs {
 			score := int64(zs[i].Score)
+			life := r.life
+			if !r.hasLife {
+				life = score // written before records kept their last life
+			}
 			switch {
-			case a == nil:
-				stale = append(stale, ids[i])
-			case a.State == approval.Pending:
+			case r.a == nil:
+				stale = append(stale, ids[i], score)
+			case r.a.State == approval.Pending:
 				if score <= dMS {
-					stale = append(stale, ids[i])
+					stale = append(stale, ids[i], score)
 				}
-			case a.State == approval.Running:
-				if score <= rMS {
-					out = append(out, a)
+			case r.a.State == approval.Running:
+				if life <= rMS {
+					out = append(out, r.a)
 				}
-			case score <= dMS:
-				out = append(out, a)
+			case life <= dMS:
+				out = append(out, r.a)
 			}
 		}
 		if len(out) >= limit || len(zs) < limit {
@@ -471,7 +542,8 @@ func (s *Store) Unsettled(ctx context.Context, decidedBefore, runningBefore time
 		}
 	}
 	if len(stale) > 0 {
-		s.c.ZRem(ctx, s.unsettledKey(), stale...) // best effort: the next reader drops them too
+		// Best effort: the next reader drops them too.
+		_ = dropUnsettledScript.Run(ctx, s.c, []string{s.unsettledKey()}, stale...).Err()
 	}
 	return out[:min(limit, len(out))], nil
 }
@@ -518,7 +590,8 @@ func (s *Store) ListPending(ctx context.Context, platform, channel string) ([]*a
 	}
 	out := make([]*approval.Approval, 0, len(ids))
 	var stale []any
-	for i, a := range recs {
+	for i, r := range recs {
+		a := r.a
 		if a == nil || a.State != approval.Pending || a.Conversation.Platform != platform || a.Conversation.Channel != channel {
 			stale = append(stale, ids[i])
 			continue
@@ -531,8 +604,16 @@ func (s *Store) ListPending(ctx context.Context, platform, channel string) ([]*a
 	return out, nil
 }
 
-// getMany reads records in one pipeline; a missing or unreadable one is nil.
-func (s *Store) getMany(ctx context.Context, ids []string) ([]*approval.Approval, error) {
+// stored is a record as getMany read it: the approval (nil when missing or
+// unreadable) and its last life, from the same HGETALL.
+type stored struct {
+	a       *approval.Approval
+	life    int64 // unix ms
+	hasLife bool
+}
+
+// getMany reads records in one pipeline.
+func (s *Store) getMany(ctx context.Context, ids []string) ([]stored, error) {
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
 	_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
@@ -543,10 +624,12 @@ func (s *Store) getMany(ctx context.Context, ids []string) ([]*approval.Approval
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*approval.Approval, len(ids))
+	out := make([]stored, len(ids))
 	for i, c := range cmds {
-		if a, err := decode(ids[i], c.Val()); err == nil {
-			out[i] = a
+		m := c.Val()
+		if a, err := decode(ids[i], m); err == nil {
+			out[i].a = a
+			out[i].life, out[i].hasLife = lifeOf(m)
 		}
 	}
 	return out, nil

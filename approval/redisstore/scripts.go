@@ -11,7 +11,13 @@ import "github.com/redis/go-redis/v9"
 //
 // Record hash fields: r immutable JSON, s state, e deadline (unix ms),
 // b decided_by JSON, d decided_at, n reason, sa started_at, ea ended_at,
-// x result JSON, m message ref.
+// x result JSON, m message ref, l last life (unix ms: the decision, the
+// claim, the latest heartbeat or the finish).
+//
+// l is written by the same script as the state it goes with, so a reader
+// of the record sees the two together; recovery judges a record by its l
+// (Unsettled, finishAbandonedScript), never by the cs:unsettled score read
+// in an earlier round trip, which another replica may have moved since.
 
 // createScript: KEYS[1] record. ARGV: r, s, e, ttl ms. Returns 1, or 0 when
 // the id is taken.
@@ -24,7 +30,7 @@ return 1
 
 // decideScript: KEYS[1] record. ARGV: to, decided_by, decided_at, reason,
 // at ms, ttl ms. pending → to, except that an approval at or after the
-// deadline records expired. Returns {won 0|1, HGETALL}.
+// deadline records expired; l = at. Returns {won 0|1, HGETALL}.
 var decideScript = redis.NewScript(`
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return false end
@@ -33,31 +39,77 @@ local to = ARGV[1]
 if to == 'approved' and tonumber(ARGV[5]) >= tonumber(redis.call('HGET', KEYS[1], 'e')) then
   to = 'expired'
 end
-redis.call('HSET', KEYS[1], 's', to, 'b', ARGV[2], 'd', ARGV[3], 'n', ARGV[4])
+redis.call('HSET', KEYS[1], 's', to, 'b', ARGV[2], 'd', ARGV[3], 'n', ARGV[4], 'l', ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
 return {1, redis.call('HGETALL', KEYS[1])}
 `)
 
-// claimScript: KEYS[1] record. ARGV: started_at, ttl ms. approved →
-// running. Returns {ok 0|1, HGETALL}.
+// claimScript: KEYS[1] record. ARGV: started_at, ttl ms, at ms. approved →
+// running, l = at. Returns {ok 0|1, HGETALL}.
 var claimScript = redis.NewScript(`
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return false end
 if s ~= 'approved' then return {0, redis.call('HGETALL', KEYS[1])} end
-redis.call('HSET', KEYS[1], 's', 'running', 'sa', ARGV[1])
+redis.call('HSET', KEYS[1], 's', 'running', 'sa', ARGV[1], 'l', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return {1, redis.call('HGETALL', KEYS[1])}
 `)
 
-// finishScript: KEYS[1] record. ARGV: to, ended_at, result, ttl ms.
-// running → to. Returns {ok 0|1, HGETALL}.
+// finishScript: KEYS[1] record. ARGV: to, ended_at, result, ttl ms, at ms.
+// running → to, l = at. Returns {ok 0|1, HGETALL}.
 var finishScript = redis.NewScript(`
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return false end
 if s ~= 'running' then return {0, redis.call('HGETALL', KEYS[1])} end
-redis.call('HSET', KEYS[1], 's', ARGV[1], 'ea', ARGV[2], 'x', ARGV[3])
+redis.call('HSET', KEYS[1], 's', ARGV[1], 'ea', ARGV[2], 'x', ARGV[3], 'l', ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return {1, redis.call('HGETALL', KEYS[1])}
+`)
+
+// finishAbandonedScript: KEYS[1] record. ARGV: to, ended_at, result,
+// ttl ms, at ms, cutoff ms. running → to, l = at, but only while l is at
+// or before the cutoff (a record without l counts as abandoned): the
+// check and the move are one step, so a claim or heartbeat that lands
+// after a sweep read the record makes this refuse. Returns {ok 0|1,
+// HGETALL}.
+var finishAbandonedScript = redis.NewScript(`
+local v = redis.call('HMGET', KEYS[1], 's', 'l')
+if not v[1] then return false end
+if v[1] ~= 'running' or (v[2] and tonumber(v[2]) > tonumber(ARGV[6])) then
+  return {0, redis.call('HGETALL', KEYS[1])}
+end
+redis.call('HSET', KEYS[1], 's', ARGV[1], 'ea', ARGV[2], 'x', ARGV[3], 'l', ARGV[5])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return {1, redis.call('HGETALL', KEYS[1])}
+`)
+
+// heartbeatScript: KEYS[1] record. ARGV: at ms. While running, moves l on
+// to at (never back). Returns 1 when running, 0 when not, false when
+// missing.
+var heartbeatScript = redis.NewScript(`
+local v = redis.call('HMGET', KEYS[1], 's', 'l')
+if not v[1] then return false end
+if v[1] ~= 'running' then return 0 end
+if not v[2] or tonumber(ARGV[1]) > tonumber(v[2]) then
+  redis.call('HSET', KEYS[1], 'l', ARGV[1])
+end
+return 1
+`)
+
+// dropUnsettledScript: KEYS[1] cs:unsettled, the only key, so the script
+// runs in that key's slot. ARGV: id, score, id, score…. Removes each id
+// whose score is still the one given: an entry a reader judged stale is
+// kept if a transition rewrote it since the reader read it. Returns how
+// many it removed.
+var dropUnsettledScript = redis.NewScript(`
+local n = 0
+for i = 1, #ARGV, 2 do
+  local sc = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  if sc and tonumber(sc) == tonumber(ARGV[i + 1]) then
+    n = n + redis.call('ZREM', KEYS[1], ARGV[i])
+  end
+end
+return n
 `)
 
 // setRefScript: KEYS[1] record. ARGV: ref. Returns 1, or 0 when missing

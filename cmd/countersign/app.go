@@ -15,10 +15,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/countersign/countersign/agent"
+	"github.com/countersign/countersign/agent/llm"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/approval/memstore"
 	"github.com/countersign/countersign/approval/redisstore"
-	"github.com/countersign/countersign/agent/llm"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/risk/sensitive"
 	"github.com/countersign/countersign/tools"
@@ -139,6 +139,22 @@ func (a *app) buildTools(c toolsConfig, secrets []string) error {
 	reg, err := tools.NewRegistry(list...)
 	if err != nil {
 		return fmt.Errorf("tools: %w", err)
+	}
+	// A direct command of a tool that is off says which key turns it on.
+	for _, off := range []struct {
+		on   bool
+		tool string
+		d    tools.Direct
+		why  string
+	}{
+		{command, shelltool.Name, shelltool.DirectCommand, "Shell commands are off here (tools.execute_command.enabled is false in the configuration)."},
+		{files, filetool.Name, filetool.DirectCommand, "File operations are off here (tools.file_operations.enabled is false in the configuration)."},
+		{sql, sqltool.Name, sqltool.DirectCommand, "SQL is off here: no database is configured (add a connection under tools.execute_sql.connections in the configuration)."},
+		{web, httptool.Name, httptool.DirectCommand, "HTTP requests are off here (set tools.http_request.enabled: true in the configuration)."},
+	} {
+		if !off.on {
+			reg.Off(off.tool, off.d, off.why)
+		}
 	}
 	a.tools = reg
 	for _, t := range list {

@@ -30,14 +30,23 @@ const EnvConfig = "COUNTERSIGN_CONFIG"
 // is an error that names it. configs/countersign.example.yaml documents
 // every key.
 type fileConfig struct {
-	Risk     risk.Config      `yaml:"risk"`
-	LLM      llm.Config       `yaml:"llm"`
-	Agent    agent.Config     `yaml:"agent"`
-	Store    storeConfig      `yaml:"store"`
-	Tools    toolsConfig      `yaml:"tools"`
-	Bot      bot.Config       `yaml:"bot"`
-	Terminal terminal.Options `yaml:"terminal"`
-	Log      logConfig        `yaml:"log"`
+	Risk     risk.Config    `yaml:"risk"`
+	LLM      llm.Config     `yaml:"llm"`
+	Agent    agent.Config   `yaml:"agent"`
+	Store    storeConfig    `yaml:"store"`
+	Tools    toolsConfig    `yaml:"tools"`
+	Bot      bot.Config     `yaml:"bot"`
+	Terminal terminalConfig `yaml:"terminal"`
+	Log      logConfig      `yaml:"log"`
+}
+
+// terminalConfig is the terminal's section: whether it starts, and its
+// own options.
+type terminalConfig struct {
+	// Enabled starts the terminal beside a chat platform; without a
+	// platform it always starts.
+	Enabled          *bool `yaml:"enabled"`
+	terminal.Options `yaml:",inline"`
 }
 
 // toolsConfig holds one section per tool. execute_command and

