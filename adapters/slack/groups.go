@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -82,10 +83,16 @@ func (g *groups) of(ctx context.Context, user string) (in []string, bad []unchec
 	return in, bad
 }
 
-// id resolves "@handle" to the group's S… id (usergroups.list).
+var groupIDRE = regexp.MustCompile(`^S[A-Z0-9]{2,}$`)
+
+// id resolves a handle ("@oncall", or "oncall") to the group's S… id
+// (usergroups.list); an S… id is itself.
 func (g *groups) id(ctx context.Context, entry string) (string, error) {
-	if !strings.HasPrefix(entry, "@") {
+	if groupIDRE.MatchString(entry) {
 		return entry, nil
+	}
+	if !strings.HasPrefix(entry, "@") {
+		entry = "@" + entry
 	}
 	g.mu.Lock()
 	fresh := g.handles != nil && g.now().Sub(g.handleAt) < g.ttl

@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/countersign/countersign/adapters/slack"
 	"github.com/countersign/countersign/adapters/terminal"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/agent/llm"
@@ -37,6 +38,7 @@ type fileConfig struct {
 	Tools    toolsConfig    `yaml:"tools"`
 	Bot      bot.Config     `yaml:"bot"`
 	Terminal terminalConfig `yaml:"terminal"`
+	Slack    slack.Config   `yaml:"slack"`
 	Log      logConfig      `yaml:"log"`
 }
 
