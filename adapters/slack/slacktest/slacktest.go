@@ -107,6 +107,7 @@ type Server struct {
 	groups      map[string]*group
 	groupErr    string
 	updateFails int
+	limited     int
 	retryAfter  int
 	calls       map[string]int
 	envelopes   []*Envelope
@@ -462,6 +463,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	if s.updateFails > 0 {
 		s.updateFails--
+		s.limited++
 		w.Header().Set("Retry-After", strconv.Itoa(s.retryAfter))
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusTooManyRequests)
@@ -971,6 +973,13 @@ func (s *Server) FailUpdates(n, retryAfter int) {
 }
 
 // ---- inspection ----
+
+// Limited is how many chat.update calls were answered 429.
+func (s *Server) Limited() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.limited
+}
 
 // Calls is how many times the Web API method was called.
 func (s *Server) Calls(method string) int {
