@@ -248,7 +248,7 @@ func blocks(c adapters.Card, files attached) []slackapi.Block {
 			els = append(els, button(c, b))
 		}
 		bs = append(bs, slackapi.NewActionBlock("countersign_decide", els...))
-		bs = append(bs, contextBlock("To cancel with a reason, type `cancel "+escape(c.ApprovalID)+" <reason>` in this thread."))
+		bs = append(bs, contextBlock("To cancel with a reason, type `cancel "+escape(c.ApprovalID)+" &lt;reason&gt;` in this thread."))
 	}
 	if len(bs) > maxBlocks {
 		bs = bs[:maxBlocks]
