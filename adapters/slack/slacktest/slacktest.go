@@ -1065,19 +1065,21 @@ func (s *Server) Envelopes() []Envelope {
 	return out
 }
 
-// Acked waits until envelope e is acknowledged and returns how long the
-// ack took from its last sending.
+// Acked waits until the envelope e (or one with its id) is acknowledged
+// and returns how long the ack took from its last sending.
 func (s *Server) Acked(t testing.TB, e *Envelope) time.Duration {
 	t.Helper()
 	var d time.Duration
 	s.Wait(t, "the ack of "+e.ID, func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if e.AckedAt.IsZero() {
-			return false
+		for _, x := range s.envelopes {
+			if x.ID == e.ID && !x.AckedAt.IsZero() {
+				d = x.AckedAt.Sub(x.SentAt)
+				return true
+			}
 		}
-		d = e.AckedAt.Sub(e.SentAt)
-		return true
+		return false
 	})
 	return d
 }
