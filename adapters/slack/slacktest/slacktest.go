@@ -806,6 +806,9 @@ func (s *Server) callback(event map[string]any) map[string]any {
 // app_mention when it mentions the bot in a channel, and a message event.
 // HTTP mode tests sign and post them.
 func (s *Server) Events(u User, channel, thread, text string, mention bool) (ts string, bodies [][]byte) {
+	if mention {
+		text = "<@" + BotUserID + "> " + text
+	}
 	m := s.store(u, channel, thread, text)
 	for _, ev := range s.messageEvents(u, m, mention) {
 		bodies = append(bodies, mustJSON(s.callback(ev)))
