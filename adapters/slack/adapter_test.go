@@ -313,8 +313,8 @@ func TestNewNamesTheProblem(t *testing.T) {
 		want string
 	}{
 		{"no token", slack.Config{}, nil, "SLACK_BOT_TOKEN is not set"},
-		{"app token as bot token", slack.Config{}, map[string]string{"SLACK_BOT_TOKEN": "xapp-1"}, "holds a app-level token (xapp-), not a bot token"},
-		{"bot token as app token", slack.Config{}, map[string]string{"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xoxb-2"}, "SLACK_APP_TOKEN holds a bot token (xoxb-), not a app-level token"},
+		{"app token as bot token", slack.Config{}, map[string]string{"SLACK_BOT_TOKEN": "xapp-1"}, "holds an app-level token (xapp-), not a bot token"},
+		{"bot token as app token", slack.Config{}, map[string]string{"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xoxb-2"}, "SLACK_APP_TOKEN holds a bot token (xoxb-), not an app-level token"},
 		{"socket without app token", slack.Config{Mode: "socket"}, map[string]string{"SLACK_BOT_TOKEN": "xoxb-1"}, "slack.mode: socket needs an app-level token"},
 		{"http without secret", slack.Config{}, map[string]string{"SLACK_BOT_TOKEN": "xoxb-1"}, "SLACK_SIGNING_SECRET"},
 		{"bad mode", slack.Config{Mode: "rtm"}, nil, "slack.mode:"},

@@ -89,11 +89,11 @@ func New(cfg Config, getenv func(string) string, log *slog.Logger) (*Adapter, er
 		threads:  map[string]time.Time{},
 		uploaded: map[string]bool{},
 	}
-	if err := checkToken(cfg.BotTokenEnv, a.botToken, "xoxb-", "bot token", "OAuth & Permissions → Bot User OAuth Token"); err != nil {
+	if err := checkToken(cfg.BotTokenEnv, a.botToken, "xoxb-", "a bot token", "OAuth & Permissions → Bot User OAuth Token"); err != nil {
 		return nil, err
 	}
 	if a.appToken != "" {
-		if err := checkToken(cfg.AppTokenEnv, a.appToken, "xapp-", "app-level token", "Basic Information → App-Level Tokens, with the connections:write scope"); err != nil {
+		if err := checkToken(cfg.AppTokenEnv, a.appToken, "xapp-", "an app-level token", "Basic Information → App-Level Tokens, with the connections:write scope"); err != nil {
 			return nil, err
 		}
 	}
@@ -140,9 +140,9 @@ func New(cfg Config, getenv func(string) string, log *slog.Logger) (*Adapter, er
 func checkToken(env, token, prefix, kind, where string) error {
 	switch {
 	case token == "":
-		return fmt.Errorf("slack: $%s is not set; it holds the %s (%s…) from the app's page, %s", env, kind, prefix, where)
+		return fmt.Errorf("slack: $%s is not set; it must hold %s (%s…) from the app's page, %s", env, kind, prefix, where)
 	case !strings.HasPrefix(token, prefix):
-		return fmt.Errorf("slack: $%s holds a %s, not a %s (%s…); copy it from %s", env, tokenKind(token), kind, prefix, where)
+		return fmt.Errorf("slack: $%s holds %s, not %s (%s…); copy it from %s", env, tokenKind(token), kind, prefix, where)
 	}
 	return nil
 }
@@ -151,15 +151,15 @@ func checkToken(env, token, prefix, kind, where string) error {
 func tokenKind(token string) string {
 	switch {
 	case strings.HasPrefix(token, "xoxb-"):
-		return "bot token (xoxb-)"
+		return "a bot token (xoxb-)"
 	case strings.HasPrefix(token, "xapp-"):
-		return "app-level token (xapp-)"
+		return "an app-level token (xapp-)"
 	case strings.HasPrefix(token, "xoxp-"):
-		return "user token (xoxp-)"
+		return "a user token (xoxp-)"
 	case strings.HasPrefix(token, "xoxe"):
-		return "configuration or refresh token (xoxe)"
+		return "a configuration or refresh token (xoxe)"
 	}
-	return "value that is no Slack token"
+	return "a value that is no Slack token"
 }
 
 // Name returns "slack".

@@ -25,7 +25,7 @@ var (
 
 // slackRun runs `countersign run` against the fake Slack (Socket Mode, at
 // SLACK_API_URL) and the fake model, in dir, with the config text.
-func slackRun(t *testing.T, dir, config string, fake *slacktest.Server, model *agenttest.Server) <-chan error {
+func slackRun(t testing.TB, dir, config string, fake *slacktest.Server, model *agenttest.Server) <-chan error {
 	t.Helper()
 	t.Chdir(dir)
 	path := filepath.Join(t.TempDir(), "countersign.yaml")
@@ -80,7 +80,7 @@ func cards(fake *slacktest.Server, thread string) []slacktest.Message {
 }
 
 // approvalID reads the approval id off a pending card's Approve button.
-func approvalID(t *testing.T, m slacktest.Message) string {
+func approvalID(t testing.TB, m slacktest.Message) string {
 	t.Helper()
 	var bs []struct {
 		Type     string `json:"type"`
@@ -250,4 +250,39 @@ bot:
 			return strings.Contains(m.Text, "Hello in private.")
 		})
 	})
+}
+
+// TestSlackConfigCheck: config check asks Slack, and names a missing scope
+// or a token of the wrong kind.
+func TestSlackConfigCheck(t *testing.T) {
+	fake := slacktest.New(t)
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv(DefaultRedisURLEnv, "")
+	t.Setenv("SLACK_SIGNING_SECRET", "")
+	for k, v := range fake.Env() {
+		t.Setenv(k, v)
+	}
+	check := func() (int, string) {
+		var out, errs strings.Builder
+		code := configMain([]string{"check"}, &out, &errs)
+		return code, out.String() + errs.String()
+	}
+	if code, out := check(); code != 0 || !strings.Contains(out, "slack: socket mode, bot user "+slacktest.BotUserID) {
+		t.Errorf("config check = %d:\n%s", code, out)
+	}
+	fake.SetScopes("app_mentions:read", "chat:write")
+	if code, out := check(); code != 1 || !strings.Contains(out, "files:write") || !strings.Contains(out, "usergroups:read") {
+		t.Errorf("config check with missing scopes = %d:\n%s", code, out)
+	}
+	fake.SetScopes(slacktest.Scopes...)
+	t.Setenv("SLACK_APP_TOKEN", slacktest.BotToken)
+	if code, out := check(); code != 1 || !strings.Contains(out, "SLACK_APP_TOKEN holds a bot token (xoxb-), not an app-level token") {
+		t.Errorf("config check with the bot token as app token = %d:\n%s", code, out)
+	}
+	t.Setenv("SLACK_APP_TOKEN", slacktest.AppToken)
+	t.Setenv("SLACK_BOT_TOKEN", "xoxb-revoked")
+	if code, out := check(); code != 1 || !strings.Contains(out, "invalid_auth") || !strings.Contains(out, "SLACK_BOT_TOKEN") {
+		t.Errorf("config check with a bad bot token = %d:\n%s", code, out)
+	}
 }
