@@ -152,7 +152,7 @@ func blocks(c adapters.Card, files attached) []slackapi.Block {
 
 	who := "Asked by " + person(c.Requester)
 	if c.Conversation != "" {
-		who += " in " + escape(c.Conversation)
+		who += " in " + place(c.Conversation)
 	}
 	who += " · approval `" + escape(c.ApprovalID) + "`"
 	if c.Tool != "" {
@@ -310,6 +310,17 @@ func person(s string) string {
 		return "<@" + s + ">"
 	}
 	return escape(orDash(s))
+}
+
+var channelIDRE = regexp.MustCompile(`^C[A-Z0-9]{2,}$`)
+
+// place shows a channel id as a channel link (Slack shows its name), and
+// anything else as text.
+func place(s string) string {
+	if channelIDRE.MatchString(s) {
+		return "<#" + s + ">"
+	}
+	return escape(s)
 }
 
 func plain(s string) *slackapi.TextBlockObject {

@@ -218,8 +218,10 @@ func (a *Adapter) Run(ctx context.Context, h adapters.Handler) error {
 
 func (a *Adapter) authTest(ctx context.Context) (identity, error) {
 	r, err := a.api.AuthTestContext(ctx)
-	if err != nil {
+	if _, slackSaid := errors.AsType[slackapi.SlackErrorResponse](err); slackSaid {
 		return identity{}, fmt.Errorf("slack: auth.test at %s: %w; check $%s (a bot token, xoxb-, of an installed app)", a.apiURL, err, a.cfg.BotTokenEnv)
+	} else if err != nil {
+		return identity{}, fmt.Errorf("slack: auth.test at %s: %w; is Slack (or $%s, slack.api_url) reachable from here?", a.apiURL, err, APIURLEnv)
 	}
 	return identity{UserID: r.UserID, BotID: r.BotID, TeamID: r.TeamID}, nil
 }

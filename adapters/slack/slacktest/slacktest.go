@@ -137,8 +137,12 @@ func (w *wsConn) write(v any) error {
 	return w.c.WriteJSON(v)
 }
 
+// Cleaner is what New needs of a test: testing.TB, or anything that runs
+// cleanups (a program that serves the fake by hand).
+type Cleaner interface{ Cleanup(func()) }
+
 // New starts a fake Slack that stops when the test ends.
-func New(t testing.TB) *Server {
+func New(t Cleaner) *Server {
 	s := &Server{
 		PingInterval: time.Second,
 		changed:      make(chan struct{}),
