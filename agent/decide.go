@@ -30,6 +30,9 @@ func (a *Agent) Decide(ctx context.Context, id string, by approval.User, approve
 	to, verb := approval.Cancelled, approval.DecisionCancel
 	if approve {
 		to, verb = approval.Approved, approval.DecisionApprove
+		if res, err := a.reask(ctx, id, by); err != nil || res.Reasked {
+			return res, err
+		}
 	}
 	dec, err := a.store.Decide(ctx, id, to, by, reason, a.now())
 	if err != nil {
@@ -67,6 +70,35 @@ func (a *Agent) Decide(ctx context.Context, id string, by approval.User, approve
 		return approval.DecideResult{Approval: rec, Won: true}, fmt.Errorf("approval %s: %w", id, ErrNotStarted)
 	}
 	return approval.DecideResult{Approval: rec, Won: true}, nil
+}
+
+// reask computes the blast radius of pending approval id again before
+// anyone may approve it. When it changed, nothing is decided: the card
+// shows the new preview and waits again, and the click is audited as
+// reasked.
+func (a *Agent) reask(ctx context.Context, id string, by approval.User) (approval.DecideResult, error) {
+	rec, err := a.store.Get(ctx, id)
+	if err != nil {
+		return approval.DecideResult{}, fmt.Errorf("read approval %s: %w", id, err)
+	}
+	if rec.State != approval.Pending {
+		return approval.DecideResult{}, nil // Decide tells who was first
+	}
+	updated, why, err := a.rebind(ctx, rec)
+	if err != nil {
+		// Fail closed: what the person saw may no longer hold, and it
+		// cannot be shown again; nothing is decided.
+		return approval.DecideResult{}, err
+	}
+	if why == "" {
+		return approval.DecideResult{}, nil
+	}
+	_ = a.audit(ctx, approval.Event{
+		Kind: approval.KindClick, Actor: by.ID, ApprovalID: id, Tool: rec.Tool, Operation: a.operation(rec.Tool, rec.Args),
+		Decision: approval.DecisionApprove, Outcome: approval.OutcomeReasked, Channel: rec.Conversation.Channel, Detail: why,
+	})
+	a.updateCard(ctx, updated, nil)
+	return approval.DecideResult{Approval: updated, Reasked: true, Changed: why}, nil
 }
 
 // settle carries a decision this agent won through: the card shows it, an
@@ -113,7 +145,13 @@ func (a *Agent) execute(ctx context.Context, rec *approval.Approval) (*approval.
 		// heartbeat, or the record would look alive for good.
 		stop := a.heartbeat(ctx, claimed)
 		defer stop()
-		return a.runApproved(ctx, claimed)
+		runCtx, done := a.runs.start(ctx, claimed)
+		defer done()
+		res := a.runApproved(runCtx, claimed)
+		if by, stopped := stoppedBy(runCtx); stopped {
+			res = stoppedRun(by, res)
+		}
+		return res
 	}()
 	// A shutdown may have cancelled ctx to interrupt the run; the outcome
 	// must still be recorded, or the record would stay running for good.

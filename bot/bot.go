@@ -54,8 +54,11 @@ type Bot struct {
 	// queued then are not started (no new work during a shutdown).
 	stopping atomic.Bool
 
+	commands chan struct{} // a slot per direct command in flight
+
 	mu     sync.Mutex
 	queues map[string]*queue // conversation key → waiting messages
+	turns  map[string]turn   // conversation key → the model turn in flight
 	// unrouted remembers the approvals this process could not show because
 	// their platform has no adapter here, so each is logged and audited once.
 	unrouted map[string]bool
@@ -100,7 +103,9 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps agent.D
 		now:      deps.Now,
 		seen:     newDedupe(cfg.DedupeSize, cfg.DedupeWindow),
 		queues:   map[string]*queue{},
+		turns:    map[string]turn{},
 		unrouted: map[string]bool{},
+		commands: make(chan struct{}, maxCommands),
 	}
 	for i, ad := range ads {
 		if ad == nil {
@@ -119,6 +124,10 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps agent.D
 	b.cards.init()
 	deps.Sink = b
 	deps.Serves = b.serves
+	deps.Quiet = func(c approval.Conversation) bool {
+		q := b.cfg.policy(c.Platform, c.Channel).Quiet
+		return q != nil && *q
+	}
 	ag, err := agent.New(agentCfg, deps)
 	if err != nil {
 		return nil, fmt.Errorf("bot: build agent: %w", err)
@@ -276,22 +285,18 @@ func (b *Bot) handle(in inbound) {
 		}
 	}
 	if in.Decision != nil {
-		typed := in.Decision.Ref == "" && strings.TrimSpace(in.Text) != ""
-		if !typed || approval.ValidID(strings.ToLower(in.Decision.ApprovalID)) {
-			b.inflight.Add(1)
-			go b.safely(in, func() {
-				defer b.inflight.Done()
-				b.decision(in)
-			})
-			return
-		}
-		// "approve it", "cancel everything": words, not an approval id.
-		in.Decision = nil
-	}
-	if strings.TrimSpace(in.Text) == "" {
+		b.inflight.Add(1)
+		go b.safely(in, func() {
+			defer b.inflight.Done()
+			b.decision(in)
+		})
 		return
 	}
-	b.enqueue(in)
+	text := strings.TrimSpace(in.Text)
+	if text == "" {
+		return
+	}
+	b.enqueue(in, strings.HasPrefix(text, "!"))
 }
 
 // repeat logs a dropped repeat of an event and, unless the platform marked
@@ -327,6 +332,9 @@ func (b *Bot) message(ctx context.Context, in inbound) {
 		return
 	}
 	if err := b.agent.Handle(ctx, conv, user, text); err != nil {
+		if ctx.Err() != nil && b.work.Err() == nil {
+			return // stopped by !cancel, which said so
+		}
 		b.fail(ctx, conv, "I could not finish answering that", err)
 	}
 }

@@ -530,7 +530,9 @@ func TestDirectCommands(t *testing.T) {
 		{"blocked", []string{"!run rm -rf /"}, `(?i)block`},
 		{"file list runs at once", []string{"!file write notes.txt hi", "!file list"}, `(?s)type: approve [a-z2-7]{26}.*countersign: .*keep\.txt`},
 		{"a file outside the root is blocked", []string{"!file read ../../etc/passwd"}, `(?i)did not run`},
-		{"words that look like a decision are talk", []string{"cancel everything"}, `(?i)no (language )?model is configured`},
+		{"words that look like a decision get an answer, never the model", []string{"cancel everything"}, `\(to alice only\) There is no approval everything waiting in this channel`},
+		{"a bare approve with no card waiting", []string{"approve"}, `\(to alice only\) No card in this conversation waits for your decision`},
+		{"a prefix too short", []string{"approve abc"}, `\(to alice only\) "abc" names no card: give at least 4 characters`},
 		{"an unknown approval", []string{"approve aaaaaaaaaaaaaaaaaaaaaaaaaa"}, `\(to alice only\) There is no approval aaaaaaaaaaaaaaaaaaaaaaaaaa`},
 	}
 	for _, tc := range tests {
@@ -703,5 +705,69 @@ func TestTypedDecisionFromAnyAdapter(t *testing.T) {
 	w.end(t)
 	if w.exists("tmp_a") {
 		t.Error("the typed approval did not run the command")
+	}
+}
+
+// TestShortDecisions: a card can be named by a prefix of its id, and a
+// bare approve names the only card waiting for this person.
+func TestShortDecisions(t *testing.T) {
+	tests := []struct {
+		name string
+		say  func(id string) string
+	}{
+		{"a prefix of 4", func(id string) string { return "approve " + id[:4] }},
+		{"a prefix, shouted", func(id string) string { return "APPROVE " + strings.ToUpper(id[:6]) }},
+		{"bare approve", func(string) string { return "approve" }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, setup{files: []string{"tmp_a"}})
+			w.say(t, "!run rm -rf ./tmp_*")
+			id := w.screen.waitFor(t, cardRE)[1]
+			// The requester's own bare approve: no card waits for her.
+			w.say(t, "approve")
+			w.screen.waitFor(t, `\(to alice only\) No card in this conversation waits for your decision`)
+			w.say(t, "/as bob", tc.say(id))
+			w.screen.waitFor(t, `approved by bob at .* · done: exit code 0`)
+			w.end(t)
+			if w.exists("tmp_a") {
+				t.Error("the short approval did not run the command")
+			}
+		})
+	}
+}
+
+// TestCardBindsWhatItShowed: a path that matches the card's wildcard is
+// created between the card and the click; the approval does not run, the
+// card shows the new preview and asks again, and a second approval runs
+// what it now shows.
+func TestCardBindsWhatItShowed(t *testing.T) {
+	w := newWorld(t, setup{files: []string{"tmp_a", "tmp_b", "keep.txt"}})
+	w.say(t, "!run rm -rf ./tmp_*")
+	id := w.screen.waitFor(t, cardRE)[1]
+	if err := os.WriteFile(filepath.Join(w.dir, "tmp_c"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.say(t, "/as bob", "approve "+id)
+	w.screen.waitFor(t, `(?s)- ./tmp_c.*type: approve `+id)
+	w.screen.waitFor(t, `\(to bob only\) Nothing ran: since the card was posted, it now covers 3 items \(1 not on the card\) where the card showed 2`)
+	for _, f := range []string{"tmp_a", "tmp_b", "tmp_c"} {
+		if !w.exists(f) {
+			t.Fatalf("%s is gone: the call ran although its blast radius changed", f)
+		}
+	}
+	w.say(t, "approve "+id)
+	w.screen.waitFor(t, `approved by bob at .* · done: exit code 0`)
+	w.end(t)
+	for _, f := range []string{"tmp_a", "tmp_b", "tmp_c"} {
+		if w.exists(f) {
+			t.Errorf("%s is still there after the second approval", f)
+		}
+	}
+	if !w.exists("keep.txt") {
+		t.Error("keep.txt is gone")
+	}
+	if got := w.audit(t, approval.KindClick, id); len(got) < 1 || got[0].Outcome != approval.OutcomeReasked {
+		t.Errorf("the first click is audited as %+v; want it reasked", got)
 	}
 }
