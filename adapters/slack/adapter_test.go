@@ -342,3 +342,23 @@ func TestCheck(t *testing.T) {
 		t.Errorf("Check with missing scopes = %v; want them named", err)
 	}
 }
+
+func TestStopButton(t *testing.T) {
+	fake, ad, r := setup(t)
+	c := adaptertest.DoneCard("a1b2c3")
+	c.State, c.StateLine, c.Output = "running", "approved by bob · running for 3s", "working"
+	c.Buttons = []adapters.Button{{Label: "Stop", Stop: true, Value: "a1b2c3"}}
+	ref, err := ad.Post(context.Background(), adapters.Place{Channel: channel, Thread: "1.1"}, adapters.Content{Card: &c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := fake.Message(channel, ref)
+	if v := slacktest.View(m); !strings.Contains(v, "[!stop a1b2c3]") || strings.Contains(v, "cancel a1b2c3") {
+		t.Errorf("a running card shows:\n%s\nwant a Stop button and no cancel", v)
+	}
+	fake.Click(bob, channel, ref, slack.ActionStop, "a1b2c3")
+	e := r.next(t)
+	if e.Decision == nil || !e.Decision.Stop || e.Decision.Approve || e.Decision.ApprovalID != "a1b2c3" {
+		t.Errorf("stop click = %+v", e.Decision)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -248,7 +249,9 @@ func blocks(c adapters.Card, files attached) []slackapi.Block {
 			els = append(els, button(c, b))
 		}
 		bs = append(bs, slackapi.NewActionBlock("countersign_decide", els...))
-		bs = append(bs, contextBlock("To cancel with a reason, type `cancel "+escape(c.ApprovalID)+" &lt;reason&gt;` in this thread."))
+		if slices.ContainsFunc(c.Buttons, func(b adapters.Button) bool { return !b.Approve && !b.Stop }) {
+			bs = append(bs, contextBlock("To cancel with a reason, type `cancel "+escape(c.ApprovalID)+" &lt;reason&gt;` in this thread."))
+		}
 	}
 	if len(bs) > maxBlocks {
 		bs = bs[:maxBlocks]
@@ -263,6 +266,18 @@ func button(c adapters.Card, b adapters.Button) *slackapi.ButtonBlockElement {
 		if b.Approve {
 			label = "Approve"
 		}
+	}
+	if b.Stop {
+		if b.Label == "" {
+			label = "Stop"
+		}
+		return slackapi.NewButtonBlockElement(ActionStop, b.Value, plain(cutText(label, maxButton))).WithStyle(slackapi.StyleDanger).
+			WithConfirm(slackapi.NewConfirmationBlockObject(
+				plain(cutText("Stop "+c.ApprovalID+"?", maxConfirmHead)),
+				plain("Its whole process group is killed; what it already did stays done."),
+				plain("Stop it"),
+				plain("Let it run"),
+			))
 	}
 	if !b.Approve {
 		return slackapi.NewButtonBlockElement(ActionCancel, b.Value, plain(cutText(label, maxButton))).WithStyle(slackapi.StyleDanger)

@@ -31,6 +31,7 @@ func cards() map[string]struct {
 	pending.Requester = "U0ALICE"
 	running := decided(pending, "running", "approved by bob at 05:41:02 UTC · running for 3s")
 	running.Output = "removing tmp_a\n"
+	running.Buttons = []adapters.Button{{Label: "Stop", Stop: true, Value: "a1b2c3"}}
 	done := decided(pending, "done", "approved by bob at 05:41:02 UTC · done: exit code 0 in 12ms")
 	done.Output = "removed tmp_a\nremoved tmp_b\n"
 	failed := decided(pending, "failed", "approved by bob at 05:41:02 UTC · failed: exit code 1 in 40ms")

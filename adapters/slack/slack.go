@@ -31,6 +31,7 @@ import (
 const (
 	ActionApprove = "countersign_approve"
 	ActionCancel  = "countersign_cancel"
+	ActionStop    = "countersign_stop"
 )
 
 // Adapter is the Slack adapter.
@@ -426,7 +427,7 @@ func (a *Adapter) fromClick(ctx context.Context, cb slackapi.InteractionCallback
 	}
 	var out []adapters.Event
 	for _, act := range cb.ActionCallback.BlockActions {
-		if act == nil || act.ActionID != ActionApprove && act.ActionID != ActionCancel {
+		if act == nil || act.ActionID != ActionApprove && act.ActionID != ActionCancel && act.ActionID != ActionStop {
 			continue
 		}
 		if !validApprovalID(act.Value) {
@@ -454,7 +455,7 @@ func (a *Adapter) fromClick(ctx context.Context, cb slackapi.InteractionCallback
 			Reply:       rp,
 			User:        user,
 			Place:       place,
-			Decision:    &adapters.Decision{ApprovalID: act.Value, Approve: act.ActionID == ActionApprove, Ref: ref},
+			Decision:    &adapters.Decision{ApprovalID: act.Value, Approve: act.ActionID == ActionApprove, Stop: act.ActionID == ActionStop, Ref: ref},
 		})
 	}
 	if len(out) == 0 {

@@ -1122,6 +1122,8 @@ func View(m Message) string {
 					b.WriteString("[approve " + val + "]\n")
 				case "countersign_cancel":
 					b.WriteString("[cancel " + val + " [reason]]\n")
+				case "countersign_stop":
+					b.WriteString("[!stop " + val + "]\n")
 				}
 			}
 			if t, ok := x["text"].(string); ok {
