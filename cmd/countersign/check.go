@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -58,6 +59,11 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer a.close()
+	platforms, err := checkPlatforms(cfg, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "countersign config check: %v\n", err)
+		return 1
+	}
 	out, err := yaml.Marshal(a.cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "countersign config check: %v\n", err)
@@ -67,9 +73,23 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 	if src == "" {
 		src = "(none: embedded defaults)"
 	}
-	fmt.Fprintf(stdout, "# config: %s\n# valid. tools: %s; approvals: %s; model: %s\n%s",
-		src, strings.Join(a.names, ", "), a.where, modelSummary(a), out)
+	fmt.Fprintf(stdout, "# config: %s\n# valid. tools: %s; approvals: %s; model: %s\n%s%s",
+		src, strings.Join(a.names, ", "), a.where, modelSummary(a), platforms, out)
 	return 0
+}
+
+// checkPlatforms asks each configured chat platform whether its tokens
+// work, and returns a "# " line per platform.
+func checkPlatforms(cfg fileConfig, getenv func(string) string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var b strings.Builder
+	if line, err := checkSlack(ctx, cfg, getenv); err != nil {
+		return "", err
+	} else if line != "" {
+		b.WriteString("# " + line + "\n")
+	}
+	return b.String(), nil
 }
 
 // modelSummary names the model the bot talks to, or says how to set one.
