@@ -265,6 +265,10 @@ func (rd *reader) judgeArgs(j *judge, c *cmd) {
 	}
 	// A word computed at run time may split into options (sort $X, with
 	// X="-o out"): where an option could write, that is not a look.
+	// An unresolved word only withholds read-only status: the option and
+	// verb checks below still run on every other word, so git branch -D
+	// "$OLD" and kubectl drain "$NODE" are still dangers (issue 11).
+	unresolved := ""
 	guarded := rd.raw || len(rd.deny.short)+len(rd.deny.long) > 0 && !rd.mild
 	operandSeen := false
 	for _, a := range c.args {
@@ -273,18 +277,19 @@ func (rd *reader) judgeArgs(j *judge, c *cmd) {
 		if operandSeen && rd.stops || a.text == "--" && !a.dynamic && (!rd.raw || c.name == "git") {
 			break
 		}
-		if a.dynamic && guarded {
-			j.unknown("cannot tell what " + a.text + " expands to in " + c.name)
-			return
+		if a.dynamic && guarded && unresolved == "" {
+			unresolved = "cannot tell what " + a.text + " expands to in " + c.name
 		}
 		// sed -n 1p *.log with a file named -i.log edits in place: a
 		// pattern that can expand to a word starting with "-" is an option
 		// the rules never saw.
-		if guarded && a.glob && strings.ContainsRune("*?[@!+", rune(a.text[0])) {
-			j.unknown(a.text + " could match a file named like an option of " + c.name + " (write ./" + a.text + ")")
-			return
+		if guarded && a.glob && strings.ContainsRune("*?[@!+", rune(a.text[0])) && unresolved == "" {
+			unresolved = a.text + " could match a file named like an option of " + c.name + " (write ./" + a.text + ")"
 		}
 		operandSeen = operandSeen || !strings.HasPrefix(a.text, "-")
+	}
+	if unresolved != "" {
+		defer j.unknown(unresolved)
 	}
 	opts, operands := rd.opts.parseArgs(c.args)
 	for _, o := range opts {
