@@ -83,6 +83,7 @@ type Analyzer struct {
 	secrets     *sensitive.Matcher
 	commands    map[string]handler
 	passThrough map[string]bool // readers and wrappers: their words are not scanned for secrets
+	effects     effectIndex     // the danger rows by command name (effects.go)
 	parsers     sync.Pool
 }
 
@@ -104,6 +105,7 @@ func New(opts Options) (*Analyzer, error) {
 		return nil, fmt.Errorf("build shell command table: %w", err)
 	}
 	a.commands, a.passThrough = cmds, pass
+	a.effects = buildEffects()
 	return a, nil
 }
 

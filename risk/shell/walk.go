@@ -249,11 +249,14 @@ func (j *judge) command(argv []arg, depth int) {
 	if !j.a.passThrough[name] {
 		j.touchesSecret(argv)
 	}
+	hasEffect := j.effects(argv[0].text, name, argv[1:])
 	if !found {
 		if j.funcs[name] {
 			return // its body was judged where it was defined
 		}
-		j.unknown("unknown command " + argv[0].text)
+		if !hasEffect {
+			j.unknown("unknown command " + argv[0].text)
+		}
 		return
 	}
 	h(j, &cmd{name: name, shown: argv[0].text, args: argv[1:], trusted: trusted, depth: depth})
