@@ -84,6 +84,7 @@ type Analyzer struct {
 	commands    map[string]handler
 	passThrough map[string]bool // readers and wrappers: their words are not scanned for secrets
 	effects     effectIndex     // the danger rows by command name (effects.go)
+	carriers    carrierIndex    // where programs carry commands (carriers.go)
 	parsers     sync.Pool
 }
 
@@ -106,6 +107,7 @@ func New(opts Options) (*Analyzer, error) {
 	}
 	a.commands, a.passThrough = cmds, pass
 	a.effects = buildEffects()
+	a.carriers = buildCarriers()
 	return a, nil
 }
 

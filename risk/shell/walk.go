@@ -116,7 +116,7 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 	case *syntax.FuncDecl:
 		j.function(n)
 	case *syntax.DeclClause:
-		j.declare(n)
+		j.declare(n, depth)
 	case *syntax.BinaryCmd:
 		if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
 			j.pipeline(n, depth)
@@ -186,7 +186,7 @@ func (j *judge) call(c *syntax.CallExpr, depth int) {
 		name = word(c.Args[0]).text
 	}
 	for _, as := range c.Assigns {
-		j.assign(as, name)
+		j.assign(as, name, depth)
 	}
 	if len(c.Args) == 0 {
 		j.commands++
@@ -250,6 +250,7 @@ func (j *judge) command(argv []arg, depth int) {
 		j.touchesSecret(argv)
 	}
 	hasEffect := j.effects(argv[0].text, name, argv[1:])
+	hasEffect = j.carriedBy(name, argv[1:], depth) || hasEffect
 	if !found {
 		if j.funcs[name] {
 			return // its body was judged where it was defined

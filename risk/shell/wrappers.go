@@ -56,6 +56,8 @@ var sudoSpec = mustSpec("-u -g -C -D -h -p -r -t -U -T --user --group --close-fr
 func sudo(j *judge, c *cmd) {
 	opts, rest := sudoSpec.parseLeading(c.args)
 	for len(rest) > 0 && isAssignment(rest[0].text) {
+		name, value, _ := strings.Cut(rest[0].text, "=")
+		j.carriedVar(name, arg{text: value, dynamic: rest[0].dynamic}, c.depth)
 		rest = rest[1:]
 	}
 	if len(rest) == 0 {
@@ -127,6 +129,7 @@ func env(j *judge, c *cmd) {
 	}
 	for len(rest) > 0 && isAssignment(rest[0].text) {
 		name, value, _ := strings.Cut(rest[0].text, "=")
+		j.carriedVar(name, arg{text: value, dynamic: rest[0].dynamic}, c.depth)
 		if !safePrefixVar(name, value, !rest[0].dynamic) {
 			j.unknown("env sets " + name)
 		}
