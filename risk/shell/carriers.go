@@ -16,14 +16,14 @@ import (
 type carried uint8
 
 const (
-	shellText  carried = iota // a script for a shell: sh -c TEXT
-	editorText                // an editor, pager or debugger command: !CMD and shell CMD run a shell
-	sqlText                   // a database client's command: \! CMD, system CMD, .shell CMD
-	codeText                  // code in a language of the program's own (emacs --eval): a danger
-	unseenFile                // a file of commands this cannot read: a danger
-	gitSetting                 // git -c KEY=VALUE: VALUE is carried when KEY runs programs
-	pipeText                  // LESSOPEN: "|CMD %s", a shell command after a leading |
-	remoteHelper              // git's ext:: transport: a command, with "% " for a space
+	shellText    carried = iota // a script for a shell: sh -c TEXT
+	editorText                  // an editor, pager or debugger command: !CMD and shell CMD run a shell
+	sqlText                     // a database client's command: \! CMD, system CMD, .shell CMD
+	codeText                    // code in a language of the program's own (emacs --eval): a danger
+	unseenFile                  // a file of commands this cannot read: a danger
+	gitSetting                  // git -c KEY=VALUE: VALUE is carried when KEY runs programs
+	pipeText                    // LESSOPEN: "|CMD %s", a shell command after a leading |
+	remoteHelper                // git's ext:: transport: a command, with "% " for a space
 )
 
 // carrier is one place where a program runs a command it was handed.

@@ -432,7 +432,9 @@ func gitConfig(j *judge, rest []arg, depth int) string {
 				continue
 			}
 			j.danger("git config " + key + " plants a command that later git commands run")
-			j.remote(func() { j.carry("git config "+key, arg{text: strings.TrimPrefix(v.text, "!"), dynamic: v.dynamic}, shellText, depth) })
+			j.remote(func() {
+				j.carry("git config "+key, arg{text: strings.TrimPrefix(v.text, "!"), dynamic: v.dynamic}, shellText, depth)
+			})
 			return ""
 		}
 	}
