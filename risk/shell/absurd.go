@@ -210,8 +210,15 @@ func (j *judge) resolve(a arg) string {
 	}
 	name := a.text[1:]
 	rest := ""
-	if i := strings.IndexByte(name, '/'); i >= 0 {
+	if strings.HasPrefix(name, "{") {
+		if end := strings.IndexByte(name, '}'); end > 0 {
+			name, rest = name[1:end], name[end+1:]
+		}
+	} else if i := strings.IndexByte(name, '/'); i >= 0 {
 		name, rest = name[:i], name[i:]
+	}
+	if strings.ContainsAny(rest, "$…") {
+		return a.text
 	}
 	if v, ok := j.vars[name]; ok {
 		return v + rest

@@ -115,19 +115,28 @@ func interpreter(j *judge, c *cmd) {
 		return // python3 --version
 	}
 	flags := interpreters[interpreterName(c.name)]
-	for _, a := range c.args {
+	for i, a := range c.args {
 		t := a.text
 		if a.dynamic || !strings.HasPrefix(t, "-") {
 			break
 		}
+		code := ""
 		switch {
 		case t == "--eval" || t == "--print" || strings.EqualFold(t, "-command") || strings.EqualFold(t, "-encodedcommand"):
-			j.danger(c.name + " " + t + " runs code given on the command line")
-			return
 		case !strings.HasPrefix(t, "--") && strings.ContainsAny(t[1:], flags) && flags != "":
-			j.danger(c.name + " " + t + " runs code given on the command line")
-			return
+			// perl -e'...' holds its code; python3 -c CODE has it next.
+			if k := strings.IndexAny(t[1:], flags); k+2 < len(t) {
+				code = t[k+2:]
+			}
+		default:
+			continue
 		}
+		if code == "" && i+1 < len(c.args) {
+			code = c.args[i+1].text
+		}
+		j.danger(c.name + " " + t + " runs code given on the command line")
+		j.interpreterCode(c.name, code, c.depth)
+		return
 	}
 	for _, a := range c.args {
 		if !strings.HasPrefix(a.text, "-") || a.dynamic {

@@ -102,9 +102,7 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 	switch n := n.(type) {
 	case *syntax.Stmt:
 		j.redirects(n.Redirs)
-		j.shellInput(n, depth)
-		j.databaseInput(n)
-		j.interpreterInput(n)
+		j.stdinInput(n, depth)
 	case *syntax.CallExpr:
 		j.call(n, depth)
 	case *syntax.Subshell:
@@ -210,6 +208,9 @@ func (j *judge) command(argv []arg, depth int) {
 			return
 		}
 	}
+	if len(j.vars) > 0 {
+		argv = j.splitVars(argv)
+	}
 	if variants, ok := j.loopVariants(argv); ok {
 		// for ns in prod staging; do kubectl get pods -n "$ns"; done: judge
 		// the command once for each word the loop gives.
@@ -261,6 +262,34 @@ func (j *judge) command(argv []arg, depth int) {
 		return
 	}
 	h(j, &cmd{name: name, shown: argv[0].text, args: argv[1:], trusted: trusted, depth: depth})
+}
+
+// splitVars splits the unquoted variables of a command line whose known
+// value holds several words, as bash does: X="rm -rf /"; $X.
+func (j *judge) splitVars(argv []arg) []arg {
+	var out []arg
+	for i, a := range argv {
+		v := ""
+		if a.split {
+			v = j.resolve(a)
+		}
+		if !a.split || v == a.text || !strings.ContainsAny(v, " \t\n") {
+			if out != nil {
+				out = append(out, a)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]arg, 0, len(argv)+4), argv[:i]...)
+		}
+		for _, f := range strings.Fields(v) {
+			out = append(out, arg{text: f, glob: hasGlobMeta(f)})
+		}
+	}
+	if out == nil {
+		return argv
+	}
+	return out
 }
 
 // cmd is one command handed to a handler.
