@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // metadataHosts are host names of cloud metadata services. Their addresses
@@ -163,9 +165,18 @@ func absurdURL(raw string) (why, host string) {
 	return forbiddenHost(host), host
 }
 
-// normalHost lower-cases a host name, folds full-width forms and ideographic
-// dots as IDNA does, and drops trailing dots and an IPv6 zone.
+// normalHost maps a host name as a resolver's IDNA (UTS #46) mapping
+// does before any check: compatibility forms folded (NFKC: full-width,
+// mathematical and circled letters and digits), case folded, the
+// ideographic and other full stops made dots; it drops trailing dots and
+// an IPv6 zone.
 func normalHost(h string) string {
+	for i := 0; i < len(h); i++ {
+		if h[i] >= 0x80 {
+			h = norm.NFKC.String(h)
+			break
+		}
+	}
 	var b strings.Builder
 	for _, r := range h {
 		switch {
@@ -182,6 +193,12 @@ func normalHost(h string) string {
 	}
 	return strings.TrimRight(h, ".")
 }
+
+// ForbiddenHost returns why a host (as written in a URL or on a command
+// line) is a cloud metadata or link-local endpoint, or "". The shell
+// assessor uses it for curl, wget and their kin, which have no
+// connect-time fence.
+func ForbiddenHost(host string) string { return forbiddenHost(normalHost(host)) }
 
 // forbiddenHost returns why a normalised host is a metadata or link-local
 // endpoint, or "".
@@ -224,6 +241,12 @@ func spelledAddrs(host string) []netip.Addr {
 		parts := strings.Split(l, "-")
 		for i := 0; i+4 <= len(parts); i++ {
 			if a, ok := parseIPv4(strings.Join(parts[i:i+4], ".")); ok {
+				out = append(out, a)
+			}
+		}
+		// sslip.io spells IPv6 with dashes for colons: fd00-ec2--254.sslip.io.
+		if strings.Count(l, "-") >= 2 {
+			if a, err := netip.ParseAddr(strings.ReplaceAll(l, "-", ":")); err == nil {
 				out = append(out, a)
 			}
 		}

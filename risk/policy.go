@@ -77,7 +77,7 @@ func New(cfg Config) (*Policy, error) {
 		return nil, fmt.Errorf("risk.sensitive_paths: %w", err)
 	}
 	p.sensitive = m
-	if p.shell, err = shell.New(shell.Options{Sensitive: m}); err != nil {
+	if p.shell, err = shell.New(shell.Options{Sensitive: m, ForbiddenHost: ForbiddenHost}); err != nil {
 		return nil, fmt.Errorf("build shell analyzer: %w", err)
 	}
 	if p.sql, err = sqlrisk.New(sqlrisk.DefaultSQLMode); err != nil {

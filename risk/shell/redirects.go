@@ -61,7 +61,8 @@ func (j *judge) output(target arg, op string) {
 	if ok && harmlessSinks[t] {
 		return
 	}
-	if isRawDisk(target.text) {
+	if t := j.resolve(target); isRawDisk(t) || target.dynamic && strings.HasPrefix(t, "/dev/") && !harmlessSinks[t] {
+		// > /dev/$DISK could be any disk: blocked.
 		j.absurd("writing to " + target.text + " would destroy the disk")
 		return
 	}

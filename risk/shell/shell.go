@@ -72,6 +72,11 @@ type Options struct {
 	// Sensitive recognises paths that hold secrets; a reader pointed at one
 	// is a danger. Nil means sensitive.New(nil), the SPEC's defaults.
 	Sensitive *sensitive.Matcher
+	// ForbiddenHost says why a host a shell HTTP client (curl, wget, nc)
+	// is aimed at is a cloud metadata or link-local endpoint, or "": such
+	// a command is absurd, since the shell has no connect-time fence. Nil
+	// checks the plain metadata addresses only.
+	ForbiddenHost func(host string) string
 }
 
 // maxDepth bounds how deep sh -c, eval and friends are parsed again.
@@ -81,6 +86,7 @@ const maxDepth = 4
 // pure and safe for concurrent use.
 type Analyzer struct {
 	secrets     *sensitive.Matcher
+	forbidden   func(host string) string
 	commands    map[string]handler
 	passThrough map[string]bool // readers and wrappers: their words are not scanned for secrets
 	effects     effectIndex     // the danger rows by command name (effects.go)
@@ -97,7 +103,10 @@ func New(opts Options) (*Analyzer, error) {
 			return nil, fmt.Errorf("build default sensitive matcher: %w", err)
 		}
 	}
-	a := &Analyzer{secrets: m}
+	a := &Analyzer{secrets: m, forbidden: opts.ForbiddenHost}
+	if a.forbidden == nil {
+		a.forbidden = plainMetadata
+	}
 	a.parsers.New = func() any {
 		return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
 	}

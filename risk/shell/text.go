@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"path"
 	"strings"
 )
 
@@ -437,6 +438,10 @@ var findValued = map[string]bool{
 	"-files0-from": true, "-D": true, "-O": true,
 }
 
+// destroyers are the commands that destroy each file find hands them.
+var destroyers = map[string]bool{"rm": true, "shred": true, "unlink": true, "truncate": true, "srm": true,
+	"wipe": true, "rmdir": true, "wipefs": true, "dd": true}
+
 // findCheck: -delete and -exec/-execdir/-ok/-okdir are dangers (the command
 // they run is judged too); -fprint* and -fls write files.
 func findCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
@@ -462,13 +467,16 @@ func findCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		}
 	}
 	wholesale := func(what string) bool {
-		if filtered {
-			return false
-		}
 		for _, s := range starts {
-			if why, ok := protectedTarget(j.resolve(s), j.cwd); ok {
-				j.absurd("find " + s.text + " " + what + why)
-				return true
+			// Over the whole tree, a name test narrows nothing that
+			// matters: find / -name '*.conf' -delete still wrecks the
+			// system. Elsewhere in a system directory it must be
+			// unfiltered (find /var/log -name '*.gz' -delete is cleanup).
+			if p := path.Clean(j.resolve(s)); p == "/" || p == "/*" || !filtered {
+				if why, ok := protectedTarget(j.resolve(s), j.cwd); ok {
+					j.absurd("find " + s.text + " " + what + why)
+					return true
+				}
 			}
 		}
 		return false
@@ -485,7 +493,7 @@ func findCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 			for end < len(args) && args[end].text != ";" && args[end].text != "+" {
 				end++
 			}
-			if end > i+1 && args[i+1].text == "rm" && wholesale(t+" rm") {
+			if end > i+1 && destroyers[path.Base(args[i+1].text)] && wholesale(t+" "+args[i+1].text) {
 				i = end
 				continue
 			}

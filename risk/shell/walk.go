@@ -120,14 +120,19 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 			j.pipeline(n, depth)
 		}
 	case *syntax.ForClause:
-		return j.forLoop(n, depth)
-	case *syntax.WhileClause:
-		if endless(n) && spawns(n.Do) {
+		if cl, ok := n.Loop.(*syntax.CStyleLoop); ok && (cl.Cond == nil || constArith(cl.Cond) && !zeroArith(cl.Cond)) && spawns(n.Do) {
 			j.absurd("an endless loop that starts background processes: a fork bomb")
 		}
+		return j.forLoop(n, depth)
+	case *syntax.WhileClause:
+		if endlessCond(n.Cond, n.Until) && spawns(n.Do) {
+			j.absurd("an endless loop that starts background processes: a fork bomb")
+		}
+	case *syntax.CStyleLoop:
+		j.hiddenCode(n)
 	case *syntax.CoprocClause:
 		j.unknown("coproc starts a background process")
-	case *syntax.CStyleLoop, *syntax.ArithmCmd, *syntax.LetClause, *syntax.ArithmExp,
+	case *syntax.ArithmCmd, *syntax.LetClause, *syntax.ArithmExp,
 		*syntax.ParamExp, *syntax.UnaryTest, *syntax.BinaryTest:
 		j.hiddenCode(n)
 	}
@@ -144,23 +149,6 @@ func (j *judge) ownCwd(stmts []*syntax.Stmt, depth int) bool {
 	}
 	j.cwd = outer
 	return false
-}
-
-// endless reports whether a while or until loop's condition is a constant
-// that never ends it: while true, while :, until false.
-func endless(w *syntax.WhileClause) bool {
-	if len(w.Cond) != 1 {
-		return false
-	}
-	c, ok := w.Cond[0].Cmd.(*syntax.CallExpr)
-	if !ok || len(c.Args) != 1 || w.Cond[0].Negated {
-		return false
-	}
-	name := word(c.Args[0]).text
-	if w.Until {
-		return name == "false"
-	}
-	return name == "true" || name == ":"
 }
 
 // spawns reports whether statements start a background process anywhere.
@@ -252,6 +240,10 @@ func (j *judge) command(argv []arg, depth int) {
 	}
 	hasEffect := j.effects(argv[0].text, name, argv[1:])
 	hasEffect = j.carriedBy(name, argv[1:], depth) || hasEffect
+	hasEffect = j.wipesDisk(name, argv[1:]) || hasEffect
+	if netClients[name] {
+		j.metadataReach(name, argv[1:])
+	}
 	if !found {
 		if j.funcs[name] {
 			return // its body was judged where it was defined
@@ -259,6 +251,7 @@ func (j *judge) command(argv []arg, depth int) {
 		if !hasEffect {
 			j.unknown("unknown command " + argv[0].text)
 		}
+		j.wrapped(argv[1:], depth)
 		return
 	}
 	h(j, &cmd{name: name, shown: argv[0].text, args: argv[1:], trusted: trusted, depth: depth})
