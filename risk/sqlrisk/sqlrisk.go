@@ -153,6 +153,17 @@ func (a *Analyzer) Analyze(text string) (res Analysis) {
 		}
 		for _, s := range stmts {
 			j.statement(s)
+			if p, ok := s.(*ast.PrepareStmt); ok && p.SQLText != "" {
+				// PREPARE is judged as the statement it prepares: EXECUTE
+				// runs it later, where nobody sees the text.
+				var inner judgement
+				if !a.judgeAgain(&inner, p.SQLText) {
+					j.danger("PREPARE of text the parser rejects, so it cannot be judged")
+				}
+				for _, d := range inner.dangers {
+					j.danger("PREPARE: " + d)
+				}
+			}
 		}
 	}
 	return j.analysis()
