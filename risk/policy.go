@@ -77,11 +77,15 @@ func New(cfg Config) (*Policy, error) {
 		return nil, fmt.Errorf("risk.sensitive_paths: %w", err)
 	}
 	p.sensitive = m
-	if p.shell, err = shell.New(shell.Options{Sensitive: m, ForbiddenHost: ForbiddenHost}); err != nil {
-		return nil, fmt.Errorf("build shell analyzer: %w", err)
-	}
 	if p.sql, err = sqlrisk.New(sqlrisk.DefaultSQLMode); err != nil {
 		return nil, fmt.Errorf("build sql analyzer: %w", err)
+	}
+	sqlRead := func(text string) (bool, []string) {
+		an := p.sql.Analyze(text)
+		return an.ReadOnly && len(an.Danger) == 0, an.Danger
+	}
+	if p.shell, err = shell.New(shell.Options{Sensitive: m, ForbiddenHost: ForbiddenHost, SQLRead: sqlRead}); err != nil {
+		return nil, fmt.Errorf("build shell analyzer: %w", err)
 	}
 	return p, nil
 }

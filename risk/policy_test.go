@@ -107,6 +107,10 @@ func TestAssessCommand(t *testing.T) {
 		// http_request tool's host checks (issue 11).
 		{name: "curl to a decimal metadata address", args: `{"command":"curl -s http://2852039166/latest/meta-data/"}`, want: blockAbs},
 		{name: "wget to a mapped IPv6 metadata address", args: `{"command":"wget -qO- http://[::ffff:a9fe:a9fe]/"}`, want: blockAbs},
+		{name: "mysql -e of a plain read is a look", args: `{"command":"mysql -h db -e 'SHOW FULL PROCESSLIST'"}`, want: autoWL},
+		{name: "mysql -e of a write is not", args: `{"command":"mysql -e 'DELETE FROM t'"}`, want: danger},
+		{name: "mysql -e of a password hash is not", args: `{"command":"mysql -e 'SELECT authentication_string FROM mysql.user'"}`, want: danger},
+		{name: "mysqladmin status is a look", args: `{"command":"mysqladmin -h db status"}`, want: autoWL},
 		{name: "curl to sslip.io", args: `{"command":"curl 169-254-169-254.sslip.io/latest/"}`, want: blockAbs},
 
 		// Rule order.

@@ -77,6 +77,11 @@ type Options struct {
 	// a command is absurd, since the shell has no connect-time fence. Nil
 	// checks the plain metadata addresses only.
 	ForbiddenHost func(host string) string
+	// SQLRead reports whether one SQL statement is a plain read by the SQL
+	// rules, so that mysql -e 'SHOW PROCESSLIST' is a look, and the SQL
+	// rules' dangers (a password hash read, DROP): they are the shell's
+	// too. Nil: mysql -e is never a look.
+	SQLRead func(sql string) (read bool, dangers []string)
 }
 
 // maxDepth bounds how deep sh -c, eval and friends are parsed again.
@@ -87,6 +92,7 @@ const maxDepth = 4
 type Analyzer struct {
 	secrets     *sensitive.Matcher
 	forbidden   func(host string) string
+	sqlRead     func(sql string) (bool, []string)
 	commands    map[string]handler
 	passThrough map[string]bool // readers and wrappers: their words are not scanned for secrets
 	effects     effectIndex     // the danger rows by command name (effects.go)
@@ -103,7 +109,7 @@ func New(opts Options) (*Analyzer, error) {
 			return nil, fmt.Errorf("build default sensitive matcher: %w", err)
 		}
 	}
-	a := &Analyzer{secrets: m, forbidden: opts.ForbiddenHost}
+	a := &Analyzer{secrets: m, forbidden: opts.ForbiddenHost, sqlRead: opts.SQLRead}
 	if a.forbidden == nil {
 		a.forbidden = plainMetadata
 	}

@@ -647,6 +647,9 @@ func TestReaderTable(t *testing.T) {
 		"iotop": "iotop -b -n 1", "systemd-cgtop": "systemd-cgtop -b -n 1", "crictl": "crictl ps", "ssh-keygen": "ssh-keygen -l -f k.pub",
 		"tc": "tc qdisc show", "bridge": "bridge link", "firewall-cmd": "firewall-cmd --list-all", "chronyc": "chronyc tracking",
 		"swapon": "swapon --show", "hwclock": "hwclock --show", "slabtop": "slabtop -o", "chage": "chage -l alice",
+		"mdadm": "mdadm --detail /dev/md0", "iscsiadm": "iscsiadm -m session", "numactl": "numactl --hardware",
+		"ctr": "ctr -n k8s.io containers ls", "blockdev": "blockdev --getsize64 /dev/sda", "nerdctl": "nerdctl ps",
+		"etcdctl": "etcdctl endpoint health", "chronyd": "chronyd -v", "zdb": "zdb -C", "multipath": "multipath -ll",
 	}
 	for name := range readers() {
 		script := name
