@@ -218,6 +218,10 @@ func stdinOf(s *syntax.Stmt) (flow, bool) {
 		}
 		switch r.Op {
 		case syntax.Hdoc, syntax.DashHdoc:
+			if r.Hdoc == nil {
+				in, found = flow{known: true}, true // an empty here-document
+				continue
+			}
 			a := word(r.Hdoc)
 			in, found = flow{text: a.text, known: !a.dynamic}, true
 		case syntax.WordHdoc:
