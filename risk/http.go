@@ -80,6 +80,9 @@ func (p *Policy) judgeHTTP(a args) judgement {
 		return j
 	}
 	j.why = notRead(a, method, host)
+	if why := secretAPI(u); why != "" {
+		j.danger = append(j.danger, why)
+	}
 	if len(j.why) == 0 {
 		j.readOnly = true
 		j.why = []string{method + " is a read-only HTTP method"}
@@ -348,4 +351,44 @@ func embeddedAddrs(a netip.Addr) []netip.Addr {
 		out = append(out, netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]}))
 	}
 	return out
+}
+
+// secretAPIPaths are the URL paths of secret managers' HTTP APIs: reading
+// a secret through them is a secret read, as cat .env is (issue 11).
+var secretAPIPaths = []string{
+	"/secrets",               // Kubernetes: /api/v1/namespaces/N/secrets[/NAME], Docker Engine /secrets
+	"/v1/secret/",            // Vault KV v1 and the default mount
+	"/v1/kv/",                // Vault KV (and Consul KV: /v1/kv/ holds configs with passwords)
+	"/data/",                 // Vault KV v2: /v1/<mount>/data/<path>
+	"/v1/auth/token/lookup",  // Vault token lookups
+	"/v1/sys/",               // Vault system backend
+	"/secretsmanager",        // AWS Secrets Manager behind a proxy
+	"/computemetadata/",      // GCP metadata (also blocked by host)
+	"/latest/meta-data/iam/", // AWS instance credentials (also blocked by host)
+}
+
+// secretAPI returns why a URL reads a secret through its manager, or "".
+func secretAPI(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	p := strings.ToLower(u.EscapedPath())
+	if dp, err := url.PathUnescape(p); err == nil {
+		p = strings.ToLower(dp)
+	}
+	host := strings.ToLower(u.Hostname())
+	for _, s := range secretAPIPaths {
+		if s == "/data/" && !strings.HasPrefix(p, "/v1/") {
+			continue
+		}
+		if strings.Contains(p, s) {
+			return fmt.Sprintf("%s reads a secret through its manager's API", clip(raw))
+		}
+	}
+	if strings.HasPrefix(host, "secretsmanager.") || strings.HasPrefix(host, "vault.") && strings.HasPrefix(p, "/v1/") ||
+		strings.HasSuffix(host, ".vault.azure.net") || host == "secretmanager.googleapis.com" {
+		return fmt.Sprintf("%s reads a secret through its manager's API", clip(raw))
+	}
+	return ""
 }

@@ -30,6 +30,7 @@ const (
 	effNetShell  effect = "opens a shell to the network"
 	effHistory   effect = "rewrites or throws away history"
 	effApply     effect = "applies infrastructure changes nobody has reviewed here"
+	effSecret    effect = "reads a secret through its manager"
 )
 
 // effectRow is one spelling of an effect.
@@ -191,6 +192,24 @@ var effectRows = []effectRow{
 	{Effect: effHistory, Tools: "git", Words: "checkout|switch", Opts: "-f --force --discard-changes", Sample: "git checkout -f main"},
 	{Effect: effHistory, Tools: "history", Opts: "-c -d -w", Sample: "history -c"},
 	{Effect: effHistory, Tools: "shred srm wipe", Sample: "shred -u notes.txt"},
+
+	// Secrets read through their own manager (cluster secrets, secret
+	// stores, infrastructure state).
+	{Effect: effSecret, Tools: "vault", Words: "read|get, kv get|metadata, token lookup|create", Sample: "vault kv get secret/prod/db"},
+	{Effect: effSecret, Tools: "aws", Words: "secretsmanager get-secret-value|batch-get-secret-value, ssm get-parameter|get-parameters|get-parameters-by-path, kms decrypt, sts get-session-token|assume-role, ecr get-login-password|get-authorization-token, rds generate-db-auth-token, eks get-token, iam create-access-key", Sample: "aws secretsmanager get-secret-value --secret-id prod/db"},
+	{Effect: effSecret, Tools: "gcloud", Words: "secrets versions access, auth print-access-token|print-identity-token|application-default, sql generate-login-token, container clusters get-credentials", Sample: "gcloud secrets versions access latest --secret=db"},
+	{Effect: effSecret, Tools: "az", Words: "keyvault secret|key|certificate show|download|backup, account get-access-token, aks get-credentials, storage account keys, acr login|credential", Sample: "az keyvault secret show --vault-name v --name db"},
+	{Effect: effSecret, Tools: "op", Words: "read|inject, item|document get", Sample: "op read op://prod/db/password"},
+	{Effect: effSecret, Tools: "pass gopass bw lpass doppler chamber sops age ansible-vault secret-tool security", Words: "show|get|cat|decrypt|view|read|run|lookup|export|-d|--decrypt|find-generic-password|find-internet-password|dump-keychain, secrets get|download", Sample: "pass show prod/db"},
+	{Effect: effSecret, Tools: "sops age ansible-vault", Opts: "-d --decrypt", Sample: "sops -d secrets.enc.yaml"},
+	{Effect: effSecret, Tools: "gpg gpg2", Opts: "-d --decrypt --export-secret-keys --export-secret-subkeys", Sample: "gpg -d secrets.gpg"},
+	{Effect: effSecret, Tools: "terraform tofu terragrunt", Words: "state pull|show, output -json|-raw|--json|--raw, console", Sample: "terraform state pull"},
+	{Effect: effSecret, Tools: "pulumi", Opts: "--show-secrets", Sample: "pulumi stack output --show-secrets"},
+	{Effect: effSecret, Tools: "kubectl oc", Words: "view-secret|get-secret, create token", Sample: "kubectl view-secret db-creds"},
+	{Effect: effSecret, Tools: "kubectl oc", Words: "config view", Opts: "--raw --flatten", Sample: "kubectl config view --raw"},
+	{Effect: effSecret, Tools: "kubeseal", Opts: "--recovery-unseal --fetch-cert", Sample: "kubeseal --recovery-unseal -f s.yaml"},
+	{Effect: effSecret, Tools: "docker podman", Words: "secret|config inspect", Opts: "--pretty", Sample: "docker secret inspect --pretty db"},
+	{Effect: effSecret, Tools: "kubectl oc", Words: "get secret|secrets|secret/*|secrets/*", Opts: "-o --output --template", Sample: "kubectl get secret db -o jsonpath='{.data.password}'"},
 
 	// Infrastructure changes applied without a reviewed plan: a saved plan
 	// file may destroy anything, and -auto-approve applies what nobody saw.

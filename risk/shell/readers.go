@@ -345,6 +345,9 @@ func (rd *reader) judgeArgs(j *judge, c *cmd) {
 			!hasOpt(opts, 'f', "file") && !hasOpt(opts, 0, "from-file") {
 			files = files[1:]
 		}
+		if c.name == "rg" || hasOpt(opts, 'r', "recursive") || hasOpt(opts, 'R', "dereference-recursive") {
+			j.recursiveInto(c.name+" -r", files)
+		}
 		for _, f := range files {
 			j.secret(c.name, f)
 		}
@@ -369,6 +372,11 @@ func (j *judge) secret(name string, f arg) {
 			for _, it := range items {
 				j.secret(name, it)
 			}
+			return
+		}
+		if j.maybeSecret(f.text) {
+			// cat ~/.ssh/$KEY: the variable could be anything there.
+			j.danger(name + " " + f.text + " may read a secret (part of the path is computed at run time)")
 			return
 		}
 		j.unseenContent = true

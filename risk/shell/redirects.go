@@ -36,6 +36,9 @@ func (j *judge) redirects(rs []*syntax.Redirect) {
 				if j.isSecret(t) || j.isSecret(joinPath(j.cwd, t)) {
 					j.danger("< " + t + " reads a secret")
 				}
+				if isRawDisk(t) || in(t, "/dev/mem", "/dev/kmem", "/dev/port") {
+					j.danger("< " + t + " reads raw disk or memory, which holds every secret on it")
+				}
 				if strings.HasPrefix(t, "/dev/tcp/") || strings.HasPrefix(t, "/dev/udp/") {
 					j.unknown("< " + t + " opens a network connection")
 				}
@@ -47,6 +50,10 @@ func (j *judge) redirects(rs []*syntax.Redirect) {
 			}
 			// < "$f": like a reader's operand named at run time (see the
 			// package doc); a loop variable's words are checked.
+			if p := j.resolve(w); isRawDisk(p) {
+				j.danger("< " + w.text + " reads raw disk, which holds every secret on it")
+				continue
+			}
 			j.secret("<", w)
 		default:
 			j.output(word(r.Word), r.Op.String())

@@ -139,6 +139,16 @@ func env(j *judge, c *cmd) {
 	if len(rest) == 0 {
 		return // prints the (scrubbed) environment
 	}
+	for _, o := range opts {
+		if o.is('C', "chdir") {
+			// env -C DIR CMD runs CMD in DIR: followed like cd.
+			outer := j.cwd
+			cdCheck(j, &cmd{name: "cd"}, nil, []arg{o.value})
+			j.command(rest, c.depth)
+			j.cwd = outer
+			return
+		}
+	}
 	j.command(rest, c.depth)
 }
 
