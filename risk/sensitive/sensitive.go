@@ -145,6 +145,9 @@ func (g glob) match(name string) bool {
 // from config. It is safe for concurrent use.
 type Matcher struct {
 	patterns []pattern
+	// literal holds the base-name patterns without wildcards (.netrc,
+	// wp-config.php), looked up at once instead of one by one.
+	literal map[string]string
 }
 
 // New builds a Matcher from the defaults plus extra patterns. A malformed
@@ -176,6 +179,15 @@ func New(extra []string) (*Matcher, error) {
 					return nil, fmt.Errorf("sensitive path pattern %q: %w", p, err)
 				}
 				pt.base = g
+				if g.simple && !g.star {
+					if m.literal == nil {
+						m.literal = map[string]string{}
+					}
+					if _, dup := m.literal[g.prefix]; !dup {
+						m.literal[g.prefix] = pt.text
+					}
+					continue
+				}
 			}
 			m.patterns = append(m.patterns, pt)
 		}
@@ -215,6 +227,9 @@ func cleanPath(p string) string {
 // match is Match of p, given as cleanPath(p).
 func (m *Matcher) match(p, clean string) (reason string, ok bool) {
 	base := path.Base(clean)
+	if text, ok := m.literal[base]; ok {
+		return fmt.Sprintf("%s is a sensitive path (%s)", p, text), true
+	}
 	for _, pt := range m.patterns {
 		switch {
 		case pt.dir:
