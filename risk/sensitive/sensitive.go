@@ -1,9 +1,13 @@
 // Package sensitive recognises paths that hold secrets (SPEC §2 rule 4):
-// .env files, keys and certificates, SSH and cloud credentials, kubeconfig
-// files, shell and client histories, /etc/shadow and the like. Both the
-// shell and the file rules use it, so that `cat .env` and a file read of
-// .env are judged alike. It also recognises paths where a write plants code
-// that runs later (RunsLater).
+// .env files, keys and certificates, SSH, cloud, Kerberos, VPN, cluster
+// and registry credentials, kubeconfig files, vault passwords, database
+// client password files, web applications' config files that hold their
+// database password, shell and client histories, /etc/shadow and the like,
+// and backups and copies of any of them (.env.bak, id_rsa~, shadow-). It is
+// the one list: the shell, the file rules and the file tool all use it, so
+// that `cat .env` and a file read of .env are judged alike. It also
+// recognises paths where a write plants code that runs later, or changes
+// the account files (RunsLater).
 package sensitive
 
 import (

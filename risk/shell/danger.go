@@ -7,12 +7,6 @@ import (
 // Code-level dangers (SPEC §2 rule 4): commands a person must approve,
 // whatever the LLM says.
 
-// always builds the handler of a command that is a danger whatever its
-// arguments: kill, reboot, truncate.
-func always(why string) handler {
-	return func(j *judge, c *cmd) { j.danger(c.name + " " + why) }
-}
-
 // writes builds the handler of a command that changes files, no more: not
 // a look, not a danger.
 func writes(what string) handler {

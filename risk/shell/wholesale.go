@@ -66,9 +66,7 @@ func hostsIn(t string) []string {
 	if u, err := url.Parse("http://" + t); err == nil && u.Hostname() != "" {
 		out = append(out, u.Hostname())
 	}
-	for _, p := range strings.FieldsFunc(t, func(r rune) bool { return r == ':' || r == ',' || r == '/' }) {
-		out = append(out, p)
-	}
+	out = append(out, strings.FieldsFunc(t, func(r rune) bool { return r == ':' || r == ',' || r == '/' })...)
 	if strings.Count(t, ":") >= 2 { // an IPv6 address written bare
 		out = append(out, strings.Trim(t, "[]"))
 	}
