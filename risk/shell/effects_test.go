@@ -83,6 +83,13 @@ func TestEffects(t *testing.T) {
 		{"git -C dir branch -D", `git -C /srv/app branch -D "$OLD"`, danger, ""},
 		{"git reflog expire", "git reflog expire --expire=now --all", danger, ""},
 
+		{"redirect alone truncates", "> /var/log/app.log", danger, "empties the file"},
+		{"colon truncates", ": > /var/log/nginx/access.log", danger, ""},
+		{"echo -n truncates", "echo -n > app.log", danger, ""},
+		{"cat /dev/null truncates", "cat /dev/null > /var/log/syslog", danger, ""},
+		{"clobber truncates", ">| out.txt", danger, ""},
+		{"appending nothing is no truncation", ": >> app.log", unknown, ""},
+
 		// Look-alikes that stay looks.
 		{"kubectl get in a namespace called delete", "kubectl get pods -n delete", readOnly, ""},
 		{"docker logs of a container called stop", "docker logs stop", readOnly, ""},

@@ -107,3 +107,37 @@ func isDigits(s string) bool {
 	}
 	return s != ""
 }
+
+// truncation records a danger when a statement exists only to empty a
+// file: > app.log, : > app.log, true > f, echo -n > f, printf ” > f,
+// cat /dev/null > f (the shell builtins' truncate).
+func (j *judge) truncation(s *syntax.Stmt) {
+	if len(s.Redirs) == 0 {
+		return
+	}
+	empty := s.Cmd == nil
+	if c, ok := s.Cmd.(*syntax.CallExpr); ok {
+		argv := words(c.Args, nil)
+		switch {
+		case len(argv) == 0:
+			empty = true
+		case len(argv) == 1 && in(argv[0].text, ":", "true", "false"):
+			empty = true
+		case len(argv) == 2 && argv[0].text == "echo" && argv[1].text == "-n",
+			len(argv) == 2 && argv[0].text == "printf" && argv[1].text == "",
+			len(argv) == 2 && argv[0].text == "cat" && argv[1].text == "/dev/null":
+			empty = true
+		}
+	}
+	if !empty {
+		return
+	}
+	for _, r := range s.Redirs {
+		if r.Op != syntax.RdrOut && r.Op != syntax.RdrClob || r.Word == nil {
+			continue
+		}
+		if t := word(r.Word); !harmlessSinks[t.text] {
+			j.danger(r.Op.String() + " " + t.text + " empties the file")
+		}
+	}
+}

@@ -103,6 +103,7 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 	case *syntax.Stmt:
 		j.redirects(n.Redirs)
 		j.stdinInput(n, depth)
+		j.truncation(n)
 	case *syntax.CallExpr:
 		j.call(n, depth)
 	case *syntax.Subshell:
