@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/adapters/adaptertest"
@@ -18,9 +17,7 @@ import (
 	"github.com/countersign/countersign/agent/llm"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/approval/memstore"
-	"github.com/countersign/countersign/approval/redisstore"
 	"github.com/countersign/countersign/bot"
-	"github.com/countersign/countersign/internal/testenv"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"
 )
@@ -97,32 +94,7 @@ func (r *replica) said(text string) int {
 // replicas sharing one store (a retry that reached the other replica); the
 // agent's turn starts once: one model request, one answer.
 func TestRedeliveryToAnotherReplica(t *testing.T) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	// pair returns the stores of two replicas over one backend.
-	stores := []struct {
-		name string
-		pair func(t *testing.T) (approval.Store, approval.Store)
-	}{
-		{"memstore", func(t *testing.T) (approval.Store, approval.Store) {
-			s := memstore.New(memstore.Options{Logger: quiet})
-			t.Cleanup(func() { _ = s.Close() })
-			return s, s
-		}},
-		{"redis", func(t *testing.T) (approval.Store, approval.Store) {
-			opt, err := redis.ParseURL(testenv.RedisURL(t))
-			if err != nil {
-				t.Fatalf("parse Redis URL: %v", err)
-			}
-			prefix := "cst-bot-" + approval.NewID()
-			open := func() approval.Store {
-				s := redisstore.New(redis.NewClient(opt), redisstore.Options{Prefix: prefix, Logger: quiet})
-				t.Cleanup(func() { _ = s.Close() })
-				return s
-			}
-			return open(), open() // each replica has its own client
-		}},
-	}
-	for _, st := range stores {
+	for _, st := range sharedStores() {
 		t.Run(st.name, func(t *testing.T) {
 			storeA, storeB := st.pair(t)
 			srv := agenttest.NewServer(t, agenttest.Text("the disk is 41% full"), agenttest.Text("a second answer"))
