@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/adapters/adaptertest"
 	"github.com/countersign/countersign/agent"
