@@ -12,7 +12,6 @@
 package terminal
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -21,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -41,6 +41,14 @@ type Options struct {
 	// Color is "auto" (the default: colour when the output is a terminal
 	// and NO_COLOR is unset), "always" or "never".
 	Color string `yaml:"color"`
+	// Pace, when positive, holds each message back until the bot has
+	// answered the message before it (posted something, sent a notice, or
+	// moved a card to another state), or Pace has passed. The bot turns
+	// away messages past its per-conversation queue (bot.queue_size), so
+	// piped input must not outrun it; with Pace it never does while the
+	// bot answers within Pace. Zero hands lines over as they come. Set by
+	// the program, not the configuration file.
+	Pace time.Duration `yaml:"-"`
 }
 
 // Validate reports a bad option, naming it.
@@ -68,8 +76,14 @@ type Terminal struct {
 	seq      int // message refs
 	ids      *adapters.EventIDs
 	rendered map[string]string // ref → what it shows now
-	states   map[string]string // ref → card state shown
+	states   map[string]string // ref → card state shown ("" for a message)
+	kept     []string          // the refs in rendered, oldest first
 	prompted bool              // the prompt is on screen, waiting for input
+
+	pace       time.Duration
+	awaiting   bool          // a message was handed over and not answered yet
+	awaitUntil time.Time     // ... and the next one waits until then at most
+	answered   chan struct{} // a token when an awaited answer came
 }
 
 var _ adapters.Adapter = (*Terminal)(nil)
@@ -84,6 +98,8 @@ func New(in io.Reader, out io.Writer, opts Options) *Terminal {
 		rendered: map[string]string{},
 		states:   map[string]string{},
 		ids:      adapters.NewEventIDs(),
+		pace:     opts.Pace,
+		answered: make(chan struct{}, 1),
 	}
 	switch opts.Color {
 	case "always":
@@ -142,78 +158,6 @@ func (t *Terminal) User() string {
 	return t.user
 }
 
-// Run reads lines and hands them to h in order until the end of input
-// ("/quit" ends it too) or until ctx is done. A read blocked on a terminal
-// cannot be interrupted; after cancellation that reader goroutine ends with
-// the process.
-func (t *Terminal) Run(ctx context.Context, h adapters.Handler) error {
-	lines := make(chan string)
-	readErr := make(chan error, 1)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		sc := bufio.NewScanner(t.in)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			case <-stop:
-				return
-			}
-		}
-		readErr <- sc.Err()
-		close(lines)
-	}()
-
-	t.showPrompt()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case line, ok := <-lines:
-			if !ok {
-				if err := <-readErr; err != nil {
-					return fmt.Errorf("read terminal input: %w", err)
-				}
-				t.endPrompt()
-				return nil
-			}
-			if quit := t.line(ctx, h, line); quit {
-				t.endPrompt()
-				return nil
-			}
-			t.showPrompt()
-		}
-	}
-}
-
-// line handles one input line and reports whether the session should end.
-func (t *Terminal) line(ctx context.Context, h adapters.Handler, line string) (quit bool) {
-	line = strings.TrimSpace(line)
-	t.mu.Lock()
-	t.prompted = false
-	t.mu.Unlock()
-	if line == "" {
-		return false
-	}
-	if strings.HasPrefix(line, "/") {
-		return t.command(line)
-	}
-	t.mu.Lock()
-	e := adapters.Event{
-		ID:    t.ids.Next(),
-		User:  adapters.User{ID: t.user, Name: t.user},
-		Place: adapters.Place{Channel: Channel, Thread: Thread},
-	}
-	t.mu.Unlock()
-	e.Text = line
-	if d, ok := adapters.ParseDecision(line); ok {
-		e.Decision = &d
-	}
-	h.Handle(ctx, e)
-	return false
-}
-
 const help = `Type a request in plain words, or a direct command:
   !run <command>           run a shell command
   !sql <statement>         run one SQL statement
@@ -256,41 +200,86 @@ func (t *Terminal) command(line string) (quit bool) {
 	return false
 }
 
+// maxKept is how many posted messages the terminal remembers, for
+// Update; past it the oldest finished card (else the oldest message) is
+// forgotten, and an update of it is ErrGone: the bot posts it again.
+const maxKept = 128
+
 // Post prints a message or a card and returns its reference.
 func (t *Terminal) Post(_ context.Context, _ adapters.Place, c adapters.Content) (string, error) {
 	text := t.render(c)
 	t.mu.Lock()
 	t.seq++
 	ref := "m" + strconv.Itoa(t.seq)
-	t.rendered[ref] = text
+	state := ""
 	if c.Card != nil {
-		t.states[ref] = c.Card.State
+		state = c.Card.State
 	}
+	t.keepLocked(ref, text, state)
+	t.answerLocked()
 	t.mu.Unlock()
 	return ref, t.print(text)
 }
 
+// keepLocked remembers what ref shows, forgetting the oldest finished
+// card, else the oldest message, past maxKept. t.mu is held.
+func (t *Terminal) keepLocked(ref, text, state string) {
+	if _, ok := t.rendered[ref]; !ok {
+		t.kept = append(t.kept, ref)
+	}
+	t.rendered[ref] = text
+	t.states[ref] = state
+	if len(t.kept) <= maxKept {
+		return
+	}
+	drop := 0
+	for i, r := range t.kept {
+		if final(t.states[r]) {
+			drop = i
+			break
+		}
+	}
+	r := t.kept[drop]
+	t.kept = append(t.kept[:drop], t.kept[drop+1:]...)
+	delete(t.rendered, r)
+	delete(t.states, r)
+}
+
+// final reports whether a card in state will not change again.
+func final(state string) bool {
+	switch state {
+	case "done", "failed", "cancelled", "expired":
+		return true
+	}
+	return false
+}
+
 // Update prints the new version of a message. A terminal cannot redraw what
 // has scrolled by, so the new version is printed below; an unchanged message
-// prints nothing, and a running card's progress prints one line.
+// prints nothing, and a running card's progress prints one line. A message
+// the terminal no longer remembers is ErrGone.
 func (t *Terminal) Update(_ context.Context, _ adapters.Place, ref string, c adapters.Content) error {
 	text := t.render(c)
 	t.mu.Lock()
 	old, known := t.rendered[ref]
 	if !known {
 		t.mu.Unlock()
-		return fmt.Errorf("update message %s: no such message", ref)
+		return fmt.Errorf("update message %s: %w", ref, adapters.ErrGone)
 	}
 	if old == text {
 		t.mu.Unlock()
 		return nil
 	}
-	t.rendered[ref] = text
+	was := t.states[ref]
+	state := ""
 	progressOnly := false
 	if c.Card != nil {
-		was := t.states[ref]
-		progressOnly = c.Card.State == "running" && (was == "running" || was == "approved")
-		t.states[ref] = c.Card.State
+		state = c.Card.State
+		progressOnly = state == "running" && (was == "running" || was == "approved")
+	}
+	t.keepLocked(ref, text, state)
+	if state != was || c.Card == nil {
+		t.answerLocked()
 	}
 	t.mu.Unlock()
 	switch {
@@ -306,6 +295,9 @@ func (t *Terminal) Update(_ context.Context, _ adapters.Place, ref string, c ada
 // Notify prints a notice addressed to one person. Everyone at the terminal
 // can read it; it is marked as meant for user only.
 func (t *Terminal) Notify(_ context.Context, n adapters.Notice) error {
+	t.mu.Lock()
+	t.answerLocked()
+	t.mu.Unlock()
 	return t.print(t.paint(dim, "(to "+n.User.Display()+" only)") + " " + n.Text)
 }
 

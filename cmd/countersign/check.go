@@ -13,7 +13,7 @@ import (
 	"github.com/countersign/countersign/configs"
 )
 
-const configHelp = `Usage: countersign config check [--config FILE]
+const configHelp = `Usage: countersign config check [--config FILE] [--root DIR]
        countersign config example
 
 check    validates the configuration as run would (tools, policy, model
@@ -43,6 +43,7 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet("config check", flag.ContinueOnError)
 	path := fs.String("config", "", "YAML configuration file")
+	root := fs.String("root", "", "where the command and file tools work (tools.root)")
 	if code, done := parseFlags(fs, args[1:], configHelp, stdout, stderr); done {
 		return code
 	}
@@ -52,6 +53,7 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "countersign config check: %v\n", err)
 		return 1
 	}
+	withRoot(*root)(&cfg)
 	a, err := build(context.Background(), cfg, env{getenv: os.Getenv, logOut: io.Discard, dial: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "countersign config check: %v\n", err)
