@@ -237,13 +237,18 @@ func (b Button) Words() string {
 	return "cancel " + b.Value + " [reason]"
 }
 
-// ParseDecision reads the text fallback of a button: "approve <id>" or
-// "cancel <id> [reason]" (the verb is case-insensitive; "deny" and "reject"
-// mean cancel). It reports false for anything else.
+// ParseDecision reads typed decisions, the text fallback of a button:
+// "approve <id>", "cancel <id> [reason]", or a bare "approve" / "cancel"
+// (ApprovalID empty: the one card waiting for this person). The verb is
+// case-insensitive; "deny" and "reject" mean cancel. Anything that starts
+// with such a verb is a decision, whatever follows it: the bot answers one
+// that names no card, and it never reaches the model. The id is returned as
+// typed (the bot matches it, or a prefix of 4 or more characters, against
+// the cards); words after an approval's id are ignored.
 func ParseDecision(text string) (Decision, bool) {
 	verb, rest := cutSpace(strings.TrimSpace(text))
 	var approve bool
-	switch strings.ToLower(verb) {
+	switch strings.ToLower(strings.TrimRight(verb, ".!:,")) {
 	case "approve":
 		approve = true
 	case "cancel", "deny", "reject":
@@ -252,15 +257,10 @@ func ParseDecision(text string) (Decision, bool) {
 	}
 	id, reason := cutSpace(rest)
 	id = strings.TrimSpace(strings.Trim(id, "`<>"))
-	if id == "" || !validID(id) {
-		return Decision{}, false
+	if approve {
+		reason = ""
 	}
-	reason = strings.TrimSpace(reason)
-	if approve && reason != "" {
-		// "approve the thing" is talk, not a decision.
-		return Decision{}, false
-	}
-	return Decision{ApprovalID: id, Approve: approve, Reason: reason}, true
+	return Decision{ApprovalID: id, Approve: approve, Reason: strings.TrimSpace(reason)}, true
 }
 
 // cutSpace splits s at its first run of white space.
@@ -270,18 +270,4 @@ func cutSpace(s string) (before, after string) {
 		return s, ""
 	}
 	return s[:i], strings.TrimLeftFunc(s[i:], unicode.IsSpace)
-}
-
-// validID accepts the characters approval ids are made of, so that "cancel
-// that, please" is not taken for a decision on an approval called "that,".
-func validID(id string) bool {
-	if len(id) > 128 {
-		return false
-	}
-	for _, r := range id {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return false
-		}
-	}
-	return true
 }

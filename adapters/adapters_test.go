@@ -2,7 +2,9 @@ package adapters
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestParseDecision(t *testing.T) {
@@ -19,11 +21,12 @@ func TestParseDecision(t *testing.T) {
 		{"cancel with reason", "cancel a1b2c3 wrong folder, use /srv", Decision{ApprovalID: "a1b2c3", Reason: "wrong folder, use /srv"}, true},
 		{"tabs separate too", "approve\ta1b2c3", Decision{ApprovalID: "a1b2c3", Approve: true}, true},
 		{"deny means cancel", "deny a1b2c3", Decision{ApprovalID: "a1b2c3"}, true},
-		{"approve with more words is talk", "approve the plan", Decision{}, false},
-		{"no id", "approve", Decision{}, false},
-		{"no id after cancel", "cancel   ", Decision{}, false},
+		{"approve with more words names a card the bot looks for", "approve the plan", Decision{ApprovalID: "the", Approve: true}, true},
+		{"bare approve: the one card waiting", "approve", Decision{Approve: true}, true},
+		{"bare cancel", "cancel   ", Decision{}, true},
+		{"bare approve with punctuation", "Approve!", Decision{Approve: true}, true},
 		{"other verb", "run a1b2c3", Decision{}, false},
-		{"punctuation in id", "cancel that, please", Decision{}, false},
+		{"punctuation in id is kept for the bot to answer", "cancel that, please", Decision{ApprovalID: "that,", Reason: "please"}, true},
 		{"empty", "", Decision{}, false},
 		{"prefix word", "approved a1b2c3", Decision{}, false},
 	}
@@ -106,10 +109,10 @@ func FuzzParseDecision(f *testing.F) {
 		if !ok {
 			return
 		}
-		if d.ApprovalID == "" || !validID(d.ApprovalID) {
-			t.Fatalf("ParseDecision(%q) accepted the id %q", text, d.ApprovalID)
+		if strings.ContainsFunc(d.ApprovalID, unicode.IsSpace) {
+			t.Fatalf("ParseDecision(%q) read an id with white space: %q", text, d.ApprovalID)
 		}
-		if d.Approve {
+		if d.Approve && d.ApprovalID != "" && !strings.ContainsAny(d.ApprovalID, "`<>") {
 			again, ok := ParseDecision(Button{Approve: true, Value: d.ApprovalID}.Words())
 			if !ok || again != d {
 				t.Fatalf("approve %q does not round-trip: %+v", d.ApprovalID, again)

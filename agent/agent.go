@@ -102,6 +102,10 @@ type Deps struct {
 	// that serves them, so that no card is updated, and no turn resumed,
 	// through the wrong platform.
 	Serves func(platform string) bool
+	// Quiet reports whether a conversation's channel wants the calls that
+	// run without a card left out of the conversation (see showCalls);
+	// nil means none does.
+	Quiet func(conv approval.Conversation) bool
 }
 
 // ErrElsewhere is wrapped by a Sink's error for a conversation whose
@@ -122,6 +126,7 @@ type Agent struct {
 	log       *slog.Logger
 	serves    func(platform string) bool
 	servesAll bool // Deps.Serves was nil
+	quiet     func(conv approval.Conversation) bool
 	prompt    string
 	// specs and schemas are the registry's, read once: it never changes.
 	specs   []tools.Spec
@@ -157,6 +162,7 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 		now:    deps.Now,
 		log:    deps.Log,
 		serves: deps.Serves,
+		quiet:  deps.Quiet,
 		prompt: SystemPrompt(),
 	}
 	a.specs = deps.Tools.Specs()
@@ -169,6 +175,9 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 	}
 	if a.log == nil {
 		a.log = slog.Default()
+	}
+	if a.quiet == nil {
+		a.quiet = func(approval.Conversation) bool { return false }
 	}
 	if a.serves == nil {
 		a.serves, a.servesAll = func(string) bool { return true }, true

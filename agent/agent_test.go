@@ -829,3 +829,43 @@ func TestDecisionBeforeTheTurnIsSaved(t *testing.T) {
 		t.Errorf("replies = %q", r)
 	}
 }
+
+// TestCallsAreShown: every call of a model turn that needs no card is shown
+// in the conversation before the model's answer, with why it needed none;
+// blocked and malformed calls too. A quiet channel shows only the answer.
+func TestCallsAreShown(t *testing.T) {
+	for _, shown := range []bool{true, false} {
+		e := newEnv(t, memoryBackend,
+			agenttest.Calls(
+				agenttest.Call("c1", "execute_command", `{"command":"ls"}`),
+				agenttest.Call("c2", "execute_command", `{"command":"rm -rf /"}`),
+				agenttest.Call("c3", "execute_command", `{"command":"touch made.txt","risk_level":"low"}`),
+				agenttest.Call("c4", "execute_command", `not json`),
+			),
+			agenttest.Text("All done."))
+		e.shown = shown
+		if err := e.agent(e.open()).Handle(ctx, conv, alice, "look around"); err != nil {
+			t.Fatalf("Handle: %v", err)
+		}
+		r := e.sink.Replies()
+		if !shown {
+			if !slices.Equal(r, []string{"All done."}) {
+				t.Errorf("quiet: replies = %q, want only the answer", r)
+			}
+			continue
+		}
+		if len(r) != 2 || r[1] != "All done." {
+			t.Fatalf("replies = %q, want the calls, then the answer", r)
+		}
+		for _, want := range []string{
+			"▸ `ls` exit 0", "ran without a card: read-only",
+			"▸ `rm -rf /` did not run: blocked by policy",
+			"▸ `touch made.txt` exit 0", "ran without a card: the model said low risk",
+			"▸ execute_command: did not run (",
+		} {
+			if !strings.Contains(r[0], want) {
+				t.Errorf("the calls are shown as\n%s\nwant %q", r[0], want)
+			}
+		}
+	}
+}

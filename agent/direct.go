@@ -19,7 +19,7 @@ func (a *Agent) Direct(ctx context.Context, conv approval.Conversation, user app
 	turnID := approval.NewID()
 	cs := a.judge(ctx, conv, user, tc, turnID)
 	if cs.approval == nil {
-		return a.reply(ctx, conv, a.render(tool, cs.Args, *cs.Result))
+		return a.reply(ctx, conv, a.withWhy(cs))
 	}
 	st := turnState{Kind: kindDirect, Requester: user, Calls: []callState{cs}}
 	return a.suspend(ctx, conv, turnID, st, []*approval.Approval{cs.approval})

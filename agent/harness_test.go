@@ -99,6 +99,10 @@ type env struct {
 	job   *jobTool
 	pol   *risk.Policy
 	cfg   agent.Config
+	// shown: the calls that run without a card are shown in the
+	// conversation (Deps.Quiet false); most tests count only the model's
+	// replies, so it is off unless a test turns it on.
+	shown bool
 }
 
 var (
@@ -152,6 +156,7 @@ func (e *env) agent(store approval.Store) *agent.Agent {
 	e.t.Helper()
 	a, err := agent.New(e.cfg, agent.Deps{
 		Model: e.model(), Tools: e.reg, Policy: e.pol, Store: store, Sink: e.sink, Now: e.clock.Now, Log: quiet,
+		Quiet: func(approval.Conversation) bool { return !e.shown },
 	})
 	if err != nil {
 		e.t.Fatalf("agent.New: %v", err)

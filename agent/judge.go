@@ -43,6 +43,7 @@ type callState struct {
 	Result     *tools.Result   `json:"result,omitempty"`
 
 	approval *approval.Approval // a new approval whose card is still to post
+	rule     risk.Rule          // the rule that decided, for the line that shows the call
 }
 
 // systemUser decides what no person decided: expiry, and cancellations
@@ -84,6 +85,7 @@ func (a *Agent) judge(ctx context.Context, conv approval.Conversation, user appr
 	if v.Decision != risk.Auto && v.Decision != risk.Block {
 		v.Decision = risk.Confirm // the zero value, or anything unknown, waits for a person
 	}
+	cs.rule = v.Rule
 	op := a.operation(tc.Name, args)
 	ev := approval.Event{
 		Kind: approval.KindAssessment, Actor: user.ID, Tool: tc.Name, Operation: op,

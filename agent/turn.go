@@ -107,6 +107,7 @@ func (a *Agent) loop(ctx context.Context, conv approval.Conversation, user appro
 			}
 		}
 		msg.ToolCalls = historyCalls(msg.ToolCalls)
+		a.showCalls(ctx, conv, calls)
 		if len(cards) == 0 {
 			msgs = append(msgs, msg)
 			msgs = append(msgs, toolMessages(calls)...)

@@ -119,6 +119,10 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps agent.D
 	b.cards.init()
 	deps.Sink = b
 	deps.Serves = b.serves
+	deps.Quiet = func(c approval.Conversation) bool {
+		q := b.cfg.policy(c.Platform, c.Channel).Quiet
+		return q != nil && *q
+	}
 	ag, err := agent.New(agentCfg, deps)
 	if err != nil {
 		return nil, fmt.Errorf("bot: build agent: %w", err)
@@ -276,17 +280,12 @@ func (b *Bot) handle(in inbound) {
 		}
 	}
 	if in.Decision != nil {
-		typed := in.Decision.Ref == "" && strings.TrimSpace(in.Text) != ""
-		if !typed || approval.ValidID(strings.ToLower(in.Decision.ApprovalID)) {
-			b.inflight.Add(1)
-			go b.safely(in, func() {
-				defer b.inflight.Done()
-				b.decision(in)
-			})
-			return
-		}
-		// "approve it", "cancel everything": words, not an approval id.
-		in.Decision = nil
+		b.inflight.Add(1)
+		go b.safely(in, func() {
+			defer b.inflight.Done()
+			b.decision(in)
+		})
+		return
 	}
 	if strings.TrimSpace(in.Text) == "" {
 		return

@@ -17,6 +17,7 @@ import (
 //	  default:
 //	    approvers: []                 # user ids (the terminal's are names), "group:NAME", "role:NAME", "*"; empty: anyone
 //	    require_second_person: true   # the requester cannot approve their own call
+//	    quiet: false                  # true: calls that need no card are not shown one by one
 //	  channels:
 //	    C0123PROD:                    # a channel id, or "slack:C0123PROD" for one platform only
 //	      approvers: ["group:oncall", "role:dba"]
@@ -64,6 +65,11 @@ type Policy struct {
 	// RequireSecondPerson: the requester cannot approve their own call
 	// (they can always cancel it). Default true.
 	RequireSecondPerson *bool `yaml:"require_second_person"`
+	// Quiet: calls that run without a card (read-only, the model said
+	// low, pre-authorised) are not shown in the conversation one by one;
+	// for noisy read-heavy channels. Default false: every call that runs
+	// is shown where it was asked.
+	Quiet *bool `yaml:"quiet"`
 }
 
 // Defaults of the configuration.
@@ -175,6 +181,9 @@ func (c Config) policy(platform, channel string) Policy {
 		}
 		if ch.RequireSecondPerson != nil {
 			p.RequireSecondPerson = ch.RequireSecondPerson
+		}
+		if ch.Quiet != nil {
+			p.Quiet = ch.Quiet
 		}
 	}
 	return p

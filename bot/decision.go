@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,8 +29,13 @@ func (b *Bot) decision(in inbound) {
 		verb = approval.DecisionApprove
 	}
 	if !approval.ValidID(d.ApprovalID) {
-		b.refuseClick(in, nil, verb, "no approval has that id", "There is no approval "+d.ApprovalID+". Copy the id from the card.")
-		return
+		id, why := b.resolveID(in, d)
+		if id == "" {
+			b.refuseClick(in, nil, verb, "no approval has that id", why)
+			return
+		}
+		d.ApprovalID = id
+		in.Decision = &d
 	}
 	a, err := b.check(in, d.ApprovalID)
 	if errors.Is(err, approval.ErrNotFound) {
@@ -59,6 +65,55 @@ func (b *Bot) decision(in inbound) {
 		return
 	}
 	b.decide(in, d)
+}
+
+// minPrefix is the shortest prefix of an approval id a decision may name.
+const minPrefix = 4
+
+// resolveID finds the card a typed decision means when it names no full
+// id: a bare "approve" means the only card in this conversation that this
+// person may decide; a shortened id, the only pending card of the channel
+// whose id starts with it. It returns the id, or "" and the sentence that
+// tells the person why none was found.
+func (b *Bot) resolveID(in inbound, d adapters.Decision) (string, string) {
+	ctx, cancel := context.WithTimeout(b.work, checkTimeout)
+	defer cancel()
+	list, err := b.store.ListPending(ctx, in.platform, in.Place.Channel)
+	if err != nil {
+		b.log.Error("list pending approvals for a typed decision", "err", err)
+		return "", "I could not look up the waiting cards just now, so nothing changed; try again in a moment, or give the card's full id."
+	}
+	var found []string
+	if d.ApprovalID == "" {
+		pol := b.cfg.policy(in.platform, in.Place.Channel)
+		for _, a := range list {
+			if a.Conversation.Thread == in.Place.Thread && pol.refusal(in.User, a.Requester.ID, d.Approve) == "" {
+				found = append(found, a.ID)
+			}
+		}
+		switch len(found) {
+		case 0:
+			return "", "No card in this conversation waits for your decision; nothing changed."
+		case 1:
+			return found[0], ""
+		}
+		return "", "Several cards wait for you here (" + strings.Join(found, ", ") + "); name one: approve <id> or cancel <id> [reason]. Nothing changed."
+	}
+	if len(d.ApprovalID) < minPrefix {
+		return "", "\"" + oneLine(d.ApprovalID, 40) + "\" names no card: give at least " + strconv.Itoa(minPrefix) + " characters of its id. Nothing changed."
+	}
+	for _, a := range list {
+		if strings.HasPrefix(a.ID, d.ApprovalID) {
+			found = append(found, a.ID)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", "There is no approval " + oneLine(d.ApprovalID, 40) + " waiting in this channel. Copy the id from the card; nothing changed."
+	case 1:
+		return found[0], ""
+	}
+	return "", "\"" + d.ApprovalID + "\" starts several ids (" + strings.Join(found, ", ") + "); give more of it. Nothing changed."
 }
 
 // check reads the approval a decision names and asks the shared store

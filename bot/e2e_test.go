@@ -530,7 +530,9 @@ func TestDirectCommands(t *testing.T) {
 		{"blocked", []string{"!run rm -rf /"}, `(?i)block`},
 		{"file list runs at once", []string{"!file write notes.txt hi", "!file list"}, `(?s)type: approve [a-z2-7]{26}.*countersign: .*keep\.txt`},
 		{"a file outside the root is blocked", []string{"!file read ../../etc/passwd"}, `(?i)did not run`},
-		{"words that look like a decision are talk", []string{"cancel everything"}, `(?i)no (language )?model is configured`},
+		{"words that look like a decision get an answer, never the model", []string{"cancel everything"}, `\(to alice only\) There is no approval everything waiting in this channel`},
+		{"a bare approve with no card waiting", []string{"approve"}, `\(to alice only\) No card in this conversation waits for your decision`},
+		{"a prefix too short", []string{"approve abc"}, `\(to alice only\) "abc" names no card: give at least 4 characters`},
 		{"an unknown approval", []string{"approve aaaaaaaaaaaaaaaaaaaaaaaaaa"}, `\(to alice only\) There is no approval aaaaaaaaaaaaaaaaaaaaaaaaaa`},
 	}
 	for _, tc := range tests {
@@ -703,5 +705,34 @@ func TestTypedDecisionFromAnyAdapter(t *testing.T) {
 	w.end(t)
 	if w.exists("tmp_a") {
 		t.Error("the typed approval did not run the command")
+	}
+}
+
+// TestShortDecisions: a card can be named by a prefix of its id, and a
+// bare approve names the only card waiting for this person.
+func TestShortDecisions(t *testing.T) {
+	tests := []struct {
+		name string
+		say  func(id string) string
+	}{
+		{"a prefix of 4", func(id string) string { return "approve " + id[:4] }},
+		{"a prefix, shouted", func(id string) string { return "APPROVE " + strings.ToUpper(id[:6]) }},
+		{"bare approve", func(string) string { return "approve" }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, setup{files: []string{"tmp_a"}})
+			w.say(t, "!run rm -rf ./tmp_*")
+			id := w.screen.waitFor(t, cardRE)[1]
+			// The requester's own bare approve: no card waits for her.
+			w.say(t, "approve")
+			w.screen.waitFor(t, `\(to alice only\) No card in this conversation waits for your decision`)
+			w.say(t, "/as bob", tc.say(id))
+			w.screen.waitFor(t, `approved by bob at .* · done: exit code 0`)
+			w.end(t)
+			if w.exists("tmp_a") {
+				t.Error("the short approval did not run the command")
+			}
+		})
 	}
 }

@@ -128,3 +128,10 @@ func maskURL(raw string) (string, bool) {
 	}
 	return strings.ReplaceAll(u.String(), "xxxxxx", tools.Mask), true
 }
+
+// shownURL is u as every text a person or the model reads shows it: its
+// password and secret-looking query values masked (maskURL).
+func shownURL(u *url.URL) string {
+	s, _ := maskURL(u.String())
+	return s
+}

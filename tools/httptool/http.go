@@ -299,11 +299,11 @@ func (t *Tool) failure(ctx context.Context, rq request, err error, hops int, las
 	var opErr *net.OpError
 	switch {
 	case errors.Is(err, errTooManyRedirects):
-		return tools.Failed(fmt.Errorf("stopped after %d redirects (the limit); the last one pointed to %s", t.cfg.MaxRedirects, last.Redacted()))
+		return tools.Failed(fmt.Errorf("stopped after %d redirects (the limit); the last one pointed to %s", t.cfg.MaxRedirects, shownURL(last)))
 	case errors.As(err, &re) && hops == 0:
 		return tools.Denied(re)
 	case errors.As(err, &re):
-		return tools.Failed(fmt.Errorf("the request was sent, but its redirect to %s was not followed: %w", last.Redacted(), re))
+		return tools.Failed(fmt.Errorf("the request was sent, but its redirect to %s was not followed: %w", shownURL(last), re))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return tools.Failed(fmt.Errorf("the request timed out after %v", t.cfg.Timeout))
 	case ctx.Err() != nil:
@@ -332,7 +332,7 @@ func (t *Tool) response(rq request, resp *http.Response, hops int) tools.Result 
 	info := map[string]any{"status": resp.Status}
 	if hops > 0 {
 		info["redirects"] = hops
-		info["final_url"] = resp.Request.URL.Redacted()
+		info["final_url"] = shownURL(resp.Request.URL)
 	}
 	var notes []string
 	body := tools.NewCappedBuffer(int(t.cfg.MaxResponseBytes))

@@ -51,7 +51,7 @@ func (t *Tool) Preview(ctx context.Context, raw json.RawMessage) tools.Preview {
 	case allowed < len(ips):
 		verdict = fmt.Sprintf("%d of %d allowed", allowed, len(ips))
 	}
-	p.Summary = fmt.Sprintf("%s %s: %s resolves to %d %s; %s", rq.method, rq.url.Redacted(), host, len(ips), plural(len(ips), "address", "addresses"), verdict)
+	p.Summary = fmt.Sprintf("%s %s: %s resolves to %d %s; %s", rq.method, shownURL(rq.url), host, len(ips), plural(len(ips), "address", "addresses"), verdict)
 	return p
 }
 
