@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"reflect"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -157,8 +158,16 @@ func loadConfig(path string) (fileConfig, error) {
 	return cfg, nil
 }
 
-// decodeConfig decodes YAML strictly: an unknown key is an error naming it.
+// decodeConfig decodes YAML strictly: an unknown key or a value of the
+// wrong kind is an error naming its key path, with the fix (checkKeys).
 func decodeConfig(data []byte, cfg *fileConfig) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return err
+	}
+	if err := checkKeys(&doc, reflect.TypeOf(cfg).Elem()); err != nil {
+		return err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
