@@ -64,6 +64,16 @@ func (o Options) Validate() error {
 	return nil
 }
 
+// WithDefaults returns o with its empty options filled as New fills them:
+// the user resolved, the colour "auto".
+func (o Options) WithDefaults() Options {
+	o.User = defaultUser(o.User)
+	if o.Color == "" {
+		o.Color = "auto"
+	}
+	return o
+}
+
 // Terminal is the terminal adapter.
 type Terminal struct {
 	in     io.Reader

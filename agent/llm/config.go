@@ -32,7 +32,9 @@ const (
 
 // Defaults.
 const (
-	DefaultModel   = "gpt-4o-mini"
+	DefaultModel = "gpt-4o-mini"
+	// DefaultBaseURL is OpenAI's, used when llm.base_url is empty.
+	DefaultBaseURL = "https://api.openai.com/v1"
 	DefaultTimeout = 20 * time.Second
 	// DefaultTotalTimeout bounds a model call across all its attempts and
 	// the waits between them: a hung model is given up on well before

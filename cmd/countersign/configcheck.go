@@ -26,8 +26,8 @@ func checkKeys(doc *yaml.Node, t reflect.Type) error {
 		}
 		doc = doc.Content[0]
 	}
-	if doc.Kind == yaml.ScalarNode && doc.Tag == "!!null" {
-		return nil
+	if doc.Kind == 0 || doc.Kind == yaml.ScalarNode && (doc.Tag == "!!null" || doc.Value == "") {
+		return nil // an empty file is the default configuration
 	}
 	return walk(doc, t, "")
 }

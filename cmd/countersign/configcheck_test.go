@@ -62,3 +62,27 @@ func TestNearest(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigCheckShowsRealDefaults: the effective configuration shows the
+// value that applies wherever a default does, not an empty one.
+func TestConfigCheckShowsRealDefaults(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv(DefaultRedisURLEnv, "")
+	t.Setenv("USER", "carol")
+	t.Chdir(t.TempDir())
+	var stdout, stderr bytes.Buffer
+	if code := dispatch([]string{"config", "check"}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	got := stdout.String()
+	for _, want := range []string{
+		"prefix: cs\n", "audit_max_len: 100000\n", "user: carol\n", "color: auto\n", "enabled: false\n",
+		"level: info\n", "format: json\n", "base_url: https://api.openai.com/v1\n",
+		"timeout: 20s\n", "total_timeout: 45s\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the effective configuration lacks %q:\n%s", want, got)
+		}
+	}
+}
