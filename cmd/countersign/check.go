@@ -31,9 +31,13 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "example":
+		fs := flag.NewFlagSet("config example", flag.ContinueOnError)
+		if code, done := parseFlags(fs, args[1:], configHelp, stdout, stderr); done {
+			return code
+		}
 		_, _ = stdout.Write(configs.Example)
 		return 0
-	case "help", "-h", "--help":
+	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, configHelp)
 		return 0
 	case "check":
