@@ -39,6 +39,7 @@ type app struct {
 	store  approval.Store
 	where  string // "memory" or the redacted Redis address
 	model  agent.Model
+	redis  redis.UniversalClient // nil when the store is in memory
 	closer []func() error
 }
 
@@ -346,6 +347,7 @@ func (a *app) buildStore(ctx context.Context, c storeConfig, e env) error {
 			return fmt.Errorf("store: cannot reach %s: %w", a.where, err)
 		}
 	}
+	a.redis = client
 	a.store = redisstore.New(client, opts)
 	a.closer = append(a.closer, a.store.Close)
 	return nil
