@@ -166,6 +166,8 @@ type Decision struct {
 	// ApprovalID is the only value a button carries.
 	ApprovalID string
 	Approve    bool
+	// Stop asks to stop the approval's running call (a Stop button).
+	Stop bool
 	// Reason is the optional reason given with a cancel.
 	Reason string
 	// Ref is the card's message reference, when the decision was a click on it.
@@ -224,13 +226,18 @@ type Preview struct {
 type Button struct {
 	Label   string
 	Approve bool
+	// Stop is the button of a running call: it stops the run.
+	Stop bool
 	// Value is the approval id.
 	Value string
 }
 
 // Words are the exact words that stand for b where there are no buttons:
-// "approve <id>" or "cancel <id> [reason]".
+// "approve <id>", "cancel <id> [reason]" or "!stop <id>".
 func (b Button) Words() string {
+	if b.Stop {
+		return "!stop " + b.Value
+	}
 	if b.Approve {
 		return "approve " + b.Value
 	}

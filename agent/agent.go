@@ -134,6 +134,7 @@ type Agent struct {
 
 	busy  inflight
 	convs keyedMutex
+	runs  runs // approved calls running here, for Stop
 }
 
 // New checks cfg and deps and returns an agent.

@@ -11,6 +11,23 @@ import (
 	"github.com/countersign/countersign/tools"
 )
 
+// This file is the life of an approval after its card, in the order it
+// happens; a click, or the sweeper's expiry, enters at Decide:
+//
+//	Decide     the person's decision (the bot has checked they may make it)
+//	reask      approve only: the blast radius again; changed → the card asks again
+//	store      Decide: pending → approved | cancelled | expired, exactly once
+//	carryOut   the winner carries it through:
+//	execute      store Claim: approved → running, exactly once
+//	runApproved  the tool runs the stored call (Stop can cut it short, stop.go)
+//	finish       store Finish: running → done | failed; the card shows it
+//	resolve    the turn learns the result and resumes on its last decision
+//	           (suspend.go), on whichever replica recorded it
+//
+// A process that dies between two steps leaves the approval unsettled;
+// Sweep (sweep.go) finishes the job on any replica, never running a call
+// late or twice.
+
 // ErrNotStarted is wrapped by Decide's error when a person's approval was
 // recorded but the call could not be started (the store failed to claim or
 // to refuse it): it did not run, and a sweep later ends it as not run.
@@ -30,6 +47,9 @@ func (a *Agent) Decide(ctx context.Context, id string, by approval.User, approve
 	to, verb := approval.Cancelled, approval.DecisionCancel
 	if approve {
 		to, verb = approval.Approved, approval.DecisionApprove
+		if res, err := a.reask(ctx, id, by); err != nil || res.Reasked {
+			return res, err
+		}
 	}
 	dec, err := a.store.Decide(ctx, id, to, by, reason, a.now())
 	if err != nil {
@@ -54,14 +74,14 @@ func (a *Agent) Decide(ctx context.Context, id string, by approval.User, approve
 	case rec.State == approval.Expired:
 		a.auditExpiry(ctx, rec)
 	case rec.State == approval.Approved && auditErr != nil:
-		rec = a.refuse(ctx, rec, auditFailed())
+		rec = a.endUnrun(ctx, rec, auditFailed())
 		if rec.State == approval.Approved {
 			// Not even refused (the store failed too): it must not run
 			// here. It stays unsettled, and a sweep ends it as not run.
 			return approval.DecideResult{Approval: rec, Won: true}, fmt.Errorf("approval %s: %w", id, ErrNotStarted)
 		}
 	}
-	rec = a.settle(ctx, rec)
+	rec = a.carryOut(ctx, rec)
 	if rec.State == approval.Approved {
 		// Approved, but the claim failed: nothing ran (see recover).
 		return approval.DecideResult{Approval: rec, Won: true}, fmt.Errorf("approval %s: %w", id, ErrNotStarted)
@@ -69,10 +89,39 @@ func (a *Agent) Decide(ctx context.Context, id string, by approval.User, approve
 	return approval.DecideResult{Approval: rec, Won: true}, nil
 }
 
-// settle carries a decision this agent won through: the card shows it, an
+// reask computes the blast radius of pending approval id again before
+// anyone may approve it. When it changed, nothing is decided: the card
+// shows the new preview and waits again, and the click is audited as
+// reasked.
+func (a *Agent) reask(ctx context.Context, id string, by approval.User) (approval.DecideResult, error) {
+	rec, err := a.store.Get(ctx, id)
+	if err != nil {
+		return approval.DecideResult{}, fmt.Errorf("read approval %s: %w", id, err)
+	}
+	if rec.State != approval.Pending {
+		return approval.DecideResult{}, nil // Decide tells who was first
+	}
+	updated, why, err := a.rebind(ctx, rec)
+	if err != nil {
+		// Fail closed: what the person saw may no longer hold, and it
+		// cannot be shown again; nothing is decided.
+		return approval.DecideResult{}, err
+	}
+	if why == "" {
+		return approval.DecideResult{}, nil
+	}
+	_ = a.audit(ctx, approval.Event{
+		Kind: approval.KindClick, Actor: by.ID, ApprovalID: id, Tool: rec.Tool, Operation: a.operation(rec.Tool, rec.Args),
+		Decision: approval.DecisionApprove, Outcome: approval.OutcomeReasked, Channel: rec.Conversation.Channel, Detail: why,
+	})
+	a.updateCard(ctx, updated, nil)
+	return approval.DecideResult{Approval: updated, Reasked: true, Changed: why}, nil
+}
+
+// carryOut carries a decision this agent won through: the card shows it, an
 // approved call runs, and the turn learns of it, resuming when this was its
 // last pending call. It returns the record as it ends up.
-func (a *Agent) settle(ctx context.Context, rec *approval.Approval) *approval.Approval {
+func (a *Agent) carryOut(ctx context.Context, rec *approval.Approval) *approval.Approval {
 	if rec.State != approval.Approved {
 		a.updateCard(ctx, rec, nil)
 	} else {
@@ -113,7 +162,13 @@ func (a *Agent) execute(ctx context.Context, rec *approval.Approval) (*approval.
 		// heartbeat, or the record would look alive for good.
 		stop := a.heartbeat(ctx, claimed)
 		defer stop()
-		return a.runApproved(ctx, claimed)
+		runCtx, done := a.runs.start(ctx, claimed)
+		defer done()
+		res := a.runApproved(runCtx, claimed)
+		if by, stopped := stoppedBy(runCtx); stopped {
+			res = stoppedRun(by, res)
+		}
+		return res
 	}()
 	// A shutdown may have cancelled ctx to interrupt the run; the outcome
 	// must still be recorded, or the record would stay running for good.
@@ -171,8 +226,8 @@ func (a *Agent) runApproved(ctx context.Context, rec *approval.Approval) tools.R
 	return a.run(ctx, t, rec.Args, tools.RunOptions{Progress: progress})
 }
 
-// refuse ends an approved call without running it.
-func (a *Agent) refuse(ctx context.Context, rec *approval.Approval, res tools.Result) *approval.Approval {
+// endUnrun ends an approved call without running it.
+func (a *Agent) endUnrun(ctx context.Context, rec *approval.Approval, res tools.Result) *approval.Approval {
 	claimed, ok, err := a.store.Claim(ctx, rec.ID, a.now())
 	if err != nil || !ok {
 		a.log.ErrorContext(ctx, "claiming an approved call to refuse it", append(logAttrs(rec), "claimed", ok, "error", err)...)

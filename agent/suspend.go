@@ -59,7 +59,7 @@ func (a *Agent) post(ctx context.Context, ap *approval.Approval) {
 			return
 		}
 		if dec.Won {
-			a.settle(ctx, dec.Approval)
+			a.carryOut(ctx, dec.Approval)
 		}
 		return
 	}

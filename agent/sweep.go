@@ -85,7 +85,7 @@ func (a *Agent) Sweep(ctx context.Context) error {
 				continue
 			}
 			a.auditExpiry(ctx, dec.Approval)
-			a.settle(ctx, dec.Approval)
+			a.carryOut(ctx, dec.Approval)
 		}
 		if len(ids) < sweepBatch || mine == 0 {
 			break // the rest are another replica's to expire

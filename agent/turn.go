@@ -101,7 +101,7 @@ func (a *Agent) loop(ctx context.Context, conv approval.Conversation, user appro
 		calls := make([]callState, len(msg.ToolCalls))
 		var cards []*approval.Approval
 		for i, tc := range msg.ToolCalls {
-			calls[i] = a.judge(ctx, conv, user, tc, turnID)
+			calls[i] = a.admit(ctx, conv, user, tc, turnID)
 			if calls[i].approval != nil {
 				cards = append(cards, calls[i].approval)
 			}

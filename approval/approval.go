@@ -97,6 +97,11 @@ type Approval struct {
 
 // DecideResult is what Decide reports.
 type DecideResult struct {
+	// Reasked is set (by the agent, never a store) when an approval was
+	// not decided because its blast radius changed since the card was
+	// posted: Approval then holds the new preview, and Changed says how.
+	Reasked bool
+	Changed string
 	// Approval is the record after the call, whoever won.
 	Approval *Approval
 	// Won is true when this call made the transition; false when someone
@@ -139,6 +144,11 @@ type Store interface {
 	Finish(ctx context.Context, id string, to State, result tools.Result, at time.Time) (*Approval, error)
 	// SetMessageRef records the card's message id.
 	SetMessageRef(ctx context.Context, id, ref string) error
+	// SetPreview replaces the preview of a pending approval (the blast
+	// radius changed before anyone approved it, so the card asks again),
+	// and returns the record. An approval that is no longer pending is an
+	// error wrapping ErrConflict, with the record.
+	SetPreview(ctx context.Context, id string, p *tools.Preview) (*Approval, error)
 	// ListPending lists the pending approvals of one channel of a platform,
 	// oldest first.
 	ListPending(ctx context.Context, platform, channel string) ([]*Approval, error)
@@ -233,6 +243,7 @@ const (
 	KindExpiry       Kind = "expiry"        // nobody decided in time
 	KindExecution    Kind = "execution"     // a call ran, or recovery ended it
 	KindUnrouted     Kind = "unrouted"      // a process had no adapter for an approval's platform
+	KindStop         Kind = "stop"          // a person stopped a running call
 )
 
 // AuditDecision is what was decided: by the policy (Kind assessment), by
@@ -246,6 +257,7 @@ const (
 	DecisionBlock   AuditDecision = "block"   // assessed: refused outright
 	DecisionApprove AuditDecision = "approve" // a person approved (or tried to)
 	DecisionCancel  AuditDecision = "cancel"  // a person cancelled (or tried to)
+	DecisionStop    AuditDecision = "stop"    // a person stopped a running call
 	// DecisionApproved: executed after a person's approval.
 	DecisionApproved AuditDecision = "approved"
 	// DecisionRecovered: ended by recovery after its carrier died.
@@ -261,6 +273,8 @@ const (
 	OutcomeLost    Outcome = "lost"    // a click after the decision: someone else decided first
 	OutcomeRefused Outcome = "refused" // a click from someone not allowed to decide
 	OutcomeLeft    Outcome = "left"    // left to a replica that serves the platform
+	OutcomeReasked Outcome = "reasked" // an approval not taken: the preview changed, the card asks again
+	OutcomeStopped Outcome = "stopped" // a running call was told to stop
 )
 
 // Auditor appends audit events. An error means the record was not written,

@@ -54,8 +54,11 @@ type Bot struct {
 	// queued then are not started (no new work during a shutdown).
 	stopping atomic.Bool
 
+	commands chan struct{} // a slot per direct command in flight
+
 	mu     sync.Mutex
 	queues map[string]*queue // conversation key → waiting messages
+	turns  map[string]turn   // conversation key → the model turn in flight
 	// unrouted remembers the approvals this process could not show because
 	// their platform has no adapter here, so each is logged and audited once.
 	unrouted map[string]bool
@@ -100,7 +103,9 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps agent.D
 		now:      deps.Now,
 		seen:     newDedupe(cfg.DedupeSize, cfg.DedupeWindow),
 		queues:   map[string]*queue{},
+		turns:    map[string]turn{},
 		unrouted: map[string]bool{},
+		commands: make(chan struct{}, maxCommands),
 	}
 	for i, ad := range ads {
 		if ad == nil {
@@ -287,10 +292,11 @@ func (b *Bot) handle(in inbound) {
 		})
 		return
 	}
-	if strings.TrimSpace(in.Text) == "" {
+	text := strings.TrimSpace(in.Text)
+	if text == "" {
 		return
 	}
-	b.enqueue(in)
+	b.enqueue(in, strings.HasPrefix(text, "!"))
 }
 
 // repeat logs a dropped repeat of an event and, unless the platform marked
@@ -326,6 +332,9 @@ func (b *Bot) message(ctx context.Context, in inbound) {
 		return
 	}
 	if err := b.agent.Handle(ctx, conv, user, text); err != nil {
+		if ctx.Err() != nil && b.work.Err() == nil {
+			return // stopped by !cancel, which said so
+		}
 		b.fail(ctx, conv, "I could not finish answering that", err)
 	}
 }

@@ -75,6 +75,7 @@ func (b *Bot) card(a *approval.Approval, p *tools.Progress) adapters.Card {
 		c.StateLine = "approved" + decided + at + " · starting"
 	case approval.Running:
 		c.StateLine = "approved" + decided + at + " · running"
+		c.Buttons = []adapters.Button{{Label: "Stop", Stop: true, Value: a.ID}}
 		var elapsed time.Duration
 		if p != nil {
 			elapsed = time.Duration(p.ElapsedMS) * time.Millisecond

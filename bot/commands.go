@@ -15,6 +15,8 @@ import (
 // come from the tools themselves (tools.Describer.Direct).
 var botCommands = []struct{ usage, help string }{
 	{"!pending", "the approvals waiting in this channel"},
+	{"!stop <id>", "stop a running approved call (its processes are killed)"},
+	{"!cancel", "stop the model's turn in this conversation"},
 	{"!help", "this list"},
 }
 
@@ -28,6 +30,12 @@ func (b *Bot) command(ctx context.Context, in inbound, conv approval.Conversatio
 		return
 	case "!pending":
 		b.pending(ctx, in.platform, conv)
+		return
+	case "!cancel":
+		b.cancelTurn(ctx, conv, in)
+		return
+	case "!stop":
+		b.stopCall(in, rest)
 		return
 	}
 	d, ok := b.direct(verb)
@@ -52,6 +60,21 @@ func (b *Bot) command(ctx context.Context, in inbound, conv approval.Conversatio
 	if err := b.agent.Direct(ctx, conv, user, d.Tool, raw); err != nil {
 		b.fail(ctx, conv, "I could not run "+verb, err)
 	}
+}
+
+// cancelTurn stops the model turn in flight in conv (!cancel). Cards it
+// already posted stay: each is decided, or expires, on its own.
+func (b *Bot) cancelTurn(ctx context.Context, conv approval.Conversation, in inbound) {
+	b.mu.Lock()
+	t, ok := b.turns[conv.Key()]
+	b.mu.Unlock()
+	if !ok {
+		b.say(ctx, conv, "No turn of the model is in flight in this conversation; nothing to cancel.")
+		return
+	}
+	t.cancel()
+	b.log.Info("a turn was cancelled", "conversation", conv.Key(), "by", in.User.ID)
+	b.say(ctx, conv, "Stopped the model's turn, as "+in.User.Display()+" asked. Cards it posted stay until decided or expired.")
 }
 
 // direct finds the tool command called verb.

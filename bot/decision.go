@@ -22,6 +22,10 @@ const checkTimeout = 800 * time.Millisecond
 // background (handle returned at once); the person hears privately, through
 // the event's reply handle, of every decision that changed nothing.
 func (b *Bot) decision(in inbound) {
+	if in.Decision.Stop {
+		b.stopCall(in, in.Decision.ApprovalID)
+		return
+	}
 	d := *in.Decision
 	d.ApprovalID = strings.ToLower(d.ApprovalID) // ids are lower case; a shouted one is the same id
 	verb := approval.DecisionCancel
@@ -154,6 +158,8 @@ func (b *Bot) decide(in inbound, d adapters.Decision) {
 		return
 	}
 	switch {
+	case res.Reasked:
+		b.notify(in, "Nothing ran: since the card was posted, "+res.Changed+". The card shows what the call would touch now; look again, and approve or cancel it.")
 	case !res.Won && res.Approval != nil:
 		b.notify(in, alreadyDecided(res.Approval))
 	case d.Approve && res.Approval != nil && res.Approval.State == approval.Expired:

@@ -736,3 +736,38 @@ func TestShortDecisions(t *testing.T) {
 		})
 	}
 }
+
+// TestCardBindsWhatItShowed: a path that matches the card's wildcard is
+// created between the card and the click; the approval does not run, the
+// card shows the new preview and asks again, and a second approval runs
+// what it now shows.
+func TestCardBindsWhatItShowed(t *testing.T) {
+	w := newWorld(t, setup{files: []string{"tmp_a", "tmp_b", "keep.txt"}})
+	w.say(t, "!run rm -rf ./tmp_*")
+	id := w.screen.waitFor(t, cardRE)[1]
+	if err := os.WriteFile(filepath.Join(w.dir, "tmp_c"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.say(t, "/as bob", "approve "+id)
+	w.screen.waitFor(t, `(?s)- ./tmp_c.*type: approve `+id)
+	w.screen.waitFor(t, `\(to bob only\) Nothing ran: since the card was posted, it now covers 3 items \(1 not on the card\) where the card showed 2`)
+	for _, f := range []string{"tmp_a", "tmp_b", "tmp_c"} {
+		if !w.exists(f) {
+			t.Fatalf("%s is gone: the call ran although its blast radius changed", f)
+		}
+	}
+	w.say(t, "approve "+id)
+	w.screen.waitFor(t, `approved by bob at .* · done: exit code 0`)
+	w.end(t)
+	for _, f := range []string{"tmp_a", "tmp_b", "tmp_c"} {
+		if w.exists(f) {
+			t.Errorf("%s is still there after the second approval", f)
+		}
+	}
+	if !w.exists("keep.txt") {
+		t.Error("keep.txt is gone")
+	}
+	if got := w.audit(t, approval.KindClick, id); len(got) < 1 || got[0].Outcome != approval.OutcomeReasked {
+		t.Errorf("the first click is audited as %+v; want it reasked", got)
+	}
+}

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -526,5 +528,101 @@ func TestRestartKeepsEveryLine(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNothingWaitsBehindTheModel: while the model hangs, the conversation
+// is told the bot is working, !pending and !help answer at once, and
+// !cancel stops the turn.
+func TestNothingWaitsBehindTheModel(t *testing.T) {
+	model := agenttest.NewServer(t, agenttest.Reply{Content: "too late", Delay: 10 * time.Second})
+	r := startRig(t, rigOptions{platforms: []string{"slack"}, model: model})
+	f := r.fakes["slack"]
+	place := adapters.Place{Channel: "C1", Thread: "T1"}
+	f.Say(t, adaptertest.Alice, place, "what is using the disk?")
+	waitFor(t, "the working line", func() bool { return strings.Contains(flattenAll(f), "Working on it") })
+	f.Say(t, adaptertest.Alice, place, "!pending")
+	waitFor(t, "the pending list", func() bool { return strings.Contains(flattenAll(f), "No approvals are waiting") })
+	f.Say(t, adaptertest.Bob, place, "!cancel")
+	waitFor(t, "the cancel", func() bool { return strings.Contains(flattenAll(f), "Stopped the model's turn, as bob asked") })
+	waitFor(t, "the working line replaced", func() bool { return !strings.Contains(flattenAll(f), "Working on it") })
+	r.end(t)
+	if strings.Contains(flattenAll(f), "too late") {
+		t.Error("the cancelled turn still answered")
+	}
+	if strings.Contains(flattenAll(f), "could not finish") {
+		t.Errorf("the cancelled turn was reported as a failure:\n%s", flattenAll(f))
+	}
+}
+
+// alive reports whether process pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(rest, "Z") && !strings.HasPrefix(rest, "X")
+}
+
+// TestStopKillsTheRun: an approved command that runs too long is stopped
+// from the chat with its Stop button: its whole process group dies, the
+// card and the audit log say who stopped it, and the model is told it
+// stopped part-way. Someone who may not stop it is refused.
+func TestStopKillsTheRun(t *testing.T) {
+	model := agenttest.NewServer(t,
+		agenttest.Calls(agenttest.Call("c1", "execute_command", `{"command":"echo $$ > parent.pid; (echo $BASHPID > child.pid; exec sleep 30) & sleep 30","risk_level":"high"}`)),
+		agenttest.Text("It was stopped."))
+	r := startRig(t, rigOptions{platforms: []string{"slack"}, model: model})
+	f := r.fakes["slack"]
+	place := adapters.Place{Channel: "C1", Thread: "T1"}
+	f.Say(t, adaptertest.Alice, place, "run the long job")
+	ref, c := waitState(t, f, "pending")
+	f.Click(t, adaptertest.Bob, place, ref, c.Buttons[0], "")
+	_, running := waitState(t, f, "running")
+	var pids []int
+	waitFor(t, "both processes", func() bool {
+		pids = pids[:0]
+		for _, name := range []string{"parent.pid", "child.pid"} {
+			b, err := os.ReadFile(filepath.Join(r.dir, name))
+			n, err2 := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil || err2 != nil {
+				return false
+			}
+			pids = append(pids, n)
+		}
+		return true
+	})
+	if len(running.Buttons) != 1 || !running.Buttons[0].Stop {
+		t.Fatalf("the running card offers %+v; want a Stop button", running.Buttons)
+	}
+	start := time.Now()
+	f.Click(t, adaptertest.Bob, place, ref, running.Buttons[0], "")
+	_, failed := waitState(t, f, "failed")
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the stop took %s", took)
+	}
+	if !strings.Contains(failed.StateLine, "stopped by bob") {
+		t.Errorf("the card says %q; want who stopped it", failed.StateLine)
+	}
+	waitFor(t, "the model's answer", func() bool { return strings.Contains(flattenAll(f), "It was stopped.") })
+	r.end(t)
+	reqs := model.Requests()
+	last := reqs[len(reqs)-1].Messages
+	if res := last[len(last)-1].Content; !strings.Contains(res, "may have taken effect in part") {
+		t.Errorf("the model was told %s; want that the call stopped part-way", res)
+	}
+	for _, pid := range pids {
+		waitFor(t, fmt.Sprintf("process %d to die", pid), func() bool { return !alive(pid) })
+	}
+	events, _ := r.store.AuditLog(context.Background(), 100)
+	stops := 0
+	for _, e := range events {
+		if e.Kind == approval.KindStop && e.Actor == "bob" {
+			stops++
+		}
+	}
+	if stops != 1 {
+		t.Errorf("%d stop events by bob in the audit log, want 1", stops)
 	}
 }

@@ -1,15 +1,40 @@
 package bot
 
-// queue holds the messages of one conversation, handled one at a time in
-// the order they came.
+import (
+	"context"
+	"time"
+)
+
+// Messages wait in two lanes per conversation, each handled in the order
+// the messages came:
+//
+//   - the model lane: one turn at a time, since a turn reads and writes the
+//     conversation;
+//   - the command lane: direct commands (!run, !pending, !help, …). A
+//     command that takes longer than commandHold lets the next one start
+//     while it goes on, so nothing waits behind a long run, and quick
+//     commands still answer in order.
+//
+// Decisions wait in neither: they are answered at once.
+
+// commandHold is how long a direct command holds the ones after it.
+const commandHold = time.Second
+
+// maxCommands bounds the direct commands running at once; more wait.
+const maxCommands = 16
+
+// queue holds the waiting messages of one lane of one conversation.
 type queue struct {
 	events []inbound
 }
 
-// enqueue queues a message behind its conversation's, and starts the
-// conversation's drain when none runs; a full queue turns the message away.
-func (b *Bot) enqueue(e inbound) {
+// enqueue queues a message in its lane, and starts the lane's drain when
+// none runs; a full lane turns the message away.
+func (b *Bot) enqueue(e inbound, command bool) {
 	key := b.conv(e).Key()
+	if command {
+		key += "\x00commands"
+	}
 	b.mu.Lock()
 	q, running := b.queues[key]
 	if !running {
@@ -24,14 +49,14 @@ func (b *Bot) enqueue(e inbound) {
 	q.events = append(q.events, e)
 	if !running {
 		b.inflight.Add(1)
-		go b.drain(key, q)
+		go b.drain(key, q, command)
 	}
 	b.mu.Unlock()
 }
 
-// drain handles the queued messages of key one by one until none is left;
-// during a shutdown it tells their senders instead.
-func (b *Bot) drain(key string, q *queue) {
+// drain handles the queued messages of a lane one by one until none is
+// left; during a shutdown it tells their senders instead.
+func (b *Bot) drain(key string, q *queue, command bool) {
 	defer b.inflight.Done()
 	for {
 		b.mu.Lock()
@@ -48,6 +73,34 @@ func (b *Bot) drain(key string, q *queue) {
 			b.notify(e, "I am shutting down, so I did not act on your message \""+oneLine(e.Text, 60)+"\"; send it again once I am back.")
 			continue
 		}
-		b.safely(e, func() { b.message(b.work, e) })
+		if !command {
+			b.safely(e, func() { b.turn(e) })
+			continue
+		}
+		done := make(chan struct{})
+		b.inflight.Add(1)
+		go func() {
+			defer b.inflight.Done()
+			defer close(done)
+			b.commands <- struct{}{}
+			defer func() { <-b.commands }()
+			b.safely(e, func() { b.message(b.work, e) })
+		}()
+		t := time.NewTimer(commandHold)
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		t.Stop()
 	}
+}
+
+// turn handles a message for the model, as a turn !cancel can stop and
+// that shows it is working when it takes a while.
+func (b *Bot) turn(e inbound) {
+	ctx, cancel := context.WithCancel(b.work)
+	defer cancel()
+	end := b.turnStarted(b.conv(e), cancel)
+	defer end()
+	b.message(ctx, e)
 }

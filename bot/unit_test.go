@@ -195,8 +195,9 @@ func TestCard(t *testing.T) {
 				a.State, a.DecidedBy, a.DecidedAt, a.StartedAt = approval.Running, bob, t0.Add(time.Minute), t0.Add(time.Minute)
 				return a
 			},
-			p:      &tools.Progress{ElapsedMS: 4200, Tail: "removing tmp_a"},
-			want:   adapters.Card{State: "running", StateLine: "approved by bob at 05:41:00 UTC · running for 4s", Output: "removing tmp_a"},
+			p: &tools.Progress{ElapsedMS: 4200, Tail: "removing tmp_a"},
+			want: adapters.Card{State: "running", StateLine: "approved by bob at 05:41:00 UTC · running for 4s", Output: "removing tmp_a",
+				Buttons: []adapters.Button{{Label: "Stop", Stop: true, Value: "abcdefghijklmnopqrstuvwxyz"}}},
 			fields: outcomeFields,
 		},
 		{

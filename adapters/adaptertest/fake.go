@@ -181,7 +181,7 @@ func (f *Fake) Say(t testing.TB, u adapters.User, p adapters.Place, text string)
 // cancel dialog would collect.
 func (f *Fake) Click(t testing.TB, u adapters.User, p adapters.Place, ref string, b adapters.Button, reason string) {
 	t.Helper()
-	d := adapters.Decision{ApprovalID: b.Value, Approve: b.Approve, Ref: ref}
+	d := adapters.Decision{ApprovalID: b.Value, Approve: b.Approve, Stop: b.Stop, Ref: ref}
 	if !b.Approve {
 		d.Reason = reason
 	}

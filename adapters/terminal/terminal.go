@@ -295,6 +295,10 @@ func (t *Terminal) Update(_ context.Context, _ adapters.Place, ref string, c ada
 	switch {
 	case progressOnly:
 		return t.print(t.progressLine(c.Card))
+	case c.Card != nil && c.Card.State == "pending":
+		// Still waiting, but changed (a new preview): the whole card
+		// again, since a decision rests on it.
+		return t.print(text)
 	case c.Card != nil:
 		// The whole card is on the screen above: print what changed.
 		return t.print(t.renderChange(c))

@@ -56,6 +56,7 @@ func Run(t *testing.T, open Opener) {
 		{"Unsettled", testUnsettled},
 		{"UnsettledLifecycle", testUnsettledLifecycle},
 		{"FinishAbandoned", testFinishAbandoned},
+		{"SetPreview", testSetPreview},
 		{"Dedupe", testDedupe},         // skipped unless the store is an approval.Deduper
 		{"DedupeRace", testDedupeRace}, // likewise
 	}
@@ -290,6 +291,7 @@ func testMissing(t *testing.T, open func() approval.Store) {
 			_, err := s.FinishAbandoned(ctx, id, approval.Failed, tools.Result{}, t0, t0)
 			return err
 		}},
+		{"SetPreview", func() error { _, err := s.SetPreview(ctx, id, &tools.Preview{Summary: "x"}); return err }},
 		{"SetMessageRef", func() error { return s.SetMessageRef(ctx, id, "m1") }},
 		{"GetTurn", func() error { _, err := s.GetTurn(ctx, "no-such-turn"); return err }},
 		{"Resolve", func() error { _, err := s.Resolve(ctx, "no-such-turn", id); return err }},
@@ -1198,4 +1200,33 @@ func testFinishAbandoned(t *testing.T, open func() approval.Store) {
 		}
 		refused(t, a.ID, minute(60), approval.Failed)
 	})
+}
+
+// testSetPreview: a pending approval's preview can be replaced (the card
+// asks again when the blast radius changed); a decided one's cannot.
+func testSetPreview(t *testing.T, open func() approval.Store) {
+	ctx := context.Background()
+	s, other := open(), open()
+	a := create(t, s, Sample("preview-pending"))
+	fresh := &tools.Preview{Summary: "3 paths match", Items: []string{"a", "b", "c"}, Total: 3}
+	got, err := other.SetPreview(ctx, a.ID, fresh)
+	if err != nil {
+		t.Fatalf("SetPreview on a pending approval: %v", err)
+	}
+	if diff := cmp.Diff(fresh, got.Preview); diff != "" {
+		t.Errorf("SetPreview returned the preview (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(fresh, get(t, s, a.ID).Preview); diff != "" {
+		t.Errorf("Get after SetPreview shows the preview (-want +got):\n%s", diff)
+	}
+	if got := get(t, s, a.ID); got.State != approval.Pending || got.ArgsHash != a.ArgsHash {
+		t.Errorf("SetPreview changed more than the preview: %+v", got)
+	}
+	d := reach(t, s, "preview-approved", approval.Approved)
+	if _, err := other.SetPreview(ctx, d.ID, fresh); !errors.Is(err, approval.ErrConflict) {
+		t.Errorf("SetPreview on an approved approval = %v, want ErrConflict", err)
+	}
+	if got := get(t, s, d.ID); cmp.Diff(d.Preview, got.Preview) != "" {
+		t.Errorf("a refused SetPreview changed the preview to %+v", got.Preview)
+	}
 }

@@ -435,6 +435,27 @@ func (s *Store) SetMessageRef(ctx context.Context, id, ref string) error {
 	return err
 }
 
+// SetPreview implements approval.Store.
+func (s *Store) SetPreview(ctx context.Context, id string, p *tools.Preview) (*approval.Approval, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	a, err := s.get(id)
+	if err != nil {
+		return nil, err
+	}
+	if a.State != approval.Pending {
+		return a, fmt.Errorf("set preview of approval %s (%s): %w", id, a.State, approval.ErrConflict)
+	}
+	if p != nil {
+		c := *p
+		p = &c
+	}
+	a.Preview = p
+	return s.put(a)
+}
+
 // ListPending lists the pending approvals of a channel, oldest first.
 func (s *Store) ListPending(ctx context.Context, platform, channel string) ([]*approval.Approval, error) {
 	if err := s.lock(); err != nil {

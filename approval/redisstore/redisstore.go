@@ -275,6 +275,12 @@ func decode(id string, m map[string]string) (*approval.Approval, error) {
 	}
 	a.State = approval.State(m["s"])
 	a.Reason, a.MessageRef = m["n"], m["m"]
+	if v := m["p"]; v != "" {
+		a.Preview = new(tools.Preview)
+		if err := json.Unmarshal([]byte(v), a.Preview); err != nil {
+			return nil, fmt.Errorf("decode approval %s preview: %w", id, err)
+		}
+	}
 	if v := m["b"]; v != "" {
 		a.DecidedBy = new(approval.User)
 		if err := json.Unmarshal([]byte(v), a.DecidedBy); err != nil {
@@ -573,6 +579,22 @@ func (s *Store) SetMessageRef(ctx context.Context, id, ref string) error {
 		return fmt.Errorf("set message ref of approval %s: %w", id, approval.ErrNotFound)
 	}
 	return nil
+}
+
+// SetPreview implements approval.Store.
+func (s *Store) SetPreview(ctx context.Context, id string, p *tools.Preview) (*approval.Approval, error) {
+	data, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("encode preview of approval %s: %w", id, err)
+	}
+	a, ok, err := s.run(ctx, "set preview", setPreviewScript, id, string(data))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return a, fmt.Errorf("set preview of approval %s (%s): %w", id, a.State, approval.ErrConflict)
+	}
+	return a, nil
 }
 
 // ListPending lists the pending approvals of a channel, oldest first, at

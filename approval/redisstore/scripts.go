@@ -11,7 +11,8 @@ import "github.com/redis/go-redis/v9"
 //
 // Record hash fields: r immutable JSON, s state, e deadline (unix ms),
 // b decided_by JSON, d decided_at, n reason, sa started_at, ea ended_at,
-// x result JSON, m message ref, l last life (unix ms: the decision, the
+// x result JSON, m message ref, p preview JSON (when it replaced the one
+// in r), l last life (unix ms: the decision, the
 // claim, the latest heartbeat or the finish).
 //
 // l is written by the same script as the state it goes with, so a reader
@@ -118,6 +119,16 @@ var setRefScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'm', ARGV[1])
 return 1
+`)
+
+// setPreviewScript: KEYS[1] record. ARGV: preview JSON. While pending,
+// sets p. Returns {ok 0|1, HGETALL}.
+var setPreviewScript = redis.NewScript(`
+local s = redis.call('HGET', KEYS[1], 's')
+if not s then return false end
+if s ~= 'pending' then return {0, redis.call('HGETALL', KEYS[1])} end
+redis.call('HSET', KEYS[1], 'p', ARGV[1])
+return {1, redis.call('HGETALL', KEYS[1])}
 `)
 
 // Turn keys: KEYS[1] hash {r: turn JSON, o: pending ids JSON in order,

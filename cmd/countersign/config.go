@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/countersign/countersign/adapters/discord"
 	"github.com/countersign/countersign/adapters/terminal"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/agent/llm"
@@ -38,6 +39,7 @@ type fileConfig struct {
 	Tools    toolsConfig    `yaml:"tools"`
 	Bot      bot.Config     `yaml:"bot"`
 	Terminal terminalConfig `yaml:"terminal"`
+	Discord  discord.Config `yaml:"discord"`
 	Log      logConfig      `yaml:"log"`
 }
 

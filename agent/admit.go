@@ -58,12 +58,12 @@ func auditFailed() tools.Result {
 	return r
 }
 
-// judge assesses one tool call and acts on the verdict: an auto call runs
+// admit assesses one tool call and acts on the verdict: an auto call runs
 // now, a blocked call gets its blocked result, and a call that needs a
 // person gets a stored approval (callState.approval) whose card the caller
-// posts. Every failure becomes a result that did not run; judge never
+// posts. Every failure becomes a result that did not run; admit never
 // runs a call it could not audit.
-func (a *Agent) judge(ctx context.Context, conv approval.Conversation, user approval.User, tc ToolCall, turnID string) callState {
+func (a *Agent) admit(ctx context.Context, conv approval.Conversation, user approval.User, tc ToolCall, turnID string) callState {
 	cs := callState{ID: tc.ID, Tool: tc.Name}
 	set := func(r tools.Result) callState { cs.Result = &r; return cs }
 

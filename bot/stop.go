@@ -1,0 +1,66 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/countersign/countersign/agent"
+	"github.com/countersign/countersign/approval"
+)
+
+// stopCall stops the running call of an approval (!stop <id>, or a Stop
+// button), when this person may: the requester always, else whoever may
+// approve in the channel. id may be a prefix of 4 or more characters of
+// a call running here.
+func (b *Bot) stopCall(in inbound, id string) {
+	id = strings.ToLower(strings.TrimSpace(id))
+	var running *approval.Approval
+	var matches []string
+	for _, a := range b.agent.Running() {
+		if a.Conversation.Platform != in.platform || a.Conversation.Channel != in.Place.Channel {
+			continue
+		}
+		if a.ID == id || id == "" && a.Conversation.Thread == in.Place.Thread || len(id) >= minPrefix && strings.HasPrefix(a.ID, id) {
+			running = a
+			matches = append(matches, a.ID)
+		}
+	}
+	switch {
+	case len(matches) > 1:
+		b.notify(in, "Several calls run here ("+strings.Join(matches, ", ")+"); name one: !stop <id>. Nothing changed.")
+		return
+	case running == nil:
+		b.notify(in, b.notRunning(id))
+		return
+	}
+	pol := b.cfg.policy(in.platform, in.Place.Channel)
+	if in.User.ID != running.Requester.ID && !pol.mayApprove(in.User) {
+		b.refuseClick(in, running, approval.DecisionStop, "not an approver here", "You cannot stop "+running.ID+": only the person who asked for it or an approver of this channel can. Nothing changed.")
+		return
+	}
+	by := approval.User{ID: in.User.ID, Name: in.User.Display()}
+	if err := b.agent.Stop(b.work, running.ID, by); errors.Is(err, agent.ErrNotRunning) {
+		b.notify(in, "Approval "+running.ID+" has just finished; there was nothing left to stop.")
+		return
+	}
+	b.notify(in, "Stopping "+running.ID+": its processes are being killed. The card will show how it ended.")
+}
+
+// notRunning says why a stop request names nothing that runs here.
+func (b *Bot) notRunning(id string) string {
+	if id == "" {
+		return "No call of this conversation is running here; nothing to stop. Give its id: !stop <id>."
+	}
+	ctx, cancel := context.WithTimeout(b.work, checkTimeout)
+	defer cancel()
+	if approval.ValidID(id) {
+		if a, err := b.store.Get(ctx, id); err == nil {
+			if a.State == approval.Running {
+				return "Approval " + id + " is running on another replica of the bot; ask there, or try again (the platform may send your request to it)."
+			}
+			return "Approval " + id + " is " + string(a.State) + ", not running; nothing to stop."
+		}
+	}
+	return "No running call here has the id " + oneLine(id, 40) + "; nothing to stop."
+}

@@ -1,0 +1,111 @@
+package bot
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/approval"
+)
+
+// This file keeps a conversation told while a model turn takes its time:
+// after workingAfter without a word from the turn, a "working on it" line
+// appears, and the turn's first reply takes its place (adapters.Update).
+
+// workingAfter is how long a turn may be silent before the line appears.
+const workingAfter = 2 * time.Second
+
+// workingText is the line; it says how to stop the turn.
+const workingText = "Working on it… (!cancel stops this turn)"
+
+// working is the indicator of one turn.
+type working struct {
+	mu       sync.Mutex
+	timer    *time.Timer
+	ref      string // the posted line, once it is posted
+	answered bool   // the turn said something, or ended
+}
+
+// turnStarted starts the indicator of a turn in conv and registers the
+// turn's cancel for !cancel. The returned end stops both.
+func (b *Bot) turnStarted(conv approval.Conversation, cancel context.CancelFunc) (end func()) {
+	key := conv.Key()
+	w := &working{}
+	b.mu.Lock()
+	b.turns[key] = turn{cancel: cancel, working: w}
+	b.mu.Unlock()
+	w.timer = time.AfterFunc(workingAfter, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.answered {
+			return
+		}
+		ad, err := b.adapter(b.work, conv.Platform, "")
+		if err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(b.work, notifyTimeout)
+		defer cancel()
+		ref, err := ad.Post(ctx, place(conv), adapters.Content{Text: workingText})
+		if err != nil {
+			b.log.Warn("post the working line", "err", err, "conversation", key)
+			return
+		}
+		w.ref = ref
+	})
+	return func() {
+		b.mu.Lock()
+		delete(b.turns, key)
+		b.mu.Unlock()
+		w.timer.Stop()
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.ref != "" && !w.answered {
+			b.replaceWorking(conv, w, "(finished)")
+		}
+		w.answered = true
+	}
+}
+
+// replaceWorking puts text where the working line of conv is; it reports
+// whether it did (the caller posts text itself otherwise). The caller holds
+// w.mu.
+func (b *Bot) replaceWorking(conv approval.Conversation, w *working, text string) bool {
+	ad, err := b.adapter(b.work, conv.Platform, "")
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(b.work, notifyTimeout)
+	defer cancel()
+	if err := ad.Update(ctx, place(conv), w.ref, adapters.Content{Text: text}); err != nil {
+		b.log.Warn("replace the working line", "err", err, "conversation", conv.Key())
+		return false
+	}
+	return true
+}
+
+// answered marks the turn of conv as having spoken. When its working line
+// is up, text takes its place and answered reports true.
+func (b *Bot) answered(conv approval.Conversation, text string) bool {
+	b.mu.Lock()
+	t, ok := b.turns[conv.Key()]
+	b.mu.Unlock()
+	if !ok {
+		return false
+	}
+	w := t.working
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.answered {
+		return false
+	}
+	w.answered = true
+	return w.ref != "" && b.replaceWorking(conv, w, text)
+}
+
+// turn is a model turn in flight in this process.
+type turn struct {
+	cancel  context.CancelFunc
+	working *working
+}
