@@ -58,11 +58,20 @@ type terminalConfig struct {
 type toolsConfig struct {
 	// Root is where the command and file tools work when their own root is
 	// not set (default: the current directory).
-	Root    string                        `yaml:"root"`
-	Command toolSection[shelltool.Config] `yaml:"execute_command"`
-	Files   toolSection[filetool.Config]  `yaml:"file_operations"`
-	SQL     toolSection[sqltool.Config]   `yaml:"execute_sql"`
-	HTTP    toolSection[httptool.Config]  `yaml:"http_request"`
+	Root    string                       `yaml:"root"`
+	Command commandSection               `yaml:"execute_command"`
+	Files   toolSection[filetool.Config] `yaml:"file_operations"`
+	SQL     toolSection[sqltool.Config]  `yaml:"execute_sql"`
+	HTTP    toolSection[httptool.Config] `yaml:"http_request"`
+}
+
+// commandSection is execute_command's section: a tool section, and
+// whether running commands as root is accepted without a warning.
+type commandSection struct {
+	toolSection[shelltool.Config] `yaml:",inline"`
+	// AllowRoot, when the bot runs as root with no run_as, says that this
+	// is meant: the warning at start is not shown.
+	AllowRoot bool `yaml:"allow_root"`
 }
 
 // toolSection is one tool's section: its own configuration, and whether

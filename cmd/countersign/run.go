@@ -108,15 +108,12 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 	for i, ad := range ads {
 		names[i] = ad.Name()
 	}
-	down := downLines(reachAll(ctx, a.backends(cfg, os.Getenv, false)))
-	for _, d := range down {
-		a.log.Warn("a backend is down at start", "problem", d)
-	}
+	warnings := a.startWarnings(ctx, cfg, os.Geteuid())
 	banner := fmt.Sprintf("Countersign %s · serving: %s · tools: %s · root: %s · approvals: %s",
 		version(), strings.Join(names, ", "), strings.Join(a.names, ", "), a.cfg.Tools.Root, a.where)
 	a.log.Info("countersign started", "platforms", names, "tools", a.names, "approvals", a.where)
-	for _, d := range down {
-		banner += "\nwarning: " + d + "; what needs it fails until it is back."
+	for _, w := range warnings {
+		banner += "\nwarning: " + w
 	}
 	if term != nil {
 		place := adapters.Place{Channel: terminal.Channel, Thread: terminal.Thread}
