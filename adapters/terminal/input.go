@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -83,6 +84,68 @@ func readLines(r io.Reader, limit int, out chan<- inLine, stop <-chan struct{}) 
 	}
 }
 
+// editLines reads lines from the line editor into out, as readLines does.
+func editLines(ed *editor, limit int, out chan<- inLine, stop <-chan struct{}) error {
+	for {
+		line, err := ed.readLine()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		l := inLine{text: line}
+		if len(line) > limit {
+			l = inLine{over: len(line)}
+		}
+		select {
+		case out <- l:
+		case <-stop:
+			return nil
+		}
+	}
+}
+
+// startEditor starts the line editor when input and output are both
+// terminals; nil otherwise, or when raw mode cannot be set.
+func (t *Terminal) startEditor() *editor {
+	in, okIn := t.in.(*os.File)
+	out, okOut := t.out.(*os.File)
+	if !t.prompt || !okIn || !okOut {
+		return nil
+	}
+	ed, err := newEditor(in, out, t.promptText(), t.interrupted)
+	if err != nil {
+		return nil
+	}
+	t.mu.Lock()
+	t.ed = ed
+	t.mu.Unlock()
+	return ed
+}
+
+func (t *Terminal) stopEditor() {
+	t.mu.Lock()
+	ed := t.ed
+	t.ed = nil
+	ed.restore()
+	_, _ = io.WriteString(t.out, "\n") // off the prompt line the editor left
+	t.mu.Unlock()
+}
+
+// interrupted is told of a Ctrl-C at the prompt: the first clears the
+// line, the second in a row quits.
+func (t *Terminal) interrupted(quit bool) {
+	if quit {
+		if t.leaving != nil {
+			t.leaving()
+		}
+		_ = t.print(t.paint(dim, "Leaving. Work in flight finishes first; Ctrl-C again stops it at once."))
+		return
+	}
+	_ = t.print(t.paint(dim, interruptHint))
+}
+
 // Run reads lines and hands them to h in order until the end of input
 // ("/quit" ends it too) or until ctx is done. A read blocked on a terminal
 // cannot be interrupted; after cancellation that reader goroutine ends with
@@ -96,10 +159,18 @@ func (t *Terminal) Run(ctx context.Context, h adapters.Handler) error {
 	readErr := make(chan error, 1)
 	stop := make(chan struct{})
 	defer close(stop)
-	go func() {
-		readErr <- readLines(t.in, MaxLine, lines, stop)
-		close(lines)
-	}()
+	if ed := t.startEditor(); ed != nil {
+		defer t.stopEditor()
+		go func() {
+			readErr <- editLines(ed, MaxLine, lines, stop)
+			close(lines)
+		}()
+	} else {
+		go func() {
+			readErr <- readLines(t.in, MaxLine, lines, stop)
+			close(lines)
+		}()
+	}
 
 	t.showPrompt()
 	var held []inLine // lines read and not yet handled, oldest first

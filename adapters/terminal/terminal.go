@@ -49,6 +49,10 @@ type Options struct {
 	// bot answers within Pace. Zero hands lines over as they come. Set by
 	// the program, not the configuration file.
 	Pace time.Duration `yaml:"-"`
+	// Leaving, when set, is called when the person quits with Ctrl-C
+	// twice at the prompt, so that the program can quit at once on the
+	// next interrupt while the work in flight finishes.
+	Leaving func() `yaml:"-"`
 }
 
 // Validate reports a bad option, naming it.
@@ -90,7 +94,9 @@ type Terminal struct {
 	kept     []string          // the refs in rendered, oldest first
 	prompted bool              // the prompt is on screen, waiting for input
 
+	ed         *editor // the line editor, while Run reads from a terminal
 	pace       time.Duration
+	leaving    func()
 	awaiting   bool          // a message was handed over and not answered yet
 	awaitUntil time.Time     // ... and the next one waits until then at most
 	answered   chan struct{} // a token when an awaited answer came
@@ -109,6 +115,7 @@ func New(in io.Reader, out io.Writer, opts Options) *Terminal {
 		states:   map[string]string{},
 		ids:      adapters.NewEventIDs(),
 		pace:     opts.Pace,
+		leaving:  opts.Leaving,
 		answered: make(chan struct{}, 1),
 	}
 	switch opts.Color {
@@ -198,6 +205,11 @@ func (t *Terminal) command(line string) (quit bool) {
 		}
 		t.mu.Lock()
 		t.user = arg
+		t.mu.Unlock()
+		t.mu.Lock()
+		if t.ed != nil {
+			t.ed.t.SetPrompt(t.promptText())
+		}
 		t.mu.Unlock()
 		t.print("you are now " + t.paint(bold, arg))
 	case "/whoami":
@@ -353,6 +365,17 @@ func (t *Terminal) progressLine(c *adapters.Card) string {
 func (t *Terminal) print(text string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	if t.ed != nil {
+		// The editor clears the prompt and the half-typed line, writes,
+		// and draws them again.
+		if _, err := t.ed.t.Write([]byte(cutToScreen(text, t.ed.rows))); err != nil {
+			return fmt.Errorf("write to terminal: %w", err)
+		}
+		return nil
+	}
 	var b strings.Builder
 	if t.prompt && t.prompted {
 		b.WriteString("\r\x1b[K")
@@ -378,6 +401,9 @@ func (t *Terminal) showPrompt() {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.ed != nil {
+		return // the editor draws it
+	}
 	t.prompted = true
 	_, _ = io.WriteString(t.out, t.promptText())
 }

@@ -7,9 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/adapters/terminal"
@@ -55,7 +53,7 @@ func runMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code, done := parseFlags(fs, args, runHelp, stdout, stderr); done {
 		return code
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(stderr)
 	defer stop()
 	if err := run(ctx, configPath(*path), stdin, stdout, stderr, withRoot(*root)); err != nil {
 		fmt.Fprintf(stderr, "countersign: %v\n", err)
@@ -123,7 +121,11 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 	} else {
 		fmt.Fprintln(stderr, banner)
 	}
-	return b.Run(ctx)
+	err = b.Run(ctx)
+	if term != nil {
+		a.sayPending(stdout)
+	}
+	return err
 }
 
 // chatAdapters returns the chat platforms the configuration and the

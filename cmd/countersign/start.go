@@ -5,17 +5,19 @@ import (
 	"os"
 )
 
-// startWarnings are the problems run says under its banner, one line each:
+// startWarnings are the problems run says under its banner, one line each
+// (and logs at info: on a terminal the log shows warnings, and the banner
+// says it already):
 // backends that are down, and commands that would run as root. The bot
 // starts anyway; each line says what it affects.
 func (a *app) startWarnings(ctx context.Context, cfg fileConfig, euid int) []string {
 	var lines []string
 	for _, d := range downLines(reachAll(ctx, a.backends(cfg, os.Getenv, false))) {
-		a.log.Warn("a backend is down at start", "problem", d)
+		a.log.Info("a backend is down at start", "problem", d)
 		lines = append(lines, d+"; what needs it fails until it is back.")
 	}
 	if w := rootWarning(a.cfg, euid); w != "" {
-		a.log.Warn("commands run as root", "fix", "set tools.execute_command.run_as")
+		a.log.Info("commands run as root", "fix", "set tools.execute_command.run_as")
 		lines = append(lines, w)
 	}
 	return lines

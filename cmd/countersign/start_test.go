@@ -4,8 +4,11 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/countersign/countersign/internal/testenv"
 )
 
 func TestRootWarning(t *testing.T) {
@@ -64,5 +67,40 @@ func TestRunWarnsAsRoot(t *testing.T) {
 		if got := strings.Contains(out.String(), "warning: the bot runs as root and tools.execute_command.run_as is not set"); got != tt.warn {
 			t.Errorf("config %q: warning shown = %v, want %v:\n%s", tt.config, got, tt.warn, out)
 		}
+	}
+}
+
+// TestQuitSaysWhatBecomesOfPendingCards: at the end of the input, a card
+// still waiting is said to be lost with the memory store, or kept in Redis.
+func TestQuitSaysWhatBecomesOfPendingCards(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	for _, tt := range []struct {
+		name, redis, want string
+	}{
+		{"memory", "", "1 approval is lost: the store is in memory"},
+		{"redis", "redis", "1 approval stays pending in Redis"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			url := ""
+			if tt.redis != "" {
+				url = testenv.RedisURL(t)
+			}
+			t.Setenv(DefaultRedisURLEnv, url)
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "tmp_a"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Chdir(dir)
+			// A prefix of its own, so the card left in Redis is no other test's.
+			conf := writeConfig(t, "store:\n  prefix: cs-quit-"+filepath.Base(dir)+"\n")
+			out := &syncBuffer{}
+			if err := run(context.Background(), conf, strings.NewReader("!run rm -rf ./tmp_*\n"), out, io.Discard); err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if !strings.Contains(out.String(), tt.want) {
+				t.Errorf("output lacks %q:\n%s", tt.want, out)
+			}
+		})
 	}
 }

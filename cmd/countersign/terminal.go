@@ -19,5 +19,6 @@ const terminalPace = time.Minute
 func terminalOptions(cfg fileConfig) terminal.Options {
 	o := cfg.Terminal.Options
 	o.Pace = terminalPace
+	o.Leaving = func() { leaving.Store(true) }
 	return o
 }
