@@ -134,11 +134,20 @@ func (a *Agent) carryOut(ctx context.Context, rec *approval.Approval) *approval.
 			return rec // the claimant resolves the turn when it finishes
 		}
 	}
-	if err := a.resolve(ctx, rec); err != nil {
+	// The turn is told even when a shutdown cancelled ctx to interrupt
+	// the run: otherwise the model and the thread would learn nothing
+	// until another replica swept, or never with one replica.
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tellTimeout)
+	defer cancel()
+	if err := a.resolve(tctx, rec); err != nil {
 		a.log.ErrorContext(ctx, "telling a turn of a decision", append(logAttrs(rec), "error", err)...)
 	}
 	return rec
 }
+
+// tellTimeout bounds telling a turn of its decision (and the model's
+// answer to it) once the work's own context has ended.
+const tellTimeout = 30 * time.Second
 
 // recordTimeout bounds the writes that record a run's outcome after the
 // run's own context has ended.

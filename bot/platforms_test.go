@@ -626,3 +626,53 @@ func TestStopKillsTheRun(t *testing.T) {
 		t.Errorf("%d stop events by bob in the audit log, want 1", stops)
 	}
 }
+
+// TestShutdownTellsTheTurn: a shutdown with a short grace interrupts an
+// approved run; its turn is told before the process ends, so the model
+// answers and the thread hears of it.
+func TestShutdownTellsTheTurn(t *testing.T) {
+	model := agenttest.NewServer(t,
+		agenttest.Calls(agenttest.Call("c1", "execute_command", `{"command":"sleep 20","risk_level":"high"}`)),
+		agenttest.Text("The job was interrupted by a shutdown."))
+	m, err := llm.New(llm.Config{BaseURL: model.BaseURL(), APIKey: "k", Model: "m", MaxAttempts: 1}, model.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := shelltool.New(shelltool.Config{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, _ := tools.NewRegistry(sh)
+	pol, _ := risk.New(risk.Config{})
+	store := memstore.New(memstore.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	t.Cleanup(func() { _ = store.Close() })
+	f := adaptertest.NewFake("slack")
+	b, err := bot.New(bot.Config{ShutdownGrace: 100 * time.Millisecond}, []adapters.Adapter{f}, agent.Config{},
+		agent.Deps{Model: m, Tools: reg, Policy: pol, Store: store, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	place := adapters.Place{Channel: "C1", Thread: "T1"}
+	f.Say(t, adaptertest.Alice, place, "run the job")
+	ref, c := waitState(t, f, "pending")
+	f.Click(t, adaptertest.Bob, place, ref, c.Buttons[0], "")
+	waitState(t, f, "running")
+	stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("Run did not return after the shutdown grace")
+	}
+	if !strings.Contains(flattenAll(f), "The job was interrupted by a shutdown.") {
+		t.Errorf("the thread never heard how the run ended:\n%s", flattenAll(f))
+	}
+	if n := len(model.Requests()); n != 2 {
+		t.Errorf("%d model requests, want 2: the turn was not told of its interrupted run", n)
+	}
+}

@@ -50,15 +50,18 @@ func (b *Bot) PostCard(ctx context.Context, a *approval.Approval) (string, error
 	if err != nil {
 		return "", err
 	}
+	// Held while the card is posted: a click can arrive before the post
+	// returns, and its update must wait for the card's reference instead
+	// of posting a second card.
+	sc := b.cards.shown(a.ID)
+	sc.send.Lock()
+	defer sc.send.Unlock()
 	c := b.card(a, nil)
 	ref, err := post(ctx, ad, place(a.Conversation), adapters.Content{Card: &c})
 	if err != nil {
 		return "", fmt.Errorf("post card %s: %w", a.ID, err)
 	}
-	sc := b.cards.shown(a.ID)
-	sc.send.Lock()
 	sc.ref = ref
-	sc.send.Unlock()
 	return ref, nil
 }
 

@@ -30,6 +30,9 @@ var disagreements = []disagreement{
 	{file: "codex.jsonl", text: "ls || (pwd && echo hi)", got: Auto,
 		reason: "the same parser limit in Codex; ls, pwd and echo are all readers with no redirection, " +
 			"so SPEC §2.6 whitelists the list"},
+	{file: "goose.jsonl", text: "mkfs.ext4 /dev/sdaa", got: Block,
+		reason: "/dev/sdaa is the 27th SCSI disk; Goose's pattern knows one-letter names only, " +
+			"and SPEC §2.1 blocks mkfs on a disk by every name Linux gives it (issue 11)"},
 	{file: "dbhub_sql.jsonl", text: "WITH replace AS (SELECT 1) SELECT * FROM replace", got: Confirm,
 		reason: "REPLACE is a reserved word in MySQL and MariaDB, so the server rejects this text too; " +
 			"SQL that does not parse is never whitelisted (SPEC §2.6)"},

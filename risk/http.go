@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // metadataHosts are host names of cloud metadata services. Their addresses
@@ -78,6 +80,9 @@ func (p *Policy) judgeHTTP(a args) judgement {
 		return j
 	}
 	j.why = notRead(a, method, host)
+	if why := secretAPI(u); why != "" {
+		j.danger = append(j.danger, why)
+	}
 	if len(j.why) == 0 {
 		j.readOnly = true
 		j.why = []string{method + " is a read-only HTTP method"}
@@ -163,9 +168,18 @@ func absurdURL(raw string) (why, host string) {
 	return forbiddenHost(host), host
 }
 
-// normalHost lower-cases a host name, folds full-width forms and ideographic
-// dots as IDNA does, and drops trailing dots and an IPv6 zone.
+// normalHost maps a host name as a resolver's IDNA (UTS #46) mapping
+// does before any check: compatibility forms folded (NFKC: full-width,
+// mathematical and circled letters and digits), case folded, the
+// ideographic and other full stops made dots; it drops trailing dots and
+// an IPv6 zone.
 func normalHost(h string) string {
+	for i := 0; i < len(h); i++ {
+		if h[i] >= 0x80 {
+			h = norm.NFKC.String(h)
+			break
+		}
+	}
 	var b strings.Builder
 	for _, r := range h {
 		switch {
@@ -182,6 +196,12 @@ func normalHost(h string) string {
 	}
 	return strings.TrimRight(h, ".")
 }
+
+// ForbiddenHost returns why a host (as written in a URL or on a command
+// line) is a cloud metadata or link-local endpoint, or "". The shell
+// assessor uses it for curl, wget and their kin, which have no
+// connect-time fence.
+func ForbiddenHost(host string) string { return forbiddenHost(normalHost(host)) }
 
 // forbiddenHost returns why a normalised host is a metadata or link-local
 // endpoint, or "".
@@ -224,6 +244,12 @@ func spelledAddrs(host string) []netip.Addr {
 		parts := strings.Split(l, "-")
 		for i := 0; i+4 <= len(parts); i++ {
 			if a, ok := parseIPv4(strings.Join(parts[i:i+4], ".")); ok {
+				out = append(out, a)
+			}
+		}
+		// sslip.io spells IPv6 with dashes for colons: fd00-ec2--254.sslip.io.
+		if strings.Count(l, "-") >= 2 {
+			if a, err := netip.ParseAddr(strings.ReplaceAll(l, "-", ":")); err == nil {
 				out = append(out, a)
 			}
 		}
@@ -325,4 +351,44 @@ func embeddedAddrs(a netip.Addr) []netip.Addr {
 		out = append(out, netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]}))
 	}
 	return out
+}
+
+// secretAPIPaths are the URL paths of secret managers' HTTP APIs: reading
+// a secret through them is a secret read, as cat .env is (issue 11).
+var secretAPIPaths = []string{
+	"/secrets",               // Kubernetes: /api/v1/namespaces/N/secrets[/NAME], Docker Engine /secrets
+	"/v1/secret/",            // Vault KV v1 and the default mount
+	"/v1/kv/",                // Vault KV (and Consul KV: /v1/kv/ holds configs with passwords)
+	"/data/",                 // Vault KV v2: /v1/<mount>/data/<path>
+	"/v1/auth/token/lookup",  // Vault token lookups
+	"/v1/sys/",               // Vault system backend
+	"/secretsmanager",        // AWS Secrets Manager behind a proxy
+	"/computemetadata/",      // GCP metadata (also blocked by host)
+	"/latest/meta-data/iam/", // AWS instance credentials (also blocked by host)
+}
+
+// secretAPI returns why a URL reads a secret through its manager, or "".
+func secretAPI(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	p := strings.ToLower(u.EscapedPath())
+	if dp, err := url.PathUnescape(p); err == nil {
+		p = strings.ToLower(dp)
+	}
+	host := strings.ToLower(u.Hostname())
+	for _, s := range secretAPIPaths {
+		if s == "/data/" && !strings.HasPrefix(p, "/v1/") {
+			continue
+		}
+		if strings.Contains(p, s) {
+			return fmt.Sprintf("%s reads a secret through its manager's API", clip(raw))
+		}
+	}
+	if strings.HasPrefix(host, "secretsmanager.") || strings.HasPrefix(host, "vault.") && strings.HasPrefix(p, "/v1/") ||
+		strings.HasSuffix(host, ".vault.azure.net") || host == "secretmanager.googleapis.com" {
+		return fmt.Sprintf("%s reads a secret through its manager's API", clip(raw))
+	}
+	return ""
 }

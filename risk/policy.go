@@ -25,8 +25,13 @@ import (
 //     a code-level danger, only GET, HEAD and OPTIONS are whitelisted, and
 //     not when the request carries a body (some APIs act on it), a
 //     method-override header (X-HTTP-Method-Override and kin) or a host
-//     that is not plain ASCII (IDNA maps 𝟏𝟔𝟗… and ⓜⓔⓣⓐ… onto the metadata
-//     endpoint; the dialer refuses those, a person sees the rest). A method
+//     that is not plain ASCII (the host is mapped as UTS #46 does, NFKC and
+//     case folding, before the metadata checks, so 𝟏𝟔𝟗… and ⓜⓔⓣⓐ… are
+//     blocked as the metadata endpoint they resolve to; a person sees the
+//     rest). Wildcard-DNS names that spell an address (169.254.169.254.nip.io,
+//     a9fea9fe.nip.io, fd00-ec2--254.sslip.io) are judged as that address. A
+//     GET from a secret manager's API (Kubernetes secrets, Vault, Key Vault)
+//     is a secret read: a danger. A method
 //     is not trimmed: the tool refuses " GET", so the policy does too.
 //     Private and loopback addresses are left to the tool's dialer.
 //   - execute_command: a workdir that leaves the root is blocked, like a
@@ -77,11 +82,15 @@ func New(cfg Config) (*Policy, error) {
 		return nil, fmt.Errorf("risk.sensitive_paths: %w", err)
 	}
 	p.sensitive = m
-	if p.shell, err = shell.New(shell.Options{Sensitive: m}); err != nil {
-		return nil, fmt.Errorf("build shell analyzer: %w", err)
-	}
 	if p.sql, err = sqlrisk.New(sqlrisk.DefaultSQLMode); err != nil {
 		return nil, fmt.Errorf("build sql analyzer: %w", err)
+	}
+	sqlRead := func(text string) (bool, []string) {
+		an := p.sql.Analyze(text)
+		return an.ReadOnly && len(an.Danger) == 0, an.Danger
+	}
+	if p.shell, err = shell.New(shell.Options{Sensitive: m, ForbiddenHost: ForbiddenHost, SQLRead: sqlRead}); err != nil {
+		return nil, fmt.Errorf("build shell analyzer: %w", err)
 	}
 	return p, nil
 }

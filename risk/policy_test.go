@@ -103,6 +103,15 @@ func TestAssessCommand(t *testing.T) {
 		{name: "unknown command is confirmed", args: `{"command":"./deploy.sh prod"}`, want: deflt},
 		{name: "kubectl get is a look", args: `{"command":"kubectl get pods -n prod"}`, want: autoWL},
 		{name: "kubectl delete is danger", args: `{"command":"kubectl delete pod web-1"}`, want: danger},
+		// The shell has no connect-time fence: its HTTP clients share the
+		// http_request tool's host checks (issue 11).
+		{name: "curl to a decimal metadata address", args: `{"command":"curl -s http://2852039166/latest/meta-data/"}`, want: blockAbs},
+		{name: "wget to a mapped IPv6 metadata address", args: `{"command":"wget -qO- http://[::ffff:a9fe:a9fe]/"}`, want: blockAbs},
+		{name: "mysql -e of a plain read is a look", args: `{"command":"mysql -h db -e 'SHOW FULL PROCESSLIST'"}`, want: autoWL},
+		{name: "mysql -e of a write is not", args: `{"command":"mysql -e 'DELETE FROM t'"}`, want: danger},
+		{name: "mysql -e of a password hash is not", args: `{"command":"mysql -e 'SELECT authentication_string FROM mysql.user'"}`, want: danger},
+		{name: "mysqladmin status is a look", args: `{"command":"mysqladmin -h db status"}`, want: autoWL},
+		{name: "curl to sslip.io", args: `{"command":"curl 169-254-169-254.sslip.io/latest/"}`, want: blockAbs},
 
 		// Rule order.
 		{name: "absurd beats pre-authorisation", args: `{"command":"rm -rf /"}`, want: blockAbs},
@@ -432,8 +441,14 @@ func TestAssessHTTP(t *testing.T) {
 		{name: "harmless headers", args: `{"method":"GET","url":"https://api.example.com/","headers":{"Accept":"application/json","Authorization":"Bearer x"}}`,
 			want: autoWL},
 		{name: "non-ascii host", args: `{"url":"https://bücher.example/"}`, want: with(deflt, "not plain ASCII")},
-		{name: "mathematical digits map to the metadata address", args: `{"url":"http://𝟏𝟔𝟗.𝟐𝟓𝟒.𝟏𝟔𝟗.𝟐𝟓𝟒/"}`, want: with(deflt, "IDNA")},
-		{name: "circled letters map to the metadata name", args: `{"url":"http://ⓜⓔⓣⓐⓓⓐⓣⓐ.google.internal/"}`, want: with(deflt, "IDNA")},
+		// UTS #46 maps these before the address checks (issue 11): blocked, not only confirmed.
+		{name: "mathematical digits map to the metadata address", args: `{"url":"http://𝟏𝟔𝟗.𝟐𝟓𝟒.𝟏𝟔𝟗.𝟐𝟓𝟒/"}`, want: with(blockAbs, "169.254.169.254")},
+		{name: "circled letters map to the metadata name", args: `{"url":"http://ⓜⓔⓣⓐⓓⓐⓣⓐ.google.internal/"}`, want: with(blockAbs, "metadata.google.internal")},
+		{name: "sslip.io with dashes", args: `{"url":"http://169-254-169-254.sslip.io/latest/"}`, want: with(blockAbs, "metadata")},
+		{name: "nip.io hex", args: `{"url":"http://a9fea9fe.nip.io/"}`, want: with(blockAbs, "metadata")},
+		{name: "nip.io dotted", args: `{"url":"http://169.254.169.254.nip.io/"}`, want: with(blockAbs, "metadata")},
+		{name: "sslip.io IPv6 with dashes", args: `{"url":"http://fd00-ec2--254.sslip.io/"}`, want: with(blockAbs, "metadata")},
+		{name: "full-width dots", args: `{"url":"http://169。254。169。254/"}`, want: with(blockAbs, "metadata")},
 		{name: "low risk_level does not lower a body", args: `{"method":"GET","url":"https://example.com/","body":"x","risk_level":"low"}`,
 			want: llm(want{decision: Auto, rule: RuleLLM}, Low)},
 		{name: "headers not an object", args: `{"url":"https://example.com/","headers":"X: y"}`, want: with(deflt, `"headers"`)},

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -69,6 +70,11 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer a.close()
+	platforms, err := checkPlatforms(cfg, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "countersign config check: %v\n", err)
+		return 1
+	}
 	out, err := yaml.Marshal(a.cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "countersign config check: %v\n", err)
@@ -78,8 +84,8 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 	if src == "" {
 		src = "(none: embedded defaults)"
 	}
-	fmt.Fprintf(stdout, "# config: %s\n# valid. tools: %s; approvals: %s; model: %s\n",
-		src, strings.Join(a.names, ", "), a.where, modelSummary(a))
+	fmt.Fprintf(stdout, "# config: %s\n# valid. tools: %s; approvals: %s; model: %s\n%s",
+		src, strings.Join(a.names, ", "), a.where, modelSummary(a), platforms)
 	code := 0
 	if *connect {
 		rs := reachAll(context.Background(), a.backends(cfg, os.Getenv, true))
@@ -99,6 +105,20 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 	}
 	_, _ = stdout.Write(out)
 	return code
+}
+
+// checkPlatforms asks each configured chat platform whether its tokens
+// work, and returns a "# " line per platform.
+func checkPlatforms(cfg fileConfig, getenv func(string) string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var b strings.Builder
+	if line, err := checkSlack(ctx, cfg, getenv); err != nil {
+		return "", err
+	} else if line != "" {
+		b.WriteString("# " + line + "\n")
+	}
+	return b.String(), nil
 }
 
 // modelSummary names the model the bot talks to, or says how to set one.

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/countersign/countersign/adapters/discord"
+	"github.com/countersign/countersign/adapters/slack"
 	"github.com/countersign/countersign/adapters/terminal"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/agent/llm"
@@ -39,6 +40,7 @@ type fileConfig struct {
 	Tools    toolsConfig    `yaml:"tools"`
 	Bot      bot.Config     `yaml:"bot"`
 	Terminal terminalConfig `yaml:"terminal"`
+	Slack    slack.Config   `yaml:"slack"`
 	Discord  discord.Config `yaml:"discord"`
 	Log      logConfig      `yaml:"log"`
 }
@@ -195,6 +197,11 @@ func validateSections(cfg fileConfig) error {
 	}
 	if err := cfg.Terminal.Validate(); err != nil {
 		return fmt.Errorf("terminal: %w", err)
+	}
+	// Checked whether or not its token is set, so that config check finds
+	// a bad section before the day the token is.
+	if err := cfg.Discord.Validate(); err != nil {
+		return err
 	}
 	if _, err := logLevel(cfg.Log.Level, slog.LevelInfo); err != nil {
 		return err

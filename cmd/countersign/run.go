@@ -133,6 +133,9 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 // a platform starts when its token is set. None means the terminal.
 func chatAdapters(cfg fileConfig, getenv func(string) string, log *slog.Logger) ([]adapters.Adapter, error) {
 	var ads []adapters.Adapter
+	if err := addSlack(&ads, cfg, getenv, log); err != nil {
+		return nil, err
+	}
 	if err := addDiscord(&ads, cfg.Discord, getenv, log); err != nil {
 		return nil, err
 	}

@@ -1,9 +1,13 @@
 // Package sensitive recognises paths that hold secrets (SPEC §2 rule 4):
-// .env files, keys and certificates, SSH and cloud credentials, kubeconfig
-// files, shell and client histories, /etc/shadow and the like. Both the
-// shell and the file rules use it, so that `cat .env` and a file read of
-// .env are judged alike. It also recognises paths where a write plants code
-// that runs later (RunsLater).
+// .env files, keys and certificates, SSH, cloud, Kerberos, VPN, cluster
+// and registry credentials, kubeconfig files, vault passwords, database
+// client password files, web applications' config files that hold their
+// database password, shell and client histories, /etc/shadow and the like,
+// and backups and copies of any of them (.env.bak, id_rsa~, shadow-). It is
+// the one list: the shell, the file rules and the file tool all use it, so
+// that `cat .env` and a file read of .env are judged alike. It also
+// recognises paths where a write plants code that runs later, or changes
+// the account files (RunsLater).
 package sensitive
 
 import (
@@ -36,6 +40,67 @@ var Defaults = []string{
 	".*_history", ".histfile", "fish_history",
 	// Process environments hold the secrets a process was given.
 	"/proc/*/environ", "/proc/*/task/*/environ",
+
+	// Issue 11: one list for the shell and the file tool.
+	// Kerberos and VPN credentials.
+	"*.keytab", "krb5cc_*", "/etc/wireguard/", "/etc/openvpn/", "*.ovpn", "ipsec.secrets", "/etc/ppp/*-secrets",
+	// Cluster-agent credentials: kubelet and control-plane keys, k3s and
+	// RKE tokens, the kubeconfigs kubeadm writes under /etc/kubernetes.
+	"/etc/kubernetes/*.conf", "/etc/kubernetes/pki/", "/var/lib/kubelet/pki/", "/var/lib/kubelet/kubeconfig",
+	"/etc/rancher/", "/var/lib/rancher/*/server/token", "/var/lib/rancher/*/server/node-token", "/var/lib/rancher/*/server/tls/",
+	"/etc/cni/net.d/*kubeconfig", "/var/lib/kube-proxy/kubeconfig*",
+	// ACME account keys and certificates.
+	"/etc/letsencrypt/", ".acme.sh/", "acme.json",
+	// Registry auth.
+	"containers/auth.json", ".config/containers/auth.json", ".m2/settings.xml", ".m2/settings-security.xml",
+	".gradle/gradle.properties", ".config/helm/registry/", ".composer/auth.json", ".config/composer/auth.json",
+	".nuget/nuget/nuget.config", ".yarnrc.yml", "pip.conf", ".pip/pip.conf",
+	// Cloud CLI caches and configs.
+	".aws/sso/", ".aws/cli/", ".oci/", ".config/doctl/", ".config/hcloud/", ".terraformrc", "clouds.yaml", ".config/openstack/",
+	".aliyun/", ".bluemix/", ".ibmcloud/", ".config/scw/", ".linode-cli", ".config/linode-cli",
+	// Vault, Ansible Vault and password-manager files.
+	".vault_pass*", "vault_pass*", ".vault-pass*", "vault-password*", "*.vault_pass", ".ansible/vault*",
+	// Service-account JSON keys.
+	"*service_account*.json", "*serviceaccount*.json", "*sa-key*.json", "gcp-key*.json", "application_default_credentials.json",
+	// Database client password files.
+	".pg_service.conf", ".cqlshrc", ".odbc.ini", "/etc/odbc.ini", ".dbshell", ".mongorc.js", ".influxdbv2/",
+	// Web applications' config files that hold their database password:
+	// decided in issue 11 to be secrets, since reading one prints it; the
+	// file names are the frameworks' own, so a generic config.php is not.
+	"wp-config.php", "localsettings.php", "config/database.yml", "config/secrets.yml", "config/master.key",
+	"sites/*/settings.php", "app/etc/env.php", "config.inc.php", "parameters.yml",
+	// Other credential stores the shell list held before: one list now.
+	"rclone.conf", "opasswd", ".history", "/etc/security/opasswd",
+}
+
+// backupSuffixes are the endings editors, package managers and people
+// give copies of a file: .env.bak is the .env it copies.
+var backupSuffixes = []string{"~", ".bak", ".backup", ".old", ".orig", ".save", ".swp", ".swo", ".tmp",
+	".copy", ".1", ".2", ".dpkg-old", ".dpkg-dist", ".rpmsave", ".rpmnew", ".sav", "-"}
+
+// original returns the name a backup copy was made from, or "" when p is
+// not one: .env.bak, id_rsa~, .#.env, #.env#, shadow-, credentials.json.old.
+func original(clean string) string {
+	dir, base := path.Split(clean)
+	orig := base
+	for changed := true; changed; {
+		changed = false
+		for _, suf := range backupSuffixes {
+			if len(orig) > len(suf)+1 && strings.HasSuffix(orig, suf) {
+				orig, changed = strings.TrimSuffix(orig, suf), true
+			}
+		}
+		if s, ok := strings.CutPrefix(orig, ".#"); ok && s != "" {
+			orig, changed = s, true
+		}
+		if len(orig) > 2 && orig[0] == '#' && orig[len(orig)-1] == '#' {
+			orig, changed = orig[1:len(orig)-1], true
+		}
+	}
+	if orig == base {
+		return ""
+	}
+	return dir + orig
 }
 
 type pattern struct {
@@ -84,6 +149,9 @@ func (g glob) match(name string) bool {
 // from config. It is safe for concurrent use.
 type Matcher struct {
 	patterns []pattern
+	// literal holds the base-name patterns without wildcards (.netrc,
+	// wp-config.php), looked up at once instead of one by one.
+	literal map[string]string
 }
 
 // New builds a Matcher from the defaults plus extra patterns. A malformed
@@ -115,6 +183,15 @@ func New(extra []string) (*Matcher, error) {
 					return nil, fmt.Errorf("sensitive path pattern %q: %w", p, err)
 				}
 				pt.base = g
+				if g.simple && !g.star {
+					if m.literal == nil {
+						m.literal = map[string]string{}
+					}
+					if _, dup := m.literal[g.prefix]; !dup {
+						m.literal[g.prefix] = pt.text
+					}
+					continue
+				}
 			}
 			m.patterns = append(m.patterns, pt)
 		}
@@ -129,7 +206,16 @@ func (m *Matcher) Match(p string) (reason string, ok bool) {
 	if p == "" {
 		return "", false
 	}
-	return m.match(p, cleanPath(p))
+	clean := cleanPath(p)
+	if why, ok := m.match(p, clean); ok {
+		return why, true
+	}
+	if orig := original(clean); orig != "" {
+		if why, ok := m.match(p, orig); ok {
+			return why + ", as a backup or copy", true
+		}
+	}
+	return "", false
 }
 
 // cleanPath is p as the patterns are matched against it: lower case,
@@ -145,6 +231,9 @@ func cleanPath(p string) string {
 // match is Match of p, given as cleanPath(p).
 func (m *Matcher) match(p, clean string) (reason string, ok bool) {
 	base := path.Base(clean)
+	if text, ok := m.literal[base]; ok {
+		return fmt.Sprintf("%s is a sensitive path (%s)", p, text), true
+	}
 	for _, pt := range m.patterns {
 		switch {
 		case pt.dir:
@@ -218,28 +307,72 @@ func matchTail(pat []glob, clean string) bool {
 	return true
 }
 
-// RunsLater reports whether writing p plants code that runs later (shell
-// and editor start-up files, git hooks and .gitconfig (pager, aliases),
-// Python's sitecustomize, cron, systemd units, authorized_keys, the preload
-// list), with a short reason. Such a write is a danger even when
+// RunsLater reports whether writing p plants code that runs later (shell,
+// editor, runtime and tool start-up files, git hooks and config, Python's
+// sitecustomize and .pth files, cron, at, systemd units, logrotate, udev,
+// modprobe and sysctl.d, PAM, sshd, authorized_keys, the preload list)
+// or changes the account files, with a short reason. The shell's
+// redirections and the file tool's writes both use it. Such a write is a danger even when
 // nothing runs now.
 func RunsLater(p string) (reason string, ok bool) {
 	if p == "" {
 		return "", false
 	}
 	clean := path.Clean("/" + strings.ReplaceAll(p, `\`, "/"))
-	switch path.Base(clean) {
-	case ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
-		".zshenv", ".zlogin", ".bash_aliases", "config.fish", ".envrc", ".gitconfig", ".vimrc", ".tmux.conf",
-		"sitecustomize.py", "usercustomize.py", "authorized_keys", "authorized_keys2", "ld.so.preload", "crontab":
+	base := path.Base(clean)
+	if runsLaterNames[base] || strings.HasSuffix(base, ".pth") && strings.Contains(clean, "-packages/") {
 		return fmt.Sprintf("writing %s plants code that runs later", p), true
 	}
-	for _, dir := range []string{"/etc/cron", "/etc/systemd/", "/etc/profile", "/etc/rc", "/etc/init.d/",
-		"/etc/bash", "/var/spool/cron/", "/lib/systemd/", "/usr/lib/systemd/", "/.config/systemd/",
-		"/.config/autostart/", "/.git/hooks/"} {
+	for _, dir := range runsLaterDirs {
 		if strings.Contains(clean, dir) {
 			return fmt.Sprintf("writing %s plants code that runs later", p), true
 		}
 	}
+	if accountFiles[clean] {
+		return fmt.Sprintf("writing %s changes who may log in and as what", p), true
+	}
 	return "", false
 }
+
+// runsLaterNames are files, by base name, whose content a shell, an
+// editor, a runtime, a mail or network daemon or the loader runs or reads
+// commands from at start-up, login or on a schedule.
+var runsLaterNames = map[string]bool{
+	// Shells.
+	".bashrc": true, ".bash_profile": true, ".bash_login": true, ".bash_logout": true, ".profile": true,
+	".zshrc": true, ".zprofile": true, ".zshenv": true, ".zlogin": true, ".zlogout": true, ".bash_aliases": true,
+	"config.fish": true, ".kshrc": true, ".mkshrc": true, ".cshrc": true, ".tcshrc": true, ".login": true,
+	".logout": true, ".envrc": true, ".pam_environment": true,
+	// Editors, pagers, debuggers and terminals.
+	".vimrc": true, ".exrc": true, ".gvimrc": true, "init.vim": true, "init.lua": true, ".emacs": true, "init.el": true,
+	".tmux.conf": true, ".screenrc": true, ".gdbinit": true, ".lldbinit": true, ".lesskey": true, ".nanorc": true,
+	".xinitrc": true, ".xsession": true, ".xprofile": true, ".xsessionrc": true,
+	// Tools that run commands from their config.
+	".gitconfig": true, ".hgrc": true, ".wgetrc": true, ".curlrc": true, ".psqlrc": true, ".mailcap": true,
+	".forward": true, ".procmailrc": true, ".muttrc": true,
+	// Runtimes.
+	"sitecustomize.py": true, "usercustomize.py": true, ".pythonrc": true, ".pythonrc.py": true, ".irbrc": true,
+	".pryrc": true, ".perldb": true, ".Rprofile": true, ".npmrc": true, ".yarnrc": true,
+	// SSH and the loader.
+	"authorized_keys": true, "authorized_keys2": true, "ld.so.preload": true,
+	"crontab": true, "anacrontab": true, "rc.local": true, "sshd_config": true, "ssh_config": true,
+	"logrotate.conf": true, "sysctl.conf": true, "environment.d": true, "pam_env.conf": true,
+}
+
+// runsLaterDirs are places whose files are run, or read for commands, at
+// boot, login, on a schedule, on rotation, on a device or network event,
+// or when a package is installed.
+var runsLaterDirs = []string{"/etc/cron", "/etc/systemd/", "/etc/profile", "/etc/rc", "/etc/init.d/", "/etc/init/",
+	"/etc/bash", "/var/spool/cron/", "/var/spool/at/", "/lib/systemd/", "/usr/lib/systemd/", "/.config/systemd/",
+	"/.config/autostart/", "/.git/hooks/", "/etc/xdg/autostart/", "/etc/logrotate.d/", "/etc/update-motd.d/",
+	"/etc/udev/rules.d/", "/lib/udev/rules.d/", "/etc/modprobe.d/", "/etc/modules-load.d/", "/etc/sysctl.d/",
+	"/etc/ld.so.conf", "/etc/networkmanager/dispatcher.d/", "/etc/NetworkManager/dispatcher.d/", "/etc/network/if-",
+	"/etc/dhcp/dhclient-", "/etc/apt/apt.conf.d/", "/etc/yum/pluginconf.d/", "/etc/dnf/plugins/", "/etc/pam.d/",
+	"/etc/security/", "/etc/X11/Xsession.d/", "/etc/supervisor/", "/etc/sudoers", "/etc/ssh/sshd_config.d/",
+	"/etc/environment", "/.ssh/rc", "/.ssh/environment", "/.config/fish/", "/.config/nvim/", "/.emacs.d/",
+	"/.local/share/systemd/", "/.config/environment.d/", "/etc/containers/systemd/", "/etc/tmpfiles.d/",
+	"/.git/config", "/.gitmodules", "/var/lib/dpkg/info/"}
+
+// accountFiles decide who may log in and as whom.
+var accountFiles = map[string]bool{"/etc/passwd": true, "/etc/shadow": true, "/etc/group": true,
+	"/etc/gshadow": true, "/etc/subuid": true, "/etc/subgid": true, "/etc/login.defs": true}

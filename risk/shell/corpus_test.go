@@ -16,6 +16,7 @@ const maxAutoOnlyConfirmed = 0
 var disagreements = map[string]string{
 	"(ls)":                   "SPEC §2 rule 6: subshells of readers are read-only; Codex only trusts plain lists",
 	"ls || (pwd && echo hi)": "SPEC §2 rule 6: subshells of readers are read-only; Codex only trusts plain lists",
+	"mkfs.ext4 /dev/sdaa":    "SPEC §2 rule 1 (issue 11): /dev/sdaa is the 27th SCSI disk; Goose's pattern knows only one letter",
 }
 
 // decision maps an Analysis the way the policy layer does.

@@ -7,12 +7,6 @@ import (
 // Code-level dangers (SPEC §2 rule 4): commands a person must approve,
 // whatever the LLM says.
 
-// always builds the handler of a command that is a danger whatever its
-// arguments: kill, reboot, truncate.
-func always(why string) handler {
-	return func(j *judge, c *cmd) { j.danger(c.name + " " + why) }
-}
-
 // writes builds the handler of a command that changes files, no more: not
 // a look, not a danger.
 func writes(what string) handler {
@@ -115,19 +109,28 @@ func interpreter(j *judge, c *cmd) {
 		return // python3 --version
 	}
 	flags := interpreters[interpreterName(c.name)]
-	for _, a := range c.args {
+	for i, a := range c.args {
 		t := a.text
 		if a.dynamic || !strings.HasPrefix(t, "-") {
 			break
 		}
+		code := ""
 		switch {
 		case t == "--eval" || t == "--print" || strings.EqualFold(t, "-command") || strings.EqualFold(t, "-encodedcommand"):
-			j.danger(c.name + " " + t + " runs code given on the command line")
-			return
 		case !strings.HasPrefix(t, "--") && strings.ContainsAny(t[1:], flags) && flags != "":
-			j.danger(c.name + " " + t + " runs code given on the command line")
-			return
+			// perl -e'...' holds its code; python3 -c CODE has it next.
+			if k := strings.IndexAny(t[1:], flags); k+2 < len(t) {
+				code = t[k+2:]
+			}
+		default:
+			continue
 		}
+		if code == "" && i+1 < len(c.args) {
+			code = c.args[i+1].text
+		}
+		j.danger(c.name + " " + t + " runs code given on the command line")
+		j.interpreterCode(c.name, code, c.depth)
+		return
 	}
 	for _, a := range c.args {
 		if !strings.HasPrefix(a.text, "-") || a.dynamic {
@@ -158,6 +161,9 @@ func dbClient(j *judge, c *cmd) {
 	if c.trusted && (versionOnly(c.name, c.args) || c.name == "redis-cli" && redisRead(c.args)) {
 		return // psql --version, redis-cli info
 	}
+	if c.trusted && j.mysqlRead(c) {
+		return // mysql -e 'SHOW PROCESSLIST', mysqladmin status
+	}
 	var all strings.Builder
 	for _, a := range c.args {
 		all.WriteString(strings.ToUpper(a.text))
@@ -170,4 +176,55 @@ func dbClient(j *judge, c *cmd) {
 		}
 	}
 	j.unknown(c.name + " talks to a database")
+}
+
+// mysqlSpec holds the mysql and mysqladmin options that only say where to
+// connect and how to print; mysqlValued those that take a value.
+var (
+	mysqlValued = mustSpec("-h -u -P -D -S -e --host --user --port --database --socket --protocol --execute --default-character-set --connect-timeout --login-path")
+	mysqlSafe   = []string{"-h", "-u", "-P", "-D", "-S", "-e", "--host", "--user", "--port", "--database", "--socket", "--protocol",
+		"--execute", "--default-character-set", "--connect-timeout", "--login-path", "-N", "-B", "-t", "-s", "-E", "-r", "-A",
+		"--skip-column-names", "--batch", "--table", "--silent", "--vertical", "--raw", "--no-auto-rehash", "-i", "--relative"}
+	mysqladminReads = []string{"status", "processlist", "proc", "variables", "var", "extended-status", "ext", "ping", "version"}
+)
+
+// mysqlRead reports whether mysql -e runs one statement the SQL rules
+// whitelist (SPEC §2 rule 6), or mysqladmin only reports, with options
+// that only say where to connect and how to print. A password on the
+// command line, a defaults file or any other option is not a look.
+func (j *judge) mysqlRead(c *cmd) bool {
+	if c.name != "mysql" && c.name != "mariadb" && c.name != "mysqladmin" {
+		return false
+	}
+	opts, ops := mysqlValued.parseArgs(c.args)
+	var sql []string
+	for _, o := range opts {
+		if !in(o.String(), mysqlSafe...) || o.hasValue && o.value.dynamic {
+			return false
+		}
+		if o.is('e', "execute") {
+			sql = append(sql, o.value.text)
+		}
+	}
+	for _, op := range ops {
+		if op.dynamic {
+			return false
+		}
+	}
+	if c.name == "mysqladmin" {
+		for _, op := range ops {
+			if !in(op.text, mysqladminReads...) {
+				return false
+			}
+		}
+		return len(ops) > 0 && len(sql) == 0
+	}
+	if len(sql) != 1 || j.a.sqlRead == nil {
+		return false
+	}
+	read, dangers := j.a.sqlRead(sql[0])
+	for _, d := range dangers {
+		j.danger(c.name + " -e: " + d)
+	}
+	return read && len(ops) <= 1
 }

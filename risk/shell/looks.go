@@ -611,3 +611,54 @@ func both(f, g check) check {
 		return g(j, c, opts, operands)
 	}
 }
+
+// zoneTransfer: asking a DNS server for a whole zone (dig axfr, dig -t
+// ixfr, host -l, nslookup's ls) is not a look: it copies the zone, and is
+// what an attacker maps a network with.
+func zoneTransfer(j *judge, c *cmd, opts []opt, operands []arg) string {
+	for _, a := range c.args {
+		t := strings.ToLower(a.text)
+		if k := strings.LastIndexAny(t, "=-"); k >= 0 && strings.HasPrefix(t, "-") {
+			t = t[k+1:]
+		}
+		t = strings.TrimPrefix(t, "type=")
+		if in(t, "axfr", "ixfr", "+axfr", "+ixfr", "ls") || strings.HasPrefix(t, "ixfr=") || strings.HasPrefix(t, "-tixfr") || strings.HasPrefix(t, "-taxfr") {
+			return c.name + " " + a.text + " asks for a zone transfer, not a look"
+		}
+	}
+	return ""
+}
+
+// ctrCheck: containerd's ctr lists and inspects; the rest changes it.
+func ctrCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
+	_, rest := mustSpec("-n --namespace -a --address --timeout").parseLeading(c.args)
+	if len(rest) >= 2 && in(rest[0].text, "containers", "c", "container", "images", "image", "i", "tasks", "task", "t", "namespaces", "ns", "snapshots", "snapshot", "content", "plugins", "plugin", "leases") &&
+		in(rest[1].text, "ls", "list", "info", "ps", "metrics") {
+		return ""
+	}
+	if len(rest) == 1 && rest[0].text == "version" {
+		return ""
+	}
+	return "ctr is not a look without ls, info, ps or metrics"
+}
+
+// etcdctlCheck: member list, endpoint status and health are looks; get
+// reads keys, which in a Kubernetes etcd are Secrets.
+func etcdctlCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
+	var ops []string
+	for _, a := range c.args {
+		if !strings.HasPrefix(a.text, "-") {
+			ops = append(ops, a.text)
+		}
+	}
+	switch {
+	case len(ops) >= 2 && ops[0] == "member" && ops[1] == "list",
+		len(ops) >= 2 && ops[0] == "endpoint" && in(ops[1], "status", "health", "hashkv"),
+		len(ops) >= 1 && in(ops[0], "version", "check"), len(ops) >= 2 && ops[0] == "alarm" && ops[1] == "list":
+		return ""
+	case len(ops) >= 1 && ops[0] == "get":
+		j.danger("etcdctl get reads keys, which hold the cluster's Secrets")
+		return ""
+	}
+	return "etcdctl " + strings.Join(ops, " ") + " is not a look"
+}

@@ -178,7 +178,8 @@ func readers() map[string]reader {
 		"ip":       anyArgs().withRaw(ipCheck),
 		"ifconfig": r("", "", "").withMax(1).withCheck(ifconfigCheck),
 		"ping":     ping, "ping6": ping, "traceroute": anyArgs(), "tracepath": anyArgs(), "mtr": r("", "", "").withCheck(mtrCheck),
-		"dig": r("-f -k -b -c -p -q -t -x -y", "", "").withSecretOpts("-f -k"), "host": anyArgs(), "nslookup": anyArgs(), "getent": anyArgs().withCheck(getentCheck), "whois": anyArgs(),
+		"dig": r("-f -k -b -c -p -q -t -x -y", "", "").withSecretOpts("-f -k").withCheck(zoneTransfer), "host": r("-t -c -N -R -W -m", "-l", "asks for a zone transfer").withCheck(zoneTransfer), "nslookup": anyArgs().withCheck(zoneTransfer),
+		"drill": r("-k -o -p -q -s -t -x -y -r -I", "", "").withCheck(zoneTransfer), "kdig": anyArgs().withCheck(zoneTransfer), "delv": anyArgs().withCheck(zoneTransfer), "getent": anyArgs().withCheck(getentCheck), "whois": anyArgs(),
 		"dmesg": r("-f -l -F -s --facility --level --file --buffer-size --time-format", "-C --clear -c --read-clear -D --console-off -E --console-on -n --console-level", "changes the kernel log").withSecretOpts("-F --file"),
 		"journalctl": r("-u -t -p -n -S -U -b -o -g -D -M -F -c --unit --user-unit --identifier --priority --lines --since --until --boot --output --grep --directory --machine --field --file --cursor --after-cursor --namespace --facility --output-fields --root --image",
 			"--vacuum-size --vacuum-time --vacuum-files --rotate --flush --sync --relinquish-var --smart-relinquish-var --setup-keys --update-catalog --cursor-file", "changes the journal"),
@@ -231,7 +232,7 @@ func readers() map[string]reader {
 		"lastb":           anyArgs(), "atq": anyArgs(), "runlevel": anyArgs(), "getcap": anyArgs(), "sestatus": anyArgs(), "getenforce": anyArgs(), "aa-status": anyArgs(),
 		"faillog":      r("-u -t --user --time", "-r --reset -l --lock-secs -m --maximum", "changes failure counts"),
 		"chage":        r("", "", "").withCheck(requires("-l --list", allowed("-l --list -i --iso8601", false))),
-		"chronyc":      r("-h", "", "").withCheck(allowed("-n -c -a -h -4 -6", true, "tracking", "sources", "sourcestats", "activity", "ntpdata", "serverstats", "clients", "selectdata", "authdata", "rtcdata", "smoothing", "waitsync")),
+		"chronyc":      r("-h", "", "").withCheck(allowed("-n -c -a -h -4 -6 -v", true, "tracking", "sources", "sourcestats", "activity", "ntpdata", "serverstats", "clients", "selectdata", "authdata", "rtcdata", "smoothing", "waitsync")),
 		"ntpq":         r("", "", "").withCheck(allowed("-p -n -4 -6 -w --peers --numeric", false)).withMax(1),
 		"hwclock":      r("-f --rtc", "", "").withCheck(requires("-r --show --get", allowed("-r --show --get -u --utc --localtime -f --rtc --verbose -v", false))),
 		"nvidia-smi":   r("-i -f -l --id --filename --loop --loop-ms --query-gpu --query-compute-apps --format", "", "").withCheck(nvidiaSmiCheck),
@@ -243,6 +244,22 @@ func readers() map[string]reader {
 		"coredumpctl": r("-S -U -F --since --until --field -n", "", "").withCheck(allowed("-S -U -F --since --until --field -n -r --reverse -q --quiet --no-pager --no-legend -1 --json", false, "list", "info")),
 		"dstat":       r("-C -D -I -N -S --output", "--output", "writes a file"),
 		"tofu":        anyArgs().withRaw(terraformCheck),
+
+		// Storage and hardware status (issue 11).
+		"mdadm":       r("", "", "").withCheck(requires("--detail -D --examine -E --query -Q --detail-platform", allowed("--detail -D --examine -E --query -Q --detail-platform --scan -s --brief -b --verbose -v --export -Y --test -t", false))),
+		"multipath":   r("-v", "", "").withCheck(requires("-l", allowed("-l -v", false))).withMax(0),
+		"iscsiadm":    r("-m --mode -P --print -r --sid -T --targetname -p --portal -I --interface", "", "").withCheck(requires("-m --mode", allowed("-m --mode -P --print -r --sid -T --targetname -p --portal -I --interface", false))).withMax(0),
+		"nvme":        anyArgs().withCheck(subcommands("list", "list-subsys", "smart-log", "id-ctrl", "id-ns", "error-log", "fw-log", "list-ns", "show-regs", "version", "help")),
+		"numactl":     r("", "", "").withCheck(requires("--hardware -H --show -s", allowed("--hardware -H --show -s", false))).withMax(0),
+		"lvmdiskscan": anyArgs(), "pvscan": noOperands("", "--cache -a --activate", "changes LVM state"), "vgscan": noOperands("", "--mknodes --cache", "changes LVM state"),
+		"lsscsi": anyArgs(), "sg_map": anyArgs(), "blockdev": r("", "--setro --setrw --setra --setfra --setbsz --flushbufs --rereadpt", "changes a block device").withCheck(requires("--getsz --getsize64 --getss --getbsz --getro --getra --report --getpbsz --getiomin --getioopt --getalignoff --getmaxsect --getsize --getfra --getdiscardzeroes", allowed("--getsz --getsize64 --getss --getbsz --getro --getra --report --getpbsz --getiomin --getioopt --getalignoff --getmaxsect --getsize --getfra --getdiscardzeroes -v", false))),
+		"zdb": r("", "", "").withCheck(requires("-C", allowed("-C", false))), "arcstat": anyArgs(), "ceph": anyArgs().withCheck(subcommands("status", "health", "df", "-s", "osd", "pg", "mon", "versions")),
+		"ntpstat": anyArgs(), "chronyd": r("", "", "").withCheck(requires("-v --version", allowed("-v --version", false))),
+		"rndc": anyArgs().withCheck(subcommands("status")), "named-checkconf": r("-t", "-p -z -j", "prints or loads zones").withMax(1), "named-checkzone": r("-i -k -m -n -t -w -D -f -F -J", "-o -D -s", "writes the zone"),
+		"unbound-control":     anyArgs().withCheck(subcommands("status", "stats", "stats_noreset", "list_stubs", "list_forwards", "list_local_zones", "dump_cache")),
+		"systemd-detect-virt": anyArgs(), "virt-what": anyArgs(), "lshw": anyArgs(), "inxi": anyArgs(), "hwinfo": anyArgs(), "lsipc": anyArgs(), "lslocks": anyArgs(), "lsirq": anyArgs(),
+		"ctr": anyArgs().withRaw(ctrCheck), "nerdctl": anyArgs().withRaw(dockerCheck),
+		"etcdctl": anyArgs().withRaw(etcdctlCheck),
 	}
 }
 
@@ -265,6 +282,10 @@ func (rd *reader) judgeArgs(j *judge, c *cmd) {
 	}
 	// A word computed at run time may split into options (sort $X, with
 	// X="-o out"): where an option could write, that is not a look.
+	// An unresolved word only withholds read-only status: the option and
+	// verb checks below still run on every other word, so git branch -D
+	// "$OLD" and kubectl drain "$NODE" are still dangers (issue 11).
+	unresolved := ""
 	guarded := rd.raw || len(rd.deny.short)+len(rd.deny.long) > 0 && !rd.mild
 	operandSeen := false
 	for _, a := range c.args {
@@ -273,18 +294,19 @@ func (rd *reader) judgeArgs(j *judge, c *cmd) {
 		if operandSeen && rd.stops || a.text == "--" && !a.dynamic && (!rd.raw || c.name == "git") {
 			break
 		}
-		if a.dynamic && guarded {
-			j.unknown("cannot tell what " + a.text + " expands to in " + c.name)
-			return
+		if a.dynamic && guarded && unresolved == "" {
+			unresolved = "cannot tell what " + a.text + " expands to in " + c.name
 		}
 		// sed -n 1p *.log with a file named -i.log edits in place: a
 		// pattern that can expand to a word starting with "-" is an option
 		// the rules never saw.
-		if guarded && a.glob && strings.ContainsRune("*?[@!+", rune(a.text[0])) {
-			j.unknown(a.text + " could match a file named like an option of " + c.name + " (write ./" + a.text + ")")
-			return
+		if guarded && a.glob && strings.ContainsRune("*?[@!+", rune(a.text[0])) && unresolved == "" {
+			unresolved = a.text + " could match a file named like an option of " + c.name + " (write ./" + a.text + ")"
 		}
 		operandSeen = operandSeen || !strings.HasPrefix(a.text, "-")
+	}
+	if unresolved != "" {
+		defer j.unknown(unresolved)
 	}
 	opts, operands := rd.opts.parseArgs(c.args)
 	for _, o := range opts {
@@ -323,6 +345,9 @@ func (rd *reader) judgeArgs(j *judge, c *cmd) {
 			!hasOpt(opts, 'f', "file") && !hasOpt(opts, 0, "from-file") {
 			files = files[1:]
 		}
+		if c.name == "rg" || hasOpt(opts, 'r', "recursive") || hasOpt(opts, 'R', "dereference-recursive") {
+			j.recursiveInto(c.name+" -r", files)
+		}
 		for _, f := range files {
 			j.secret(c.name, f)
 		}
@@ -347,6 +372,11 @@ func (j *judge) secret(name string, f arg) {
 			for _, it := range items {
 				j.secret(name, it)
 			}
+			return
+		}
+		if j.maybeSecret(f.text) {
+			// cat ~/.ssh/$KEY: the variable could be anything there.
+			j.danger(name + " " + f.text + " may read a secret (part of the path is computed at run time)")
 			return
 		}
 		j.unseenContent = true

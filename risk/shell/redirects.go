@@ -36,6 +36,9 @@ func (j *judge) redirects(rs []*syntax.Redirect) {
 				if j.isSecret(t) || j.isSecret(joinPath(j.cwd, t)) {
 					j.danger("< " + t + " reads a secret")
 				}
+				if isRawDisk(t) || in(t, "/dev/mem", "/dev/kmem", "/dev/port") {
+					j.danger("< " + t + " reads raw disk or memory, which holds every secret on it")
+				}
 				if strings.HasPrefix(t, "/dev/tcp/") || strings.HasPrefix(t, "/dev/udp/") {
 					j.unknown("< " + t + " opens a network connection")
 				}
@@ -47,6 +50,10 @@ func (j *judge) redirects(rs []*syntax.Redirect) {
 			}
 			// < "$f": like a reader's operand named at run time (see the
 			// package doc); a loop variable's words are checked.
+			if p := j.resolve(w); isRawDisk(p) {
+				j.danger("< " + w.text + " reads raw disk, which holds every secret on it")
+				continue
+			}
 			j.secret("<", w)
 		default:
 			j.output(word(r.Word), r.Op.String())
@@ -61,7 +68,8 @@ func (j *judge) output(target arg, op string) {
 	if ok && harmlessSinks[t] {
 		return
 	}
-	if isRawDisk(target.text) {
+	if t := j.resolve(target); isRawDisk(t) || target.dynamic && strings.HasPrefix(t, "/dev/") && !harmlessSinks[t] {
+		// > /dev/$DISK could be any disk: blocked.
 		j.absurd("writing to " + target.text + " would destroy the disk")
 		return
 	}
@@ -98,4 +106,38 @@ func isDigits(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// truncation records a danger when a statement exists only to empty a
+// file: > app.log, : > app.log, true > f, echo -n > f, printf ” > f,
+// cat /dev/null > f (the shell builtins' truncate).
+func (j *judge) truncation(s *syntax.Stmt) {
+	if len(s.Redirs) == 0 {
+		return
+	}
+	empty := s.Cmd == nil
+	if c, ok := s.Cmd.(*syntax.CallExpr); ok {
+		argv := words(c.Args, nil)
+		switch {
+		case len(argv) == 0:
+			empty = true
+		case len(argv) == 1 && in(argv[0].text, ":", "true", "false"):
+			empty = true
+		case len(argv) == 2 && argv[0].text == "echo" && argv[1].text == "-n",
+			len(argv) == 2 && argv[0].text == "printf" && argv[1].text == "",
+			len(argv) == 2 && argv[0].text == "cat" && argv[1].text == "/dev/null":
+			empty = true
+		}
+	}
+	if !empty {
+		return
+	}
+	for _, r := range s.Redirs {
+		if r.Op != syntax.RdrOut && r.Op != syntax.RdrClob || r.Word == nil {
+			continue
+		}
+		if t := word(r.Word); !harmlessSinks[t.text] {
+			j.danger(r.Op.String() + " " + t.text + " empties the file")
+		}
+	}
 }

@@ -8,21 +8,82 @@ import (
 // Secrets a shell reader can reach beyond the configured sensitive paths,
 // and patterns: cat .e* reads .env as surely as cat .env does.
 
-// shellSecret reports whether p is a secret the configured matcher may not
-// know: cluster admin kubeconfigs, rclone's config, old password hashes,
-// a few histories the default patterns miss, process environments.
+// shellSecret reports whether p is a secret the configured matcher cannot
+// see as written: a process environment under any spelling of its pid
+// (/proc/self/environ, /proc/1/task/1/environ). Every other secret is in
+// the one list the file tool shares (sensitive.Defaults).
 func shellSecret(p string) bool {
-	switch base := path.Base(p); {
-	case base == "rclone.conf" || base == "opasswd" || base == ".history" || base == ".dbshell":
-		return true
-	case strings.HasSuffix(base, ".conf") && strings.HasPrefix(path.Clean("/"+p), "/etc/kubernetes/"):
-		return true // admin.conf, kubelet.conf, super-admin.conf: kubeconfigs with cluster-admin keys
-	}
 	if rest, ok := strings.CutPrefix(p, "/proc/"); ok {
 		_, file, _ := strings.Cut(rest, "/")
-		return file == "environ"
+		return file == "environ" || strings.HasSuffix(file, "/environ")
 	}
 	return false
+}
+
+// maybeSecret reports whether a path with a part computed at run time
+// (~/.ssh/$KEY, $APP/.env, /etc/$F) could name a secret: each unknown
+// part is taken as a wildcard and matched as a pattern would be.
+func (j *judge) maybeSecret(text string) bool {
+	if !strings.ContainsAny(text, "/.") || !strings.ContainsAny(text, "$…") {
+		return false
+	}
+	var b strings.Builder
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case c == '$':
+			b.WriteByte('*')
+			i++
+			if i < len(text) && (text[i] == '{' || text[i] == '(') {
+				close := byte('}')
+				if text[i] == '(' {
+					close = ')'
+				}
+				for i < len(text) && text[i] != close {
+					i++
+				}
+				continue
+			}
+			for i < len(text) && isWordByte(text[i]) {
+				i++
+			}
+			i--
+		case strings.HasPrefix(text[i:], "…"):
+			b.WriteByte('*')
+			i += len("…") - 1
+		default:
+			b.WriteByte(c)
+		}
+	}
+	g := b.String()
+	if strings.Trim(g, "*/") == "" {
+		return false
+	}
+	return j.isSecret(strings.ReplaceAll(g, "*", "x")) || j.globSecret(g)
+}
+
+// secretAncestors are directories that hold the system's secrets: a
+// recursive reader started there reads them.
+var secretAncestors = []string{"/", "/etc", "/root", "/home", "~", "/proc", "/run", "/var/run", "/var/lib/kubelet",
+	"/etc/kubernetes", "/etc/ssl", "/etc/letsencrypt", "/var/lib/rancher", "/etc/rancher", "/var/lib/docker"}
+
+// recursiveInto records a danger when a recursive reader (grep -r, rg,
+// zip -r) starts in a directory that holds secrets: ~/.ssh, .aws, /etc.
+func (j *judge) recursiveInto(name string, dirs []arg) {
+	for _, d := range dirs {
+		p := j.resolve(d)
+		if d.dynamic && p == d.text {
+			continue
+		}
+		clean := strings.TrimSuffix(p, "/")
+		if clean == "" {
+			clean = "/"
+		}
+		_, holds := j.a.secrets.MatchDir(clean)
+		if holds || in(clean, secretAncestors...) || strings.HasPrefix(clean, "~/") && strings.Count(clean, "/") == 1 && j.isSecret(clean+"/x") {
+			j.danger(name + " " + d.text + " reads every file below it, secrets included")
+			return
+		}
+	}
 }
 
 // fileCandidates are names a pattern in a file name may match; the

@@ -3,42 +3,75 @@
 // absurd (never to run), dangerous (needs a person), or made only of known
 // readers used read-only. It runs nothing.
 //
-// How it reads a script:
+// How it reads a script (the engine; the catalogues are tables):
 //   - walk.go walks the whole syntax tree, so commands inside pipelines,
 //     lists, subshells, blocks, loops, $(...), backquotes, <(...), here-docs,
 //     function bodies, arithmetic and assignments are all judged; redirections
-//     are judged with their statement (redirects.go), and so is what is
-//     piped or fed into a shell, interpreter or database client (stdin.go).
-//     vars.go follows variables (f=.env; cat $f, PATH=...), loops.go the
-//     words of a for loop, and arith.go finds where bash runs a value as
-//     code (arithmetic, subscripts: a[$(cmd)]).
+//     are judged with their statement (redirects.go). vars.go follows
+//     variables (f=.env; cat $f, PATH=...) and splits an unquoted variable
+//     holding several words as bash would, loops.go the words of a for loop,
+//     and arith.go finds where bash runs a value as code (a[$(cmd)]).
 //   - words.go removes quotes (\rm, 'r'm, $'\x72m') and expands braces; a
 //     word holding an expansion is "dynamic" and never a known command name.
+//     A dynamic word only withholds read-only status: every verb and option
+//     check still runs on the rest of the line.
+//   - effects.go is the danger floor (SPEC §2 rule 4) as a table of effects
+//     (kill, stop, power, teardown, scale to zero, evict, truncate,
+//     privilege, firewall, kernel, scheduling, network shells, history,
+//     secret managers), one row per spelling in each CLI, matched on every
+//     command.
+//   - carriers.go is the table of places a program runs a command it was
+//     handed (editor and pager commands, git -c and config writes, tar,
+//     rsync, ssh -o, PAGER=, LESSOPEN=, database clients' shell escapes,
+//     fleet tools); what they carry is parsed as a nested script.
+//   - stdin.go and flow.go follow what a shell, an interpreter, a database
+//     client, at or crontab reads on its standard input, through cat, tee,
+//     wrappers, { } groups, subshells, here-documents and decoders (base64,
+//     hex, rev, tr, gzip, printf escapes): readable text is judged as the
+//     script it is, unreadable text is eval, a danger.
 //   - wrappers.go looks through sudo, env, nice, timeout, xargs, busybox...;
-//     sh -c, eval, su -c, trap, ssh and scripts fed to a shell on stdin are
-//     parsed again, at most maxDepth deep.
-//   - absurd.go and danger.go hold SPEC §2 rules 1 and 4; readers.go, text.go
-//     and tools.go hold the rule 6 whitelist, one argument rule per reader.
-//     A reader pointed at a sensitive path is a danger: one that prints it
-//     (cat .env), and one that lists or describes it, a directory that
-//     holds secrets included (ls ~/.ssh), as the file tool's list would be.
+//     sh -c, eval, su -c, trap and ssh are parsed again, at most maxDepth
+//     deep; wholesale.go judges any unknown command whose next word is a
+//     known one as that command too (nsenter, strace, proxychains...), and
+//     holds the disk wipers, the metadata check for curl, wget and nc, and
+//     endless loops that fork.
+//   - absurd.go and danger.go hold SPEC §2 rule 1 and the commands with
+//     their own danger logic; readers.go, looks.go, text.go and tools.go hold
+//     the rule 6 whitelist, one argument rule per reader. A reader pointed
+//     at a sensitive path is a danger: one that prints it (cat .env), one
+//     that lists or describes it, a directory that holds secrets included
+//     (ls ~/.ssh), and a recursive one started in such a directory.
+//
+// Which targets given through a variable are blocked (judged as what they
+// could be): mkfs, wipefs, blkdiscard and the other disk wipers given $X or
+// /dev/$X; dd of=/dev/$X; a redirection onto /dev/$X. rm -rf $X, dd of=$X
+// and the like stay dangers (confirmed, never auto).
 //
 // Known limits, each failing towards a confirmation rather than a run except
-// where said: a reader's operand that is computed at run time ($(...),
-// xargs input, a while-read variable) cannot be checked against the
-// sensitive paths, so cat $(echo .env) is still a look (a variable assigned
-// a literal earlier in the script, and the words of a for loop, are looked
-// through, and find -name .env feeding such a reader is a danger);
-// recursive readers (grep -r, find) may read secrets inside the trees they
-// walk; readers that print a configuration (docker inspect, kubectl get -o
-// yaml, systemctl cat, git remote -v) may show secrets written into it;
-// a repository's own config (core.fsmonitor, diff.external) is trusted by
-// git's looks, though git -C elsewhere is not; curl and wget are not
-// readers, since HTTP belongs to http_request; cloud CLIs (aws, gcloud)
-// are never looks; the directory a literal cd or pushd moved to is
-// followed in source order, not through every branch (a relative one even
-// when the directory the script starts in is not known, and a cd inside
-// ( ), $( ) or <( ) only until it ends).
+// where said: a reader's operand that is computed at run time as a whole
+// ($(...), xargs input, a while-read variable) cannot be checked against the
+// sensitive paths, so cat $(echo .env) is still a look (a variable inside a
+// path with literal parts, ~/.ssh/$K or $APP/.env, is taken as "could be
+// anything" and is a danger; a variable assigned a literal earlier, and the
+// words of a for loop, are looked through; find -name .env feeding such a
+// reader is a danger); recursive readers started outside the directories
+// known to hold secrets (grep -r x ., find) may still read secrets inside
+// the trees they walk; readers that print a configuration (docker inspect,
+// kubectl get -o yaml, systemctl cat, git remote -v) may show secrets
+// written into it; a repository's own config (core.fsmonitor, diff.external)
+// is trusted by git's looks, and so is one named by git -C with an absolute
+// path (not a relative one, --git-dir, or one under /tmp); text that reaches
+// a shell from a file or a program's output cannot be read and is a danger,
+// but a decoder this does not know (openssl enc with a key, a custom
+// script) is only that; code handed to an interpreter is a danger, and
+// only its fork loops and the string literals it passes to system()-like
+// calls are judged further; curl and wget are not readers, since HTTP
+// belongs to http_request, and their hosts are checked for metadata
+// endpoints only when written literally; cloud CLIs (aws, gcloud) are never
+// looks; the directory a literal cd, pushd or env -C moved to is followed
+// in source order, not through every branch (a relative one even when the
+// directory the script starts in is not known, and a cd inside ( ), $( )
+// or <( ) only until it ends).
 package shell
 
 import (
@@ -72,6 +105,16 @@ type Options struct {
 	// Sensitive recognises paths that hold secrets; a reader pointed at one
 	// is a danger. Nil means sensitive.New(nil), the SPEC's defaults.
 	Sensitive *sensitive.Matcher
+	// ForbiddenHost says why a host a shell HTTP client (curl, wget, nc)
+	// is aimed at is a cloud metadata or link-local endpoint, or "": such
+	// a command is absurd, since the shell has no connect-time fence. Nil
+	// checks the plain metadata addresses only.
+	ForbiddenHost func(host string) string
+	// SQLRead reports whether one SQL statement is a plain read by the SQL
+	// rules, so that mysql -e 'SHOW PROCESSLIST' is a look, and the SQL
+	// rules' dangers (a password hash read, DROP): they are the shell's
+	// too. Nil: mysql -e is never a look.
+	SQLRead func(sql string) (read bool, dangers []string)
 }
 
 // maxDepth bounds how deep sh -c, eval and friends are parsed again.
@@ -81,8 +124,12 @@ const maxDepth = 4
 // pure and safe for concurrent use.
 type Analyzer struct {
 	secrets     *sensitive.Matcher
+	forbidden   func(host string) string
+	sqlRead     func(sql string) (bool, []string)
 	commands    map[string]handler
 	passThrough map[string]bool // readers and wrappers: their words are not scanned for secrets
+	effects     effectIndex     // the danger rows by command name (effects.go)
+	carriers    carrierIndex    // where programs carry commands (carriers.go)
 	parsers     sync.Pool
 }
 
@@ -95,7 +142,10 @@ func New(opts Options) (*Analyzer, error) {
 			return nil, fmt.Errorf("build default sensitive matcher: %w", err)
 		}
 	}
-	a := &Analyzer{secrets: m}
+	a := &Analyzer{secrets: m, forbidden: opts.ForbiddenHost, sqlRead: opts.SQLRead}
+	if a.forbidden == nil {
+		a.forbidden = plainMetadata
+	}
 	a.parsers.New = func() any {
 		return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
 	}
@@ -104,6 +154,8 @@ func New(opts Options) (*Analyzer, error) {
 		return nil, fmt.Errorf("build shell command table: %w", err)
 	}
 	a.commands, a.passThrough = cmds, pass
+	a.effects = buildEffects()
+	a.carriers = buildCarriers()
 	return a, nil
 }
 

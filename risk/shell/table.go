@@ -54,21 +54,16 @@ func commandTable() (_ map[string]handler, passThrough map[string]bool, err erro
 		"install": writes("copies files into place"), "unlink": writes("deletes a file"),
 
 		// Dangers.
-		"truncate": always("cuts files short"),
-		"kill":     always("stops processes"), "pkill": always("stops processes"),
-		"killall": always("stops processes"), "skill": always("stops processes"), "xkill": always("stops processes"),
-		"reboot": always("restarts the machine"), "shutdown": always("powers off the machine"),
-		"halt": always("stops the machine"), "poweroff": always("powers off the machine"),
-		"telinit": always("changes the runlevel"), "init": initCmd,
+		// kill, reboot, truncate and the other commands that are a danger
+		// whatever their arguments are rows of effects.go.
+		"init": initCmd,
 		"eval": eval, "source": source, ".": source,
 		"trap": deferred, "alias": deferred, "ssh": ssh, "script": scriptCmd, "crontab": crontab,
 		"iptables": firewall, "ip6tables": firewall, "nft": firewall,
 		"java":  versioned,
 		"fdisk": partitioner, "sfdisk": partitioner, "gdisk": partitioner, "sgdisk": partitioner,
 		"parted": partitioner, "cfdisk": partitioner,
-		"lvremove": always("deletes logical volumes"), "vgremove": always("deletes volume groups"),
-		"pvremove": always("wipes physical volumes"), "zpool": zfs, "zfs": zfs,
-		"dropdb": always("drops a database"), "dropuser": always("drops a database user"),
+		"zpool": zfs, "zfs": zfs,
 		"rsync": rsync, "aws": cloudCLI, "gcloud": cloudCLI, "az": cloudCLI, "doctl": cloudCLI,
 		"mysqladmin": dbClient,
 		"mysql":      dbClient, "mariadb": dbClient, "psql": dbClient, "sqlite3": dbClient, "redis-cli": dbClient,

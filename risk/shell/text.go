@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"path"
 	"strings"
 )
 
@@ -17,7 +18,7 @@ func sedCheck(j *judge, c *cmd, opts []opt, ops []arg) string {
 			return "sed -f runs a script from a file"
 		case o.is('e', "expression"):
 			scripts++
-			if why := sedScript(o.value); why != "" {
+			if why := j.sedScript(o.value, c.depth); why != "" {
 				return why
 			}
 		}
@@ -26,19 +27,61 @@ func sedCheck(j *judge, c *cmd, opts []opt, ops []arg) string {
 		if len(ops) == 0 {
 			return "sed with no script"
 		}
-		return sedScript(ops[0])
+		return j.sedScript(ops[0], c.depth)
 	}
 	return ""
 }
 
-func sedScript(a arg) string {
+func (j *judge) sedScript(a arg, depth int) string {
 	if a.dynamic {
 		return "sed script " + a.text + " is built at run time"
+	}
+	if cmds, runs := sedExec(a.text); runs {
+		j.danger("sed script " + a.text + " runs commands")
+		for _, c := range cmds {
+			j.remote(func() { j.nested(c, depth) })
+		}
 	}
 	if !sedSafe(a.text) {
 		return "sed script " + a.text + " may write files or run commands"
 	}
 	return ""
+}
+
+// sedExec returns the commands a sed script runs: the e command's text,
+// and the replacement of s///e (the pattern space, after the substitution,
+// is run). Only literal replacements are returned; a script that runs
+// commands is a danger whatever they are.
+func sedExec(s string) (cmds []string, runs bool) {
+	for _, piece := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == ';' }) {
+		p := strings.TrimSpace(piece)
+		i := sedAddress(p, 0)
+		if i < 0 {
+			continue
+		}
+		if i < len(p) && p[i] == ',' {
+			if i = sedAddress(p, i+1); i < 0 {
+				continue
+			}
+		}
+		p = strings.TrimLeft(p[i:], " !{")
+		switch {
+		case strings.HasPrefix(p, "e"):
+			runs = true
+			if c := strings.TrimSpace(p[1:]); c != "" {
+				cmds = append(cmds, c)
+			}
+		case strings.HasPrefix(p, "s") && len(p) > 1:
+			mid, ok := sedDelimited(p, 1, 1)
+			end, ok2 := sedDelimited(p, 1, 2)
+			if ok && ok2 && strings.ContainsRune(p[end:], 'e') {
+				runs = true
+				d := string(p[1])
+				cmds = append(cmds, strings.ReplaceAll(p[mid:end-1], "\\"+d, d))
+			}
+		}
+	}
+	return cmds, runs
 }
 
 // sedSafe reports whether a sed script uses only commands that print or
@@ -184,7 +227,7 @@ func awkCheck(j *judge, c *cmd, opts []opt, ops []arg) string {
 	for _, o := range opts {
 		if o.is('e', "source") {
 			programs++
-			if why := j.awkProgram(c.name, o.value); why != "" {
+			if why := j.awkProgram(c.name, o.value, c.depth); why != "" {
 				return why
 			}
 		}
@@ -193,12 +236,12 @@ func awkCheck(j *judge, c *cmd, opts []opt, ops []arg) string {
 		if len(ops) == 0 {
 			return c.name + " with no program"
 		}
-		return j.awkProgram(c.name, ops[0])
+		return j.awkProgram(c.name, ops[0], c.depth)
 	}
 	return ""
 }
 
-func (j *judge) awkProgram(name string, a arg) string {
+func (j *judge) awkProgram(name string, a arg, depth int) string {
 	if a.dynamic {
 		return name + " program " + a.text + " is built at run time"
 	}
@@ -207,14 +250,40 @@ func (j *judge) awkProgram(name string, a arg) string {
 		return name + " program loads extensions"
 	case awkCalls(p, "system"):
 		j.danger(name + " program calls system()")
+		j.literalCommands(name, p, depth)
+	case awkIndirect(p):
+		// gawk's @f(...) calls the function whose name f holds: f="system".
+		j.danger(name + " program calls a function by a name held in a variable")
+		j.literalCommands(name, p, depth)
 	case awkWrites(p):
 		j.danger(name + " program writes to files or commands")
+		j.literalCommands(name, p, depth)
 	case awkReadsFile(p):
 		return name + " program reads a file it names (getline <)"
 	case awkHasWord(p, "ARGV") || awkHasWord(p, "ARGC"):
 		return name + " program may change which files it reads (ARGV)"
 	}
 	return ""
+}
+
+// awkIndirect reports whether the program makes an indirect call, @name(.
+func awkIndirect(p string) bool {
+	code := awkCode(p)
+	for i := strings.IndexByte(code, '@'); i >= 0 && i+1 < len(code); {
+		k := i + 1
+		for k < len(code) && isWordByte(code[k]) {
+			k++
+		}
+		if k > i+1 && strings.HasPrefix(strings.TrimLeft(code[k:], " \t"), "(") {
+			return true
+		}
+		n := strings.IndexByte(code[i+1:], '@')
+		if n < 0 {
+			return false
+		}
+		i += 1 + n
+	}
+	return false
 }
 
 // awkCalls reports whether the program calls fn( outside string literals.
@@ -369,6 +438,10 @@ var findValued = map[string]bool{
 	"-files0-from": true, "-D": true, "-O": true,
 }
 
+// destroyers are the commands that destroy each file find hands them.
+var destroyers = map[string]bool{"rm": true, "shred": true, "unlink": true, "truncate": true, "srm": true,
+	"wipe": true, "rmdir": true, "wipefs": true, "dd": true}
+
 // findCheck: -delete and -exec/-execdir/-ok/-okdir are dangers (the command
 // they run is judged too); -fprint* and -fls write files.
 func findCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
@@ -394,13 +467,16 @@ func findCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		}
 	}
 	wholesale := func(what string) bool {
-		if filtered {
-			return false
-		}
 		for _, s := range starts {
-			if why, ok := protectedTarget(j.resolve(s), j.cwd); ok {
-				j.absurd("find " + s.text + " " + what + why)
-				return true
+			// Over the whole tree, a name test narrows nothing that
+			// matters: find / -name '*.conf' -delete still wrecks the
+			// system. Elsewhere in a system directory it must be
+			// unfiltered (find /var/log -name '*.gz' -delete is cleanup).
+			if p := path.Clean(j.resolve(s)); p == "/" || p == "/*" || !filtered {
+				if why, ok := protectedTarget(j.resolve(s), j.cwd); ok {
+					j.absurd("find " + s.text + " " + what + why)
+					return true
+				}
 			}
 		}
 		return false
@@ -417,7 +493,7 @@ func findCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 			for end < len(args) && args[end].text != ";" && args[end].text != "+" {
 				end++
 			}
-			if end > i+1 && args[i+1].text == "rm" && wholesale(t+" rm") {
+			if end > i+1 && destroyers[path.Base(args[i+1].text)] && wholesale(t+" "+args[i+1].text) {
 				i = end
 				continue
 			}

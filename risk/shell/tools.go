@@ -28,6 +28,11 @@ func gitCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	if len(args) == 0 {
 		return "git with no subcommand"
 	}
+	if why != "" {
+		// The subcommand is still judged for its dangers (git -C "$D"
+		// branch -D x); the global option already keeps it from a look.
+		j.unknown(why)
+	}
 	sub, rest := args[0].text, args[1:]
 	switch sub {
 	case "status", "log", "diff", "show", "blame", "annotate", "shortlog", "describe", "rev-parse",
@@ -52,7 +57,7 @@ func gitCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 			}
 			j.secret("git config", arg{text: v, dynamic: a.dynamic}) // git config --file=.git-credentials --list
 		}
-		return gitConfig(j, rest)
+		return gitConfig(j, rest, c.depth)
 	case "reflog":
 		if len(rest) == 0 || in(rest[0].text, "show", "exists") || strings.HasPrefix(rest[0].text, "-") {
 			return ""
@@ -68,27 +73,71 @@ func gitCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 
 // gitGlobalOptions reads the options before git's subcommand. done is set
 // when they decide alone: why is then the reason, or "" for --version.
+// Otherwise why, when set, says why the command is not a look, and the
+// subcommand is judged all the same. -C DIR is a look's option when DIR
+// is a literal absolute path (or under ~) no other user can write to:
+// the deployed repository an engineer looks at, whose config is trusted
+// as the current directory's is; a relative one, or --git-dir, may name
+// a repository planted in the workspace. -c KEY=VALUE is judged by the
+// carriers table (git -c core.pager=... runs a program).
 func gitGlobalOptions(args []arg) (rest []arg, why string, done bool) {
+	note := func(w string) {
+		if why == "" {
+			why = w
+		}
+	}
 	for len(args) > 0 && strings.HasPrefix(args[0].text, "-") {
 		t := args[0].text
+		value := func() (arg, bool) {
+			if _, v, ok := strings.Cut(t, "="); ok {
+				return arg{text: v, dynamic: args[0].dynamic}, true
+			}
+			if len(args) > 1 {
+				args = args[1:]
+				return args[0], true
+			}
+			return arg{}, false
+		}
 		switch {
-		case in(t, "--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs", "--no-replace-objects", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs"):
+		case in(t, "--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs", "--no-replace-objects", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs", "--bare", "--no-advice"):
 		case in(t, "--version", "--help", "-h"):
 			return nil, "", true
 		case t == "--":
-		case strings.HasPrefix(t, "-c") || strings.HasPrefix(t, "--config-env"):
-			return nil, "git " + t + " sets config that can run programs", true
-		case strings.HasPrefix(t, "-C") || strings.HasPrefix(t, "--git-dir") || strings.HasPrefix(t, "--work-tree") ||
-			strings.HasPrefix(t, "--namespace") || strings.HasPrefix(t, "--super-prefix"):
-			return nil, "git " + t + " points git at another repository, whose config can run programs", true
+		case t == "-c":
+			// The value is judged by carriers.go; the word is skipped here.
+			if len(args) > 1 {
+				args = args[1:]
+			}
+		case strings.HasPrefix(t, "-c"):
+		case strings.HasPrefix(t, "--config-env"):
+			value()
+			note("git " + t + " sets config from the environment, which can run programs")
+		case t == "-C" || strings.HasPrefix(t, "--git-dir") || strings.HasPrefix(t, "--work-tree"):
+			v, ok := value()
+			switch {
+			case !ok:
+				return nil, "git " + t + " with no directory", true
+			case v.dynamic:
+				note("cannot tell which repository " + v.text + " is, and its config can run programs")
+			case t != "-C" || !strings.HasPrefix(v.text, "/") && !strings.HasPrefix(v.text, "~/"):
+				// A git directory named outright, or one inside the
+				// workspace (.evil-git, a checked-out fixture), may be one
+				// the model or a cloned repository planted.
+				note("git " + t + " " + v.text + " points git at another repository, whose config can run programs")
+			case worldWritable(v.text) || in(v.text, "/tmp", "/var/tmp", "/dev/shm"):
+				note("git " + t + " " + v.text + " points git at a repository anybody could have written, whose config can run programs")
+			}
+		case strings.HasPrefix(t, "--namespace") || strings.HasPrefix(t, "--super-prefix"):
+			value()
+			note("git " + t + " changes which refs git sees")
 		case t == "-p" || t == "--paginate" || strings.HasPrefix(t, "--exec-path"):
-			return nil, "git " + t + " runs a pager or other programs", true
+			note("git " + t + " runs a pager or other programs")
 		default:
 			return nil, "git " + t + " is not a known look", true
 		}
 		args = args[1:]
 	}
-	return args, "", false
+	return args, why, false
 }
 
 // gitLook judges the subcommands that only read: a secret they show (git
@@ -345,13 +394,20 @@ func gitList(sub string, rest []arg, allowed string) string {
 // gitConfig allows reading config: --get*, --list, get, list.
 // A dump of every value, or a value whose name says it is a credential,
 // prints tokens: actions/checkout keeps one in http.extraheader, and
-// credential helpers and URLs keep others. Names alone are fine.
-func gitConfig(j *judge, rest []arg) string {
+// credential helpers and URLs keep others. Names alone are fine. Writing
+// a setting that runs a program (core.pager, alias.x=!cmd, core.fsmonitor)
+// plants a command that a later look runs: a danger, and the command is
+// judged.
+func gitConfig(j *judge, rest []arg, depth int) string {
 	read, bulk, namesOnly := false, false, false
-	for _, a := range rest {
+	var key string
+	var keyAt int
+	for i, a := range rest {
 		t := a.text
 		low := strings.ToLower(t)
 		switch {
+		case !strings.HasPrefix(t, "-") && key == "" && gitRunsKey(t):
+			key, keyAt = t, i
 		case !strings.HasPrefix(t, "-") && (strings.Contains(low, "extraheader") || strings.Contains(low, "token") ||
 			strings.Contains(low, "password") || strings.Contains(low, "secret") || strings.Contains(low, "credential") ||
 			strings.Contains(low, "auth")):
@@ -365,7 +421,21 @@ func gitConfig(j *judge, rest []arg) string {
 			read = true
 		case in(t, "--global", "--system", "--local", "--worktree", "--show-origin", "--show-scope", "--null", "-z", "--name-only", "--includes", "--no-includes", "--type", "--bool", "--int", "--path", "--default", "-f", "--file", "--blob") || strings.HasPrefix(t, "--type=") || strings.HasPrefix(t, "--default=") || strings.HasPrefix(t, "--file="):
 		case strings.HasPrefix(t, "-"):
-			return "git config " + t + " changes config"
+			if key == "" {
+				return "git config " + t + " changes config"
+			}
+		}
+	}
+	if key != "" && !read {
+		for _, v := range rest[keyAt+1:] {
+			if strings.HasPrefix(v.text, "-") && !v.dynamic {
+				continue
+			}
+			j.danger("git config " + key + " plants a command that later git commands run")
+			j.remote(func() {
+				j.carry("git config "+key, arg{text: strings.TrimPrefix(v.text, "!"), dynamic: v.dynamic}, shellText, depth)
+			})
+			return ""
 		}
 	}
 	if !read {

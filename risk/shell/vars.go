@@ -12,12 +12,15 @@ import (
 
 // assign judges a variable assignment. prefixFor names the command the
 // variable is exported to (FOO=1 cmd), "" for a plain assignment or declare.
-func (j *judge) assign(as *syntax.Assign, prefixFor string) {
+func (j *judge) assign(as *syntax.Assign, prefixFor string, depth int) {
 	if as.Name == nil {
 		return
 	}
 	n := as.Name.Value
 	j.markAssigned(n)
+	if as.Value != nil {
+		j.carriedVar(n, word(as.Value), depth) // PAGER='...', GIT_SSH_COMMAND=...
+	}
 	if as.Index != nil && !constArith(as.Index) && !wholeArray(as.Index) {
 		// a['$(cmd)']=1: the subscript is evaluated, which runs cmd.
 		j.unknown("assigning " + n + "[…] evaluates its subscript, which can run code")
@@ -103,7 +106,7 @@ func riskyVar(n string) bool {
 // declare judges declare, local, export, readonly, typeset: -n makes a name
 // reference (assigning through it can set PATH) and -i evaluates every
 // later assignment as arithmetic, which can run code.
-func (j *judge) declare(d *syntax.DeclClause) {
+func (j *judge) declare(d *syntax.DeclClause, depth int) {
 	if d.Variant != nil && d.Variant.Value == "nameref" {
 		j.unknown("nameref makes a name reference")
 	}
@@ -114,12 +117,13 @@ func (j *judge) declare(d *syntax.DeclClause) {
 			} else if name, _, _ := strings.Cut(f.text, "="); strings.ContainsAny(name, "[$`") {
 				// declare 'b[$(cmd)]=1' is an assignment the parser saw as a word.
 				j.unknown(d.Variant.Value + " " + f.text + " assigns through a quoted word, whose subscript can run code")
-			} else if riskyVar(name) && strings.Contains(f.text, "=") {
+			} else if _, v, ok := strings.Cut(f.text, "="); ok && (riskyVar(name) || j.a.carriers.vars[name] != nil) {
+				j.carriedVar(name, arg{text: v, dynamic: f.dynamic}, depth)
 				j.unknown(d.Variant.Value + " " + f.text + " sets " + name + ", which changes what later commands do")
 			}
 			continue
 		}
-		j.assign(as, "")
+		j.assign(as, "", depth)
 	}
 }
 

@@ -102,9 +102,8 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 	switch n := n.(type) {
 	case *syntax.Stmt:
 		j.redirects(n.Redirs)
-		j.shellInput(n, depth)
-		j.databaseInput(n)
-		j.interpreterInput(n)
+		j.stdinInput(n, depth)
+		j.truncation(n)
 	case *syntax.CallExpr:
 		j.call(n, depth)
 	case *syntax.Subshell:
@@ -116,20 +115,25 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 	case *syntax.FuncDecl:
 		j.function(n)
 	case *syntax.DeclClause:
-		j.declare(n)
+		j.declare(n, depth)
 	case *syntax.BinaryCmd:
 		if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
 			j.pipeline(n, depth)
 		}
 	case *syntax.ForClause:
-		return j.forLoop(n, depth)
-	case *syntax.WhileClause:
-		if endless(n) && spawns(n.Do) {
+		if cl, ok := n.Loop.(*syntax.CStyleLoop); ok && (cl.Cond == nil || constArith(cl.Cond) && !zeroArith(cl.Cond)) && spawns(n.Do) {
 			j.absurd("an endless loop that starts background processes: a fork bomb")
 		}
+		return j.forLoop(n, depth)
+	case *syntax.WhileClause:
+		if endlessCond(n.Cond, n.Until) && spawns(n.Do) {
+			j.absurd("an endless loop that starts background processes: a fork bomb")
+		}
+	case *syntax.CStyleLoop:
+		j.hiddenCode(n)
 	case *syntax.CoprocClause:
 		j.unknown("coproc starts a background process")
-	case *syntax.CStyleLoop, *syntax.ArithmCmd, *syntax.LetClause, *syntax.ArithmExp,
+	case *syntax.ArithmCmd, *syntax.LetClause, *syntax.ArithmExp,
 		*syntax.ParamExp, *syntax.UnaryTest, *syntax.BinaryTest:
 		j.hiddenCode(n)
 	}
@@ -146,23 +150,6 @@ func (j *judge) ownCwd(stmts []*syntax.Stmt, depth int) bool {
 	}
 	j.cwd = outer
 	return false
-}
-
-// endless reports whether a while or until loop's condition is a constant
-// that never ends it: while true, while :, until false.
-func endless(w *syntax.WhileClause) bool {
-	if len(w.Cond) != 1 {
-		return false
-	}
-	c, ok := w.Cond[0].Cmd.(*syntax.CallExpr)
-	if !ok || len(c.Args) != 1 || w.Cond[0].Negated {
-		return false
-	}
-	name := word(c.Args[0]).text
-	if w.Until {
-		return name == "false"
-	}
-	return name == "true" || name == ":"
 }
 
 // spawns reports whether statements start a background process anywhere.
@@ -186,7 +173,7 @@ func (j *judge) call(c *syntax.CallExpr, depth int) {
 		name = word(c.Args[0]).text
 	}
 	for _, as := range c.Assigns {
-		j.assign(as, name)
+		j.assign(as, name, depth)
 	}
 	if len(c.Args) == 0 {
 		j.commands++
@@ -209,6 +196,9 @@ func (j *judge) command(argv []arg, depth int) {
 		if argv = splitIFS(argv); len(argv) == 0 {
 			return
 		}
+	}
+	if len(j.vars) > 0 {
+		argv = j.splitVars(argv)
 	}
 	if variants, ok := j.loopVariants(argv); ok {
 		// for ns in prod staging; do kubectl get pods -n "$ns"; done: judge
@@ -249,14 +239,51 @@ func (j *judge) command(argv []arg, depth int) {
 	if !j.a.passThrough[name] {
 		j.touchesSecret(argv)
 	}
+	hasEffect := j.effects(argv[0].text, name, argv[1:])
+	hasEffect = j.carriedBy(name, argv[1:], depth) || hasEffect
+	hasEffect = j.wipesDisk(name, argv[1:]) || hasEffect
+	if netClients[name] {
+		j.metadataReach(name, argv[1:])
+	}
 	if !found {
 		if j.funcs[name] {
 			return // its body was judged where it was defined
 		}
-		j.unknown("unknown command " + argv[0].text)
+		if !hasEffect {
+			j.unknown("unknown command " + argv[0].text)
+		}
+		j.wrapped(argv[1:], depth)
 		return
 	}
 	h(j, &cmd{name: name, shown: argv[0].text, args: argv[1:], trusted: trusted, depth: depth})
+}
+
+// splitVars splits the unquoted variables of a command line whose known
+// value holds several words, as bash does: X="rm -rf /"; $X.
+func (j *judge) splitVars(argv []arg) []arg {
+	var out []arg
+	for i, a := range argv {
+		v := ""
+		if a.split {
+			v = j.resolve(a)
+		}
+		if !a.split || v == a.text || !strings.ContainsAny(v, " \t\n") {
+			if out != nil {
+				out = append(out, a)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]arg, 0, len(argv)+4), argv[:i]...)
+		}
+		for _, f := range strings.Fields(v) {
+			out = append(out, arg{text: f, glob: hasGlobMeta(f)})
+		}
+	}
+	if out == nil {
+		return argv
+	}
+	return out
 }
 
 // cmd is one command handed to a handler.

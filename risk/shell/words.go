@@ -20,6 +20,9 @@ type arg struct {
 	dynamic bool
 	// glob is set when an unquoted *, ? or [ makes the word a pattern.
 	glob bool
+	// split is set when the word is one unquoted parameter ($X, ${X}),
+	// which bash splits into several words at run time.
+	split bool
 }
 
 // lit reports the word's text when it is fully known.
@@ -102,6 +105,11 @@ func word(w *syntax.Word) arg {
 		}
 	}
 	a.text = b.String()
+	if len(w.Parts) == 1 {
+		if p, ok := w.Parts[0].(*syntax.ParamExp); ok && isPlainParam(p) {
+			a.split = true
+		}
+	}
 	return a
 }
 

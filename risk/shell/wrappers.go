@@ -56,6 +56,8 @@ var sudoSpec = mustSpec("-u -g -C -D -h -p -r -t -U -T --user --group --close-fr
 func sudo(j *judge, c *cmd) {
 	opts, rest := sudoSpec.parseLeading(c.args)
 	for len(rest) > 0 && isAssignment(rest[0].text) {
+		name, value, _ := strings.Cut(rest[0].text, "=")
+		j.carriedVar(name, arg{text: value, dynamic: rest[0].dynamic}, c.depth)
 		rest = rest[1:]
 	}
 	if len(rest) == 0 {
@@ -127,6 +129,7 @@ func env(j *judge, c *cmd) {
 	}
 	for len(rest) > 0 && isAssignment(rest[0].text) {
 		name, value, _ := strings.Cut(rest[0].text, "=")
+		j.carriedVar(name, arg{text: value, dynamic: rest[0].dynamic}, c.depth)
 		if !safePrefixVar(name, value, !rest[0].dynamic) {
 			j.unknown("env sets " + name)
 		}
@@ -135,6 +138,16 @@ func env(j *judge, c *cmd) {
 	rest = append(split, rest...)
 	if len(rest) == 0 {
 		return // prints the (scrubbed) environment
+	}
+	for _, o := range opts {
+		if o.is('C', "chdir") {
+			// env -C DIR CMD runs CMD in DIR: followed like cd.
+			outer := j.cwd
+			cdCheck(j, &cmd{name: "cd"}, nil, []arg{o.value})
+			j.command(rest, c.depth)
+			j.cwd = outer
+			return
+		}
 	}
 	j.command(rest, c.depth)
 }

@@ -9,7 +9,8 @@ import "strings"
 //     PARTITIONS, parsed again without it;
 //   - MariaDB's ANALYZE statement, which runs the statement it analyses and
 //     is judged as that statement;
-//   - SOUNDS LIKE, judged as "=".
+//   - SOUNDS LIKE, judged as "=";
+//   - MariaDB's LIMIT ROWS EXAMINED and FOR SYSTEM_TIME (mariadb.go).
 //
 // The statements are still named by their first words, so that a DROP or a
 // RESET the parser does not know stays a danger.
@@ -28,7 +29,7 @@ func (a *Analyzer) fallback(j *judgement, text string, lx lexResult, perr error)
 			return
 		}
 		if a.explainOtherFormat(j, text, stmts[0]) || a.analyzeStatement(j, text, stmts[0]) ||
-			a.soundsLike(j, text, stmts[0]) {
+			a.soundsLike(j, text, stmts[0]) || a.mariadbClauses(j, text, stmts[0]) {
 			return
 		}
 	}
@@ -84,6 +85,9 @@ var neverFirst = map[string]bool{
 	"REVOKE": true, "SHUTDOWN": true, "RESTART": true, "KILL": true, "FLUSH": true,
 	"RESET": true, "PURGE": true, "INSTALL": true, "UNINSTALL": true, "BINLOG": true,
 	"CLONE": true, "IMPORT": true, "LOAD": true, "LOCK": true,
+	// Table rebuilds are DDL (issue 11): REPAIR rewrites a table, and the
+	// parser knows neither.
+	"REPAIR": true, "OPTIMIZE": true,
 }
 
 // wordsDanger names the dangers of one statement the parser rejected by its

@@ -155,6 +155,22 @@ var oncallReads = []string{
 	`SELECT * FROM customers WHERE name SOUNDS LIKE 'smith'`,
 	`SELECT * FROM JSON_TABLE('[{"a":1}]', '$[*]' COLUMNS (a INT PATH '$.a')) AS jt`,
 	`SELECT * FROM orders FOR SYSTEM_TIME AS OF TIMESTAMP '2026-11-01 00:00:00'`,
+	// Issue 11: MariaDB reads the grammar lacks, and replication and
+	// engine status an on-call engineer reads.
+	`SELECT * FROM orders FOR SYSTEM_TIME ALL WHERE id = 7`,
+	`SELECT * FROM orders FOR SYSTEM_TIME BETWEEN '2026-11-01' AND '2026-11-02'`,
+	`SELECT * FROM orders WHERE status = 'new' LIMIT ROWS EXAMINED 100000`,
+	`SELECT id FROM orders LIMIT 10 ROWS EXAMINED 5000`,
+	`SHOW ALL SLAVES STATUS`,
+	`SHOW REPLICA STATUS`,
+	`SHOW EXPLAIN FOR 1234`,
+	`SHOW BINLOG EVENTS IN 'mysql-bin.000123' LIMIT 20`,
+	`SHOW GLOBAL STATUS LIKE 'wsrep_%'`,
+	`SHOW TABLE_STATISTICS`,
+	`SELECT * FROM information_schema.INNODB_LOCK_WAITS`,
+	`SELECT * FROM sys.innodb_lock_waits`,
+	`SELECT user, host, plugin FROM mysql.user`,
+	`SELECT * FROM seq_1_to_10`,
 	`SELECT * FROM t WHERE created_at > TIME '10:00:00'`,
 	`SHOW CREATE PROCEDURE refund`,
 	`SHOW CREATE FUNCTION f`,
@@ -219,13 +235,16 @@ var oncallReads = []string{
 // here) and reports the needless-confirm rate.
 var oncallConfirmed = map[string]string{
 	`SELECT * FROM JSON_TABLE('[{"a":1}]', '$[*]' COLUMNS (a INT PATH '$.a')) AS jt`: `the parser has no JSON_TABLE, and text it cannot read is never auto-run`,
-	`SELECT * FROM orders FOR SYSTEM_TIME AS OF TIMESTAMP '2026-11-01 00:00:00'`:     `the parser has no MariaDB system-versioned tables (FOR SYSTEM_TIME)`,
 	`SHOW TABLE STATUS WHERE Rows > 1000000`:                                         "ROWS is a keyword to the parser; `Rows` in backquotes is read",
 }
 
 // oncallLookalikes look like the reads above but write, lock, wait, read
 // files or read secrets: none may be auto-run.
 var oncallLookalikes = []string{
+	`SELECT * FROM orders FOR SYSTEM_TIME ALL FOR UPDATE`,
+	`SELECT * FROM orders FOR SYSTEM_TIME AS OF (SELECT SLEEP(10))`,
+	`SELECT SLEEP(5) FROM orders LIMIT ROWS EXAMINED 5`,
+	`DELETE FROM orders LIMIT ROWS EXAMINED 10`,
 	`SELECT COUNT(*) FROM orders FOR UPDATE`,
 	`SELECT * FROM orders WHERE id = 12345 LOCK IN SHARE MODE`,
 	`SELECT * FROM orders WHERE id = 12345 FOR SHARE SKIP LOCKED`,

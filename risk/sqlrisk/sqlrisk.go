@@ -8,6 +8,14 @@
 // danger, so the LLM's risk_level cannot lower it. Naming harmless columns
 // (SELECT user, host FROM mysql.user) stays a plain read.
 //
+// The floor also sees (floor.go): a WHERE that is a simple tautology or a
+// constant (id = id, LIKE '%', NOW() > 0) as no WHERE; DML on the grant
+// tables as user management; the managed services' kill and replication
+// procedures (mysql.rds_kill, mysql.az_replication_stop) as dangers, any
+// other CALL as unknown; OPTIMIZE and REPAIR as DDL; PREPARE as the
+// statement it prepares. MariaDB's LIMIT ROWS EXAMINED and FOR SYSTEM_TIME,
+// which the grammar lacks, are cut out and the rest judged (mariadb.go).
+//
 // The analyzer assumes the connection's character set is UTF-8 (or another
 // in which a multi-byte character never ends in a '\' or '`' byte). Under
 // GBK, Big5, SJIS or CP932 the last byte of 中 and a backslash after it
@@ -153,6 +161,17 @@ func (a *Analyzer) Analyze(text string) (res Analysis) {
 		}
 		for _, s := range stmts {
 			j.statement(s)
+			if p, ok := s.(*ast.PrepareStmt); ok && p.SQLText != "" {
+				// PREPARE is judged as the statement it prepares: EXECUTE
+				// runs it later, where nobody sees the text.
+				var inner judgement
+				if !a.judgeAgain(&inner, p.SQLText) {
+					j.danger("PREPARE of text the parser rejects, so it cannot be judged")
+				}
+				for _, d := range inner.dangers {
+					j.danger("PREPARE: " + d)
+				}
+			}
 		}
 	}
 	return j.analysis()

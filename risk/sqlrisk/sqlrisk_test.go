@@ -47,6 +47,29 @@ func TestAnalyze(t *testing.T) {
 		// reason, when set, must be part of one of the reasons.
 		reason string
 	}{
+		// The floor must see (issue 11): tautologies, grant tables, managed
+		// procedures, rebuilds, PREPARE.
+		{"where col = col", "DELETE FROM t WHERE id = id", danger, "does not depend on the row"},
+		{"where a constant function", "UPDATE t SET a = 1 WHERE NOW() > 0", danger, "does not depend on the row"},
+		{"where like everything", "UPDATE t SET a = 1 WHERE name LIKE '%%'", danger, "does not depend on the row"},
+		{"where null or not null", "DELETE FROM t WHERE x IS NULL OR x IS NOT NULL", danger, "does not depend on the row"},
+		{"where tautology and constant", "DELETE FROM t WHERE (id = id) AND 1 = 1", danger, "does not depend on the row"},
+		{"where rand is still a row filter", "DELETE FROM t WHERE RAND() < 0.1", confirm, ""},
+		{"where a real condition", "DELETE FROM t WHERE id = 7", confirm, ""},
+		{"where col like a prefix", "UPDATE t SET a = 1 WHERE name LIKE 'a%'", confirm, ""},
+		{"update mysql.user", "UPDATE mysql.user SET authentication_string = '' WHERE user = 'root'", danger, "user management"},
+		{"insert mysql.global_priv", "INSERT INTO mysql.global_priv VALUES ('%', 'x', '{}')", danger, "user management"},
+		{"delete mysql.db", "DELETE FROM mysql.db WHERE user = 'x'", danger, "user management"},
+		{"replace mysql.tables_priv", "REPLACE INTO mysql.tables_priv (Host, Db, User, Table_name) VALUES ('%', 'd', 'u', 't')", danger, "user management"},
+		{"call rds_kill", "CALL mysql.rds_kill(1234)", danger, "kills sessions"},
+		{"call rds_stop_replication", "CALL mysql.rds_stop_replication", danger, ""},
+		{"call az_kill", "CALL mysql.az_kill(55)", danger, ""},
+		{"call a procedure", "CALL report_daily()", confirm, "stored procedure"},
+		{"repair table", "REPAIR TABLE t", danger, "REPAIR"},
+		{"prepare a drop", "PREPARE s FROM 'DROP TABLE orders'", danger, "PREPARE: DROP TABLE"},
+		{"prepare a read", "PREPARE s FROM 'SELECT 1'", confirm, ""},
+		{"prepare from a variable", "PREPARE s FROM @q", danger, "built at run time"},
+
 		// Plain reads.
 		{"select", "SELECT * FROM users", auto, ""},
 		{"select lower case", "select id, name from users where id = 1", auto, ""},
@@ -284,7 +307,7 @@ func TestAnalyze(t *testing.T) {
 		{"create sequence", "CREATE SEQUENCE s", confirm, "CREATE SEQUENCE is not a plain read"},
 		{"analyze table", "ANALYZE TABLE t", confirm, ""},
 		{"standalone analyze", "ANALYZE", danger, "parser"},
-		{"optimize table", "OPTIMIZE TABLE t", confirm, ""},
+		{"optimize table rebuilds it", "OPTIMIZE TABLE t", danger, "rebuild"},
 
 		// Secrets: password hashes are read like a secret file (SPEC §2 rule 4).
 		{"show create user", "SHOW CREATE USER 'app'@'%'", danger, "password hash"},

@@ -1,0 +1,364 @@
+package slack_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/adapters/adaptertest"
+	"github.com/countersign/countersign/adapters/slack"
+	"github.com/countersign/countersign/adapters/slack/slacktest"
+)
+
+var (
+	alice = slacktest.User{ID: "U0ALICE", Name: "alice"}
+	bob   = slacktest.User{ID: "U0BOB", Name: "bob"}
+)
+
+// running is an adapter's Run with its events collected.
+type running struct {
+	events chan adapters.Event
+}
+
+func start(t *testing.T, ad *slack.Adapter, h adapters.Handler) *running {
+	t.Helper()
+	r := &running{events: make(chan adapters.Event, 64)}
+	if h == nil {
+		h = adapters.HandlerFunc(func(_ context.Context, e adapters.Event) { r.events <- e })
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ad.Run(ctx, h) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return r
+}
+
+func (r *running) next(t *testing.T) adapters.Event {
+	t.Helper()
+	select {
+	case e := <-r.events:
+		return e
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event within 5s")
+		return adapters.Event{}
+	}
+}
+
+func setup(t *testing.T) (*slacktest.Server, *slack.Adapter, *running) {
+	fake := slacktest.New(t)
+	ad := newAdapter(t, fake, slack.Config{})
+	r := start(t, ad, nil)
+	fake.Connected(t)
+	return fake, ad, r
+}
+
+func TestMentionIsOneMessage(t *testing.T) {
+	fake, _, r := setup(t)
+	ts := fake.Mention(alice, channel, "", "how full is the disk?")
+	first, second := r.next(t), r.next(t)
+	if first.ID != second.ID {
+		t.Errorf("app_mention and message for one message have ids %q and %q: the bot would start two turns", first.ID, second.ID)
+	}
+	if first.Redelivered || !second.Redelivered {
+		t.Errorf("redelivered = %v, %v; want the message event (second) marked", first.Redelivered, second.Redelivered)
+	}
+	if first.Text != "how full is the disk?" || first.Place != (adapters.Place{Channel: channel, Thread: ts}) || first.Direct {
+		t.Errorf("event = %+v; want the text without the mention, threaded under the message", first)
+	}
+}
+
+// Messages not for the bot produce no event: the first event after them
+// is the marker.
+func TestIgnoredMessages(t *testing.T) {
+	fake, ad, r := setup(t)
+	thread := fake.Store(alice, channel, "", "people talking")
+	ref, err := ad.Post(context.Background(), adapters.Place{Channel: "C0OTHER", Thread: ""}, adapters.Content{Text: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.Say(alice, channel, "", "a top-level message without a mention")
+	fake.Say(alice, channel, thread, "a reply in a thread the bot is not in")
+	fake.Deliver(map[string]any{"type": "message", "subtype": "message_changed", "channel": channel, "ts": "1.2", "message": map[string]any{"text": "<@U0BOT> edited", "user": alice.ID, "ts": "1.1"}})
+	fake.Deliver(map[string]any{"type": "message", "subtype": "channel_join", "channel": channel, "user": alice.ID, "ts": "1.3", "text": "<@U0ALICE> has joined"})
+	fake.Deliver(map[string]any{"type": "message", "subtype": "bot_message", "bot_id": "B0OTHER", "channel": channel, "ts": "1.4", "text": "<@U0BOT> from a bot"})
+	fake.Deliver(map[string]any{"type": "app_mention", "bot_id": "B0OTHER", "user": "U0OTHERBOT", "channel": channel, "ts": "1.5", "text": "<@U0BOT> from a bot"})
+	fake.Deliver(map[string]any{"type": "message", "user": slacktest.BotUserID, "bot_id": slacktest.BotID, "channel": "C0OTHER", "ts": ref, "text": "hi"})
+	fake.MentionOnce(alice, channel, "", "marker")
+	if e := r.next(t); e.Text != "marker" {
+		t.Errorf("first event = %q; want the marker, everything before it ignored", e.Text)
+	}
+}
+
+// A thread the bot posted in (here, or on another replica) continues the
+// conversation without a mention; a direct message is one of its own.
+func TestThreadsAndDirectMessages(t *testing.T) {
+	fake, ad, r := setup(t)
+	ctx := context.Background()
+	mine := fake.Store(alice, channel, "", "top")
+	if _, err := ad.Post(ctx, adapters.Place{Channel: channel, Thread: mine}, adapters.Content{Text: "answer"}); err != nil {
+		t.Fatal(err)
+	}
+	fake.Say(alice, channel, mine, "and then?")
+	if e := r.next(t); e.Text != "and then?" || e.Place.Thread != mine {
+		t.Errorf("reply in the bot's own thread = %+v", e)
+	}
+	// Another replica answered in this thread: the message in the fake
+	// is the bot's, but this adapter never posted there.
+	other := fake.Store(alice, channel, "", "top two")
+	fake.Store(slacktest.User{ID: slacktest.BotUserID}, channel, other, "another replica's answer")
+	fake.Say(bob, channel, other, "cat a &gt; b &amp; <https://example.com|example.com>")
+	e := r.next(t)
+	if e.Text != "cat a > b & https://example.com" || e.User.ID != bob.ID {
+		t.Errorf("reply in a thread another replica answered = %+v; want bob's words as typed", e)
+	}
+	if fake.Calls("conversations.replies") == 0 {
+		t.Error("the adapter did not look the thread up")
+	}
+	fake.Say(alice, "D0ALICE", "", "hello")
+	if e := r.next(t); !e.Direct || e.Place.Channel != "D0ALICE" || e.Place.Thread == "" {
+		t.Errorf("direct message = %+v; want Direct in D0ALICE with a thread", e)
+	}
+}
+
+func TestTypedDecision(t *testing.T) {
+	fake, _, r := setup(t)
+	ts := fake.MentionOnce(alice, channel, "", "cancel a1b2c3 not now")
+	e := r.next(t)
+	if e.Decision == nil || e.Decision.ApprovalID != "a1b2c3" || e.Decision.Approve || e.Decision.Reason != "not now" || e.Place.Thread != ts {
+		t.Errorf("typed cancel = %+v (decision %+v)", e, e.Decision)
+	}
+}
+
+func TestUndecodableEnvelopeIsAcknowledged(t *testing.T) {
+	fake, _, r := setup(t)
+	bad := fake.DeliverRaw("events_api", `{"type":"event_callback","event":{"type":"message","ts":12}}`)
+	fake.Acked(t, bad)
+	fake.MentionOnce(alice, channel, "", "still working")
+	if e := r.next(t); e.Text != "still working" {
+		t.Errorf("after a bad envelope the next event is %q", e.Text)
+	}
+}
+
+// The ack never waits for the handler (the store, the model, a tool).
+func TestAckDoesNotWaitForTheHandler(t *testing.T) {
+	fake := slacktest.New(t)
+	ad := newAdapter(t, fake, slack.Config{})
+	release := make(chan struct{})
+	got := make(chan adapters.Event, 4)
+	start(t, ad, adapters.HandlerFunc(func(_ context.Context, e adapters.Event) {
+		got <- e
+		<-release
+	}))
+	defer close(release)
+	fake.Connected(t)
+	fake.MentionOnce(alice, channel, "", "one")
+	select {
+	case <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first event did not reach the handler")
+	}
+	// The handler now holds the worker; the next envelope is acked anyway.
+	second := fake.Click(bob, channel, "1.1", slack.ActionApprove, "a1b2c3")
+	fake.Acked(t, second)
+	if len(got) != 0 {
+		t.Error("a second event reached a handler that had not returned")
+	}
+}
+
+func TestClickFromAnotherWorkspaceIsRefused(t *testing.T) {
+	fake, ad, r := setup(t)
+	c := adaptertest.PendingCard("a1b2c3")
+	ref, err := ad.Post(context.Background(), adapters.Place{Channel: channel, Thread: "1.1"}, adapters.Content{Card: &c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mallory := slacktest.User{ID: "U0MAL", Name: "mallory", Team: "T0OTHER"}
+	fake.Click(mallory, channel, ref, slack.ActionApprove, "a1b2c3")
+	fake.Wait(t, "a notice to mallory", func() bool { return len(fake.Ephemerals(mallory.ID)) > 0 })
+	if n := fake.Ephemerals(mallory.ID)[0]; !strings.Contains(n.Text, "another Slack workspace") {
+		t.Errorf("notice = %q", n.Text)
+	}
+	fake.Click(bob, channel, ref, slack.ActionApprove, "a1b2c3")
+	if e := r.next(t); e.User.ID != bob.ID {
+		t.Errorf("first event is %+v; mallory's click should have produced none", e)
+	}
+}
+
+func TestApproverGroups(t *testing.T) {
+	fake := slacktest.New(t)
+	fake.AddGroup("S0ONCALL", "oncall", bob.ID)
+	fake.AddGroup("S0DBA", "dba", alice.ID)
+	ad := newAdapter(t, fake, slack.Config{})
+	ad.WatchGroups("group:@oncall", "S0DBA")
+	r := start(t, ad, nil)
+	fake.Connected(t)
+
+	fake.Click(bob, channel, "1.1", slack.ActionApprove, "a1b2c3")
+	e := r.next(t)
+	if !slices.Contains(e.User.Groups, "@oncall") || !slices.Contains(e.User.Groups, "S0ONCALL") || slices.Contains(e.User.Groups, "S0DBA") {
+		t.Errorf("bob's groups = %v; want @oncall and S0ONCALL only", e.User.Groups)
+	}
+	calls := fake.Calls("usergroups.users.list")
+	fake.Click(bob, channel, "1.1", slack.ActionCancel, "a1b2c3")
+	r.next(t)
+	if fake.Calls("usergroups.users.list") != calls {
+		t.Error("a second click inside the cache's lifetime asked Slack again")
+	}
+
+	// Slack cannot answer: fail closed, and say why.
+	fake = slacktest.New(t)
+	fake.AddGroup("S0ONCALL", "oncall", bob.ID)
+	fake.FailGroups("internal_error")
+	fresh := newAdapter(t, fake, slack.Config{})
+	fresh.WatchGroups("S0ONCALL")
+	r2 := start(t, fresh, nil)
+	fake.Click(bob, channel, "1.1", slack.ActionApprove, "a1b2c3")
+	e = r2.next(t)
+	if slices.Contains(e.User.Groups, "S0ONCALL") || !slices.Contains(e.User.Groups, "!unchecked:S0ONCALL") {
+		t.Errorf("groups after a failed lookup = %v; want only the unchecked marker", e.User.Groups)
+	}
+	fake.Wait(t, "a notice that the group could not be checked", func() bool {
+		return slices.ContainsFunc(fake.Ephemerals(bob.ID), func(n slacktest.Ephemeral) bool { return strings.Contains(n.Text, "could not check") })
+	})
+}
+
+func TestLongOperationIsAttachedOnce(t *testing.T) {
+	fake, ad, _ := setup(t)
+	ctx := context.Background()
+	c := adaptertest.PendingCard("a1b2c3")
+	c.Operation = strings.Repeat("echo 0123456789abcdef; ", 400)
+	p := adapters.Place{Channel: channel, Thread: "1.1"}
+	ref, err := ad.Post(ctx, p, adapters.Content{Card: &c})
+	if err != nil {
+		t.Fatalf("Post: %v", err)
+	}
+	files := fake.Files()
+	if len(files) != 1 || files[0].Content != c.Operation || files[0].Thread != "1.1" || files[0].Channel != channel {
+		t.Fatalf("files = %+v; want the whole operation once, in the thread", files)
+	}
+	done := adaptertest.DoneCard("a1b2c3")
+	done.Operation = c.Operation
+	if err := ad.Update(ctx, p, ref, adapters.Content{Card: &done}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(fake.Files()); n != 1 {
+		t.Errorf("%d files after an update; the operation is attached once", n)
+	}
+	m, _ := fake.Message(channel, ref)
+	if v := slacktest.View(m); !strings.Contains(v, "operation-a1b2c3.txt") {
+		t.Errorf("the card does not point at the file:\n%s", v)
+	}
+}
+
+func TestUpdateErrors(t *testing.T) {
+	fake, ad, _ := setup(t)
+	ctx := context.Background()
+	p := adapters.Place{Channel: channel, Thread: "1.1"}
+	if err := ad.Update(ctx, p, "1.999", adapters.Content{Text: "x"}); !errors.Is(err, adapters.ErrGone) {
+		t.Errorf("update of a missing message = %v, want ErrGone", err)
+	}
+	ref, err := ad.Post(ctx, p, adapters.Content{Text: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.FailUpdates(1, 7)
+	err = ad.Update(ctx, p, ref, adapters.Content{Text: "y"})
+	if d, ok := adapters.RetryAfter(err); !ok || d != 7*time.Second {
+		t.Errorf("update under a 429 = %v; want a RateLimitError of 7s", err)
+	}
+	if err := ad.Update(ctx, p, ref, adapters.Content{Text: "y"}); err != nil {
+		t.Errorf("update after the wait: %v", err)
+	}
+}
+
+// A refresh (disconnect) and a dropped socket lose nothing: what the
+// client did not acknowledge comes again, with its id and marked.
+func TestSocketReconnects(t *testing.T) {
+	fake, _, r := setup(t)
+	fake.Disconnect()
+	fake.MentionOnce(alice, channel, "", "after a refresh")
+	fake.DropSocket()
+	fake.MentionOnce(alice, channel, "", "after a drop")
+	ids := map[string]string{}
+	for len(ids) < 2 {
+		e := r.next(t)
+		if id, seen := ids[e.Text]; seen {
+			if id != e.ID || !e.Redelivered {
+				t.Errorf("%q came again as %q (redelivered %v), first as %q", e.Text, e.ID, e.Redelivered, id)
+			}
+			continue
+		}
+		ids[e.Text] = e.ID
+	}
+	if ids["after a refresh"] == "" || ids["after a drop"] == "" {
+		t.Errorf("events = %v", ids)
+	}
+	if fake.Connections() < 2 {
+		t.Errorf("connections = %d, want a reconnect", fake.Connections())
+	}
+}
+
+func TestNewNamesTheProblem(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  slack.Config
+		env  map[string]string
+		want string
+	}{
+		{"no token", slack.Config{}, nil, "SLACK_BOT_TOKEN is not set"},
+		{"app token as bot token", slack.Config{}, map[string]string{"SLACK_BOT_TOKEN": "xapp-1"}, "holds an app-level token (xapp-), not a bot token"},
+		{"bot token as app token", slack.Config{}, map[string]string{"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xoxb-2"}, "SLACK_APP_TOKEN holds a bot token (xoxb-), not an app-level token"},
+		{"socket without app token", slack.Config{Mode: "socket"}, map[string]string{"SLACK_BOT_TOKEN": "xoxb-1"}, "slack.mode: socket needs an app-level token"},
+		{"http without secret", slack.Config{}, map[string]string{"SLACK_BOT_TOKEN": "xoxb-1"}, "SLACK_SIGNING_SECRET"},
+		{"bad mode", slack.Config{Mode: "rtm"}, nil, "slack.mode:"},
+		{"bad api url", slack.Config{APIURL: "ftp://x"}, nil, "slack.api_url:"},
+		{"secret in the env key", slack.Config{BotTokenEnv: "xoxb-123-456"}, nil, "slack.bot_token_env:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := slack.New(tc.cfg, func(k string) string { return tc.env[k] }, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("New = %v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheck(t *testing.T) {
+	fake := slacktest.New(t)
+	ad := newAdapter(t, fake, slack.Config{})
+	if s, err := ad.Check(context.Background()); err != nil || !strings.Contains(s, slacktest.BotUserID) {
+		t.Errorf("Check = %q, %v", s, err)
+	}
+	fake.SetScopes("chat:write", "app_mentions:read")
+	_, err := ad.Check(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "files:write") || !strings.Contains(err.Error(), "usergroups:read") {
+		t.Errorf("Check with missing scopes = %v; want them named", err)
+	}
+}
+
+func TestStopButton(t *testing.T) {
+	fake, ad, r := setup(t)
+	c := adaptertest.DoneCard("a1b2c3")
+	c.State, c.StateLine, c.Output = "running", "approved by bob · running for 3s", "working"
+	c.Buttons = []adapters.Button{{Label: "Stop", Stop: true, Value: "a1b2c3"}}
+	ref, err := ad.Post(context.Background(), adapters.Place{Channel: channel, Thread: "1.1"}, adapters.Content{Card: &c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := fake.Message(channel, ref)
+	if v := slacktest.View(m); !strings.Contains(v, "[!stop a1b2c3]") || strings.Contains(v, "cancel a1b2c3") {
+		t.Errorf("a running card shows:\n%s\nwant a Stop button and no cancel", v)
+	}
+	fake.Click(bob, channel, ref, slack.ActionStop, "a1b2c3")
+	e := r.next(t)
+	if e.Decision == nil || !e.Decision.Stop || e.Decision.Approve || e.Decision.ApprovalID != "a1b2c3" {
+		t.Errorf("stop click = %+v", e.Decision)
+	}
+}

@@ -1,0 +1,573 @@
+// Package slack is the Slack adapter: it receives mentions, thread replies,
+// direct messages and button clicks over Socket Mode or the Events API,
+// posts replies and approval cards (Block Kit) into the conversation's
+// thread, updates cards in place, and answers one person privately. It is
+// the only package that imports slack-go.
+//
+// Every envelope is acknowledged as soon as it is read, before any work:
+// what an event means (is this thread a conversation? is the clicker in an
+// approver group?) is worked out afterwards, in order, by one worker, and
+// only then handed to the bot.
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	slackapi "github.com/slack-go/slack"
+
+	"github.com/countersign/countersign/adapters"
+)
+
+// Fixed action ids of the card's buttons. A button's value is the
+// approval id and nothing else.
+const (
+	ActionApprove = "countersign_approve"
+	ActionCancel  = "countersign_cancel"
+	ActionStop    = "countersign_stop"
+)
+
+// Adapter is the Slack adapter.
+type Adapter struct {
+	cfg      Config
+	log      *slog.Logger
+	api      *slackapi.Client
+	mode     string
+	apiURL   string
+	botToken string
+	appToken string
+	secret   string
+	now      func() time.Time
+	groups   *groups
+
+	mu       sync.Mutex
+	self     identity
+	threads  map[string]time.Time // "channel/thread" the bot takes part in
+	uploaded map[string]bool      // "operation/<id>", "output/<id>": files already attached
+
+	// onHTTPReady, when set, is called with the HTTP mode listener's
+	// address once it listens (tests bind ":0").
+	onHTTPReady func(addr string)
+}
+
+var _ adapters.Interactive = (*Adapter)(nil)
+
+// identity is who the bot is, from auth.test.
+type identity struct {
+	UserID string
+	BotID  string
+	TeamID string
+}
+
+// maxThreads bounds the memory of threads the bot takes part in; the
+// oldest are forgotten first and looked up again when needed.
+const maxThreads = 10000
+
+// New makes the adapter from its configuration and the environment. It
+// checks the tokens' shape, not that they work: Run calls auth.test.
+func New(cfg Config, getenv func(string) string, log *slog.Logger) (*Adapter, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	a := &Adapter{
+		cfg:      cfg,
+		log:      log.With("adapter", "slack"),
+		botToken: strings.TrimSpace(getenv(cfg.BotTokenEnv)),
+		appToken: strings.TrimSpace(getenv(cfg.AppTokenEnv)),
+		secret:   strings.TrimSpace(getenv(cfg.SigningSecretEnv)),
+		now:      time.Now,
+		threads:  map[string]time.Time{},
+		uploaded: map[string]bool{},
+	}
+	if err := checkToken(cfg.BotTokenEnv, a.botToken, "xoxb-", "a bot token", "OAuth & Permissions → Bot User OAuth Token"); err != nil {
+		return nil, err
+	}
+	if a.appToken != "" {
+		if err := checkToken(cfg.AppTokenEnv, a.appToken, "xapp-", "an app-level token", "Basic Information → App-Level Tokens, with the connections:write scope"); err != nil {
+			return nil, err
+		}
+	}
+	a.mode = cfg.Mode
+	if a.mode == "" {
+		a.mode = "http"
+		if a.appToken != "" {
+			a.mode = "socket"
+		}
+	}
+	switch {
+	case a.mode == "socket" && a.appToken == "":
+		return nil, fmt.Errorf("slack.mode: socket needs an app-level token (xapp-) in $%s; create one under Basic Information → App-Level Tokens with the connections:write scope, or set slack.mode: http", cfg.AppTokenEnv)
+	case a.mode == "http" && a.secret == "":
+		return nil, fmt.Errorf("slack.mode: http needs the app's signing secret in $%s (Basic Information → Signing Secret), or set $%s for Socket Mode", cfg.SigningSecretEnv, cfg.AppTokenEnv)
+	}
+	a.apiURL = cfg.APIURL
+	if a.apiURL == "" {
+		a.apiURL = strings.TrimSpace(getenv(APIURLEnv))
+		if a.apiURL != "" {
+			if err := checkAPIURL(a.apiURL); err != nil {
+				return nil, fmt.Errorf("$%s: %w", APIURLEnv, err)
+			}
+		}
+	}
+	if a.apiURL == "" {
+		a.apiURL = DefaultAPIURL
+	}
+	a.apiURL = apiBase(a.apiURL)
+	opts := []slackapi.Option{
+		slackapi.OptionAPIURL(a.apiURL),
+		slackapi.OptionHTTPClient(&http.Client{Timeout: 30 * time.Second}),
+	}
+	if a.appToken != "" {
+		opts = append(opts, slackapi.OptionAppLevelToken(a.appToken))
+	}
+	// No slack-go retries: a 429 goes back to the bot as a RateLimitError,
+	// so that no call sleeps inside the adapter.
+	a.api = slackapi.New(a.botToken, opts...)
+	a.groups = newGroups(a.api, cfg.GroupCacheTTL, a.now)
+	return a, nil
+}
+
+func checkToken(env, token, prefix, kind, where string) error {
+	switch {
+	case token == "":
+		return fmt.Errorf("slack: $%s is not set; it must hold %s (%s…) from the app's page, %s", env, kind, prefix, where)
+	case !strings.HasPrefix(token, prefix):
+		return fmt.Errorf("slack: $%s holds %s, not %s (%s…); copy it from %s", env, tokenKind(token), kind, prefix, where)
+	}
+	return nil
+}
+
+// tokenKind names a Slack token by its prefix, for errors.
+func tokenKind(token string) string {
+	switch {
+	case strings.HasPrefix(token, "xoxb-"):
+		return "a bot token (xoxb-)"
+	case strings.HasPrefix(token, "xapp-"):
+		return "an app-level token (xapp-)"
+	case strings.HasPrefix(token, "xoxp-"):
+		return "a user token (xoxp-)"
+	case strings.HasPrefix(token, "xoxe"):
+		return "a configuration or refresh token (xoxe)"
+	}
+	return "a value that is no Slack token"
+}
+
+// Name returns "slack".
+func (a *Adapter) Name() string { return "slack" }
+
+// Buttons reports true: cards have Approve and Cancel buttons, and clicks
+// arrive over Socket Mode or the interactivity endpoint.
+func (a *Adapter) Buttons() bool { return true }
+
+// Mode is the mode the adapter runs in, "socket" or "http".
+func (a *Adapter) Mode() string { return a.mode }
+
+// WatchGroups names the user groups that approver lists mention, as
+// "group:S0123ABCD", "S0123ABCD" or "@handle". A click's User.Groups then
+// holds each watched group the clicker is in, written as configured (and
+// as its S… id); a group that could not be checked is written
+// "!unchecked:<entry>", which matches no approver list, so a failed lookup
+// refuses (fail closed).
+func (a *Adapter) WatchGroups(entries ...string) {
+	a.groups.watch(entries...)
+}
+
+// Run receives events until ctx is done (it returns ctx.Err()) or the app
+// is uninstalled or its tokens revoked (it returns nil).
+func (a *Adapter) Run(ctx context.Context, h adapters.Handler) error {
+	id, err := a.authTest(ctx)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.self = id
+	a.mu.Unlock()
+	a.log.Info("connected to slack", "mode", a.mode, "team", id.TeamID, "bot_user", id.UserID, "api", a.apiURL)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	q := newQueue()
+	worked := make(chan struct{})
+	go func() {
+		defer close(worked)
+		a.work(ctx, q, h)
+	}()
+	switch a.mode {
+	case "http":
+		err = a.runHTTP(ctx, q)
+	default:
+		err = a.runSocket(ctx, q)
+	}
+	q.close()
+	if err != nil {
+		cancel()
+	}
+	<-worked
+	return err
+}
+
+func (a *Adapter) authTest(ctx context.Context) (identity, error) {
+	r, err := a.api.AuthTestContext(ctx)
+	if _, slackSaid := errors.AsType[slackapi.SlackErrorResponse](err); slackSaid {
+		return identity{}, fmt.Errorf("slack: auth.test at %s: %w; check $%s (a bot token, xoxb-, of an installed app)", a.apiURL, err, a.cfg.BotTokenEnv)
+	} else if err != nil {
+		return identity{}, fmt.Errorf("slack: auth.test at %s: %w; is Slack (or $%s, slack.api_url) reachable from here?", a.apiURL, err, APIURLEnv)
+	}
+	return identity{UserID: r.UserID, BotID: r.BotID, TeamID: r.TeamID}, nil
+}
+
+func (a *Adapter) identity() identity {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.self
+}
+
+// work turns queued envelopes into events, in the order they arrived, and
+// hands them to h.
+func (a *Adapter) work(ctx context.Context, q *queue, h adapters.Handler) {
+	for {
+		job, ok := q.pop(ctx)
+		if !ok {
+			return
+		}
+		for _, e := range job(ctx) {
+			h.Handle(ctx, e)
+		}
+	}
+}
+
+// reply is Event.Reply for Slack: where a private answer to the event goes.
+type reply struct {
+	ResponseURL string
+	Channel     string
+	User        string
+	Thread      string
+}
+
+// message is what the adapter needs of an app_mention or message event.
+type message struct {
+	kind        string // "app_mention" or "message"
+	team        string
+	user        string
+	botID       string
+	subtype     string
+	text        string
+	ts          string
+	threadTS    string
+	channel     string
+	channelType string
+}
+
+// fromMessage turns a message into an event, or nothing when the message
+// is not for the bot (another bot's, an edit, a join, a thread the bot is
+// not in).
+func (a *Adapter) fromMessage(ctx context.Context, m message, retried bool) []adapters.Event {
+	self := a.identity()
+	switch {
+	case m.botID != "" || m.user == "" || m.user == self.UserID:
+		return nil // the bot's own messages and other bots'
+	case m.subtype != "" && m.subtype != "thread_broadcast" && m.subtype != "file_share":
+		return nil // edits, deletions, joins, …
+	case m.channel == "" || m.ts == "":
+		a.log.Warn("dropped a slack message without channel or ts", "kind", m.kind, "channel", m.channel, "ts", m.ts)
+		return nil
+	}
+	mentioned := m.kind == "app_mention" || mentions(m.text, self.UserID)
+	direct := m.channelType == "im"
+	thread := m.threadTS
+	if thread == "" {
+		thread = m.ts
+	}
+	if !direct && !mentioned {
+		if m.threadTS == "" || !a.inConversation(ctx, m.channel, m.threadTS) {
+			return nil // talk among people, not to the bot
+		}
+	}
+	a.remember(m.channel, thread)
+	team := m.team
+	if team == "" {
+		team = self.TeamID
+	}
+	e := adapters.Event{
+		// One message has one id, whichever kind of event (app_mention
+		// or message) and whichever delivery carries it.
+		ID: "msg:" + team + ":" + m.channel + ":" + m.ts,
+		// A mention arrives as app_mention and as message: the message
+		// is marked, so that whichever comes second is a known repeat.
+		Redelivered: retried || m.kind == "message" && mentioned && !direct,
+		Reply:       &reply{Channel: m.channel, User: m.user, Thread: thread},
+		User:        adapters.User{ID: m.user},
+		Place:       adapters.Place{Channel: m.channel, Thread: thread},
+		Direct:      direct,
+		Text:        cleanText(m.text, self.UserID),
+	}
+	// "approve <id>", "cancel <id> [reason]" typed in the thread are
+	// decisions, as in the terminal; a reason can only be given this way.
+	if d, ok := adapters.ParseDecision(e.Text); ok {
+		e.Decision = &d
+	}
+	return []adapters.Event{e}
+}
+
+// inConversation reports whether the bot takes part in the thread: it was
+// mentioned there or posted there, by this process (remembered) or by
+// another replica (conversations.replies).
+func (a *Adapter) inConversation(ctx context.Context, channel, thread string) bool {
+	key := channel + "/" + thread
+	a.mu.Lock()
+	_, ok := a.threads[key]
+	a.mu.Unlock()
+	if ok {
+		return true
+	}
+	self := a.identity()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	msgs, _, _, err := a.api.GetConversationRepliesContext(ctx, &slackapi.GetConversationRepliesParameters{ChannelID: channel, Timestamp: thread, Limit: 200})
+	if err != nil {
+		a.log.Warn("could not tell whether a thread is a conversation with the bot; its message is not answered (mention the bot to be sure)", "channel", channel, "thread", thread, "err", err)
+		return false
+	}
+	for _, m := range msgs {
+		if m.User == self.UserID || m.BotID != "" && m.BotID == self.BotID || mentions(m.Text, self.UserID) {
+			return true
+		}
+	}
+	return false
+}
+
+// remember notes that the bot takes part in a thread.
+func (a *Adapter) remember(channel, thread string) {
+	if channel == "" || thread == "" {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.threads) >= maxThreads {
+		var oldest string
+		var at time.Time
+		for k, t := range a.threads {
+			if oldest == "" || t.Before(at) {
+				oldest, at = k, t
+			}
+		}
+		delete(a.threads, oldest)
+	}
+	a.threads[channel+"/"+thread] = a.now()
+}
+
+func mentions(text, userID string) bool {
+	return userID != "" && strings.Contains(text, "<@"+userID)
+}
+
+var (
+	linkRE    = regexp.MustCompile(`<((?:https?|mailto):[^|>]+)(?:\|[^>]*)?>`)
+	channelRE = regexp.MustCompile(`<#[A-Z0-9]+\|([^>]*)>`)
+)
+
+// cleanText turns Slack's wire text back into what the person typed: the
+// bot's mention removed, links unwrapped (<https://x|x> → https://x), and
+// &amp; &lt; &gt; unescaped, so that `!run cat a > b` reaches the bot as
+// typed.
+func cleanText(text, botID string) string {
+	if botID != "" {
+		re := regexp.MustCompile(`<@` + regexp.QuoteMeta(botID) + `(?:\|[^>]*)?>`)
+		text = re.ReplaceAllString(text, "")
+	}
+	text = linkRE.ReplaceAllString(text, "$1")
+	text = channelRE.ReplaceAllString(text, "#$1")
+	text = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(text)
+	return strings.TrimSpace(text)
+}
+
+// fromClick turns a button click into a decision event, or refuses it.
+func (a *Adapter) fromClick(ctx context.Context, cb slackapi.InteractionCallback, retried bool) []adapters.Event {
+	self := a.identity()
+	if cb.Type != slackapi.InteractionTypeBlockActions {
+		a.log.Info("ignored a slack interaction that is not a button click", "type", cb.Type)
+		return nil
+	}
+	team := cb.Team.ID
+	if team == "" {
+		team = cb.User.TeamID
+	}
+	channel := cb.Channel.ID
+	if channel == "" {
+		channel = cb.Container.ChannelID
+	}
+	ref := cb.Container.MessageTs
+	if ref == "" {
+		ref = cb.Message.Timestamp
+	}
+	thread := cb.Container.ThreadTs
+	if thread == "" {
+		thread = cb.Message.ThreadTimestamp
+	}
+	if thread == "" {
+		thread = ref
+	}
+	rp := &reply{ResponseURL: cb.ResponseURL, Channel: channel, User: cb.User.ID, Thread: thread}
+	place := adapters.Place{Channel: channel, Thread: thread}
+	if team != self.TeamID {
+		a.log.Warn("refused a click from another workspace", "team", team, "want", self.TeamID, "user", cb.User.ID)
+		a.notifyAsync(adapters.Notice{Place: place, User: adapters.User{ID: cb.User.ID}, Reply: rp,
+			Text: "This card belongs to another Slack workspace, so your click was not counted; nothing changed."})
+		return nil
+	}
+	var out []adapters.Event
+	for _, act := range cb.ActionCallback.BlockActions {
+		if act == nil || act.ActionID != ActionApprove && act.ActionID != ActionCancel && act.ActionID != ActionStop {
+			continue
+		}
+		if !validApprovalID(act.Value) {
+			a.log.Warn("ignored a click whose button carries no approval id", "action", act.ActionID, "value", act.Value)
+			continue
+		}
+		stamp := act.ActionTs
+		if stamp == "" {
+			stamp = cb.ActionTs
+		}
+		if stamp == "" {
+			stamp = cb.TriggerID
+		}
+		user := adapters.User{ID: cb.User.ID, Name: cb.User.Name}
+		in, unchecked := a.groups.of(ctx, user.ID)
+		user.Groups = in
+		for _, g := range unchecked {
+			user.Groups = append(user.Groups, "!unchecked:"+g.entry)
+			a.notifyAsync(adapters.Notice{Place: place, User: user, Reply: rp,
+				Text: fmt.Sprintf("I could not check whether you are in the user group %s (%s), so a decision that needs that group is refused until Slack answers; try again in a minute.", g.entry, g.err)})
+		}
+		out = append(out, adapters.Event{
+			ID:          "act:" + team + ":" + cb.User.ID + ":" + act.ActionID + ":" + stamp,
+			Redelivered: retried,
+			Reply:       rp,
+			User:        user,
+			Place:       place,
+			Decision:    &adapters.Decision{ApprovalID: act.Value, Approve: act.ActionID == ActionApprove, Stop: act.ActionID == ActionStop, Ref: ref},
+		})
+	}
+	if len(out) == 0 {
+		a.log.Info("ignored a click on a button that is not a countersign decision", "channel", channel, "message", ref)
+	}
+	return out
+}
+
+func validApprovalID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// notifyAsync sends a notice the adapter itself decided on, without holding
+// up the worker.
+func (a *Adapter) notifyAsync(n adapters.Notice) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := a.Notify(ctx, n); err != nil {
+			a.log.Warn("could not send a private notice", "user", n.User.ID, "err", err)
+		}
+	}()
+}
+
+// Post posts text, a card, or both into the conversation's thread and
+// returns the message's ts. A card whose operation is too long to show
+// whole gets the full text attached as a file in the thread first; if that
+// fails, the card is not posted (nobody may approve what they cannot read).
+func (a *Adapter) Post(ctx context.Context, to adapters.Place, c adapters.Content) (string, error) {
+	files, err := a.attach(ctx, to, c.Card)
+	if err != nil {
+		return "", err
+	}
+	opts := a.content(c, files)
+	if to.Thread != "" {
+		opts = append(opts, slackapi.MsgOptionTS(to.Thread))
+	}
+	_, ts, err := a.api.PostMessageContext(ctx, to.Channel, opts...)
+	if err != nil {
+		return "", slackErr("post to "+to.Channel, err)
+	}
+	a.remember(to.Channel, to.Thread)
+	return ts, nil
+}
+
+// Update replaces the message ref in place (chat.update). A message that
+// is gone wraps adapters.ErrGone; a 429 is an *adapters.RateLimitError.
+func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c adapters.Content) error {
+	files, err := a.attach(ctx, to, c.Card)
+	if err != nil {
+		return err
+	}
+	opts := a.content(c, files)
+	if _, _, _, err := a.api.UpdateMessageContext(ctx, to.Channel, ref, opts...); err != nil {
+		return slackErr("update message "+ref+" in "+to.Channel, err)
+	}
+	return nil
+}
+
+// Notify sends a notice only n.User sees: through the click's response_url
+// when the notice answers a click, else chat.postEphemeral in the thread.
+func (a *Adapter) Notify(ctx context.Context, n adapters.Notice) error {
+	text := escape(n.Text)
+	channel, thread := n.Place.Channel, n.Place.Thread
+	if r, ok := n.Reply.(*reply); ok && r != nil {
+		if r.ResponseURL != "" && (r.User == "" || r.User == n.User.ID) {
+			_, _, err := a.api.PostMessageContext(ctx, r.Channel,
+				slackapi.MsgOptionText(text, false),
+				slackapi.MsgOptionResponseURL(r.ResponseURL, slackapi.ResponseTypeEphemeral))
+			if err == nil {
+				return nil
+			}
+			a.log.Warn("response_url refused a notice; sending it with chat.postEphemeral", "user", n.User.ID, "err", err)
+		}
+		if channel == "" {
+			channel, thread = r.Channel, r.Thread
+		}
+	}
+	opts := []slackapi.MsgOption{slackapi.MsgOptionText(text, false)}
+	if thread != "" {
+		opts = append(opts, slackapi.MsgOptionTS(thread))
+	}
+	if _, err := a.api.PostEphemeralContext(ctx, channel, n.User.ID, opts...); err != nil {
+		return slackErr("send a private notice to "+n.User.ID, err)
+	}
+	return nil
+}
+
+// slackErr wraps a Web API error with what was being done, and maps the
+// errors the bot acts on: a gone message to adapters.ErrGone, a 429 to
+// *adapters.RateLimitError.
+func slackErr(what string, err error) error {
+	if rl, ok := errors.AsType[*slackapi.RateLimitedError](err); ok {
+		return &adapters.RateLimitError{RetryAfter: rl.RetryAfter, Err: fmt.Errorf("%s: %w", what, err)}
+	}
+	if se, ok := errors.AsType[slackapi.SlackErrorResponse](err); ok {
+		switch se.Err {
+		case "message_not_found", "channel_not_found", "is_archived", "thread_not_found", "cant_update_message":
+			return fmt.Errorf("%s: %w: %w", what, adapters.ErrGone, err)
+		case "not_in_channel":
+			return fmt.Errorf("%s: %w; invite the bot to the channel (/invite @countersign)", what, err)
+		case "missing_scope":
+			return fmt.Errorf("%s: %w (needed: %s); add the scope in the app's manifest and reinstall it", what, err, se.Needed)
+		}
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

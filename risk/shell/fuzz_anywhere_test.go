@@ -1,0 +1,111 @@
+package shell
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// absurdCores are absurd commands without quotes of their own, so that
+// any carrier below can hold them.
+var absurdCores = []string{"rm -rf /", "rm -rf ~", "mkfs.ext4 /dev/sda1", "dd if=/dev/zero of=/dev/nvme0n1",
+	"chmod -R 777 /", "wipefs -a /dev/sdb", "rm -rf /usr", "shred /dev/vda"}
+
+// carriersOf wraps an absurd command the ways a script hides one: nested,
+// carried by another program, piped through a middleman, decoded.
+var carriersOf = []func(c string) string{
+	func(c string) string { return c },
+	func(c string) string { return "sh -c '" + c + "'" },
+	func(c string) string { return "echo '" + c + "' | sh" },
+	func(c string) string { return "echo '" + c + "' | cat | sudo bash" },
+	func(c string) string { return "printf '%s\\n' '" + c + "' | { bash; }" },
+	func(c string) string {
+		return "echo " + base64.StdEncoding.EncodeToString([]byte(c+"\n")) + " | base64 -d | sh"
+	},
+	func(c string) string { return "cat <<'EOF' | sh\n" + c + "\nEOF" },
+	func(c string) string { return "bash <<< '" + c + "'" },
+	func(c string) string { return "vim -c '!" + c + "' -c q x" },
+	func(c string) string { return "PAGER='" + c + "' git log" },
+	func(c string) string { return "git -c core.pager='" + c + "' log" },
+	func(c string) string { return "X='" + c + "'; $X" },
+	func(c string) string { return "echo $(" + c + ")" },
+	func(c string) string { return "nsenter -t 1 -m " + c },
+	func(c string) string { return "timeout 5 nice -n 10 " + c },
+	func(c string) string { return "tar -xf a.tar --to-command='" + c + "'" },
+	func(c string) string { return "ssh -o ProxyCommand='" + c + "' host" },
+	func(c string) string { return "echo '* * * * * " + c + "' | crontab -" },
+	func(c string) string { return "awk 'BEGIN { system(\"" + c + "\") }'" },
+	func(c string) string { return "find . -name x -exec sh -c '" + c + "' \\;" },
+}
+
+// FuzzAbsurdAnywhere: a script that holds an absurd command anywhere
+// (nested, carried, piped through a middleman) never comes out auto, and
+// is blocked: whatever fuzzed script stands before or after it.
+func FuzzAbsurdAnywhere(f *testing.F) {
+	for _, s := range []string{"ls -la", "git status", "echo $(uptime)", "x=1", "cat <<EOF\nx\nEOF", "if true; then ls; fi", "# c"} {
+		f.Add(s, uint8(0), uint8(0), false)
+	}
+	a := newAnalyzer(f)
+	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	f.Fuzz(func(t *testing.T, script string, core, carrier uint8, before bool) {
+		if strings.ContainsAny(script, "'\"\\`$") && len(script) > 200 {
+			return
+		}
+		if _, err := parser.Parse(strings.NewReader(script), ""); err != nil {
+			return
+		}
+		hidden := carriersOf[int(carrier)%len(carriersOf)](absurdCores[int(core)%len(absurdCores)])
+		combined := script + "\n" + hidden
+		if before {
+			combined = hidden + "\n" + script
+		}
+		file, err := parser.Parse(strings.NewReader(combined), "")
+		if err != nil || len(file.Stmts) < 1 {
+			return
+		}
+		// The fuzzed part must not swallow the hidden command (an open
+		// here-document, a trailing backslash, a comment): the hidden
+		// command must parse alone to the same last or first statement.
+		alone, err := parser.Parse(strings.NewReader(hidden), "")
+		if err != nil {
+			t.Fatalf("carrier %q does not parse: %v", hidden, err)
+		}
+		edge := file.Stmts[len(file.Stmts)-1]
+		if before {
+			edge = file.Stmts[0]
+		}
+		if !sameShape(edge, alone.Stmts[len(alone.Stmts)-1]) && !sameShape(edge, alone.Stmts[0]) {
+			return
+		}
+		res := a.Analyze(combined)
+		checkConsistent(t, combined, res)
+		if res.ReadOnly || len(res.Absurd) == 0 {
+			t.Fatalf("Analyze(%q) = %+v, want absurd", combined, res)
+		}
+	})
+}
+
+// sameShape compares two statements by their printed form.
+func sameShape(a, b *syntax.Stmt) bool {
+	var x, y strings.Builder
+	p := syntax.NewPrinter()
+	if p.Print(&x, a) != nil || p.Print(&y, b) != nil {
+		return false
+	}
+	return x.String() == y.String()
+}
+
+// TestAbsurdAnywhere runs every core in every carrier once.
+func TestAbsurdAnywhere(t *testing.T) {
+	a := newAnalyzer(t)
+	for _, core := range absurdCores {
+		for i, carry := range carriersOf {
+			s := carry(core)
+			if res := a.Analyze(s); res.ReadOnly || len(res.Absurd) == 0 {
+				t.Errorf("carrier %d: Analyze(%q) = %+v, want absurd", i, s, res)
+			}
+		}
+	}
+}
