@@ -71,7 +71,18 @@ func (a *Agent) loop(ctx context.Context, conv approval.Conversation, user appro
 		trips++
 		if err != nil {
 			a.keepConversation(ctx, conv, msgs)
-			return a.fail(ctx, conv, modelErrorText, fmt.Errorf("model call %d of the turn: %w", trips, err))
+			text := modelErrorText
+			// A permanent model error (agent/llm's *Error) says the fix
+			// instead: retrying in a minute would fail the same way.
+			var me interface {
+				Permanent() bool
+				Fix() string
+			}
+			if errors.As(err, &me) && me.Permanent() {
+				text = "The language model cannot be used as configured (reference %s): " +
+					strings.ReplaceAll(me.Fix(), "%", "%%") + ". Direct commands such as `!run` and `!sql` still work."
+			}
+			return a.fail(ctx, conv, text, fmt.Errorf("model call %d of the turn: %w", trips, err))
 		}
 		msg := resp.Message
 		msg.Role = RoleAssistant

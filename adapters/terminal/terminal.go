@@ -12,7 +12,6 @@
 package terminal
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -21,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -41,6 +41,18 @@ type Options struct {
 	// Color is "auto" (the default: colour when the output is a terminal
 	// and NO_COLOR is unset), "always" or "never".
 	Color string `yaml:"color"`
+	// Pace, when positive, holds each message back until the bot has
+	// answered the message before it (posted something, sent a notice, or
+	// moved a card to another state), or Pace has passed. The bot turns
+	// away messages past its per-conversation queue (bot.queue_size), so
+	// piped input must not outrun it; with Pace it never does while the
+	// bot answers within Pace. Zero hands lines over as they come. Set by
+	// the program, not the configuration file.
+	Pace time.Duration `yaml:"-"`
+	// Leaving, when set, is called when the person quits with Ctrl-C
+	// twice at the prompt, so that the program can quit at once on the
+	// next interrupt while the work in flight finishes.
+	Leaving func() `yaml:"-"`
 }
 
 // Validate reports a bad option, naming it.
@@ -56,6 +68,16 @@ func (o Options) Validate() error {
 	return nil
 }
 
+// WithDefaults returns o with its empty options filled as New fills them:
+// the user resolved, the colour "auto".
+func (o Options) WithDefaults() Options {
+	o.User = defaultUser(o.User)
+	if o.Color == "" {
+		o.Color = "auto"
+	}
+	return o
+}
+
 // Terminal is the terminal adapter.
 type Terminal struct {
 	in     io.Reader
@@ -68,8 +90,16 @@ type Terminal struct {
 	seq      int // message refs
 	ids      *adapters.EventIDs
 	rendered map[string]string // ref → what it shows now
-	states   map[string]string // ref → card state shown
+	states   map[string]string // ref → card state shown ("" for a message)
+	kept     []string          // the refs in rendered, oldest first
 	prompted bool              // the prompt is on screen, waiting for input
+
+	ed         *editor // the line editor, while Run reads from a terminal
+	pace       time.Duration
+	leaving    func()
+	awaiting   bool          // a message was handed over and not answered yet
+	awaitUntil time.Time     // ... and the next one waits until then at most
+	answered   chan struct{} // a token when an awaited answer came
 }
 
 var _ adapters.Adapter = (*Terminal)(nil)
@@ -84,6 +114,9 @@ func New(in io.Reader, out io.Writer, opts Options) *Terminal {
 		rendered: map[string]string{},
 		states:   map[string]string{},
 		ids:      adapters.NewEventIDs(),
+		pace:     opts.Pace,
+		leaving:  opts.Leaving,
+		answered: make(chan struct{}, 1),
 	}
 	switch opts.Color {
 	case "always":
@@ -142,78 +175,6 @@ func (t *Terminal) User() string {
 	return t.user
 }
 
-// Run reads lines and hands them to h in order until the end of input
-// ("/quit" ends it too) or until ctx is done. A read blocked on a terminal
-// cannot be interrupted; after cancellation that reader goroutine ends with
-// the process.
-func (t *Terminal) Run(ctx context.Context, h adapters.Handler) error {
-	lines := make(chan string)
-	readErr := make(chan error, 1)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		sc := bufio.NewScanner(t.in)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			case <-stop:
-				return
-			}
-		}
-		readErr <- sc.Err()
-		close(lines)
-	}()
-
-	t.showPrompt()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case line, ok := <-lines:
-			if !ok {
-				if err := <-readErr; err != nil {
-					return fmt.Errorf("read terminal input: %w", err)
-				}
-				t.endPrompt()
-				return nil
-			}
-			if quit := t.line(ctx, h, line); quit {
-				t.endPrompt()
-				return nil
-			}
-			t.showPrompt()
-		}
-	}
-}
-
-// line handles one input line and reports whether the session should end.
-func (t *Terminal) line(ctx context.Context, h adapters.Handler, line string) (quit bool) {
-	line = strings.TrimSpace(line)
-	t.mu.Lock()
-	t.prompted = false
-	t.mu.Unlock()
-	if line == "" {
-		return false
-	}
-	if strings.HasPrefix(line, "/") {
-		return t.command(line)
-	}
-	t.mu.Lock()
-	e := adapters.Event{
-		ID:    t.ids.Next(),
-		User:  adapters.User{ID: t.user, Name: t.user},
-		Place: adapters.Place{Channel: Channel, Thread: Thread},
-	}
-	t.mu.Unlock()
-	e.Text = line
-	if d, ok := adapters.ParseDecision(line); ok {
-		e.Decision = &d
-	}
-	h.Handle(ctx, e)
-	return false
-}
-
 const help = `Type a request in plain words, or a direct command:
   !run <command>           run a shell command
   !sql <statement>         run one SQL statement
@@ -245,6 +206,11 @@ func (t *Terminal) command(line string) (quit bool) {
 		t.mu.Lock()
 		t.user = arg
 		t.mu.Unlock()
+		t.mu.Lock()
+		if t.ed != nil {
+			t.ed.t.SetPrompt(t.promptText())
+		}
+		t.mu.Unlock()
 		t.print("you are now " + t.paint(bold, arg))
 	case "/whoami":
 		t.print("you are " + t.paint(bold, t.User()))
@@ -256,23 +222,64 @@ func (t *Terminal) command(line string) (quit bool) {
 	return false
 }
 
+// maxKept is how many posted messages the terminal remembers, for
+// Update; past it the oldest finished card (else the oldest message) is
+// forgotten, and an update of it is ErrGone: the bot posts it again.
+const maxKept = 128
+
 // Post prints a message or a card and returns its reference.
 func (t *Terminal) Post(_ context.Context, _ adapters.Place, c adapters.Content) (string, error) {
 	text := t.render(c)
 	t.mu.Lock()
 	t.seq++
 	ref := "m" + strconv.Itoa(t.seq)
-	t.rendered[ref] = text
+	state := ""
 	if c.Card != nil {
-		t.states[ref] = c.Card.State
+		state = c.Card.State
 	}
+	t.keepLocked(ref, text, state)
+	t.answerLocked()
 	t.mu.Unlock()
 	return ref, t.print(text)
 }
 
+// keepLocked remembers what ref shows, forgetting the oldest finished
+// card, else the oldest message, past maxKept. t.mu is held.
+func (t *Terminal) keepLocked(ref, text, state string) {
+	if _, ok := t.rendered[ref]; !ok {
+		t.kept = append(t.kept, ref)
+	}
+	t.rendered[ref] = text
+	t.states[ref] = state
+	if len(t.kept) <= maxKept {
+		return
+	}
+	drop := 0
+	for i, r := range t.kept {
+		if final(t.states[r]) {
+			drop = i
+			break
+		}
+	}
+	r := t.kept[drop]
+	t.kept = append(t.kept[:drop], t.kept[drop+1:]...)
+	delete(t.rendered, r)
+	delete(t.states, r)
+}
+
+// final reports whether a card in state will not change again.
+func final(state string) bool {
+	switch state {
+	case "done", "failed", "cancelled", "expired":
+		return true
+	}
+	return false
+}
+
 // Update prints the new version of a message. A terminal cannot redraw what
 // has scrolled by, so the new version is printed below; an unchanged message
-// prints nothing, and a running card's progress prints one line.
+// prints nothing, and a running card's progress prints one line. A message
+// the terminal no longer remembers is ErrGone.
 func (t *Terminal) Update(_ context.Context, _ adapters.Place, ref string, c adapters.Content) error {
 	text := t.render(c)
 	t.mu.Lock()
@@ -285,12 +292,16 @@ func (t *Terminal) Update(_ context.Context, _ adapters.Place, ref string, c ada
 		t.mu.Unlock()
 		return nil
 	}
-	t.rendered[ref] = text
+	was := t.states[ref]
+	state := ""
 	progressOnly := false
 	if c.Card != nil {
-		was := t.states[ref]
-		progressOnly = c.Card.State == "running" && (was == "running" || was == "approved")
-		t.states[ref] = c.Card.State
+		state = c.Card.State
+		progressOnly = state == "running" && (was == "running" || was == "approved")
+	}
+	t.keepLocked(ref, text, state)
+	if state != was || c.Card == nil {
+		t.answerLocked()
 	}
 	t.mu.Unlock()
 	switch {
@@ -310,6 +321,9 @@ func (t *Terminal) Update(_ context.Context, _ adapters.Place, ref string, c ada
 // Notify prints a notice addressed to one person. Everyone at the terminal
 // can read it; it is marked as meant for user only.
 func (t *Terminal) Notify(_ context.Context, n adapters.Notice) error {
+	t.mu.Lock()
+	t.answerLocked()
+	t.mu.Unlock()
 	return t.print(t.paint(dim, "(to "+n.User.Display()+" only)") + " " + n.Text)
 }
 
@@ -351,6 +365,17 @@ func (t *Terminal) progressLine(c *adapters.Card) string {
 func (t *Terminal) print(text string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	if t.ed != nil {
+		// The editor clears the prompt and the half-typed line, writes,
+		// and draws them again.
+		if _, err := t.ed.t.Write([]byte(cutToScreen(text, t.ed.rows))); err != nil {
+			return fmt.Errorf("write to terminal: %w", err)
+		}
+		return nil
+	}
 	var b strings.Builder
 	if t.prompt && t.prompted {
 		b.WriteString("\r\x1b[K")
@@ -376,6 +401,9 @@ func (t *Terminal) showPrompt() {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.ed != nil {
+		return // the editor draws it
+	}
 	t.prompted = true
 	_, _ = io.WriteString(t.out, t.promptText())
 }

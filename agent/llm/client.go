@@ -59,32 +59,54 @@ func New(cfg Config, httpClient *http.Client) (*Client, error) {
 	return &Client{cfg: cfg, client: openai.NewClientWithConfig(oc)}, nil
 }
 
-// Complete sends one chat completion request, retrying what can be retried.
+// Complete sends one chat completion request, retrying what can be
+// retried within llm.total_timeout. A failure is an *Error: permanent ones
+// (bad URL, 401, 403, 404, unknown model) after one attempt, with the fix
+// in its sentence; transient ones once the attempts or the time are used.
 func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
 	creq, err := toRequest(c.cfg.Model, req)
 	if err != nil {
 		return agent.Response{}, err
 	}
+	parent := ctx
+	ctx, cancel := context.WithTimeoutCause(ctx, c.cfg.TotalTimeout, errBudget)
+	defer cancel()
+	fail := func(attempt int, err error) (agent.Response, error) {
+		return agent.Response{}, fmt.Errorf("chat completion (attempt %d of %d): %w", attempt, c.cfg.MaxAttempts, c.classify(err))
+	}
 	for attempt := 1; ; attempt++ {
 		resp, err := c.once(ctx, creq)
 		if err == nil {
-			return fromResponse(resp)
+			r, err := fromResponse(resp)
+			if err != nil {
+				return fail(attempt, err)
+			}
+			return r, nil
+		}
+		if parent.Err() != nil {
+			return agent.Response{}, fmt.Errorf("chat completion: %w", context.Cause(parent))
 		}
 		if ctx.Err() != nil {
-			return agent.Response{}, fmt.Errorf("chat completion: %w", context.Cause(ctx))
+			return fail(attempt, fmt.Errorf("%w: %w", context.Cause(ctx), err))
 		}
-		if attempt >= c.cfg.MaxAttempts || !retryable(err) {
-			return agent.Response{}, fmt.Errorf("chat completion (attempt %d of %d): %w", attempt, c.cfg.MaxAttempts, err)
+		if attempt >= c.cfg.MaxAttempts || !retryable(err) || c.classify(err).permanent {
+			return fail(attempt, err)
 		}
 		wait := backoff(c.cfg.Backoff, c.cfg.MaxBackoff, attempt)
 		if ra, ok := retryAfter(resp.Header(), time.Now()); ok {
 			if ra > c.cfg.MaxRetryAfter {
-				return agent.Response{}, fmt.Errorf("chat completion: server asks to retry after %s, longer than llm.max_retry_after: %w", ra, err)
+				return fail(attempt, fmt.Errorf("server asks to retry after %s, longer than llm.max_retry_after: %w", ra, err))
 			}
 			wait = ra
 		}
+		if wait >= budgetLeft(ctx) {
+			return fail(attempt, fmt.Errorf("%w: the next attempt would start after it (last error: %w)", errBudget, err))
+		}
 		if serr := sleepCtx(ctx, wait); serr != nil {
-			return agent.Response{}, fmt.Errorf("chat completion: waiting to retry: %w (last error: %w)", serr, err)
+			if parent.Err() != nil {
+				return agent.Response{}, fmt.Errorf("chat completion: waiting to retry: %w (last error: %w)", context.Cause(parent), err)
+			}
+			return fail(attempt, fmt.Errorf("%w (last error: %w)", serr, err))
 		}
 	}
 }
@@ -151,7 +173,7 @@ func toRequest(model string, req agent.Request) (openai.ChatCompletionRequest, e
 
 func fromResponse(resp openai.ChatCompletionResponse) (agent.Response, error) {
 	if len(resp.Choices) == 0 {
-		return agent.Response{}, errors.New("chat completion: the response has no choices")
+		return agent.Response{}, errNoChoices
 	}
 	ch := resp.Choices[0]
 	m := agent.Message{Role: agent.RoleAssistant, Content: ch.Message.Content}

@@ -10,6 +10,7 @@ package llm
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -31,11 +32,17 @@ const (
 
 // Defaults.
 const (
-	DefaultModel       = "gpt-4o-mini"
-	DefaultTimeout     = 60 * time.Second
-	DefaultMaxAttempts = 4
-	DefaultBackoff     = 500 * time.Millisecond
-	DefaultMaxBackoff  = 20 * time.Second
+	DefaultModel = "gpt-4o-mini"
+	// DefaultBaseURL is OpenAI's, used when llm.base_url is empty.
+	DefaultBaseURL = "https://api.openai.com/v1"
+	DefaultTimeout = 20 * time.Second
+	// DefaultTotalTimeout bounds a model call across all its attempts and
+	// the waits between them: a hung model is given up on well before
+	// minutes pass, and the person is told.
+	DefaultTotalTimeout = 45 * time.Second
+	DefaultMaxAttempts  = 4
+	DefaultBackoff      = 500 * time.Millisecond
+	DefaultMaxBackoff   = 20 * time.Second
 	// DefaultMaxRetryAfter is the longest Retry-After the client waits
 	// for; a server asking for longer ends the retries.
 	DefaultMaxRetryAfter = 60 * time.Second
@@ -53,7 +60,8 @@ const (
 //	  api_type: openai                      # openai | azure | azure_ad
 //	  api_version: 2024-10-21               # Azure only, required there
 //	  deployments: {gpt-4o: prod-gpt4o}     # Azure only: model → deployment
-//	  timeout: 60s                          # per attempt
+//	  timeout: 20s                          # per attempt
+//	  total_timeout: 45s                    # per call, all attempts and waits
 //	  max_attempts: 4
 //	  backoff: 500ms
 //	  max_backoff: 20s
@@ -68,8 +76,11 @@ type Config struct {
 	APIVersion  string            `yaml:"api_version"`
 	Deployments map[string]string `yaml:"deployments"`
 
-	// Timeout limits each attempt (default 60s).
+	// Timeout limits each attempt (default 20s).
 	Timeout time.Duration `yaml:"timeout"`
+	// TotalTimeout limits a whole call: every attempt and every wait
+	// between them (default 45s).
+	TotalTimeout time.Duration `yaml:"total_timeout"`
 	// MaxAttempts counts the first try (default 4; 1 means no retry).
 	MaxAttempts int `yaml:"max_attempts"`
 	// Backoff is the first wait between attempts; it doubles each time,
@@ -143,8 +154,12 @@ func (c Config) WithDefaults() (Config, error) {
 	default:
 		return c, fmt.Errorf("llm.api_type: %q is not one of openai, azure, azure_ad", c.APIType)
 	}
+	if err := checkBaseURL(c.BaseURL); err != nil {
+		return c, err
+	}
 	err := errors.Join(
 		tools.Limit("llm.timeout", &c.Timeout, DefaultTimeout),
+		tools.Limit("llm.total_timeout", &c.TotalTimeout, DefaultTotalTimeout),
 		tools.Limit("llm.max_attempts", &c.MaxAttempts, DefaultMaxAttempts),
 		tools.Limit("llm.backoff", &c.Backoff, DefaultBackoff),
 		tools.Limit("llm.max_backoff", &c.MaxBackoff, DefaultMaxBackoff),
@@ -157,4 +172,30 @@ func (c Config) WithDefaults() (Config, error) {
 		c.MaxBackoff = c.Backoff
 	}
 	return c, nil
+}
+
+// checkBaseURL rejects a base URL the client could never reach, at load
+// time rather than on every message: one without an http:// or https://
+// scheme, or without a host. The error never repeats a password.
+func checkBaseURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	shown, fix := raw, "http://"+raw
+	if strings.Contains(raw, "@") {
+		shown, fix = "(a URL with credentials)", "http://HOST:PORT/v1"
+	}
+	if !strings.Contains(raw, "://") {
+		return fmt.Errorf("llm.base_url: %q has no scheme; use %s", shown, fix)
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return fmt.Errorf("llm.base_url: %q is not a URL; write it in full, e.g. http://localhost:11434/v1", shown)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("llm.base_url: %q is not an http:// or https:// URL; e.g. http://localhost:11434/v1", shown)
+	case u.Host == "":
+		return fmt.Errorf("llm.base_url: %q has no host; e.g. http://localhost:11434/v1", shown)
+	}
+	return nil
 }

@@ -39,6 +39,7 @@ type app struct {
 	store  approval.Store
 	where  string // "memory" or the redacted Redis address
 	model  agent.Model
+	redis  redis.UniversalClient // nil when the store is in memory
 	closer []func() error
 }
 
@@ -68,6 +69,7 @@ func build(ctx context.Context, cfg fileConfig, e env) (a *app, err error) {
 		return a, err
 	}
 	a.closer = append(a.closer, closeLog)
+	quietLibraries(a.log)
 	if a.policy, err = risk.New(cfg.Risk); err != nil {
 		return a, err
 	}
@@ -87,7 +89,36 @@ func build(ctx context.Context, cfg fileConfig, e env) (a *app, err error) {
 		return a, err
 	}
 	a.cfg.Bot = cfg.Bot.WithDefaults()
+	a.showDefaults(e)
 	return a, nil
+}
+
+// The store's defaults, as redisstore applies them; set here so that the
+// effective configuration shows them.
+const (
+	defaultPrefix      = "cs"
+	defaultAuditMaxLen = 100000
+)
+
+// showDefaults fills the effective configuration's remaining empty values
+// with what applies, so that config check shows real defaults.
+func (a *app) showDefaults(e env) {
+	c := &a.cfg
+	c.Terminal.Options = c.Terminal.Options.WithDefaults()
+	enabled := on(c.Terminal.Enabled, false)
+	c.Terminal.Enabled = &enabled
+	if c.Log.Level == "" {
+		c.Log.Level = "info"
+		if e.quietLog {
+			c.Log.Level = "warn"
+		}
+	}
+	if c.Log.Format == "" {
+		c.Log.Format = "json"
+	}
+	if c.LLM.BaseURL == "" && c.LLM.APIType == llm.APIOpenAI {
+		c.LLM.BaseURL = llm.DefaultBaseURL
+	}
 }
 
 // buildTools builds the tools that are on, and records the effective
@@ -273,10 +304,17 @@ func (a *app) buildStore(ctx context.Context, c storeConfig, e env) error {
 	if rawURL == "" {
 		rawURL = strings.TrimSpace(e.getenv(envName))
 	}
-	opts := redisstore.Options{Prefix: c.Prefix, AuditMaxLen: c.AuditMaxLen, Logger: a.log}
 	if c.AuditMaxLen < 0 {
 		return errors.New("store.audit_max_len: must not be negative")
 	}
+	if c.Prefix == "" {
+		c.Prefix = defaultPrefix
+	}
+	if c.AuditMaxLen == 0 {
+		c.AuditMaxLen = defaultAuditMaxLen
+	}
+	a.cfg.Store.Prefix, a.cfg.Store.AuditMaxLen = c.Prefix, c.AuditMaxLen
+	opts := redisstore.Options{Prefix: c.Prefix, AuditMaxLen: c.AuditMaxLen, Logger: a.log}
 	var client redis.UniversalClient
 	switch {
 	case rawURL != "":
@@ -309,6 +347,7 @@ func (a *app) buildStore(ctx context.Context, c storeConfig, e env) error {
 			return fmt.Errorf("store: cannot reach %s: %w", a.where, err)
 		}
 	}
+	a.redis = client
 	a.store = redisstore.New(client, opts)
 	a.closer = append(a.closer, a.store.Close)
 	return nil

@@ -163,15 +163,15 @@ func TestAssessFlagsAndConfig(t *testing.T) {
 		{name: "stray argument", args: []string{"calls.jsonl"}, code: 2, stderr: "unexpected argument"},
 		{name: "missing config", args: []string{"--config", filepath.Join(dir, "none.yaml")}, code: 2, stderr: "read config"},
 		{name: "unknown key", args: []string{"--config", write("unknown.yaml", "risk:\n  mood: smart\n")}, code: 2,
-			stderr: "field mood not found"},
-		{name: "unknown section", args: []string{"--config", write("section.yaml", "telegram:\n  token: x\n")}, code: 2,
-			stderr: "field telegram not found"},
+			stderr: "risk.mood: unknown key; the keys here are channels, mode, sensitive_paths, tools"},
+		{name: "unknown section", args: []string{"--config", write("section.yaml", "sentry:\n  dsn: x\n")}, code: 2,
+			stderr: "sentry: unknown key"},
 		{name: "bad mode in config", args: []string{"--config", write("mode.yaml", "risk:\n  tools:\n    execute_sql:\n      mode: stric\n")},
 			code: 2, stderr: `risk.tools.execute_sql: mode "stric" is not one of strict, guarded, smart`},
 		{name: "empty config", args: []string{"--config", write("empty.yaml", "")}, code: 0},
 		{name: "every key", args: []string{"--config", write("full.yaml", fullConfig)}, code: 0},
 		{name: "unknown key in a channel", args: []string{"--config", write("chan.yaml", "risk:\n  channels:\n    C1:\n      preauthorized: [ls]\n")},
-			code: 2, stderr: "field preauthorized not found"},
+			code: 2, stderr: "risk.channels.C1.preauthorized: unknown key"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

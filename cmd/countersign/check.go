@@ -14,13 +14,17 @@ import (
 	"github.com/countersign/countersign/configs"
 )
 
-const configHelp = `Usage: countersign config check [--config FILE]
+const configHelp = `Usage: countersign config check [--config FILE] [--root DIR] [--connect]
        countersign config example
 
 check    validates the configuration as run would (tools, policy, model
          settings, and a connection to Redis when one is configured) and
          prints the effective configuration, defaults filled in and secrets
          redacted. Exit status 1 when it is not valid.
+         --connect also reaches every configured backend (Redis, each SQL
+         connection and its read-only account, the model's /models) and
+         reports each by name; exit status 1 when one is down.
+         --root DIR sets tools.root, as for run.
 example  prints the documented example configuration.
 `
 
@@ -32,9 +36,13 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "example":
+		fs := flag.NewFlagSet("config example", flag.ContinueOnError)
+		if code, done := parseFlags(fs, args[1:], configHelp, stdout, stderr); done {
+			return code
+		}
 		_, _ = stdout.Write(configs.Example)
 		return 0
-	case "help", "-h", "--help":
+	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, configHelp)
 		return 0
 	case "check":
@@ -44,6 +52,8 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet("config check", flag.ContinueOnError)
 	path := fs.String("config", "", "YAML configuration file")
+	root := fs.String("root", "", "where the command and file tools work (tools.root)")
+	connect := fs.Bool("connect", false, "reach every configured backend and report each")
 	if code, done := parseFlags(fs, args[1:], configHelp, stdout, stderr); done {
 		return code
 	}
@@ -53,7 +63,8 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "countersign config check: %v\n", err)
 		return 1
 	}
-	a, err := build(context.Background(), cfg, env{getenv: os.Getenv, logOut: io.Discard, dial: true})
+	withRoot(*root)(&cfg)
+	a, err := build(context.Background(), cfg, env{getenv: os.Getenv, logOut: io.Discard, dial: !*connect})
 	if err != nil {
 		fmt.Fprintf(stderr, "countersign config check: %v\n", err)
 		return 1
@@ -73,9 +84,27 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 	if src == "" {
 		src = "(none: embedded defaults)"
 	}
-	fmt.Fprintf(stdout, "# config: %s\n# valid. tools: %s; approvals: %s; model: %s\n%s%s",
-		src, strings.Join(a.names, ", "), a.where, modelSummary(a), platforms, out)
-	return 0
+	fmt.Fprintf(stdout, "# config: %s\n# valid. tools: %s; approvals: %s; model: %s\n%s",
+		src, strings.Join(a.names, ", "), a.where, modelSummary(a), platforms)
+	code := 0
+	if *connect {
+		rs := reachAll(context.Background(), a.backends(cfg, os.Getenv, true))
+		fmt.Fprintf(stdout, "# connections (%d):\n", len(rs))
+		if len(rs) == 0 {
+			fmt.Fprintln(stdout, "#   none configured: approvals in memory, no SQL, no model")
+		}
+		for _, r := range rs {
+			if r.err != nil {
+				fmt.Fprintf(stdout, "#   down  %s: %v\n", r.name, r.err)
+				fmt.Fprintf(stderr, "countersign config check: %s is down: %v\n", r.name, r.err)
+				code = 1
+			} else {
+				fmt.Fprintf(stdout, "#   ok    %s\n", r.name)
+			}
+		}
+	}
+	_, _ = stdout.Write(out)
+	return code
 }
 
 // checkPlatforms asks each configured chat platform whether its tokens

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"reflect"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -59,11 +60,20 @@ type terminalConfig struct {
 type toolsConfig struct {
 	// Root is where the command and file tools work when their own root is
 	// not set (default: the current directory).
-	Root    string                        `yaml:"root"`
-	Command toolSection[shelltool.Config] `yaml:"execute_command"`
-	Files   toolSection[filetool.Config]  `yaml:"file_operations"`
-	SQL     toolSection[sqltool.Config]   `yaml:"execute_sql"`
-	HTTP    toolSection[httptool.Config]  `yaml:"http_request"`
+	Root    string                       `yaml:"root"`
+	Command commandSection               `yaml:"execute_command"`
+	Files   toolSection[filetool.Config] `yaml:"file_operations"`
+	SQL     toolSection[sqltool.Config]  `yaml:"execute_sql"`
+	HTTP    toolSection[httptool.Config] `yaml:"http_request"`
+}
+
+// commandSection is execute_command's section: a tool section, and
+// whether running commands as root is accepted without a warning.
+type commandSection struct {
+	toolSection[shelltool.Config] `yaml:",inline"`
+	// AllowRoot, when the bot runs as root with no run_as, says that this
+	// is meant: the warning at start is not shown.
+	AllowRoot bool `yaml:"allow_root"`
 }
 
 // toolSection is one tool's section: its own configuration, and whether
@@ -161,8 +171,16 @@ func loadConfig(path string) (fileConfig, error) {
 	return cfg, nil
 }
 
-// decodeConfig decodes YAML strictly: an unknown key is an error naming it.
+// decodeConfig decodes YAML strictly: an unknown key or a value of the
+// wrong kind is an error naming its key path, with the fix (checkKeys).
 func decodeConfig(data []byte, cfg *fileConfig) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return err
+	}
+	if err := checkKeys(&doc, reflect.TypeOf(cfg).Elem()); err != nil {
+		return err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {

@@ -28,3 +28,15 @@ func parseFlags(fs *flag.FlagSet, args []string, help string, stdout, stderr io.
 	}
 	return 0, false
 }
+
+// option changes the loaded configuration as a command-line flag says.
+type option func(*fileConfig)
+
+// withRoot is --root DIR: tools.root, over the file's; "" changes nothing.
+func withRoot(dir string) option {
+	return func(c *fileConfig) {
+		if dir != "" {
+			c.Tools.Root = dir
+		}
+	}
+}

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -29,6 +30,10 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "config":
 		return configMain(rest, stdout, stderr)
 	case "version", "--version":
+		fs := flag.NewFlagSet("version", flag.ContinueOnError)
+		if code, done := parseFlags(fs, rest, versionHelp, stdout, stderr); done {
+			return code
+		}
 		fmt.Fprintln(stdout, "countersign", version())
 		return 0
 	case "help", "-h", "-help", "--help":
@@ -48,6 +53,11 @@ func isRunFlag(arg string) bool {
 	}
 	return strings.HasPrefix(arg, "-")
 }
+
+const versionHelp = `Usage: countersign version
+
+Prints the version of this build.
+`
 
 const usage = `Usage: countersign [command] [flags]
 

@@ -7,9 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/adapters/terminal"
@@ -17,7 +15,7 @@ import (
 	"github.com/countersign/countersign/bot"
 )
 
-const runHelp = `Usage: countersign [run] [--config FILE]
+const runHelp = `Usage: countersign [run] [--config FILE] [--root DIR]
 
 Starts the bot. With no configuration it talks to you in this terminal, keeps
 approvals in memory, and offers the command and file tools rooted at the
@@ -43,18 +41,21 @@ Redis: set COUNTERSIGN_REDIS_URL=redis://host:6379/0, or store.redis_url.
 Flags:
   --config FILE   YAML configuration (default $COUNTERSIGN_CONFIG); see
                   configs/countersign.example.yaml for every key
+  --root DIR      where the command and file tools work (tools.root;
+                  default the current folder)
 `
 
 // runMain is `countersign run`, the default command.
 func runMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	path := fs.String("config", "", "YAML configuration file")
+	root := fs.String("root", "", "where the command and file tools work (tools.root)")
 	if code, done := parseFlags(fs, args, runHelp, stdout, stderr); done {
 		return code
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(stderr)
 	defer stop()
-	if err := run(ctx, configPath(*path), stdin, stdout, stderr); err != nil {
+	if err := run(ctx, configPath(*path), stdin, stdout, stderr, withRoot(*root)); err != nil {
 		fmt.Fprintf(stderr, "countersign: %v\n", err)
 		return 1
 	}
@@ -63,10 +64,13 @@ func runMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // run starts the bot on the terminal adapter and returns when the input
 // ends (after the work in flight) or ctx is cancelled.
-func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Writer) error {
+func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Writer, opts ...option) error {
 	cfg, err := loadConfig(path)
 	if err != nil {
 		return err
+	}
+	for _, o := range opts {
+		o(&cfg)
 	}
 	a, err := build(ctx, cfg, env{
 		getenv:   os.Getenv,
@@ -85,7 +89,7 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 	}
 	var term *terminal.Terminal
 	if len(ads) == 0 || on(cfg.Terminal.Enabled, false) {
-		term = terminal.New(stdin, stdout, cfg.Terminal.Options)
+		term = terminal.New(stdin, stdout, terminalOptions(cfg))
 		ads = append(ads, term)
 	}
 	b, err := bot.New(cfg.Bot, ads, cfg.Agent, agent.Deps{
@@ -102,9 +106,13 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 	for i, ad := range ads {
 		names[i] = ad.Name()
 	}
+	warnings := a.startWarnings(ctx, cfg, os.Geteuid())
 	banner := fmt.Sprintf("Countersign %s · serving: %s · tools: %s · root: %s · approvals: %s",
 		version(), strings.Join(names, ", "), strings.Join(a.names, ", "), a.cfg.Tools.Root, a.where)
 	a.log.Info("countersign started", "platforms", names, "tools", a.names, "approvals", a.where)
+	for _, w := range warnings {
+		banner += "\nwarning: " + w
+	}
 	if term != nil {
 		place := adapters.Place{Channel: terminal.Channel, Thread: terminal.Thread}
 		if _, err := term.Post(ctx, place, adapters.Content{Text: banner + "\n" + b.Welcome()}); err != nil {
@@ -113,7 +121,11 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 	} else {
 		fmt.Fprintln(stderr, banner)
 	}
-	return b.Run(ctx)
+	err = b.Run(ctx)
+	if term != nil {
+		a.sayPending(stdout)
+	}
+	return err
 }
 
 // chatAdapters returns the chat platforms the configuration and the

@@ -251,8 +251,8 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 	tests := []struct {
 		name, yaml, want string
 	}{
-		{"unknown top-level key", "rsik: {}\n", "field rsik not found"},
-		{"unknown nested key", "risk:\n  mdoe: strict\n", "field mdoe not found"},
+		{"unknown top-level key", "rsik: {}\n", "rsik: unknown key; did you mean risk?"},
+		{"unknown nested key", "risk:\n  mdoe: strict\n", "risk.mdoe: unknown key; did you mean mode?"},
 		{"bad mode", "risk:\n  mode: stric\n", `mode "stric"`},
 		{"bad log level", "log:\n  level: loud\n", "log.level"},
 		{"bad colour", "terminal:\n  color: purple\n", "terminal"},
