@@ -106,6 +106,10 @@ func (c Config) WithDefaults() Config {
 		t := true
 		c.Default.RequireSecondPerson = &t
 	}
+	if c.Default.Quiet == nil {
+		f := false
+		c.Default.Quiet = &f
+	}
 	return c
 }
 
