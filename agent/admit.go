@@ -217,7 +217,7 @@ func (a *Agent) auditExecution(ctx context.Context, actor approval.User, approva
 	}
 	_ = a.audit(ctx, approval.Event{
 		Kind: approval.KindExecution, Actor: actor.ID, ApprovalID: approvalID, Tool: tool, Operation: op,
-		Decision: decision, Outcome: approval.Outcome(res.Status), Channel: channel,
+		Decision: decision, Outcome: approval.Outcome(res.Status), Channel: channel, DurationMS: res.DurationMS,
 		Detail: strings.TrimSpace(fmt.Sprintf("%s (%d ms)", detail, res.DurationMS)),
 	})
 }

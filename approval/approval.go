@@ -229,6 +229,8 @@ type Event struct {
 	Outcome    Outcome       `json:"outcome,omitempty"`
 	Channel    string        `json:"channel,omitempty"`
 	Detail     string        `json:"detail,omitempty"`
+	// DurationMS is how long the run took (Kind execution).
+	DurationMS int64 `json:"duration_ms,omitempty"`
 }
 
 // Kind is what an audit event records (SPEC §6).

@@ -35,6 +35,9 @@ func LogEvent(ctx context.Context, l *slog.Logger, e Event, err error) {
 	add("outcome", string(e.Outcome))
 	add("channel", e.Channel)
 	add("detail", e.Detail)
+	if e.DurationMS != 0 {
+		attrs = append(attrs, slog.Int64("duration_ms", e.DurationMS))
+	}
 	if err != nil {
 		attrs = append(attrs, slog.String("error", err.Error()))
 		l.LogAttrs(ctx, slog.LevelError, "audit write failed", attrs...)
