@@ -39,6 +39,11 @@ var (
 	modelErrKinds  = []string{"permanent", "transient", "cancelled"}
 	tokenKinds     = []string{"prompt", "completion"}
 	approvalStates = []string{"approved", "cancelled", "expired"}
+	// storeOps are the store's operations (ops_store.go names each).
+	storeOps = []string{"create", "get", "decide", "claim", "finish", "set_message_ref", "set_preview",
+		"list_pending", "due", "heartbeat", "unsettled", "finish_abandoned", "settle", "save_turn",
+		"get_turn", "resolve", "delete_turn", "load_conversation", "save_conversation", "audit",
+		"audit_log", "first_delivery", "count_pending"}
 )
 
 // metrics is the process's registry and every countersign_ collector.
@@ -126,6 +131,12 @@ func newMetrics(toolNames []string, log *slog.Logger) *metrics {
 		"Approval store operations, by operation.", storeBuckets, "op")
 	m.storeErrors = m.counterVec("countersign_store_errors_total",
 		"Approval store operations that failed (not found and conflicts are answers, not failures), by operation.", "op")
+	for _, op := range storeOps {
+		m.storeErrors.WithLabelValues(op)
+	}
+	for _, o := range approvalStates {
+		m.approvals.WithLabelValues(o)
+	}
 
 	m.pending = &pendingCollector{log: log, desc: prometheus.NewDesc("countersign_pending_approvals",
 		"Approvals waiting for a decision, across every platform and channel (when the store can count them).", nil, nil)}

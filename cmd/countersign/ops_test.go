@@ -606,3 +606,28 @@ func TestDashboardShowsEveryMetric(t *testing.T) {
 		t.Fatalf("only %d metrics registered: %v", len(m.names), m.names)
 	}
 }
+
+// Every operation the store wrapper times is one whose error count starts
+// at zero, so that the list in ops.go cannot drift from ops_store.go.
+func TestStoreOpsListed(t *testing.T) {
+	src, err := os.ReadFile("ops_store.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	timed := regexp.MustCompile(`\.done\("([a-z_]+)"`).FindAllStringSubmatch(string(src), -1)
+	if len(timed) < 20 {
+		t.Fatalf("found %d timed operations in ops_store.go; the pattern is broken", len(timed))
+	}
+	var ops []string
+	for _, m := range timed {
+		ops = append(ops, m[1])
+		if !slices.Contains(storeOps, m[1]) {
+			t.Errorf("ops_store.go times %q, which storeOps does not list", m[1])
+		}
+	}
+	for _, op := range storeOps {
+		if !slices.Contains(ops, op) {
+			t.Errorf("storeOps lists %q, which ops_store.go never times", op)
+		}
+	}
+}
