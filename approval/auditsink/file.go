@@ -126,11 +126,10 @@ func endsInNewline(path string, size int64) bool {
 
 // Write appends e as one line and syncs the file.
 func (s *File) Write(_ context.Context, e approval.Event) error {
-	line, err := json.Marshal(&e)
+	line, err := jsonLine(e)
 	if err != nil {
-		return fmt.Errorf("encode audit event: %w", err)
+		return err
 	}
-	line = append(line, '\n')
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {
@@ -150,6 +149,15 @@ func (s *File) Write(_ context.Context, e approval.Event) error {
 		return fmt.Errorf("write audit file: %w", err)
 	}
 	return nil
+}
+
+// jsonLine is e as the file keeps it: one JSON object and a newline.
+func jsonLine(e approval.Event) ([]byte, error) {
+	line, err := json.Marshal(&e)
+	if err != nil {
+		return nil, fmt.Errorf("encode audit event: %w", err)
+	}
+	return append(line, '\n'), nil
 }
 
 // rotateLocked renames the current file Path.1, shifting the backups up

@@ -114,6 +114,14 @@ func OpenMySQL(ctx context.Context, o MySQLOptions) (*MySQL, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 10 * time.Second
 	}
+	// Strict: a value too long for its column fails the Write rather
+	// than being cut short in the record.
+	params := map[string]string{}
+	for k, v := range cfg.Params {
+		params[k] = v
+	}
+	params["sql_mode"] = "'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'"
+	cfg.Params = params
 	if err := cfg.Apply(mysql.Charset("utf8mb4", "utf8mb4_general_ci")); err != nil {
 		return nil, errors.New("the driver refused the DSN's settings")
 	}
