@@ -28,9 +28,9 @@ type Configured struct {
 // keep the store's own stream. Everything else goes to store unchanged, and
 // an optional capability of store (approval.Deduper) stays visible.
 //
-// log receives a line for each best-effort failure, and, when no sink is
-// the store's stream (which logs events itself), the "audit" line of every
-// event. Wrap panics when sinks is empty: the caller validates that.
+// log receives a line for each best-effort failure, an error line for each
+// event a required sink failed to keep, and, when no sink is the store's
+// stream (which logs events itself), the "audit" line of every event. Wrap panics when sinks is empty: the caller validates that.
 func Wrap(store approval.Store, sinks []Configured, log *slog.Logger) approval.Store {
 	if len(sinks) == 0 {
 		panic("auditsink.Wrap: no sinks")
@@ -100,7 +100,7 @@ func (s *Store) Audit(ctx context.Context, e approval.Event) error {
 		}
 	}
 	err := errors.Join(failed...)
-	if s.logEvents {
+	if err != nil || s.logEvents {
 		approval.LogEvent(ctx, s.log, e, err)
 	}
 	if err != nil {
