@@ -4,9 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
-
-	"github.com/countersign/countersign/approval"
 )
 
 // Config is the audit section of the configuration: which sinks keep the
@@ -96,10 +95,9 @@ func (c Config) WithDefaults() (Config, error) {
 
 // Open opens the configured sinks, in order stream, file, mysql; stream is
 // the store's (see Stream), used when c.Stream is on. getenv reads
-// audit.mysql.dsn_env. readOnly opens them for reading only (the MySQL
-// table is not created). On error nothing stays open. c must have its
+// audit.mysql.dsn_env. On error nothing stays open. c must have its
 // defaults (WithDefaults).
-func (c Config) Open(ctx context.Context, stream Sink, getenv func(string) string, readOnly bool) ([]Configured, error) {
+func (c Config) Open(ctx context.Context, stream Sink, getenv func(string) string) ([]Configured, error) {
 	var out []Configured
 	fail := func(err error) ([]Configured, error) {
 		for _, s := range out {
@@ -111,36 +109,77 @@ func (c Config) Open(ctx context.Context, stream Sink, getenv func(string) strin
 		out = append(out, Configured{Name: "stream", Sink: stream, Required: true})
 	}
 	if c.File.Path != "" {
-		var s Sink
-		if readOnly {
-			s = readOnlyFile{FileLog{Path: c.File.Path}}
-		} else {
-			f, err := OpenFile(FileOptions{Path: c.File.Path, MaxSize: int64(c.File.MaxSizeMB) << 20, MaxBackups: c.File.MaxBackups})
-			if err != nil {
-				return fail(fmt.Errorf("audit.file.path: %w", err))
-			}
-			s = f
+		f, err := OpenFile(FileOptions{Path: c.File.Path, MaxSize: int64(c.File.MaxSizeMB) << 20, MaxBackups: c.File.MaxBackups})
+		if err != nil {
+			return fail(fmt.Errorf("audit.file.path: %w", err))
 		}
-		out = append(out, Configured{Name: "file", Sink: s, Required: *c.File.Required})
+		out = append(out, Configured{Name: "file", Sink: f, Required: *c.File.Required})
 	}
 	if c.MySQL.DSNEnv != "" {
-		dsn := strings.TrimSpace(getenv(c.MySQL.DSNEnv))
-		if dsn == "" {
-			return fail(fmt.Errorf("audit.mysql.dsn_env: $%s is empty: set it to user:password@tcp(host:3306)/database", c.MySQL.DSNEnv))
-		}
-		m, err := OpenMySQL(ctx, MySQLOptions{DSN: dsn, Table: c.MySQL.Table, Batch: c.MySQL.Batch, ReadOnly: readOnly})
+		m, err := c.openMySQL(ctx, getenv, false)
 		if err != nil {
-			return fail(fmt.Errorf("audit.mysql ($%s): %w", c.MySQL.DSNEnv, err))
+			return fail(err)
 		}
 		out = append(out, Configured{Name: "mysql", Sink: m, Required: *c.MySQL.Required})
 	}
 	return out, nil
 }
 
-// readOnlyFile is a FileLog as a Sink that does not write.
-type readOnlyFile struct{ FileLog }
-
-func (readOnlyFile) Write(context.Context, approval.Event) error {
-	return errors.New("audit file opened read-only")
+func (c Config) openMySQL(ctx context.Context, getenv func(string) string, readOnly bool) (*MySQL, error) {
+	dsn := strings.TrimSpace(getenv(c.MySQL.DSNEnv))
+	if dsn == "" {
+		return nil, fmt.Errorf("audit.mysql.dsn_env: $%s is empty: set it to user:password@tcp(host:3306)/database", c.MySQL.DSNEnv)
+	}
+	m, err := OpenMySQL(ctx, MySQLOptions{DSN: dsn, Table: c.MySQL.Table, Batch: c.MySQL.Batch, ReadOnly: readOnly})
+	if err != nil {
+		return nil, fmt.Errorf("audit.mysql ($%s): %w", c.MySQL.DSNEnv, err)
+	}
+	return m, nil
 }
-func (readOnlyFile) Close() error { return nil }
+
+// Sources are the sinks a reader can name: the store's stream, the file,
+// the table.
+const (
+	SourceStream = "stream"
+	SourceFile   = "file"
+	SourceMySQL  = "mysql"
+)
+
+// DefaultSource is the source read when none is named: the most durable
+// one configured (mysql, then file, then the stream).
+func (c Config) DefaultSource() string {
+	switch {
+	case c.MySQL.DSNEnv != "":
+		return SourceMySQL
+	case c.File.Path != "":
+		return SourceFile
+	}
+	return SourceStream
+}
+
+// OpenReader opens the file or the table for reading (the table is not
+// created; the account needs only SELECT). The stream is the caller's
+// (Stream). Its errors name the key to set.
+func (c Config) OpenReader(ctx context.Context, source string, getenv func(string) string) (Follower, io.Closer, error) {
+	switch source {
+	case SourceFile:
+		if c.File.Path == "" {
+			return nil, nil, errors.New("no audit file is configured: set audit.file.path")
+		}
+		return FileLog{Path: c.File.Path}, nopCloser{}, nil
+	case SourceMySQL:
+		if c.MySQL.DSNEnv == "" {
+			return nil, nil, errors.New("no audit table is configured: set audit.mysql.dsn_env")
+		}
+		m, err := c.openMySQL(ctx, getenv, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, m, nil
+	}
+	return nil, nil, fmt.Errorf("source %q: use file or mysql (or stream)", source)
+}
+
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }

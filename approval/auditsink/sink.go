@@ -26,6 +26,7 @@ type Reader interface {
 // every new matching event as it is written, until ctx ends or fn fails.
 // It returns nil when ctx ends.
 type Follower interface {
+	Reader
 	Follow(ctx context.Context, f Filter, fn func(approval.Event) error) error
 }
 
