@@ -386,3 +386,39 @@ func TestRunRefusesAWrongAuditPassword(t *testing.T) {
 		t.Errorf("the error shows the password: %v", err)
 	}
 }
+
+// TestAuditTailFollowsTheFile: tail --follow prints the last events, then
+// each new one, until interrupted.
+func TestAuditTailFollowsTheFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "audit.jsonl")
+	cfg := writeConfig(t, "audit:\n  file:\n    path: "+file+"\n")
+	f, err := auditsink.OpenFile(auditsink.FileOptions{Path: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	write := func(detail string) {
+		t.Helper()
+		if err := f.Write(context.Background(), approval.Event{At: time.Now(), Kind: approval.KindCard, Detail: detail}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("old")
+	write("last")
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- readAudit(ctx, cfg, "", auditsink.Filter{Last: 1}, true, os.Getenv, out)
+	}()
+	waitFor(t, out, regexp.MustCompile(`"detail":"last"`))
+	write("new")
+	waitFor(t, out, regexp.MustCompile(`"detail":"new"`))
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("tail --follow: %v", err)
+	}
+	if strings.Contains(out.String(), `"old"`) {
+		t.Errorf("tail -n 1 --follow printed an older event:\n%s", out)
+	}
+}
