@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -69,7 +70,7 @@ func OpenFile(o FileOptions) (*File, error) {
 	if o.MaxBackups <= 0 {
 		o.MaxBackups = 10
 	}
-	if err := os.MkdirAll(dirOf(o.Path), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(o.Path), 0o700); err != nil {
 		return nil, fmt.Errorf("create the folder of %s: %w", o.Path, err)
 	}
 	s := &File{FileLog: FileLog{Path: o.Path, PollInterval: o.PollInterval}, maxSize: o.MaxSize, maxBackups: o.MaxBackups}
@@ -77,18 +78,6 @@ func OpenFile(o FileOptions) (*File, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-func dirOf(path string) string {
-	for i := len(path) - 1; i >= 0; i-- {
-		if os.IsPathSeparator(path[i]) {
-			if i == 0 {
-				return "/"
-			}
-			return path[:i]
-		}
-	}
-	return "."
 }
 
 // open opens Path for appending. A file a crash left without its final

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,9 +17,11 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/approval/auditsink"
+	"github.com/countersign/countersign/approval/redisstore"
 	"github.com/countersign/countersign/internal/testenv"
 )
 
@@ -420,5 +423,32 @@ func TestAuditTailFollowsTheFile(t *testing.T) {
 	}
 	if strings.Contains(out.String(), `"old"`) {
 		t.Errorf("tail -n 1 --follow printed an older event:\n%s", out)
+	}
+}
+
+// TestAuditExportFromTheStream: with Redis, export reads the store's own
+// stream, under the configured prefix.
+func TestAuditExportFromTheStream(t *testing.T) {
+	url := testenv.RedisURL(t)
+	t.Setenv(DefaultRedisURLEnv, url)
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := fmt.Sprintf("audittest%d", time.Now().UnixNano())
+	s := redisstore.New(redis.NewClient(o), redisstore.Options{Prefix: prefix, Logger: slog.New(slog.DiscardHandler)})
+	defer s.Close()
+	for _, id := range []string{"a1", "a2", "a1"} {
+		if err := s.Audit(context.Background(), approval.Event{Kind: approval.KindCard, ApprovalID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := writeConfig(t, "store:\n  prefix: "+prefix+"\n")
+	events := export(t, 0, "audit", "export", "--approval", "a1", "--config", cfg)
+	if len(events) != 2 || events[0].ApprovalID != "a1" || events[1].ApprovalID != "a1" {
+		t.Errorf("export --approval a1 from the stream = %+v, want the two events of a1", events)
+	}
+	if got := export(t, 0, "audit", "tail", "-n", "1", "--source", "stream", "--config", cfg); len(got) != 1 || got[0].ApprovalID != "a1" {
+		t.Errorf("tail -n 1 from the stream = %+v, want the last event", got)
 	}
 }
