@@ -45,6 +45,7 @@ type fileConfig struct {
 	Slack    slack.Config     `yaml:"slack"`
 	Discord  discord.Config   `yaml:"discord"`
 	Log      logConfig        `yaml:"log"`
+	Ops      opsConfig        `yaml:"ops"`
 }
 
 // terminalConfig is the terminal's section: whether it starts, and its
