@@ -411,6 +411,12 @@ func TestMeteredAdapter(t *testing.T) {
 	}()
 	fake.Say(t, adapters.User{ID: "U1"}, place, "hi")
 	fake.Say(t, adapters.User{ID: "U1"}, place, "hi again")
+	// Run may see the cancel before the events it has not read yet: wait
+	// for both to reach the handler before stopping it.
+	deadline := time.Now().Add(5 * time.Second)
+	for got.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 	stop()
 	<-ran
 	if got.Load() != 2 {
