@@ -85,6 +85,9 @@ func build(ctx context.Context, cfg fileConfig, e env) (a *app, err error) {
 	if err := a.buildStore(ctx, cfg.Store, e); err != nil {
 		return a, err
 	}
+	if err := a.buildAudit(ctx, cfg.Audit, e); err != nil { // audit.go
+		return a, err
+	}
 	if a.cfg.Agent, err = cfg.Agent.WithDefaults(); err != nil {
 		return a, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/countersign/countersign/adapters/terminal"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/agent/llm"
+	"github.com/countersign/countersign/approval/auditsink"
 	"github.com/countersign/countersign/bot"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools/filetool"
@@ -34,17 +35,18 @@ const EnvConfig = "COUNTERSIGN_CONFIG"
 // is an error that names it. configs/countersign.example.yaml documents
 // every key.
 type fileConfig struct {
-	Risk     risk.Config    `yaml:"risk"`
-	LLM      llm.Config     `yaml:"llm"`
-	Agent    agent.Config   `yaml:"agent"`
-	Store    storeConfig    `yaml:"store"`
-	Tools    toolsConfig    `yaml:"tools"`
-	Bot      bot.Config     `yaml:"bot"`
-	Terminal terminalConfig `yaml:"terminal"`
-	Slack    slack.Config   `yaml:"slack"`
-	Discord  discord.Config `yaml:"discord"`
-	Log      logConfig      `yaml:"log"`
-	Ops      opsConfig      `yaml:"ops"`
+	Risk     risk.Config      `yaml:"risk"`
+	LLM      llm.Config       `yaml:"llm"`
+	Agent    agent.Config     `yaml:"agent"`
+	Store    storeConfig      `yaml:"store"`
+	Audit    auditsink.Config `yaml:"audit"`
+	Tools    toolsConfig      `yaml:"tools"`
+	Bot      bot.Config       `yaml:"bot"`
+	Terminal terminalConfig   `yaml:"terminal"`
+	Slack    slack.Config     `yaml:"slack"`
+	Discord  discord.Config   `yaml:"discord"`
+	Log      logConfig        `yaml:"log"`
+	Ops      opsConfig        `yaml:"ops"`
 }
 
 // terminalConfig is the terminal's section: whether it starts, and its

@@ -12,6 +12,7 @@ import (
 // checks that it lists every command the usage names.
 var helpCommands = [][]string{
 	{"run"}, {"assess"}, {"config"}, {"config", "check"}, {"config", "example"}, {"version"}, {"help"},
+	{"audit"}, {"audit", "tail"}, {"audit", "export"},
 }
 
 // TestEveryCommandAnswersHelp: --help, -h and -help after any subcommand

@@ -27,6 +27,8 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runMain(rest, stdin, stdout, stderr)
 	case "assess":
 		return assessMain(rest, stdin, stdout, stderr)
+	case "audit":
+		return auditMain(rest, stdout, stderr)
 	case "config":
 		return configMain(rest, stdout, stderr)
 	case "version", "--version":
@@ -66,6 +68,8 @@ Commands:
   config    config check: validate and print the effective configuration;
             config example: print the documented example
   assess    judge tool calls read from standard input (see countersign assess --help)
+  audit     audit tail: the latest audit events; audit export: them filtered,
+            as JSON lines (see countersign audit --help)
   version   print the version
   help      print this help
 `

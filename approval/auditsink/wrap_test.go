@@ -1,0 +1,223 @@
+package auditsink_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/approvaltest"
+	"github.com/countersign/countersign/approval/auditsink"
+	"github.com/countersign/countersign/approval/memstore"
+)
+
+func quiet() *slog.Logger { return slog.New(slog.NewJSONHandler(io.Discard, nil)) }
+
+// TestWrappedStoreContract: a wrapped store is still an approval.Store,
+// with the stream and a file, and with the file alone (AuditLog then reads
+// the file).
+func TestWrappedStoreContract(t *testing.T) {
+	for _, stream := range []bool{true, false} {
+		t.Run(map[bool]string{true: "stream and file", false: "file only"}[stream], func(t *testing.T) {
+			var (
+				mu     sync.Mutex
+				stores = map[string]approval.Store{}
+			)
+			approvaltest.Run(t, func(t *testing.T, ns string) approval.Store {
+				mu.Lock()
+				defer mu.Unlock()
+				if s, ok := stores[ns]; ok {
+					return s
+				}
+				inner := memstore.New(memstore.Options{Logger: quiet()})
+				f, err := auditsink.OpenFile(auditsink.FileOptions{Path: filepath.Join(t.TempDir(), "audit.jsonl")})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var sinks []auditsink.Configured
+				if stream {
+					sinks = append(sinks, auditsink.Configured{Name: "stream", Sink: auditsink.Stream(inner, 0), Required: true})
+				}
+				sinks = append(sinks, auditsink.Configured{Name: "file", Sink: f, Required: true})
+				s := auditsink.Wrap(inner, sinks, quiet())
+				stores[ns] = s
+				t.Cleanup(func() { s.Close() })
+				return s
+			})
+		})
+	}
+}
+
+// fakeSink records what it is given, or fails every write.
+type fakeSink struct {
+	mu     sync.Mutex
+	events []approval.Event
+	err    error
+}
+
+func (f *fakeSink) Write(_ context.Context, e approval.Event) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return f.err
+	}
+	f.events = append(f.events, e)
+	return nil
+}
+
+func (f *fakeSink) Read(context.Context, auditsink.Filter) ([]approval.Event, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]approval.Event(nil), f.events...), nil
+}
+
+func (f *fakeSink) Close() error { return nil }
+
+// TestWrapFailsClosed: the Audit call fails exactly when a required sink
+// (or the stream) cannot write; a best-effort failure is logged and the
+// others still receive the event.
+func TestWrapFailsClosed(t *testing.T) {
+	broken := errors.New("disk on fire")
+	tests := []struct {
+		name                 string
+		streamUp             bool
+		fileErr, mysqlErr    error
+		fileReq, mysqlReq    bool
+		wantErr              bool
+		wantLog, wantNotLogs string
+	}{
+		{name: "all write", streamUp: true, fileReq: true, mysqlReq: true},
+		{name: "required file fails", streamUp: true, fileErr: broken, fileReq: true, wantErr: true, wantLog: "audit write failed"},
+		{name: "required mysql fails", streamUp: true, mysqlErr: broken, mysqlReq: true, fileReq: true, wantErr: true},
+		{name: "best-effort file fails", streamUp: true, fileErr: broken, wantLog: "best-effort audit sink failed"},
+		{name: "best-effort both fail", streamUp: true, fileErr: broken, mysqlErr: broken, wantLog: "disk on fire"},
+		{name: "stream down, sinks fine", streamUp: false, fileReq: true, mysqlReq: true, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inner := memstore.New(memstore.Options{Logger: quiet()})
+			if !tt.streamUp {
+				inner.Close() // every call fails from now on
+			}
+			file, mysql := &fakeSink{err: tt.fileErr}, &fakeSink{err: tt.mysqlErr}
+			var logs bytes.Buffer
+			s := auditsink.Wrap(inner, []auditsink.Configured{
+				{Name: "stream", Sink: auditsink.Stream(inner, 0), Required: true},
+				{Name: "file", Sink: file, Required: tt.fileReq},
+				{Name: "mysql", Sink: mysql, Required: tt.mysqlReq},
+			}, slog.New(slog.NewJSONHandler(&logs, nil)))
+			err := s.Audit(context.Background(), approval.Event{Kind: approval.KindCard, ApprovalID: "a1"})
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Audit = %v, want error %v", err, tt.wantErr)
+			}
+			if tt.wantErr && tt.fileErr != nil && !errors.Is(err, broken) {
+				t.Errorf("the error does not wrap the sink's: %v", err)
+			}
+			for name, sink := range map[string]*fakeSink{"file": file, "mysql": mysql} {
+				if sink.err == nil && len(sink.events) != 1 {
+					t.Errorf("the %s sink got %d events, want 1 (every sink gets every event)", name, len(sink.events))
+				}
+			}
+			if !strings.Contains(logs.String(), tt.wantLog) {
+				t.Errorf("the log lacks %q:\n%s", tt.wantLog, logs.String())
+			}
+		})
+	}
+}
+
+// TestWrapSinksAgreeOnTheTime: an event without a time gets one before it
+// is fanned out, the same in every sink.
+func TestWrapSinksAgreeOnTheTime(t *testing.T) {
+	a, b := &fakeSink{}, &fakeSink{}
+	s := auditsink.Wrap(memstore.New(memstore.Options{Logger: quiet()}), []auditsink.Configured{
+		{Name: "a", Sink: a, Required: true}, {Name: "b", Sink: b, Required: true},
+	}, quiet())
+	before := time.Now()
+	if err := s.Audit(context.Background(), approval.Event{Kind: approval.KindExpiry}); err != nil {
+		t.Fatal(err)
+	}
+	if at := a.events[0].At; at.Before(before) || !at.Equal(b.events[0].At) {
+		t.Errorf("times %v and %v, want equal and after %v", at, b.events[0].At, before)
+	}
+}
+
+// TestWrapKeepsCapabilities: a store that dedupes chat events still does
+// once wrapped (bot/dedupe.go type-asserts approval.Deduper); one that
+// does not, does not claim to.
+func TestWrapKeepsCapabilities(t *testing.T) {
+	sinks := []auditsink.Configured{{Name: "file", Sink: &fakeSink{}, Required: true}}
+	s := auditsink.Wrap(memstore.New(memstore.Options{Logger: quiet()}), sinks, quiet())
+	d, ok := s.(approval.Deduper)
+	if !ok {
+		t.Fatal("the wrapped memstore is no longer an approval.Deduper")
+	}
+	ctx := context.Background()
+	if first, err := d.FirstDelivery(ctx, "slack:Ev1", time.Minute); err != nil || !first {
+		t.Fatalf("FirstDelivery = %v, %v", first, err)
+	}
+	if first, _ := d.FirstDelivery(ctx, "slack:Ev1", time.Minute); first {
+		t.Error("a redelivery was first again: the wrapper does not reach the store")
+	}
+	plain := auditsink.Wrap(plainStore{memstore.New(memstore.Options{Logger: quiet()})}, sinks, quiet())
+	if _, ok := plain.(approval.Deduper); ok {
+		t.Error("a wrapped store without FirstDelivery claims to be a Deduper")
+	}
+}
+
+// plainStore hides memstore's optional capabilities.
+type plainStore struct{ approval.Store }
+
+// countingStore is a store that counts pending approvals (the capability
+// the ops metrics read), deduping or not.
+type countingStore struct{ approval.Store }
+
+func (countingStore) CountPending(context.Context, string, string) (int, error) { return 7, nil }
+
+type countingDeduper struct {
+	countingStore
+	approval.Deduper
+}
+
+// TestWrapKeepsEveryCombination: each optional capability survives the
+// wrapper alone and together, and none is invented.
+func TestWrapKeepsEveryCombination(t *testing.T) {
+	sinks := []auditsink.Configured{{Name: "file", Sink: &fakeSink{}, Required: true}}
+	mem := memstore.New(memstore.Options{Logger: quiet()})
+	tests := []struct {
+		name           string
+		store          approval.Store
+		dedupe, counts bool
+	}{
+		{"neither", plainStore{mem}, false, false},
+		{"deduper", mem, true, false},
+		{"counter", countingStore{plainStore{mem}}, false, true},
+		{"both", countingDeduper{countingStore{plainStore{mem}}, mem}, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := auditsink.Wrap(tt.store, sinks, quiet())
+			if _, ok := s.(approval.Deduper); ok != tt.dedupe {
+				t.Errorf("Deduper = %v, want %v", ok, tt.dedupe)
+			}
+			c, ok := s.(auditsink.PendingCounter)
+			if ok != tt.counts {
+				t.Fatalf("PendingCounter = %v, want %v", ok, tt.counts)
+			}
+			if ok {
+				if n, err := c.CountPending(context.Background(), "slack", "C1"); n != 7 || err != nil {
+					t.Errorf("CountPending = %d, %v; want the store's 7", n, err)
+				}
+			}
+			if err := s.Audit(context.Background(), approval.Event{Kind: approval.KindCard}); err != nil {
+				t.Errorf("Audit: %v", err)
+			}
+		})
+	}
+}
