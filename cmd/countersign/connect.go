@@ -37,7 +37,8 @@ type reach struct {
 }
 
 // backends lists every server the configuration names: the Redis store,
-// each SQL connection and its read-only account, and the model. cfg is the
+// each SQL connection and its read-only account, the audit table, and the
+// model. cfg is the
 // configuration as loaded (DSNs not yet redacted). full (config check
 // --connect) checks Redis too and asks the model server for its /models;
 // at run's start, Redis has been reached already, and the model server is
@@ -62,6 +63,11 @@ func (a *app) backends(cfg fileConfig, getenv func(string) string, full bool) []
 			if ro := pick(c.ReadOnlyDSN, c.ReadOnlyDSNEnv, getenv); ro != "" {
 				bs = append(bs, backend{name: "SQL connection " + n + " (read-only account)", check: sqlCheck(ro)})
 			}
+		}
+	}
+	if full && cfg.Audit.MySQL.DSNEnv != "" {
+		if dsn := getenv(cfg.Audit.MySQL.DSNEnv); dsn != "" {
+			bs = append(bs, backend{name: "audit table (audit.mysql)", check: sqlCheck(dsn)})
 		}
 	}
 	if m, ok := a.model.(*llm.Client); ok && !full {

@@ -68,6 +68,7 @@ func TestConfigCheckConnect(t *testing.T) {
 	wrong := strings.Replace(good, ":"+pass+"@", ":Wrong-password@", 1)
 	t.Setenv("CHECK_RW_DSN", wrong)
 	t.Setenv("CHECK_RO_DSN", good)
+	t.Setenv("CHECK_AUDIT_DSN", wrong)
 	t.Setenv("OPENAI_API_KEY", "")
 	t.Setenv("OPENAI_BASE_URL", "")
 	t.Setenv(DefaultRedisURLEnv, "")
@@ -81,6 +82,9 @@ tools:
       orders:
         dsn_env: CHECK_RW_DSN
         readonly_dsn_env: CHECK_RO_DSN
+audit:
+  mysql:
+    dsn_env: CHECK_AUDIT_DSN
 `)
 	var stdout, stderr bytes.Buffer
 	code := dispatch([]string{"config", "check", "--connect", "--config", conf}, strings.NewReader(""), &stdout, &stderr)
@@ -92,6 +96,7 @@ tools:
 		regexp.MustCompile(`down  redis redis://:xxxxx@127\.0\.0\.1:1/0: nothing listens.*connection refused`),
 		regexp.MustCompile(`down  SQL connection orders: the server at 127\.0\.0\.1:\d+ refused the password of user "` + user + `"`),
 		regexp.MustCompile(`ok    SQL connection orders \(read-only account\)`),
+		regexp.MustCompile(`down  audit table \(audit\.mysql\): the server at 127\.0\.0\.1:\d+ refused the password of user "` + user + `"`),
 	} {
 		if !want.MatchString(out) {
 			t.Errorf("output does not match %s:\n%s", want, out)
