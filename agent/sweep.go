@@ -25,20 +25,24 @@ const expiredReason = "nobody decided before the approval expired"
 // claim, run, finish, resolve the turn. A process that dies between them
 // leaves an approval the store still lists as unsettled; Sweep, on any
 // replica, finishes the job once the carrier has been silent for longer
-// than these:
+// than these (Config):
 //
-//   - claimGrace: an approved call not claimed this long after its
+//   - RecoveryGrace: an approved call not claimed this long after its
 //     decision, or a final one whose turn was not told this long after it
 //     ended. Live carriers take milliseconds to a few seconds.
-//   - runLease: a running call whose run has sent no heartbeat for this
-//     long. A live run beats every heartbeatEvery.
-const (
-	claimGrace = 2 * time.Minute
-	runLease   = 2 * time.Minute
-)
+//   - RunLease: a running call whose run has sent no heartbeat for this
+//     long. A live run beats every quarter of the lease.
 
-// heartbeatEvery is a variable only so that a test can make it short.
-var heartbeatEvery = runLease / 4
+// heartbeatEvery, when set, replaces RunLease/4; only a test sets it.
+var heartbeatEvery time.Duration
+
+// beatEvery is how often a live run tells the store it is alive.
+func (a *Agent) beatEvery() time.Duration {
+	if heartbeatEvery > 0 {
+		return heartbeatEvery
+	}
+	return a.cfg.RunLease / 4
+}
 
 // notRunAfterCrash is the result of an approved call that Countersign
 // stopped before running. Recovery does not run it late: the person
@@ -111,7 +115,7 @@ func (a *Agent) mine(ctx context.Context, id string) bool {
 	return a.serves(rec.Conversation.Platform)
 }
 
-// recover finishes the decisions whose carrier died (see claimGrace):
+// recover finishes the decisions whose carrier died (see RecoveryGrace):
 //
 //   - approved, never claimed: claimed here and ended as not run
 //     (notRunAfterCrash), never run late;
@@ -126,7 +130,7 @@ func (a *Agent) recover(ctx context.Context) error {
 	var errs []error
 	for range sweepBatches {
 		now := a.now()
-		recs, err := a.store.Unsettled(ctx, now.Add(-claimGrace), now.Add(-runLease), sweepBatch)
+		recs, err := a.store.Unsettled(ctx, now.Add(-a.cfg.RecoveryGrace), now.Add(-a.cfg.RunLease), sweepBatch)
 		if err != nil {
 			return errors.Join(append(errs, fmt.Errorf("list unsettled approvals: %w", err))...)
 		}
@@ -171,7 +175,7 @@ func (a *Agent) recoverOne(ctx context.Context, rec *approval.Approval) error {
 		// in the same step.
 		res := interruptedRun()
 		now := a.now()
-		fin, err := a.store.FinishAbandoned(ctx, rec.ID, approval.Failed, res, now, now.Add(-runLease))
+		fin, err := a.store.FinishAbandoned(ctx, rec.ID, approval.Failed, res, now, now.Add(-a.cfg.RunLease))
 		if errors.Is(err, approval.ErrConflict) {
 			return nil // the run ended or beat after all, or another replica ended it
 		}
