@@ -62,6 +62,8 @@ type Message struct {
 	// Blocks is the message's blocks as the client sent them.
 	Blocks  json.RawMessage
 	Updates int
+	// UpdatedAt is the time of the last chat.update; zero until one.
+	UpdatedAt time.Time
 }
 
 // Ephemeral is a private notice: chat.postEphemeral or a response_url post.
@@ -71,6 +73,9 @@ type Ephemeral struct {
 	User    string
 	Text    string
 	Via     string // "chat.postEphemeral" or "response_url"
+	// ResponseURL is the response_url posted to, which names the click
+	// it answers (its payload's response_url); empty for chat.postEphemeral.
+	ResponseURL string
 }
 
 // File is a file shared into a conversation.
@@ -210,7 +215,15 @@ func (s *Server) notify() {
 // test after 10 seconds, naming what.
 func (s *Server) Wait(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.NewTimer(10 * time.Second)
+	s.WaitFor(t, 10*time.Second, what, cond)
+}
+
+// WaitFor is Wait with a deadline of d. cond is checked whenever the fake
+// changes (a call, a message, an ack, a socket), so it should depend on
+// what the fake sees.
+func (s *Server) WaitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(d)
 	defer deadline.Stop()
 	for {
 		s.mu.Lock()
@@ -222,7 +235,7 @@ func (s *Server) Wait(t testing.TB, what string, cond func() bool) {
 		select {
 		case <-ch:
 		case <-deadline.C:
-			t.Fatalf("slacktest: waited 10s for %s", what)
+			t.Fatalf("slacktest: waited %s for %s", d, what)
 		}
 	}
 }
@@ -511,6 +524,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) {
 		m.Text = r.FormValue("text")
 	}
 	m.Updates++
+	m.UpdatedAt = time.Now()
 	s.notify()
 	reply(w, map[string]any{"channel": channel, "ts": ts, "text": m.Text})
 }
@@ -609,6 +623,7 @@ func (s *Server) serveResponse(w http.ResponseWriter, r *http.Request, id string
 	}
 	target.Text = body.Text
 	target.Via = "response_url"
+	target.ResponseURL = s.srv.URL + "/response/" + id
 	s.ephemerals = append(s.ephemerals, target)
 	s.notify()
 	reply(w, map[string]any{})

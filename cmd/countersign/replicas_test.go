@@ -1,0 +1,610 @@
+package main
+
+// Issue 13's two-replica proof: two `countersign run` processes, built from
+// this source, on one real Redis (append-only), each with a Socket Mode
+// connection to one in-process fake Slack that sends each envelope to one
+// connection in turn, and one fake model that answers by the user's words.
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/adapters/slack"
+	"github.com/countersign/countersign/adapters/slack/slacktest"
+	"github.com/countersign/countersign/agent/agenttest"
+)
+
+// replicaFigures are what the proof measured, logged at the end of each
+// part (go test -v) for the README.
+type replicaFigures struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (f *replicaFigures) set(t *testing.T, k, v string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil {
+		f.m = map[string]string{}
+	}
+	f.m[k] = v
+	t.Logf("figure: %s = %s", k, v)
+}
+
+var (
+	dave     = slacktest.User{ID: "U0DAVE", Name: "dave"}
+	erin     = slacktest.User{ID: "U0ERIN", Name: "erin"}
+	clickers = []slacktest.User{bob, carol, dave, erin}
+)
+
+// ---- the fake model ----
+
+// wordModel is a fake chat model that two processes can share: it answers
+// by what was said, not in a scripted order. "please append TOKEN" asks
+// for `echo TOKEN >> ./runs.log` (a write: a card); "please append-slow
+// TOKEN" for the same and then a minute of sleep, the shell's pid in
+// ./TOKEN.pid. A tool result is answered "Finished TOKEN." and recorded:
+// each call id's results are the turn's resumptions.
+type wordModel struct {
+	srv *httptest.Server
+	mu  sync.Mutex
+	// results holds the tool results the model was given, per call id.
+	results map[string][]string
+}
+
+var askRE = regexp.MustCompile(`please (append|append-slow) ([a-z0-9-]+)`)
+
+func newWordModel(t *testing.T) *wordModel {
+	m := &wordModel{results: map[string][]string{}}
+	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
+	t.Cleanup(m.srv.Close)
+	return m
+}
+
+func (m *wordModel) serve(w http.ResponseWriter, r *http.Request) {
+	var req agenttest.ChatRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
+		http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		return
+	}
+	last := req.Messages[len(req.Messages)-1]
+	msg := map[string]any{"role": "assistant", "content": "ok"}
+	finish := "stop"
+	switch {
+	case last.Role == "tool":
+		m.mu.Lock()
+		m.results[last.ToolCallID] = append(m.results[last.ToolCallID], last.Content)
+		m.mu.Unlock()
+		msg["content"] = "Finished " + strings.TrimPrefix(last.ToolCallID, "call-") + "."
+	case last.Role == "user" && askRE.MatchString(last.Content):
+		g := askRE.FindStringSubmatch(last.Content)
+		cmd := "echo " + g[2] + " >> ./runs.log"
+		if g[1] == "append-slow" {
+			cmd = "echo $$ > ./" + g[2] + ".pid; " + cmd + "; sleep 60"
+		}
+		args, _ := json.Marshal(map[string]string{"command": cmd})
+		msg["tool_calls"] = []agenttest.WireToolCall{agenttest.Call("call-"+g[2], "execute_command", string(args))}
+		finish = "tool_calls"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"id": "chatcmpl-replicas", "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+		"usage":   map[string]int{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+	})
+}
+
+// resumed returns the tool results the model was given for token's call.
+func (m *wordModel) resumed(token string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.results["call-"+token])
+}
+
+// ---- Redis, a real server of our own ----
+
+// redisServer is a redis-server on a loopback port, append-only, that the
+// test can stop and start again on the same port and folder.
+type redisServer struct {
+	t    *testing.T
+	bin  string
+	port int
+	dir  string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// newRedis starts a redis-server, or skips (fails under make test) when
+// there is none on PATH.
+func newRedis(t *testing.T) *redisServer {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("COUNTERSIGN_TEST_SERVICES") != "" || os.Getenv("CI") != "" {
+			t.Fatal("redis-server is not on PATH although make test (.ci/services) should have installed it")
+		}
+		t.Skip("skipping: needs redis-server on PATH; run `make test`, which installs it")
+	}
+	r := &redisServer{t: t, bin: bin, port: freePort(t), dir: t.TempDir()}
+	r.start()
+	t.Cleanup(r.stop)
+	return r
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func (r *redisServer) url(db int) string {
+	return fmt.Sprintf("redis://127.0.0.1:%d/%d", r.port, db)
+}
+
+// start starts the server and waits until it answers PING with its data
+// loaded.
+func (r *redisServer) start() {
+	r.t.Helper()
+	r.cmd = exec.Command(r.bin, "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
+		"--appendonly", "yes", "--appendfsync", "always", "--save", "", "--dir", r.dir,
+		"--logfile", filepath.Join(r.dir, "redis.log"))
+	if err := r.cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	r.done = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(r.cmd, r.done)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if r.ping() {
+			return
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(r.dir, "redis.log"))
+			r.t.Fatalf("redis-server did not answer within 10s; its log:\n%s", log)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition, with a deadline
+	}
+}
+
+func (r *redisServer) ping() bool {
+	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", r.port), time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	return err == nil && strings.HasPrefix(line, "+PONG")
+}
+
+// stop stops the server as an operator would (SIGTERM: the append-only
+// file is flushed) and waits for it to exit.
+func (r *redisServer) stop() {
+	if r.cmd == nil {
+		return
+	}
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.done:
+	case <-time.After(10 * time.Second):
+		_ = r.cmd.Process.Kill()
+		<-r.done
+	}
+	r.cmd = nil
+}
+
+// ---- the replicas ----
+
+// replica is one `countersign run` process.
+type replica struct {
+	name string
+	cmd  *exec.Cmd
+	conn int    // the number of its Socket Mode connection at the fake
+	log  string // its stderr
+	done chan struct{}
+	err  error // its exit, once done is closed
+}
+
+// replicaEnv is what the scenarios share: the binary, the fakes, Redis,
+// and the tools' folder both processes work in.
+type replicaEnv struct {
+	t     *testing.T
+	bin   string
+	root  string
+	fake  *slacktest.Server
+	model *wordModel
+	redis *redisServer
+	db    int
+	cfg   string
+}
+
+// buildBinary builds countersign once for the test.
+func buildBinary(t *testing.T) string {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("skipping: needs the go command on PATH to build countersign")
+	}
+	bin := filepath.Join(t.TempDir(), "countersign")
+	out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// replicaConfig is the configuration of both processes: approval_ttl as
+// given, recovery in seconds, a short sweep, four approvers.
+func replicaConfig(redisURL string, ttl time.Duration) string {
+	return fmt.Sprintf(`
+agent:
+  approval_ttl: %s
+  recovery_grace: 3s
+  run_lease: 3s
+store:
+  redis_url: %s
+bot:
+  default:
+    approvers: [U0BOB, U0CAROL, U0DAVE, U0ERIN]
+    require_second_person: true
+  sweep_interval: 250ms
+  shutdown_grace: 10s
+log:
+  level: info
+`, ttl, redisURL)
+}
+
+// start starts a replica named name and waits until its socket is open.
+func (e *replicaEnv) start(name string) *replica {
+	t := e.t
+	t.Helper()
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "countersign.yaml")
+	if err := os.WriteFile(cfgPath, []byte(e.cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := &replica{name: name, log: filepath.Join(dir, "stderr.log"), done: make(chan struct{})}
+	logf, err := os.Create(r.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := e.fake.Open()
+	r.cmd = exec.Command(e.bin, "run", "--config", cfgPath, "--root", e.root)
+	r.cmd.Dir = dir
+	r.cmd.Stdout, r.cmd.Stderr = logf, logf
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "OPENAI_BASE_URL=" + e.model.srv.URL + "/v1", "OPENAI_MODEL=test-model"}
+	for k, v := range e.fake.Env() {
+		env = append(env, k+"="+v)
+	}
+	r.cmd.Env = env
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		r.err = r.cmd.Wait()
+		logf.Close()
+		close(r.done)
+	}()
+	t.Cleanup(func() { e.stop(r) })
+	e.fake.Wait(t, name+"'s socket", func() bool {
+		select {
+		case <-r.done:
+			return true
+		default:
+		}
+		return len(e.fake.Open()) > len(before)
+	})
+	select {
+	case <-r.done:
+		t.Fatalf("%s exited at start: %v\n%s", name, r.err, r.stderr())
+	default:
+	}
+	open := e.fake.Open()
+	r.conn = open[len(open)-1]
+	return r
+}
+
+func (r *replica) stderr() string {
+	b, _ := os.ReadFile(r.log)
+	return string(b)
+}
+
+// stop ends a replica with SIGTERM and waits; a replica still there after
+// 20 seconds is killed and the test fails.
+func (e *replicaEnv) stop(r *replica) {
+	select {
+	case <-r.done:
+		return
+	default:
+	}
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.done:
+	case <-time.After(20 * time.Second):
+		_ = r.cmd.Process.Kill()
+		<-r.done
+		e.t.Errorf("%s did not stop within 20s of SIGTERM", r.name)
+	}
+}
+
+// toward makes r's socket the one the next envelope goes to, by sending
+// events the bot ignores (a reaction) until it is its turn.
+func (e *replicaEnv) toward(r *replica) {
+	e.t.Helper()
+	for range 10 {
+		if e.fake.NextConn() == r.conn {
+			return
+		}
+		e.fake.Deliver(map[string]any{"type": "reaction_added", "user": carol.ID, "reaction": "eyes",
+			"item": map[string]any{"type": "message", "channel": slackChannel, "ts": "1.000001"}, "event_ts": "1.000002"})
+	}
+	e.t.Fatalf("the fake never turned to %s's socket %d (open: %v)", r.name, r.conn, e.fake.Open())
+}
+
+// connOf is the socket the envelope id went to last.
+func (e *replicaEnv) connOf(id string) int {
+	for _, x := range e.fake.Envelopes() {
+		if x.ID == id {
+			return x.Conn
+		}
+	}
+	return 0
+}
+
+// runs counts token's lines in runs.log: how many times its call ran.
+func (e *replicaEnv) runs(token string) int {
+	b, _ := os.ReadFile(filepath.Join(e.root, "runs.log"))
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		if l == token {
+			n++
+		}
+	}
+	return n
+}
+
+// ask mentions the bot with "please append token" through r's socket and
+// returns the thread and the card it gets.
+func (e *replicaEnv) ask(r *replica, verb, token string) (thread string, card slacktest.Message) {
+	e.t.Helper()
+	e.toward(r)
+	thread = e.fake.MentionOnce(alice, slackChannel, "", "please "+verb+" "+token)
+	return thread, e.card(thread)
+}
+
+// card waits for the card in thread.
+func (e *replicaEnv) card(thread string) slacktest.Message {
+	e.t.Helper()
+	var card slacktest.Message
+	e.fake.Wait(e.t, "a card in thread "+thread, func() bool {
+		c := cards(e.fake, thread)
+		if len(c) > 0 {
+			card = c[0]
+		}
+		return len(c) > 0
+	})
+	return card
+}
+
+// click delivers user's click through r's socket and returns the envelope.
+func (e *replicaEnv) click(r *replica, u slacktest.User, card slacktest.Message, approve bool, id string) *slacktest.Envelope {
+	e.t.Helper()
+	e.toward(r)
+	action := slack.ActionCancel
+	if approve {
+		action = slack.ActionApprove
+	}
+	env := e.fake.Click(u, slackChannel, card.TS, action, id)
+	if got := e.connOf(env.ID); got != r.conn {
+		e.t.Fatalf("the click went to socket %d, want %s's %d", got, r.name, r.conn)
+	}
+	return env
+}
+
+// view is the card's current view.
+func (e *replicaEnv) view(card slacktest.Message) string {
+	m, _ := e.fake.Message(slackChannel, card.TS)
+	return slacktest.View(m)
+}
+
+// noticeTo waits for a private notice to u that answers env (its
+// response_url) and returns its text.
+func (e *replicaEnv) noticeTo(u slacktest.User, env *slacktest.Envelope) string {
+	e.t.Helper()
+	url := responseURL(e.t, env)
+	var text string
+	e.fake.Wait(e.t, "a notice to "+u.Name+" answering "+env.ID, func() bool {
+		for _, n := range e.fake.Ephemerals(u.ID) {
+			if n.ResponseURL == url {
+				text = n.Text
+				return true
+			}
+		}
+		return false
+	})
+	return text
+}
+
+func responseURL(t *testing.T, env *slacktest.Envelope) string {
+	var p struct {
+		ResponseURL string `json:"response_url"`
+	}
+	if err := json.Unmarshal(env.Payload, &p); err != nil || p.ResponseURL == "" {
+		t.Fatalf("envelope %s has no response_url: %v", env.ID, err)
+	}
+	return p.ResponseURL
+}
+
+func newReplicaEnv(t *testing.T, bin string, redis *redisServer, db int, ttl time.Duration) *replicaEnv {
+	fake := slacktest.New(t)
+	fake.MaxConnections = 10
+	return &replicaEnv{t: t, bin: bin, root: t.TempDir(), fake: fake, model: newWordModel(t), redis: redis, db: db,
+		cfg: replicaConfig(redis.url(db), ttl)}
+}
+
+// TestReplicas is issue 13's proof with real processes.
+func TestReplicas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping the two-process test in -short mode")
+	}
+	redis := newRedis(t)
+	bin := buildBinary(t)
+	var figures replicaFigures
+
+	t.Run("card on A, click on B", func(t *testing.T) {
+		e := newReplicaEnv(t, bin, redis, 1, 5*time.Minute)
+		a, b := e.start("A"), e.start("B")
+		thread, card := e.ask(a, "append", "s1")
+		id := approvalID(t, card)
+		click := e.click(b, bob, card, true, id)
+		e.fake.Acked(t, click)
+		threadHas(t, e.fake, thread, "Finished s1.")
+		e.fake.Wait(t, "the card's final state", func() bool {
+			v := e.view(card)
+			return strings.Contains(v, "approved by bob") && strings.Contains(v, "exit code 0")
+		})
+		if n := e.runs("s1"); n != 1 {
+			t.Errorf("s1 ran %d times, want 1", n)
+		}
+		t.Logf("the card after the click on B:\n%s", e.view(card))
+		if n := len(cards(e.fake, thread)); n != 1 {
+			t.Errorf("%d cards in the thread, want 1", n)
+		}
+		if r := e.model.resumed("s1"); len(r) != 1 {
+			t.Errorf("the turn was resumed %d times, want once: %q", len(r), r)
+		}
+		// A and B agree on the card: a late click on either is told the
+		// same decision, and nothing runs again.
+		for _, late := range []struct {
+			r       *replica
+			u       slacktest.User
+			approve bool
+		}{{a, carol, true}, {b, dave, false}, {a, erin, false}} {
+			n := e.noticeTo(late.u, e.click(late.r, late.u, card, late.approve, id))
+			if !strings.Contains(n, "already done") || !strings.Contains(n, "by bob") {
+				t.Errorf("a late click on %s was told %q; want already done, by bob", late.r.name, n)
+			}
+		}
+		if n := e.runs("s1"); n != 1 {
+			t.Errorf("s1 ran %d times after late clicks, want 1", n)
+		}
+	})
+
+	t.Run("64 concurrent clicks x 100 rounds", func(t *testing.T) {
+		e := newReplicaEnv(t, bin, redis, 2, 5*time.Minute)
+		reps := []*replica{e.start("A"), e.start("B")}
+		const rounds, clicks = 100, 64
+		start := time.Now()
+		var doubleRuns, approved, cancelled int
+		perConn := map[int]int{}
+		for round := range rounds {
+			token := fmt.Sprintf("r%03d", round)
+			thread, card := e.ask(reps[round%2], "append", token)
+			id := approvalID(t, card)
+			envs := make([]*slacktest.Envelope, clicks)
+			var wg sync.WaitGroup
+			for i := range clicks {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					action := slack.ActionApprove
+					if i%2 == 1 {
+						action = slack.ActionCancel
+					}
+					envs[i] = e.fake.Click(clickers[i%len(clickers)], slackChannel, card.TS, action, id)
+				}()
+			}
+			wg.Wait()
+			urls := map[string]int{} // response_url → click index
+			for i, env := range envs {
+				urls[responseURL(t, env)] = i
+			}
+			// Every loser hears back; the winner's turn ends.
+			answered := func() map[int]slacktest.Ephemeral {
+				got := map[int]slacktest.Ephemeral{}
+				for _, u := range clickers {
+					for _, n := range e.fake.Ephemerals(u.ID) {
+						if i, ok := urls[n.ResponseURL]; ok {
+							if _, dup := got[i]; dup {
+								t.Errorf("round %d: click %d was answered twice", round, i)
+							}
+							got[i] = n
+						}
+					}
+				}
+				return got
+			}
+			e.fake.WaitFor(t, 30*time.Second, fmt.Sprintf("round %d: %d notices and the turn's end", round, clicks-1), func() bool {
+				return len(answered()) >= clicks-1 && len(e.fake.Thread(slackChannel, thread)) >= 2 &&
+					strings.Contains(slacktest.View(e.fake.Thread(slackChannel, thread)[len(e.fake.Thread(slackChannel, thread))-1]), "Finished "+token)
+			})
+			for _, env := range envs {
+				e.fake.Acked(t, env)
+				perConn[e.connOf(env.ID)]++
+			}
+			view := e.view(card)
+			m := regexp.MustCompile(`(approved|cancelled) by ([a-z]+)`).FindStringSubmatch(view)
+			if m == nil {
+				t.Fatalf("round %d: the card names no decision:\n%s", round, view)
+			}
+			state, winner := m[1], m[2]
+			got := answered()
+			var silent []int
+			for i := range clicks {
+				n, ok := got[i]
+				if !ok {
+					silent = append(silent, i)
+					continue
+				}
+				if !strings.Contains(n.Text, "by "+winner) {
+					t.Errorf("round %d: a losing click was told %q, not who won (%s)", round, n.Text, winner)
+				}
+			}
+			if len(silent) != 1 {
+				t.Fatalf("round %d: %d clicks were not answered, want exactly one winner: %v", round, len(silent), silent)
+			}
+			w := silent[0]
+			if clickers[w%len(clickers)].Name != winner || (w%2 == 0) != (state == "approved") {
+				t.Errorf("round %d: the silent click %d is not the winner the card shows (%s by %s)", round, w, state, winner)
+			}
+			runs := e.runs(token)
+			switch {
+			case state == "approved" && runs == 1:
+				approved++
+			case state == "cancelled" && runs == 0:
+				cancelled++
+			default:
+				doubleRuns += max(runs-1, 0)
+				t.Errorf("round %d: %s, ran %d times", round, state, runs)
+			}
+			if r := e.model.resumed(token); len(r) != 1 {
+				t.Errorf("round %d: the turn was resumed %d times, want once", round, len(r))
+			}
+		}
+		took := time.Since(start)
+		figures.set(t, "concurrent clicks", fmt.Sprintf("%d rounds x %d clicks in %s: %d approved (ran once), %d cancelled (never ran), double runs %d, envelopes per socket %v",
+			rounds, clicks, took.Round(time.Millisecond), approved, cancelled, doubleRuns, perConn))
+		if len(perConn) != 2 {
+			t.Errorf("the clicks went to sockets %v, want both replicas", perConn)
+		}
+	})
+}
