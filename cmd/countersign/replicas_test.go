@@ -564,9 +564,19 @@ func TestReplicas(t *testing.T) {
 			view := e.view(card)
 			m := regexp.MustCompile(`(approved|cancelled) by ([a-z]+)`).FindStringSubmatch(view)
 			if m == nil {
+				for _, r := range reps {
+					for _, l := range strings.Split(r.stderr(), "\n") {
+						if strings.Contains(l, id) {
+							t.Logf("%s: %s", r.name, l)
+						}
+					}
+				}
 				t.Fatalf("round %d: the card names no decision:\n%s", round, view)
 			}
 			state, winner := m[1], m[2]
+			if n := len(cards(e.fake, thread)); n != 1 {
+				t.Errorf("round %d: %d cards in the thread, want 1", round, n)
+			}
 			got := answered()
 			var silent []int
 			for i := range clicks {
