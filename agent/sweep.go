@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/countersign/countersign/approval"
@@ -16,6 +17,8 @@ import (
 const (
 	sweepBatch   = 100
 	sweepBatches = 10
+	// sweepParallel bounds the expiries carried out at once.
+	sweepParallel = 16
 )
 
 // expiredReason is the reason an expired approval records.
@@ -68,6 +71,13 @@ func (a *Agent) Sweep(ctx context.Context) error {
 	a.busy.add()
 	defer a.busy.done()
 	var errs []error
+	// Each expiry is carried out (card, turn told, turn resumed: a model
+	// call) beside the others, a few at a time: one after another, the
+	// hundredth card of a crashed replica would be shown expired a
+	// hundred model calls late.
+	var carried sync.WaitGroup
+	defer carried.Wait()
+	slots := make(chan struct{}, sweepParallel)
 	for range sweepBatches {
 		now := a.now()
 		ids, err := a.store.Due(ctx, now, sweepBatch)
@@ -89,7 +99,13 @@ func (a *Agent) Sweep(ctx context.Context) error {
 				continue
 			}
 			a.auditExpiry(ctx, dec.Approval)
-			a.carryOut(ctx, dec.Approval)
+			slots <- struct{}{}
+			carried.Add(1)
+			go func() {
+				defer carried.Done()
+				defer func() { <-slots }()
+				a.carryOut(ctx, dec.Approval)
+			}()
 		}
 		if len(ids) < sweepBatch || mine == 0 {
 			break // the rest are another replica's to expire
@@ -174,6 +190,8 @@ func (a *Agent) recoverOne(ctx context.Context, rec *approval.Approval) error {
 		// it is still running and silent since the lease's cutoff, judged
 		// in the same step.
 		res := interruptedRun()
+		res.Note = "The process running it stopped answering: no heartbeat for over " + a.cfg.RunLease.String() +
+			" when another replica recorded it as interrupted; it may have ended, or may still be running."
 		now := a.now()
 		fin, err := a.store.FinishAbandoned(ctx, rec.ID, approval.Failed, res, now, now.Add(-a.cfg.RunLease))
 		if errors.Is(err, approval.ErrConflict) {

@@ -617,4 +617,113 @@ func TestReplicas(t *testing.T) {
 			t.Errorf("the clicks went to sockets %v, want both replicas", perConn)
 		}
 	})
+
+	t.Run("kill -9 of A", func(t *testing.T) {
+		const pending = 100
+		ttl := 12 * time.Second
+		e := newReplicaEnv(t, bin, redis, 3, ttl)
+		a, b := e.start("A"), e.start("B")
+		type asked struct {
+			token, thread string
+			card          slacktest.Message
+			expires       time.Time
+		}
+		var all []asked
+		for i := range pending {
+			token := fmt.Sprintf("p%03d", i)
+			thread, card := e.ask(a, "append", token)
+			all = append(all, asked{token: token, thread: thread, card: card, expires: cardExpiry(t, card)})
+		}
+		// One approved command running on A when it dies.
+		slowThread, slow := e.ask(a, "append-slow", "k1")
+		e.fake.Acked(t, e.click(a, bob, slow, true, approvalID(t, slow)))
+		pidFile := filepath.Join(e.root, "k1.pid")
+		e.fake.Wait(t, "the slow command running", func() bool {
+			_, err := os.Stat(pidFile)
+			return err == nil && e.runs("k1") == 1 && strings.Contains(e.view(slow), "running")
+		})
+		t.Cleanup(func() { killGroup(pidFile) }) // kill -9 leaves the command's own process group behind
+		if time.Now().After(all[0].expires) {
+			t.Fatalf("the cards expired before the kill: making %d took longer than their %s", pending, ttl)
+		}
+
+		if err := a.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		killed := time.Now()
+		<-a.done
+
+		// The running call: outcome unknown on its card and to the model,
+		// never run again.
+		e.fake.WaitFor(t, 30*time.Second, "the running call ended as outcome unknown", func() bool {
+			return strings.Contains(e.view(slow), "failed")
+		})
+		recovered := time.Since(killed)
+		// The card says what is known: when it started, when it was
+		// recorded as lost, and that the outcome is unknown; never the
+		// time until recovery as if it were the run time.
+		v := e.view(slow)
+		if !strings.Contains(v, "outcome is unknown") || !regexp.MustCompile(`started \d\d:\d\d:\d\d UTC, recorded \d\d:\d\d:\d\d UTC`).MatchString(v) ||
+			!strings.Contains(v, "no heartbeat for over 3s") || regexp.MustCompile(`unknown in \d`).MatchString(v) {
+			t.Errorf("the recovered card does not say what is known:\n%s", v)
+		}
+		threadHas(t, e.fake, slowThread, "Finished k1.")
+		if r := e.model.resumed("k1"); len(r) != 1 || !strings.Contains(r[0], "outcome is unknown") {
+			t.Errorf("the model was told %q about the running call; want once, outcome unknown", r)
+		}
+		// Every card expires on time, by B, and every turn resumes once.
+		e.fake.WaitFor(t, ttl+30*time.Second, fmt.Sprintf("%d cards expired and their turns resumed", pending), func() bool {
+			for _, x := range all {
+				if !strings.Contains(e.view(x.card), "expired") || len(e.fake.Thread(slackChannel, x.thread)) < 2 {
+					return false
+				}
+			}
+			return true
+		})
+		var latest time.Duration
+		for _, x := range all {
+			m, _ := e.fake.Message(slackChannel, x.card.TS)
+			late := m.UpdatedAt.Sub(x.expires)
+			latest = max(latest, late)
+			if late < -time.Second || late > 3*time.Second {
+				t.Errorf("card %s expired %s after its deadline, want within the sweep (250ms) and a second", x.token, late)
+			}
+			threadHas(t, e.fake, x.thread, "Finished "+x.token+".")
+			if r := e.model.resumed(x.token); len(r) != 1 || !strings.Contains(r[0], "expired") {
+				t.Errorf("turn %s was resumed %d times (%q), want once, expired", x.token, len(r), r)
+			}
+			if n := e.runs(x.token); n != 0 {
+				t.Errorf("%s ran %d times", x.token, n)
+			}
+		}
+		if n := e.runs("k1"); n != 1 {
+			t.Errorf("the running call ran %d times, want once: recovery must never run it again", n)
+		}
+		if n := len(e.fake.Open()); n != 1 || e.fake.Open()[0] != b.conn {
+			t.Errorf("open sockets %v after the kill, want only B's %d", e.fake.Open(), b.conn)
+		}
+		figures.set(t, "kill -9", fmt.Sprintf("%d pending cards and 1 running call; running call ended as outcome unknown %s after the kill (run_lease 3s); cards expired by B at most %s after their deadline; %d turns resumed once each; re-runs 0",
+			pending, recovered.Round(100*time.Millisecond), latest.Round(10*time.Millisecond), pending+1))
+	})
+}
+
+// cardExpiry reads a pending card's deadline off its date token.
+func cardExpiry(t *testing.T, card slacktest.Message) time.Time {
+	m := regexp.MustCompile(`!date\^([0-9]+)\^`).FindStringSubmatch(string(card.Blocks))
+	if m == nil {
+		t.Fatalf("the card shows no deadline:\n%s", card.Blocks)
+	}
+	n, _ := strconv.ParseInt(m[1], 10, 64)
+	return time.Unix(n, 0)
+}
+
+// killGroup kills the process group whose leader's pid is in file.
+func killGroup(file string) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return
+	}
+	if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 1 {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
 }
