@@ -705,6 +705,82 @@ func TestReplicas(t *testing.T) {
 		figures.set(t, "kill -9", fmt.Sprintf("%d pending cards and 1 running call; running call ended as outcome unknown %s after the kill (run_lease 3s); cards expired by B at most %s after their deadline; %d turns resumed once each; re-runs 0",
 			pending, recovered.Round(100*time.Millisecond), latest.Round(10*time.Millisecond), pending+1))
 	})
+
+	t.Run("Redis restarted, then unreachable; SIGTERM and start", func(t *testing.T) {
+		e := newReplicaEnv(t, bin, redis, 4, 5*time.Minute)
+		a, b := e.start("A"), e.start("B")
+		type asked struct {
+			token, thread string
+			card          slacktest.Message
+			id            string
+		}
+		var q []asked
+		for i, r := range []*replica{a, b, a, b} {
+			token := fmt.Sprintf("q%d", i+1)
+			thread, card := e.ask(r, "append", token)
+			q = append(q, asked{token, thread, card, approvalID(t, card)})
+		}
+		// Restarted (SIGTERM, append-only file): every card is still there,
+		// and its buttons work on either replica.
+		redis.stop()
+		redis.start()
+		for i, x := range q[:2] {
+			r := []*replica{b, a}[i]
+			e.fake.Acked(t, e.click(r, bob, x.card, true, x.id))
+			threadHas(t, e.fake, x.thread, "Finished "+x.token+".")
+			if n := e.runs(x.token); n != 1 {
+				t.Errorf("%s ran %d times after the restart, want once", x.token, n)
+			}
+		}
+		// Unreachable: every click is refused with a notice, and nothing runs.
+		redis.stop()
+		refused := 0
+		for _, c := range []struct {
+			r       *replica
+			u       slacktest.User
+			approve bool
+		}{{a, bob, true}, {b, carol, true}, {a, dave, false}, {b, erin, false}} {
+			n := e.noticeTo(c.u, e.click(c.r, c.u, q[2].card, c.approve, q[2].id))
+			if !strings.Contains(n, "try again") || !strings.Contains(n, "nothing changed") {
+				t.Errorf("a click on %s while Redis was down was told %q; want a refusal that says to try again", c.r.name, n)
+				continue
+			}
+			refused++
+		}
+		if v := e.view(q[2].card); !strings.Contains(v, "waiting for a decision") || e.runs(q[2].token) != 0 {
+			t.Errorf("clicks refused while Redis was down changed the card or ran it (%d runs):\n%s", e.runs(q[2].token), v)
+		}
+		// Back: the same card works.
+		redis.start()
+		e.fake.Acked(t, e.click(b, dave, q[2].card, true, q[2].id))
+		threadHas(t, e.fake, q[2].thread, "Finished q3.")
+		if n := e.runs("q3"); n != 1 {
+			t.Errorf("q3 ran %d times once Redis was back, want once", n)
+		}
+
+		// SIGTERM both, start two new ones: they say what they found, and
+		// the last card's buttons work.
+		for _, r := range []*replica{a, b} {
+			e.stop(r)
+			if r.err != nil {
+				t.Errorf("%s exited with %v after SIGTERM, want 0:\n%s", r.name, r.err, r.stderr())
+			}
+		}
+		a2, b2 := e.start("A2"), e.start("B2")
+		for _, r := range []*replica{a2, b2} {
+			e.fake.Wait(t, r.name+" saying what it found", func() bool {
+				return strings.Contains(r.stderr(), "found 1 pending approval in Redis")
+			})
+		}
+		e.fake.Acked(t, e.click(a2, erin, q[3].card, true, q[3].id))
+		threadHas(t, e.fake, q[3].thread, "Finished q4.")
+		for _, x := range q {
+			if n, r := e.runs(x.token), e.model.resumed(x.token); n != 1 || len(r) != 1 {
+				t.Errorf("%s ran %d times and its turn resumed %d times, want once each", x.token, n, len(r))
+			}
+		}
+		figures.set(t, "redis", fmt.Sprintf("Redis restarted once with 4 cards pending: 4 of 4 ran once after it; clicks refused while Redis was down: %d of 4, with nothing run; replicas restarted with SIGTERM: both exited 0, the new ones found 1 pending approval and its buttons worked", refused))
+	})
 }
 
 // cardExpiry reads a pending card's deadline off its date token.
