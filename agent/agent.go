@@ -41,6 +41,8 @@ type Sink interface {
 //	  max_messages: 100        # stored conversation cap, in messages
 //	  max_bytes: 262144        # and in (estimated) bytes
 //	  preview_timeout: 3s      # blast-radius preview on a card
+//	  recovery_grace: 2m       # an approved call unclaimed this long is ended as not run
+//	  run_lease: 2m            # a run silent this long is ended as "outcome unknown"
 type Config struct {
 	// MaxRoundTrips caps the model calls of one turn (default 8).
 	MaxRoundTrips int `yaml:"max_round_trips"`
@@ -56,6 +58,15 @@ type Config struct {
 	// PreviewTimeout bounds the blast-radius preview computed for a card
 	// (default 3s); a slow preview is dropped, never the card.
 	PreviewTimeout time.Duration `yaml:"preview_timeout"`
+	// RecoveryGrace is how long after its decision an approved call may
+	// stay unclaimed, or a final one's turn untold, before a sweep on any
+	// replica takes its carrier for dead and finishes the job (default
+	// 2m; see Sweep). Live carriers take milliseconds to a few seconds.
+	RecoveryGrace time.Duration `yaml:"recovery_grace"`
+	// RunLease is how long a running call may go without a heartbeat
+	// before a sweep ends it as interrupted, outcome unknown, never run
+	// again (default 2m). A live run beats every quarter of it.
+	RunLease time.Duration `yaml:"run_lease"`
 }
 
 // The defaults of Config.
@@ -66,6 +77,8 @@ const (
 	DefaultMaxMessages     = 100
 	DefaultMaxBytes        = 256 << 10
 	DefaultPreviewTimeout  = 3 * time.Second
+	DefaultRecoveryGrace   = 2 * time.Minute
+	DefaultRunLease        = 2 * time.Minute
 )
 
 // WithDefaults returns c with its zero fields filled, or an error naming
@@ -78,6 +91,8 @@ func (c Config) WithDefaults() (Config, error) {
 		tools.Limit("agent.max_messages", &c.MaxMessages, DefaultMaxMessages),
 		tools.Limit("agent.max_bytes", &c.MaxBytes, DefaultMaxBytes),
 		tools.Limit("agent.preview_timeout", &c.PreviewTimeout, DefaultPreviewTimeout),
+		tools.Limit("agent.recovery_grace", &c.RecoveryGrace, DefaultRecoveryGrace),
+		tools.Limit("agent.run_lease", &c.RunLease, DefaultRunLease),
 	)
 	return c, err
 }

@@ -127,7 +127,7 @@ func (a *Agent) carryOut(ctx context.Context, rec *approval.Approval) *approval.
 	} else {
 		// Claimed before the card is redrawn: a slow chat platform must
 		// not hold the run back past the time a sweep would take it for
-		// abandoned (claimGrace).
+		// abandoned (RecoveryGrace).
 		var ran bool
 		rec, ran = a.execute(ctx, rec)
 		if !ran {
@@ -191,14 +191,14 @@ func (a *Agent) execute(ctx context.Context, rec *approval.Approval) (*approval.
 	return a.finish(rctx, claimed, res), true
 }
 
-// heartbeat tells the store, every heartbeatEvery until stop is called,
+// heartbeat tells the store, every beatEvery until stop is called,
 // that the run of rec is alive, so that no sweep takes it for interrupted.
 func (a *Agent) heartbeat(ctx context.Context, rec *approval.Approval) (stop func()) {
 	done := make(chan struct{})
 	ended := make(chan struct{})
 	go func() {
 		defer close(ended)
-		t := time.NewTicker(heartbeatEvery)
+		t := time.NewTicker(a.beatEvery())
 		defer t.Stop()
 		for {
 			select {

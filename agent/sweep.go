@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/countersign/countersign/approval"
@@ -16,6 +17,8 @@ import (
 const (
 	sweepBatch   = 100
 	sweepBatches = 10
+	// sweepParallel bounds the expiries carried out at once.
+	sweepParallel = 16
 )
 
 // expiredReason is the reason an expired approval records.
@@ -25,20 +28,24 @@ const expiredReason = "nobody decided before the approval expired"
 // claim, run, finish, resolve the turn. A process that dies between them
 // leaves an approval the store still lists as unsettled; Sweep, on any
 // replica, finishes the job once the carrier has been silent for longer
-// than these:
+// than these (Config):
 //
-//   - claimGrace: an approved call not claimed this long after its
+//   - RecoveryGrace: an approved call not claimed this long after its
 //     decision, or a final one whose turn was not told this long after it
 //     ended. Live carriers take milliseconds to a few seconds.
-//   - runLease: a running call whose run has sent no heartbeat for this
-//     long. A live run beats every heartbeatEvery.
-const (
-	claimGrace = 2 * time.Minute
-	runLease   = 2 * time.Minute
-)
+//   - RunLease: a running call whose run has sent no heartbeat for this
+//     long. A live run beats every quarter of the lease.
 
-// heartbeatEvery is a variable only so that a test can make it short.
-var heartbeatEvery = runLease / 4
+// heartbeatEvery, when set, replaces RunLease/4; only a test sets it.
+var heartbeatEvery time.Duration
+
+// beatEvery is how often a live run tells the store it is alive.
+func (a *Agent) beatEvery() time.Duration {
+	if heartbeatEvery > 0 {
+		return heartbeatEvery
+	}
+	return a.cfg.RunLease / 4
+}
 
 // notRunAfterCrash is the result of an approved call that Countersign
 // stopped before running. Recovery does not run it late: the person
@@ -64,6 +71,13 @@ func (a *Agent) Sweep(ctx context.Context) error {
 	a.busy.add()
 	defer a.busy.done()
 	var errs []error
+	// Each expiry is carried out (card, turn told, turn resumed: a model
+	// call) beside the others, a few at a time: one after another, the
+	// hundredth card of a crashed replica would be shown expired a
+	// hundred model calls late.
+	var carried sync.WaitGroup
+	defer carried.Wait()
+	slots := make(chan struct{}, sweepParallel)
 	for range sweepBatches {
 		now := a.now()
 		ids, err := a.store.Due(ctx, now, sweepBatch)
@@ -85,7 +99,13 @@ func (a *Agent) Sweep(ctx context.Context) error {
 				continue
 			}
 			a.auditExpiry(ctx, dec.Approval)
-			a.carryOut(ctx, dec.Approval)
+			slots <- struct{}{}
+			carried.Add(1)
+			go func() {
+				defer carried.Done()
+				defer func() { <-slots }()
+				a.carryOut(ctx, dec.Approval)
+			}()
 		}
 		if len(ids) < sweepBatch || mine == 0 {
 			break // the rest are another replica's to expire
@@ -111,7 +131,7 @@ func (a *Agent) mine(ctx context.Context, id string) bool {
 	return a.serves(rec.Conversation.Platform)
 }
 
-// recover finishes the decisions whose carrier died (see claimGrace):
+// recover finishes the decisions whose carrier died (see RecoveryGrace):
 //
 //   - approved, never claimed: claimed here and ended as not run
 //     (notRunAfterCrash), never run late;
@@ -126,7 +146,7 @@ func (a *Agent) recover(ctx context.Context) error {
 	var errs []error
 	for range sweepBatches {
 		now := a.now()
-		recs, err := a.store.Unsettled(ctx, now.Add(-claimGrace), now.Add(-runLease), sweepBatch)
+		recs, err := a.store.Unsettled(ctx, now.Add(-a.cfg.RecoveryGrace), now.Add(-a.cfg.RunLease), sweepBatch)
 		if err != nil {
 			return errors.Join(append(errs, fmt.Errorf("list unsettled approvals: %w", err))...)
 		}
@@ -170,8 +190,10 @@ func (a *Agent) recoverOne(ctx context.Context, rec *approval.Approval) error {
 		// it is still running and silent since the lease's cutoff, judged
 		// in the same step.
 		res := interruptedRun()
+		res.Note = "The process running it stopped answering: no heartbeat for over " + a.cfg.RunLease.String() +
+			" when another replica recorded it as interrupted; it may have ended, or may still be running."
 		now := a.now()
-		fin, err := a.store.FinishAbandoned(ctx, rec.ID, approval.Failed, res, now, now.Add(-runLease))
+		fin, err := a.store.FinishAbandoned(ctx, rec.ID, approval.Failed, res, now, now.Add(-a.cfg.RunLease))
 		if errors.Is(err, approval.ErrConflict) {
 			return nil // the run ended or beat after all, or another replica ended it
 		}

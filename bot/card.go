@@ -147,6 +147,12 @@ func outcome(a *approval.Approval) string {
 		s += ": " + strings.Join(parts, ", ")
 	}
 	d := time.Duration(r.DurationMS) * time.Millisecond
+	if d == 0 && r.Executed && a.State == approval.Failed && !a.StartedAt.IsZero() && !a.EndedAt.IsZero() {
+		// A run cut off or lost (its replica died): the tool never said how
+		// long it ran, and the time until it was recorded is not its run
+		// time. Show what is known.
+		return s + " · started " + a.StartedAt.UTC().Format(stamp) + ", recorded " + a.EndedAt.UTC().Format(stamp)
+	}
 	if d == 0 && !a.StartedAt.IsZero() && !a.EndedAt.IsZero() {
 		d = a.EndedAt.Sub(a.StartedAt)
 	}

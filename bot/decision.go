@@ -68,7 +68,25 @@ func (b *Bot) decision(in inbound) {
 		b.refuseClick(in, a, verb, why, "You cannot "+string(verb)+" "+a.ID+": "+why+". Nothing changed.")
 		return
 	}
+	if a.MessageRef == "" && d.Ref != "" {
+		b.adoptRef(in, a.ID, d.Ref)
+	}
 	b.decide(in, d)
+}
+
+// adoptRef records the card a click was made on as its approval's card,
+// when the record has none yet: the replica that posted it may not have
+// recorded it (its post has not returned), and without it the winner of
+// the decision would post a second card and leave the first one pending,
+// buttons and all. The click is on the card's message, in the approval's
+// own channel (checked), so it names the right one. A failure is only
+// logged: the worst that follows is that second card.
+func (b *Bot) adoptRef(in inbound, id, ref string) {
+	ctx, cancel := context.WithTimeout(b.work, checkTimeout)
+	defer cancel()
+	if err := b.store.SetMessageRef(ctx, id, ref); err != nil {
+		b.log.Warn("record the card a click was made on", "err", err, "approval", id, "ref", ref)
+	}
 }
 
 // minPrefix is the shortest prefix of an approval id a decision may name.

@@ -126,6 +126,9 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 	for _, w := range warnings {
 		banner += "\nwarning: " + w
 	}
+	if found := a.pendingAtStart(ctx); found != "" {
+		banner += "\n" + found
+	}
 	if term != nil {
 		place := adapters.Place{Channel: terminal.Channel, Thread: terminal.Thread}
 		if _, err := term.Post(ctx, place, adapters.Content{Text: banner + "\n" + b.Welcome()}); err != nil {

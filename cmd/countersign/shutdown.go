@@ -81,3 +81,35 @@ func (a *app) sayPending(out io.Writer) {
 	}
 	fmt.Fprintf(out, "%s %s lost: the store is in memory (set COUNTERSIGN_REDIS_URL or store.redis_url to keep approvals across restarts).\n", what, verb)
 }
+
+// countLimit bounds the pending approvals counted at start.
+const countLimit = 100000
+
+// pendingAtStart says how many pending approvals a start with a shared
+// store found and re-attached to (their cards' buttons keep working,
+// since a click reads the approval from the store), or "" when there are
+// none or the store is in memory (a new process starts empty).
+func (a *app) pendingAtStart(ctx context.Context) string {
+	if a.redis == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	// Every pending approval is due by the end of time: Due lists them all.
+	ids, err := a.store.Due(ctx, time.Now().AddDate(100, 0, 0), countLimit)
+	if err != nil {
+		a.log.Warn("count the pending approvals at start", "err", err)
+		return "could not count the pending approvals in Redis (the log says why); their cards' buttons work once it answers"
+	}
+	a.log.Info("pending approvals at start", "count", len(ids))
+	switch n := len(ids); {
+	case n == 0:
+		return ""
+	case n == 1:
+		return "found 1 pending approval in Redis; its card's buttons keep working"
+	case n >= countLimit:
+		return fmt.Sprintf("found at least %d pending approvals in Redis; their cards' buttons keep working", n)
+	default:
+		return fmt.Sprintf("found %d pending approvals in Redis; their cards' buttons keep working", n)
+	}
+}

@@ -62,6 +62,8 @@ type Message struct {
 	// Blocks is the message's blocks as the client sent them.
 	Blocks  json.RawMessage
 	Updates int
+	// UpdatedAt is the time of the last chat.update; zero until one.
+	UpdatedAt time.Time
 }
 
 // Ephemeral is a private notice: chat.postEphemeral or a response_url post.
@@ -71,6 +73,9 @@ type Ephemeral struct {
 	User    string
 	Text    string
 	Via     string // "chat.postEphemeral" or "response_url"
+	// ResponseURL is the response_url posted to, which names the click
+	// it answers (its payload's response_url); empty for chat.postEphemeral.
+	ResponseURL string
 }
 
 // File is a file shared into a conversation.
@@ -85,6 +90,10 @@ type Envelope struct {
 	Payload json.RawMessage
 	Retry   int
 	SentAt  time.Time // last time it was written to a socket
+	// Conn is the number of the socket it was last written to (see Open);
+	// 0 while no socket has had it.
+	Conn    int
+	conn    *wsConn   // the socket it is on, nil while none
 	final   bool      // acking it ends the installation (app_uninstalled)
 	AckedAt time.Time // zero until acknowledged
 }
@@ -94,6 +103,9 @@ type Server struct {
 	srv *httptest.Server
 	// PingInterval is how often the websocket is pinged (Slack: ~30s).
 	PingInterval time.Duration
+	// MaxConnections is how many sockets may be open at once (default 1:
+	// a new socket replaces the old); Slack allows 10. See serveSocket.
+	MaxConnections int
 
 	mu          sync.Mutex
 	changed     chan struct{}
@@ -112,7 +124,8 @@ type Server struct {
 	calls       map[string]int
 	envelopes   []*Envelope
 	last        *Envelope
-	conn        *wsConn
+	conns       []*wsConn // open sockets, oldest first
+	rr          int       // round robin over conns
 	connections int
 	uninstalled bool
 	responses   map[string]Ephemeral // response_url id → where its posts go
@@ -125,6 +138,7 @@ type group struct {
 }
 
 type wsConn struct {
+	n      int // its place among the sockets opened, from 1
 	c      *websocket.Conn
 	mu     sync.Mutex
 	closed chan struct{}
@@ -165,10 +179,10 @@ func New(t Cleaner) *Server {
 // Close stops the server and its sockets.
 func (s *Server) Close() {
 	s.mu.Lock()
-	c := s.conn
-	s.conn = nil
+	conns := s.conns
+	s.conns = nil
 	s.mu.Unlock()
-	if c != nil {
+	for _, c := range conns {
 		_ = c.c.Close()
 	}
 	s.srv.CloseClientConnections()
@@ -201,7 +215,15 @@ func (s *Server) notify() {
 // test after 10 seconds, naming what.
 func (s *Server) Wait(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.NewTimer(10 * time.Second)
+	s.WaitFor(t, 10*time.Second, what, cond)
+}
+
+// WaitFor is Wait with a deadline of d. cond is checked whenever the fake
+// changes (a call, a message, an ack, a socket), so it should depend on
+// what the fake sees.
+func (s *Server) WaitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(d)
 	defer deadline.Stop()
 	for {
 		s.mu.Lock()
@@ -213,7 +235,7 @@ func (s *Server) Wait(t testing.TB, what string, cond func() bool) {
 		select {
 		case <-ch:
 		case <-deadline.C:
-			t.Fatalf("slacktest: waited 10s for %s", what)
+			t.Fatalf("slacktest: waited %s for %s", d, what)
 		}
 	}
 }
@@ -502,6 +524,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) {
 		m.Text = r.FormValue("text")
 	}
 	m.Updates++
+	m.UpdatedAt = time.Now()
 	s.notify()
 	reply(w, map[string]any{"channel": channel, "ts": ts, "text": m.Text})
 }
@@ -600,6 +623,7 @@ func (s *Server) serveResponse(w http.ResponseWriter, r *http.Request, id string
 	}
 	target.Text = body.Text
 	target.Via = "response_url"
+	target.ResponseURL = s.srv.URL + "/response/" + id
 	s.ephemerals = append(s.ephemerals, target)
 	s.notify()
 	reply(w, map[string]any{})
@@ -607,34 +631,54 @@ func (s *Server) serveResponse(w http.ResponseWriter, r *http.Request, id string
 
 // ---- Socket Mode ----
 
+// Socket Mode with several connections: an app may hold up to 10 sockets
+// at once (one per replica, say), and Slack sends each envelope to one of
+// them. The fake takes them in turn (round robin, in the order they
+// opened). An envelope not acknowledged on a socket that closes is sent
+// again, retry_attempt raised, on another open socket, or on the next one
+// to open, as Slack retries what it did not see acknowledged.
+//
+// MaxConnections caps the open sockets; a socket opened past it closes the
+// oldest. It is 1 by default, so that a client's reconnection replaces its
+// old socket; set it (up to 10) before the clients connect to serve
+// several.
+
 func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	c, err := s.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return
 	}
-	conn := &wsConn{c: c, closed: make(chan struct{})}
 	s.mu.Lock()
-	old := s.conn
-	s.conn = conn
 	s.connections++
+	conn := &wsConn{c: c, closed: make(chan struct{}), n: s.connections}
+	n := len(s.conns) + 1
+	s.mu.Unlock()
+	_ = conn.write(map[string]any{"type": "hello", "num_connections": n, "debug_info": map[string]any{"host": "slacktest", "approximate_connection_time": 3600}, "connection_info": map[string]any{"app_id": AppID}})
+	s.mu.Lock()
+	s.conns = append(s.conns, conn)
+	var old []*wsConn
+	for len(s.conns) > max(s.MaxConnections, 1) {
+		old = append(old, s.conns[0])
+		s.conns = s.conns[1:]
+	}
+	// What was sent on no open socket (none was open, or its socket
+	// closed) comes now.
 	var again []*Envelope
 	for _, e := range s.envelopes {
-		if e.AckedAt.IsZero() {
+		if e.AckedAt.IsZero() && (e.conn == nil || !slices.Contains(s.conns, e.conn)) {
+			if e.conn != nil {
+				e.Retry++
+			}
+			e.conn = conn
 			again = append(again, e)
 		}
 	}
 	s.notify()
 	s.mu.Unlock()
-	if old != nil {
-		_ = old.c.Close()
+	for _, o := range old {
+		_ = o.c.Close()
 	}
-	_ = conn.write(map[string]any{"type": "hello", "num_connections": 1, "debug_info": map[string]any{"host": "slacktest", "approximate_connection_time": 3600}, "connection_info": map[string]any{"app_id": AppID}})
-	// What was not acknowledged on the last socket comes again, as Slack
-	// retries an envelope it did not see acknowledged.
 	for _, e := range again {
-		s.mu.Lock()
-		e.Retry++
-		s.mu.Unlock()
 		s.send(conn, e)
 	}
 	go s.ping(conn)
@@ -663,12 +707,45 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 	}
 	close(conn.closed)
+	s.closed(conn)
+}
+
+// closed forgets a socket that closed and sends what it left
+// unacknowledged to the open ones, in turn.
+func (s *Server) closed(conn *wsConn) {
+	type resend struct {
+		to *wsConn
+		e  *Envelope
+	}
+	var out []resend
 	s.mu.Lock()
-	if s.conn == conn {
-		s.conn = nil
+	s.conns = slices.DeleteFunc(s.conns, func(c *wsConn) bool { return c == conn })
+	for _, e := range s.envelopes {
+		if e.conn != conn || !e.AckedAt.IsZero() {
+			continue
+		}
+		if to := s.nextConn(); to != nil {
+			e.Retry++
+			e.conn = to
+			out = append(out, resend{to, e})
+		}
 	}
 	s.notify()
 	s.mu.Unlock()
+	for _, r := range out {
+		s.send(r.to, r.e)
+	}
+}
+
+// nextConn returns the open socket whose turn it is, or nil. Call with
+// s.mu held.
+func (s *Server) nextConn() *wsConn {
+	if len(s.conns) == 0 {
+		return nil
+	}
+	c := s.conns[s.rr%len(s.conns)]
+	s.rr++
+	return c
 }
 
 func (s *Server) ping(conn *wsConn) {
@@ -692,6 +769,7 @@ func (s *Server) ping(conn *wsConn) {
 func (s *Server) send(conn *wsConn, e *Envelope) {
 	s.mu.Lock()
 	e.SentAt = time.Now()
+	e.Conn = conn.n
 	msg := map[string]any{"envelope_id": e.ID, "type": e.Type, "payload": e.Payload, "accepts_response_payload": false, "retry_attempt": e.Retry}
 	if e.Retry > 0 {
 		msg["retry_reason"] = "timeout"
@@ -700,29 +778,43 @@ func (s *Server) send(conn *wsConn, e *Envelope) {
 	_ = conn.write(msg)
 }
 
+// enqueue records e and sends it on the socket whose turn it is, or on the
+// next socket to open when none is.
+func (s *Server) enqueue(e *Envelope) {
+	s.mu.Lock()
+	s.envelopes = append(s.envelopes, e)
+	if !e.final {
+		s.last = e
+	}
+	conn := s.nextConn()
+	e.conn = conn
+	s.notify()
+	s.mu.Unlock()
+	if conn != nil {
+		s.send(conn, e)
+	}
+}
+
 // deliver sends an envelope now, or on the next socket when none is open.
 func (s *Server) deliver(typ string, payload any) *Envelope {
 	s.mu.Lock()
 	s.envSeq++
 	e := &Envelope{ID: fmt.Sprintf("env-%06d", s.envSeq), Type: typ, Payload: mustJSON(payload)}
-	s.envelopes = append(s.envelopes, e)
-	s.last = e
-	conn := s.conn
 	s.mu.Unlock()
-	if conn != nil {
-		s.send(conn, e)
-	}
+	s.enqueue(e)
 	return e
 }
 
 // Connected waits until a client holds a socket.
 func (s *Server) Connected(t testing.TB) {
 	t.Helper()
-	s.Wait(t, "a socket mode connection", func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.conn != nil
-	})
+	s.WaitOpen(t, 1)
+}
+
+// WaitOpen waits until at least n sockets are open.
+func (s *Server) WaitOpen(t testing.TB, n int) {
+	t.Helper()
+	s.Wait(t, fmt.Sprintf("%d socket mode connection(s)", n), func() bool { return len(s.Open()) >= n })
 }
 
 // Connections is how many sockets clients have opened.
@@ -732,24 +824,48 @@ func (s *Server) Connections() int {
 	return s.connections
 }
 
-// Disconnect asks the client to reconnect, as Slack does every few hours.
+// Open returns the numbers of the open sockets, in the order they opened;
+// a socket's number is its place among every socket opened (1 for the
+// first), as Envelope.Conn reports it.
+func (s *Server) Open() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int
+	for _, c := range s.conns {
+		out = append(out, c.n)
+	}
+	return out
+}
+
+// NextConn is the number of the socket the next envelope goes to, or 0
+// when none is open.
+func (s *Server) NextConn() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.conns) == 0 {
+		return 0
+	}
+	return s.conns[s.rr%len(s.conns)].n
+}
+
+// Disconnect asks every client to reconnect, as Slack does every few hours.
 func (s *Server) Disconnect() {
 	s.mu.Lock()
-	conn := s.conn
+	conns := slices.Clone(s.conns)
 	s.mu.Unlock()
-	if conn != nil {
+	for _, conn := range conns {
 		_ = conn.write(map[string]any{"type": "disconnect", "reason": "refresh_requested", "debug_info": map[string]any{"host": "slacktest"}})
 	}
 }
 
-// DropSocket closes the socket without a word, as a network failure does.
+// DropSocket closes every socket without a word, as a network failure does.
 func (s *Server) DropSocket() {
 	s.mu.Lock()
-	conn := s.conn
-	s.conn = nil
+	conns := s.conns
+	s.conns = nil
 	s.notify()
 	s.mu.Unlock()
-	if conn != nil {
+	for _, conn := range conns {
 		_ = conn.c.UnderlyingConn().Close()
 	}
 }
@@ -762,13 +878,7 @@ func (s *Server) Uninstall() {
 	e := &Envelope{ID: fmt.Sprintf("env-%06d", s.envSeq), Type: "events_api", final: true}
 	s.mu.Unlock()
 	e.Payload = mustJSON(s.callback(map[string]any{"type": "app_uninstalled"}))
-	s.mu.Lock()
-	s.envelopes = append(s.envelopes, e)
-	conn := s.conn
-	s.mu.Unlock()
-	if conn != nil {
-		s.send(conn, e)
-	}
+	s.enqueue(e)
 }
 
 // Redeliver sends the last envelope again with its retry count raised, as
@@ -776,19 +886,14 @@ func (s *Server) Uninstall() {
 func (s *Server) Redeliver() *Envelope {
 	s.mu.Lock()
 	last := s.last
-	s.mu.Unlock()
 	if last == nil {
+		s.mu.Unlock()
 		return nil
 	}
-	s.mu.Lock()
 	s.envSeq++
 	e := &Envelope{ID: fmt.Sprintf("env-%06d", s.envSeq), Type: last.Type, Payload: last.Payload, Retry: last.Retry + 1}
-	s.envelopes = append(s.envelopes, e)
-	conn := s.conn
 	s.mu.Unlock()
-	if conn != nil {
-		s.send(conn, e)
-	}
+	s.enqueue(e)
 	return e
 }
 
