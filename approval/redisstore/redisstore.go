@@ -35,8 +35,9 @@
 // that the next reader removes; and since expiring goes through Decide, a
 // stale Due entry can never expire a decided approval.
 //
-// cs:unsettled is written before each transition (Decide, Claim, Finish),
-// so that a process dying right after one always leaves an entry for
+// cs:unsettled is written before each transition (Decide, Claim, Finish;
+// on one server in the same pipeline as the script, one round trip, see
+// transition), so that a process dying right after one always leaves an entry for
 // Unsettled to find; an entry written by a transition that then did not
 // happen is harmless: Unsettled re-reads each record, lists only decided
 // ones, and drops entries of missing records and of records still pending
@@ -106,6 +107,10 @@ type Store struct {
 	auditMax  int64
 	listLimit int64
 	now       func() time.Time
+	// ordered: every command goes to one server over one connection, so
+	// a pipeline's commands run in the order they were queued (see
+	// transition).
+	ordered bool
 }
 
 // New returns a store over c. The store owns c: Close closes it.
@@ -120,6 +125,7 @@ func New(c redis.UniversalClient, opts Options) *Store {
 		listLimit: opts.ListLimit,
 		now:       opts.Now,
 	}
+	_, s.ordered = c.(*redis.Client)
 	if s.prefix == "" {
 		s.prefix = "cs"
 	}
@@ -359,10 +365,7 @@ func (s *Store) Decide(ctx context.Context, id string, to approval.State, by app
 	if err != nil {
 		return approval.DecideResult{}, fmt.Errorf("encode decider of %s: %w", id, err)
 	}
-	if err := s.touch(ctx, id, at, false); err != nil {
-		return approval.DecideResult{}, fmt.Errorf("decide approval %s: %w", id, err)
-	}
-	a, won, err := s.run(ctx, "decide", decideScript, id, string(to), b, timeText(at), reason, at.UnixMilli(), ms(s.retention))
+	a, won, err := s.transition(ctx, "decide", decideScript, id, at, false, string(to), b, timeText(at), reason, at.UnixMilli(), ms(s.retention))
 	if err != nil {
 		return approval.DecideResult{}, err
 	}
@@ -379,10 +382,7 @@ func (s *Store) Decide(ctx context.Context, id string, to approval.State, by app
 // Claim moves Approved to Running for exactly one claimant, in one Lua
 // script; the others get ok=false and the record.
 func (s *Store) Claim(ctx context.Context, id string, at time.Time) (*approval.Approval, bool, error) {
-	if err := s.touch(ctx, id, at, false); err != nil {
-		return nil, false, fmt.Errorf("claim approval %s: %w", id, err)
-	}
-	return s.run(ctx, "claim", claimScript, id, timeText(at), ms(s.retention), at.UnixMilli())
+	return s.transition(ctx, "claim", claimScript, id, at, false, timeText(at), ms(s.retention), at.UnixMilli())
 }
 
 // Finish moves Running to Done or Failed with the result; any other state
@@ -395,10 +395,7 @@ func (s *Store) Finish(ctx context.Context, id string, to approval.State, result
 	if err != nil {
 		return nil, fmt.Errorf("encode result of %s: %w", id, err)
 	}
-	if err := s.touch(ctx, id, at, true); err != nil {
-		return nil, fmt.Errorf("finish approval %s: %w", id, err)
-	}
-	a, ok, err := s.run(ctx, "finish", finishScript, id, string(to), timeText(at), res, ms(s.retention), at.UnixMilli())
+	a, ok, err := s.transition(ctx, "finish", finishScript, id, at, true, string(to), timeText(at), res, ms(s.retention), at.UnixMilli())
 	if err != nil {
 		return nil, err
 	}
@@ -450,17 +447,74 @@ func (s *Store) FinishAbandoned(ctx context.Context, id string, to approval.Stat
 // touch writes id's last life into cs:unsettled, before a transition;
 // existing only updates an entry already there.
 func (s *Store) touch(ctx context.Context, id string, at time.Time, existing bool) error {
-	z := redis.Z{Score: float64(at.UnixMilli()), Member: id}
-	var err error
-	if existing {
-		err = s.c.ZAddXX(ctx, s.unsettledKey(), z).Err()
-	} else {
-		err = s.c.ZAdd(ctx, s.unsettledKey(), z).Err()
-	}
-	if err != nil {
+	if err := s.mark(ctx, s.c, id, at, existing).Err(); err != nil {
 		return fmt.Errorf("mark approval %s unsettled: %w", id, err)
 	}
 	return nil
+}
+
+// mark queues on c the write of id's last life into cs:unsettled.
+func (s *Store) mark(ctx context.Context, c redis.Cmdable, id string, at time.Time, existing bool) *redis.IntCmd {
+	z := redis.Z{Score: float64(at.UnixMilli()), Member: id}
+	if existing {
+		return c.ZAddXX(ctx, s.unsettledKey(), z)
+	}
+	return c.ZAdd(ctx, s.unsettledKey(), z)
+}
+
+// transition marks id unsettled at at (touch) and then runs the transition
+// script sc on its record. The mark must reach Redis before the script, so
+// that a process dying right after the transition leaves an entry for
+// Unsettled to find.
+//
+// On a client of one server (standalone, or Sentinel's master) the two go
+// in one pipeline, one round trip: they are written to one connection in
+// that order and Redis runs them in that order, so the script never runs
+// without the mark having run first, even if this process dies after
+// sending them. A Cluster client splits a pipeline by node and sends the
+// parts concurrently, which loses the order, so there the mark is its own
+// round trip, as before.
+func (s *Store) transition(ctx context.Context, what string, sc *redis.Script, id string, at time.Time, existing bool, args ...any) (*approval.Approval, bool, error) {
+	if !s.ordered {
+		if err := s.touch(ctx, id, at, existing); err != nil {
+			return nil, false, fmt.Errorf("%s approval %s: %w", what, id, err)
+		}
+		return s.run(ctx, what, sc, id, args...)
+	}
+	keys := []string{s.recordKey(id)}
+	var marked *redis.IntCmd
+	var ran *redis.Cmd
+	// The commands' own errors are read below.
+	_, _ = s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		marked = s.mark(ctx, p, id, at, existing)
+		ran = sc.EvalSha(ctx, p, keys, args...)
+		return nil
+	})
+	v, err := ran.Result()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") && marked.Err() == nil {
+		// The server has not seen the script yet (a restart, a failover):
+		// the mark is written, so run the script by its text.
+		v, err = sc.Run(ctx, s.c, keys, args...).Result()
+	}
+	if errors.Is(err, redis.Nil) {
+		return nil, false, fmt.Errorf("%s approval %s: %w", what, id, approval.ErrNotFound)
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("%s approval %s: %w", what, id, err)
+	}
+	a, ok, err := decodeReply(id, v)
+	if err != nil {
+		return nil, false, err
+	}
+	if merr := marked.Err(); merr != nil && ok {
+		// Redis refused the mark but ran the transition (both commands
+		// reached it, so this is no network failure: a refused write that
+		// the script's own write escaped). Mark again; if that fails too,
+		// the transition stands and this live caller carries it through:
+		// an error here would leave it to a recovery that cannot find it.
+		_ = s.touch(ctx, id, at, existing)
+	}
+	return a, ok, nil
 }
 
 // Heartbeat records that the run of a running approval is alive at at: in

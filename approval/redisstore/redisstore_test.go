@@ -61,6 +61,19 @@ func TestContract(t *testing.T) {
 	})
 }
 
+// TestContractSequential runs the contract suite on the path a Cluster
+// client takes, where the unsettled mark and the transition script are two
+// round trips (see transition), on the standalone test server.
+func TestContractSequential(t *testing.T) {
+	testenv.RedisURL(t)
+	base := prefix()
+	approvaltest.Run(t, func(t *testing.T, ns string) approval.Store {
+		s := open(t, base+":"+ns)
+		redisstore.SetOrdered(s, false)
+		return s
+	})
+}
+
 func TestTTL(t *testing.T) {
 	ctx := context.Background()
 	p := prefix()
