@@ -680,6 +680,61 @@ func (s *Store) ListPending(ctx context.Context, platform, channel string) ([]*a
 	return out, nil
 }
 
+// countChunk is how many index entries CountPending checks per round trip.
+const countChunk = 1000
+
+// CountPending counts the pending approvals of a channel (its
+// cs:pending:<platform>:<channel> index), or of every channel (cs:due)
+// when platform and channel are both "". The indexes may hold stale
+// entries (a decision whose index removal was lost, a Create undone): the
+// count reads the state of every entry, countChunk per pipeline, counts
+// those still pending and drops the others from the index on the way, so
+// it is exact as of its reads. It costs one HGET per entry, about a
+// millisecond per thousand on loopback.
+func (s *Store) CountPending(ctx context.Context, platform, channel string) (int, error) {
+	if err := approval.CheckCount(platform, channel); err != nil {
+		return 0, err
+	}
+	key := s.dueKey()
+	if platform != "" {
+		key = s.pendingKey(platform, channel)
+	}
+	ids, err := s.c.ZRange(ctx, key, 0, -1).Result()
+	if err != nil {
+		return 0, fmt.Errorf("count pending approvals of %q: %w", key, err)
+	}
+	n := 0
+	for len(ids) > 0 {
+		chunk := ids[:min(countChunk, len(ids))]
+		ids = ids[len(chunk):]
+		states := make([]*redis.StringCmd, len(chunk))
+		if _, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, id := range chunk {
+				states[i] = p.HGet(ctx, s.recordKey(id), "s")
+			}
+			return nil
+		}); err != nil && !errors.Is(err, redis.Nil) {
+			return 0, fmt.Errorf("count pending approvals of %q: %w", key, err)
+		}
+		var stale []any
+		for i, c := range states {
+			st, err := c.Result()
+			switch {
+			case errors.Is(err, redis.Nil) || (err == nil && st != string(approval.Pending)):
+				stale = append(stale, chunk[i])
+			case err != nil:
+				return 0, fmt.Errorf("count pending approvals of %q: %w", key, err)
+			default:
+				n++
+			}
+		}
+		if len(stale) > 0 {
+			s.c.ZRem(ctx, key, stale...) // best effort: the next reader drops them too
+		}
+	}
+	return n, nil
+}
+
 // stored is a record as getMany read it: the approval (nil when missing or
 // unreadable) and its last life, from the same HGETALL.
 type stored struct {

@@ -397,3 +397,36 @@ func TestStaleUnsettledEntries(t *testing.T) {
 		t.Errorf("%s holds %v after the reader ran, want the decided and the fresh pending entries", key, members)
 	}
 }
+
+// TestCountPendingStale: index entries left by a crash (a decided record,
+// a record gone) are not counted, and the count drops them.
+func TestCountPendingStale(t *testing.T) {
+	ctx := context.Background()
+	p := prefix()
+	s := open(t, p)
+	raw := newClient(t)
+	if _, _, err := s.Create(ctx, approvaltest.Sample("call-1")); err != nil {
+		t.Fatal(err)
+	}
+	decided, _, err := s.Create(ctx, approvaltest.Sample("call-2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Decide(ctx, decided.ID, approval.Cancelled, approval.User{ID: "U2"}, "", decided.CreatedAt); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{p + ":due", p + ":pending:slack:C1"}
+	for _, k := range keys {
+		raw.ZAdd(ctx, k, redis.Z{Score: 0, Member: decided.ID}, redis.Z{Score: 0, Member: approval.NewID()})
+	}
+	for _, args := range [][2]string{{"slack", "C1"}, {"", ""}} {
+		if n, err := s.CountPending(ctx, args[0], args[1]); err != nil || n != 1 {
+			t.Errorf("CountPending(%q, %q) = %d, %v; want 1", args[0], args[1], n, err)
+		}
+	}
+	for _, k := range keys {
+		if n := raw.ZCard(ctx, k).Val(); n != 1 {
+			t.Errorf("%s holds %d entries after the counts, want 1", k, n)
+		}
+	}
+}
