@@ -543,6 +543,9 @@ func TestNothingWaitsBehindTheModel(t *testing.T) {
 	waitFor(t, "the working line", func() bool { return strings.Contains(flattenAll(f), "Working on it") })
 	f.Say(t, adaptertest.Alice, place, "!pending")
 	waitFor(t, "the pending list", func() bool { return strings.Contains(flattenAll(f), "No approvals are waiting") })
+	if !strings.Contains(flattenAll(f), "Working on it") {
+		t.Errorf("the answer to !pending took the place of the turn's working line:\n%s", flattenAll(f))
+	}
 	f.Say(t, adaptertest.Bob, place, "!cancel")
 	waitFor(t, "the cancel", func() bool { return strings.Contains(flattenAll(f), "Stopped the model's turn, as bob asked") })
 	waitFor(t, "the working line replaced", func() bool { return !strings.Contains(flattenAll(f), "Working on it") })

@@ -100,7 +100,7 @@ func (b *Bot) drain(key string, q *queue, command bool) {
 func (b *Bot) turn(e inbound) {
 	ctx, cancel := context.WithCancel(b.work)
 	defer cancel()
-	end := b.turnStarted(b.conv(e), cancel)
+	ctx, end := b.turnStarted(ctx, b.conv(e), cancel)
 	defer end()
 	b.message(ctx, e)
 }

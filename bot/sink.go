@@ -35,7 +35,7 @@ func (b *Bot) Reply(ctx context.Context, conv approval.Conversation, text string
 	if err != nil {
 		return err
 	}
-	if b.answered(conv, text) {
+	if b.answered(ctx, conv, text) {
 		return nil // in place of the turn's working line
 	}
 	if _, err := post(ctx, ad, place(conv), adapters.Content{Text: text}); err != nil {

@@ -28,12 +28,13 @@ type working struct {
 }
 
 // turnStarted starts the indicator of a turn in conv and registers the
-// turn's cancel for !cancel. The returned end stops both.
-func (b *Bot) turnStarted(conv approval.Conversation, cancel context.CancelFunc) (end func()) {
+// turn's cancel for !cancel. It returns the turn's context, which its
+// replies carry, and end, which stops both.
+func (b *Bot) turnStarted(ctx context.Context, conv approval.Conversation, cancel context.CancelFunc) (context.Context, func()) {
 	key := conv.Key()
 	w := &working{}
 	b.mu.Lock()
-	b.turns[key] = turn{cancel: cancel, working: w}
+	b.turns[key] = turn{cancel: cancel}
 	b.mu.Unlock()
 	w.timer = time.AfterFunc(workingAfter, func() {
 		w.mu.Lock()
@@ -54,7 +55,7 @@ func (b *Bot) turnStarted(conv approval.Conversation, cancel context.CancelFunc)
 		}
 		w.ref = ref
 	})
-	return func() {
+	return context.WithValue(ctx, workingKey{}, w), func() {
 		b.mu.Lock()
 		delete(b.turns, key)
 		b.mu.Unlock()
@@ -85,16 +86,18 @@ func (b *Bot) replaceWorking(conv approval.Conversation, w *working, text string
 	return true
 }
 
-// answered marks the turn of conv as having spoken. When its working line
-// is up, text takes its place and answered reports true.
-func (b *Bot) answered(conv approval.Conversation, text string) bool {
-	b.mu.Lock()
-	t, ok := b.turns[conv.Key()]
-	b.mu.Unlock()
+// workingKey marks the context of a turn with its indicator, so that only
+// the turn's own replies replace its working line (a !pending answered
+// meanwhile in the same conversation must not).
+type workingKey struct{}
+
+// answered marks the turn whose context ctx is as having spoken. When its
+// working line is up, text takes its place and answered reports true.
+func (b *Bot) answered(ctx context.Context, conv approval.Conversation, text string) bool {
+	w, ok := ctx.Value(workingKey{}).(*working)
 	if !ok {
 		return false
 	}
-	w := t.working
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.answered {
@@ -104,8 +107,7 @@ func (b *Bot) answered(conv approval.Conversation, text string) bool {
 	return w.ref != "" && b.replaceWorking(conv, w, text)
 }
 
-// turn is a model turn in flight in this process.
+// turn is a model turn in flight in this process, for !cancel.
 type turn struct {
-	cancel  context.CancelFunc
-	working *working
+	cancel context.CancelFunc
 }

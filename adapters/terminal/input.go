@@ -262,10 +262,11 @@ func urgent(l inLine) bool {
 
 // holdBack reports whether l must wait for the bot to answer the message
 // handed over before it. Piped input is handled strictly in order, so that
-// the output reads as a transcript; at the prompt only messages wait, and
-// terminal commands (/as, /quit) act at once.
+// the output reads as a transcript. At the prompt nothing waits: a person
+// types one line at a time, and !pending must answer while a long !run or a
+// model turn is in flight (the bot keeps each conversation's order itself).
 func (t *Terminal) holdBack(l inLine) bool {
-	if t.pace <= 0 || t.prompt && !isEvent(l) {
+	if t.pace <= 0 || t.prompt {
 		return false
 	}
 	t.mu.Lock()
