@@ -11,8 +11,9 @@
 //	cs:due                 sorted set: pending ids by deadline (unix ms)
 //	cs:pending:<platform>:<channel>
 //	                       sorted set: pending ids by creation (unix ms)
-//	cs:{t:<turn id>}:t     hash: a suspended turn
-//	cs:{t:<turn id>}:p     set: the turn's approvals still pending
+//	cs:{t:<turn id>}:t     hash: a suspended turn and its approvals
+//	                       still pending (see scripts.go; turns saved by
+//	                       earlier versions also have a set, cs:{t:…}:p)
 //	cs:unsettled           sorted set: decided ids not yet settled, by last
 //	                       life (decision, claim, heartbeat, finish; unix ms)
 //	cs:conv:<key>          string: a conversation, with its TTL
@@ -56,12 +57,15 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -185,8 +189,12 @@ func (s *Store) Create(ctx context.Context, a *approval.Approval) (*approval.App
 	}
 
 	imm := *c
-	imm.State, imm.MessageRef = "", ""
-	r, err := json.Marshal(&imm)
+	imm.MessageRef = ""
+	// The state lives in field s: r leaves it out.
+	r, err := json.Marshal(struct {
+		*approval.Approval
+		State approval.State `json:"state,omitempty"`
+	}{Approval: &imm})
 	if err != nil {
 		return nil, false, fmt.Errorf("encode approval %s: %w", c.ID, err)
 	}
@@ -835,19 +843,15 @@ func (s *Store) duePass(ctx context.Context, now time.Time, limit int64) ([]stri
 	return out, len(stale), nil
 }
 
-// SaveTurn stores t, replacing a turn of the same id; its pending set
-// becomes t.Pending and a new suspension starts (Resolve can report last
+// SaveTurn stores t, replacing a turn of the same id; its pending ids
+// become t.Pending and a new suspension starts (Resolve can report last
 // once more).
 func (s *Store) SaveTurn(ctx context.Context, t *approval.Turn) error {
 	r, order, err := approval.EncodeTurn(t)
 	if err != nil {
 		return err
 	}
-	o, err := json.Marshal(order)
-	if err != nil {
-		return fmt.Errorf("encode turn %s: %w", t.ID, err)
-	}
-	args := []any{r, o, ms(s.turnTTL)}
+	args := []any{r, ms(s.turnTTL)}
 	for _, id := range order {
 		args = append(args, id)
 	}
@@ -867,23 +871,41 @@ func (s *Store) GetTurn(ctx context.Context, id string) (*approval.Turn, error) 
 	if err != nil {
 		return nil, fmt.Errorf("get turn %s: %w", id, err)
 	}
-	if len(v) != 3 {
+	if len(v) != 2 {
 		return nil, fmt.Errorf("get turn %s: unexpected script reply", id)
 	}
-	r, _ := v[0].(string)
-	o, _ := v[1].(string)
-	members, _ := v[2].([]any)
+	fields, _ := v[0].([]any)
+	members, _ := v[1].([]any)
+	m := make(map[string]string, len(fields)/2)
+	for i := 0; i+1 < len(fields); i += 2 {
+		k, _ := fields[i].(string)
+		val, _ := fields[i+1].(string)
+		m[k] = val
+	}
+	left := make(map[string]bool)
 	var order []string
-	if err := json.Unmarshal([]byte(o), &order); err != nil {
-		return nil, fmt.Errorf("decode turn %s: %w", id, err)
-	}
-	left := make(map[string]bool, len(members))
-	for _, m := range members {
-		if s, ok := m.(string); ok {
-			left[s] = true
+	if o, old := m["o"]; old {
+		// Saved by a version that kept a set and the order apart.
+		if err := json.Unmarshal([]byte(o), &order); err != nil {
+			return nil, fmt.Errorf("decode turn %s: %w", id, err)
 		}
+		for _, mb := range members {
+			if s, ok := mb.(string); ok {
+				left[s] = true
+			}
+		}
+	} else {
+		place := make(map[string]int)
+		for k, val := range m {
+			if p, ok := strings.CutPrefix(k, "p:"); ok {
+				place[p], _ = strconv.Atoi(val)
+				order = append(order, p)
+				left[p] = true
+			}
+		}
+		slices.SortFunc(order, func(a, b string) int { return cmp.Compare(place[a], place[b]) })
 	}
-	return approval.DecodeTurn(id, []byte(r), order, func(p string) bool { return left[p] })
+	return approval.DecodeTurn(id, []byte(m["r"]), order, func(p string) bool { return left[p] })
 }
 
 // Resolve removes approvalID from the turn's pending set in one Lua
