@@ -131,4 +131,3 @@ func usedMemory(t *testing.T, c *redis.Client) int64 {
 	t.Fatal("INFO memory has no used_memory")
 	return 0
 }
-
