@@ -207,6 +207,9 @@ type Card struct {
 	// says how it was cut when it was.
 	Output string
 	Note   string
+	// FullOutput is the whole output of a finished run when Output is cut
+	// (empty otherwise), for an adapter that can attach it as a file.
+	FullOutput string
 
 	// Buttons are shown while a decision is possible, and gone after.
 	Buttons []Button

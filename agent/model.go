@@ -57,4 +57,13 @@ type Response struct {
 	// FinishReason is the model's own reason for stopping ("stop",
 	// "tool_calls", "length", ...), for the log.
 	FinishReason string
+	// Usage is the tokens the call used, as the server reported them
+	// (zero when it reported none), for metrics.
+	Usage Usage
+}
+
+// Usage counts the tokens of one model call.
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
 }

@@ -89,7 +89,11 @@ func (b *Bot) card(a *approval.Approval, p *tools.Progress) adapters.Card {
 	case approval.Done, approval.Failed:
 		c.StateLine = "approved" + decided + at + " · " + outcome(a)
 		if a.Result != nil {
-			c.Output, c.Note = capOutput(a.Result.Output(), outputCap, a.Result.Note)
+			full := a.Result.Output()
+			c.Output, c.Note = capOutput(full, outputCap, a.Result.Note)
+			if len(c.Output) < len(full) {
+				c.FullOutput = full
+			}
 		}
 	case approval.Cancelled:
 		c.StateLine = "cancelled" + decided + at

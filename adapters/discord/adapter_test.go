@@ -325,6 +325,7 @@ func TestResumeLosesNothing(t *testing.T) {
 	if fake.Resumes() != 2 {
 		t.Errorf("resumes after op 7 = %d, want 2", fake.Resumes())
 	}
+	fake.Wait(t, "the session to report itself connected", a.Connected)
 }
 
 func TestSlashCommands(t *testing.T) {

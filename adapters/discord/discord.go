@@ -40,6 +40,9 @@ type Adapter struct {
 	key  ed25519.PublicKey // interactions: http
 	q    queue
 	down chan struct{} // a gateway connection closed
+	// up is set while the gateway session is ready (READY or RESUMED
+	// seen, no disconnect since), for Connected.
+	up atomic.Bool
 
 	mu       sync.Mutex
 	botID    string
@@ -117,6 +120,7 @@ func New(cfg Config, getenv func(string) string, log *slog.Logger) (*Adapter, er
 	s.AddHandler(a.onMessage)
 	s.AddHandler(a.onInteractionCreate)
 	s.AddHandler(a.onDisconnect)
+	s.AddHandler(a.onResumed)
 	return a, nil
 }
 
@@ -328,6 +332,7 @@ func (a *Adapter) keepConnected(ctx context.Context, ended chan<- struct{}) {
 }
 
 func (a *Adapter) onDisconnect(_ *discordgo.Session, _ *discordgo.Disconnect) {
+	a.up.Store(false)
 	a.mu.Lock()
 	closing := a.closing
 	a.mu.Unlock()
@@ -349,8 +354,14 @@ func (a *Adapter) onReady(_ *discordgo.Session, r *discordgo.Ready) {
 		a.appID = r.Application.ID
 	}
 	a.mu.Unlock()
+	a.up.Store(true)
 	a.readyOne.Do(func() { close(a.ready) })
 }
+
+func (a *Adapter) onResumed(_ *discordgo.Session, _ *discordgo.Resumed) { a.up.Store(true) }
+
+// Connected reports whether the gateway session is up (for /readyz).
+func (a *Adapter) Connected() bool { return a.up.Load() }
 
 func (a *Adapter) ids() (bot, app string) {
 	a.mu.Lock()

@@ -281,7 +281,7 @@ func TestUpdateErrors(t *testing.T) {
 // A refresh (disconnect) and a dropped socket lose nothing: what the
 // client did not acknowledge comes again, with its id and marked.
 func TestSocketReconnects(t *testing.T) {
-	fake, _, r := setup(t)
+	fake, ad, r := setup(t)
 	fake.Disconnect()
 	fake.MentionOnce(alice, channel, "", "after a refresh")
 	fake.DropSocket()
@@ -302,6 +302,13 @@ func TestSocketReconnects(t *testing.T) {
 	}
 	if fake.Connections() < 2 {
 		t.Errorf("connections = %d, want a reconnect", fake.Connections())
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !ad.Connected() {
+		if time.Now().After(deadline) {
+			t.Fatal("the adapter does not report itself connected after the reconnect")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

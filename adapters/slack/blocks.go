@@ -41,9 +41,18 @@ func fileName(kind, approvalID string) string { return kind + "-" + approvalID +
 func needsFiles(c adapters.Card) (op, out bool) {
 	v, _ := adapters.Visible(c.Operation)
 	op = len(v) > maxShown
-	o := visibleOutput(c.Output)
-	out = len(o) > maxShown && (c.State == "done" || c.State == "failed")
+	o := visibleOutput(fullOutput(c))
+	out = (len(o) > maxShown || c.FullOutput != "") && (c.State == "done" || c.State == "failed")
 	return op, out
+}
+
+// fullOutput is all of a run's output the card knows: the bot cuts Output
+// to what a card shows, and hands the rest over in FullOutput.
+func fullOutput(c adapters.Card) string {
+	if c.FullOutput != "" {
+		return c.FullOutput
+	}
+	return c.Output
 }
 
 // attach uploads, once per approval, what a card cannot show whole: the
@@ -65,7 +74,7 @@ func (a *Adapter) attach(ctx context.Context, to adapters.Place, c *adapters.Car
 		got.Operation = name
 	}
 	if out {
-		name, err := a.upload(ctx, to, "output", c.ApprovalID, visibleOutput(c.Output),
+		name, err := a.upload(ctx, to, "output", c.ApprovalID, visibleOutput(fullOutput(*c)),
 			fmt.Sprintf("The output of approval %s.", c.ApprovalID))
 		if err != nil {
 			// The card still shows the tail and says the rest is missing.

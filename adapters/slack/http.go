@@ -38,6 +38,8 @@ func (a *Adapter) runHTTP(ctx context.Context, q *queue) error {
 	srv := &http.Server{Handler: a.handler(q, func() { once.Do(func() { close(end) }) }), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	a.up.Store(true)
+	defer a.up.Store(false)
 	a.log.Info("slack http mode listening", "addr", ln.Addr().String())
 	if a.onHTTPReady != nil {
 		a.onHTTPReady(ln.Addr().String())

@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	slackapi "github.com/slack-go/slack"
@@ -46,6 +47,9 @@ type Adapter struct {
 	secret   string
 	now      func() time.Time
 	groups   *groups
+	// up is set while the socket is connected (or the HTTP listener
+	// serves), for Connected.
+	up atomic.Bool
 
 	mu       sync.Mutex
 	self     identity
@@ -571,3 +575,7 @@ func slackErr(what string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
+
+// Connected reports whether the Socket Mode connection is up, or the HTTP
+// listener serves (for /readyz).
+func (a *Adapter) Connected() bool { return a.up.Load() }

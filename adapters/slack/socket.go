@@ -59,12 +59,15 @@ func (a *Adapter) socketEvent(ctx context.Context, smc *socketmode.Client, ev so
 	}
 	switch ev.Type {
 	case socketmode.EventTypeConnecting:
+		a.up.Store(false)
 		a.log.Debug("connecting to slack socket mode")
 	case socketmode.EventTypeConnected:
+		a.up.Store(true)
 		a.log.Info("slack socket mode connected")
 	case socketmode.EventTypeHello:
 		a.log.Debug("slack socket mode hello")
 	case socketmode.EventTypeConnectionError:
+		a.up.Store(false)
 		a.log.Warn("slack socket mode connection failed; retrying", "err", ev.Data)
 	case socketmode.EventTypeInvalidAuth:
 		a.log.Error("slack refused the app-level token", "env", a.cfg.AppTokenEnv)

@@ -191,5 +191,6 @@ func fromResponse(resp openai.ChatCompletionResponse) (agent.Response, error) {
 			Arguments: ch.Message.FunctionCall.Arguments,
 		})
 	}
-	return agent.Response{Message: m, FinishReason: string(ch.FinishReason)}, nil
+	usage := agent.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens}
+	return agent.Response{Message: m, FinishReason: string(ch.FinishReason), Usage: usage}, nil
 }

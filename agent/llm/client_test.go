@@ -67,6 +67,9 @@ func TestCompleteSendsConversationAndReadsToolCalls(t *testing.T) {
 	if resp.FinishReason != "tool_calls" {
 		t.Errorf("finish reason = %q, want tool_calls", resp.FinishReason)
 	}
+	if want := (agent.Usage{PromptTokens: 1, CompletionTokens: 1}); resp.Usage != want {
+		t.Errorf("usage = %+v, want %+v (what the fake server reports)", resp.Usage, want)
+	}
 
 	reqs := srv.Requests()
 	if len(reqs) != 1 {

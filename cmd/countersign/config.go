@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"reflect"
 	"strings"
@@ -43,6 +44,7 @@ type fileConfig struct {
 	Slack    slack.Config   `yaml:"slack"`
 	Discord  discord.Config `yaml:"discord"`
 	Log      logConfig      `yaml:"log"`
+	Ops      opsConfig      `yaml:"ops"`
 }
 
 // terminalConfig is the terminal's section: whether it starts, and its
@@ -202,6 +204,11 @@ func validateSections(cfg fileConfig) error {
 	// a bad section before the day the token is.
 	if err := cfg.Discord.Validate(); err != nil {
 		return err
+	}
+	if l := cfg.Ops.Listen; l != "" {
+		if _, _, err := net.SplitHostPort(l); err != nil {
+			return fmt.Errorf("ops.listen: %q is not host:port (e.g. 127.0.0.1:9464): %w", l, err)
+		}
 	}
 	if _, err := logLevel(cfg.Log.Level, slog.LevelInfo); err != nil {
 		return err

@@ -92,13 +92,18 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 		term = terminal.New(stdin, stdout, terminalOptions(cfg))
 		ads = append(ads, term)
 	}
-	b, err := bot.New(cfg.Bot, ads, cfg.Agent, agent.Deps{
+	deps := agent.Deps{
 		Model:  a.model,
 		Tools:  a.tools,
 		Policy: a.policy,
 		Store:  a.store,
 		Log:    a.log,
-	})
+	}
+	var ops *opsServer
+	if a.cfg.Ops.Listen != "" {
+		ops, ads = a.meter(ads, &deps)
+	}
+	b, err := bot.New(cfg.Bot, ads, cfg.Agent, deps)
 	if err != nil {
 		return err
 	}
@@ -110,6 +115,14 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 	banner := fmt.Sprintf("Countersign %s · serving: %s · tools: %s · root: %s · approvals: %s",
 		version(), strings.Join(names, ", "), strings.Join(a.names, ", "), a.cfg.Tools.Root, a.where)
 	a.log.Info("countersign started", "platforms", names, "tools", a.names, "approvals", a.where)
+	if ops != nil {
+		if err := ops.listen(a.cfg.Ops.Listen); err != nil {
+			return err
+		}
+		defer ops.close()
+		banner += " · ops: http://" + ops.addr()
+		a.log.Info("serving metrics and health checks", "addr", ops.addr())
+	}
 	for _, w := range warnings {
 		banner += "\nwarning: " + w
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/countersign/countersign/approval"
 	"io"
 	"os"
 	"path/filepath"
@@ -93,7 +94,7 @@ func TestQuitSaysWhatBecomesOfPendingCards(t *testing.T) {
 			}
 			t.Chdir(dir)
 			// A prefix of its own, so the card left in Redis is no other test's.
-			conf := writeConfig(t, "store:\n  prefix: cs-quit-"+filepath.Base(dir)+"\n")
+			conf := writeConfig(t, "store:\n  prefix: cs-quit-"+approval.NewID()+"\n")
 			out := &syncBuffer{}
 			if err := run(context.Background(), conf, strings.NewReader("!run rm -rf ./tmp_*\n"), out, io.Discard); err != nil {
 				t.Fatalf("run: %v", err)

@@ -104,6 +104,8 @@ var (
 	redisLib = "github.com/redis/"
 	modelLib = "github.com/sashabaranov/"
 	mysqlLib = "github.com/go-sql-driver/"
+	// metricsLib is imported only by cmd (the ops decorators).
+	metricsLib = "github.com/prometheus/"
 )
 
 var rules = []rule{
@@ -178,6 +180,16 @@ func TestDependencyDirection(t *testing.T) {
 						t.Errorf("%s depends on %s: %s", p.ImportPath, dep, r.why)
 						break
 					}
+				}
+			}
+		}
+		// Metrics are measured by decorators built in cmd: the core never
+		// reaches the Prometheus client, not even through another package.
+		if !strings.HasPrefix(rel, "cmd/") {
+			for _, dep := range p.Deps {
+				if strings.HasPrefix(dep, metricsLib) {
+					t.Errorf("%s depends on %s: only cmd may reach the metrics client", p.ImportPath, dep)
+					break
 				}
 			}
 		}

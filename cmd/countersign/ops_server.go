@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/agent"
+	"github.com/countersign/countersign/approval"
+)
+
+// connected is the optional capability /readyz asks an adapter: whether
+// it is connected to its platform now (a Socket Mode or gateway session
+// is up). An adapter without it counts as connected. The Slack and
+// Discord adapters should implement it; the terminal has no connection.
+type connected interface {
+	Connected() bool
+}
+
+// The time limits of the readiness checks, and how long a model dial's
+// answer is reused: a load balancer probing every second must not dial
+// the model server every second.
+const (
+	storeCheckTimeout = time.Second
+	modelDialTimeout  = time.Second
+	modelCheckTTL     = 5 * time.Second
+)
+
+// opsServer serves /metrics, /healthz and /readyz on ops.listen.
+type opsServer struct {
+	m        *metrics
+	store    approval.Store     // the store itself, not the metered one: probes are not operations
+	adapters []adapters.Adapter // the adapters themselves
+	modelURL string             // the model's base URL; "" when there is no model
+	log      *slog.Logger
+
+	ln   net.Listener
+	srv  *http.Server
+	done chan struct{}
+
+	dial      func(ctx context.Context, network, addr string) (net.Conn, error)
+	modelMu   sync.Mutex
+	modelAt   time.Time // when modelErr was found
+	modelErr  error
+	modelOnce bool // modelErr holds an answer
+}
+
+// meter puts the metrics decorators around the store, the model and the
+// adapters the bot is about to get, and returns the server that reports
+// them with the adapters to give the bot. The server probes the
+// undecorated ones.
+func (a *app) meter(ads []adapters.Adapter, deps *agent.Deps) (*opsServer, []adapters.Adapter) {
+	m := newMetrics(a.names, a.log)
+	modelURL := ""
+	if deps.Model != nil {
+		modelURL = a.cfg.LLM.BaseURL
+	}
+	o := newOpsServer(m, deps.Store, ads, modelURL, a.log.With("component", "ops"))
+	deps.Store = m.meterStore(deps.Store)
+	deps.Model = m.meterModel(deps.Model)
+	metered := make([]adapters.Adapter, len(ads))
+	for i, ad := range ads {
+		metered[i] = m.meterAdapter(ad)
+	}
+	return o, metered
+}
+
+// newOpsServer builds the server; listen starts it.
+func newOpsServer(m *metrics, store approval.Store, ads []adapters.Adapter, modelURL string, log *slog.Logger) *opsServer {
+	var d net.Dialer
+	return &opsServer{m: m, store: store, adapters: ads, modelURL: modelURL, log: log, dial: d.DialContext}
+}
+
+// handler is the server's routes.
+func (o *opsServer) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(o.m.reg, promhttp.HandlerOpts{
+		ErrorLog:      slog.NewLogLogger(o.log.Handler(), slog.LevelError),
+		ErrorHandling: promhttp.ContinueOnError,
+	}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", o.readyz)
+	return mux
+}
+
+// listen binds addr and serves until close.
+func (o *opsServer) listen(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("ops.listen: %w", err)
+	}
+	o.ln = ln
+	o.srv = &http.Server{Handler: o.handler(), ReadHeaderTimeout: 5 * time.Second}
+	o.done = make(chan struct{})
+	go func() {
+		defer close(o.done)
+		if err := o.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			o.log.Error("ops server stopped", "err", err)
+		}
+	}()
+	return nil
+}
+
+// addr is the bound address (the port chosen when ops.listen ends in :0).
+func (o *opsServer) addr() string { return o.ln.Addr().String() }
+
+// close stops the server, letting a scrape in flight finish briefly.
+func (o *opsServer) close() {
+	if o.srv == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = o.srv.Shutdown(ctx)
+	<-o.done
+}
+
+// readyz answers 200 when the store answers, every adapter is connected
+// and the model is reachable or not configured; else 503, naming each
+// check that failed.
+func (o *opsServer) readyz(w http.ResponseWriter, r *http.Request) {
+	fails := o.check(r.Context())
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if len(fails) > 0 {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = fmt.Fprintf(w, "not ready:\n%s\n", strings.Join(fails, "\n"))
+		return
+	}
+	_, _ = fmt.Fprintln(w, "ready")
+}
+
+// check runs the readiness checks and returns one line per failure.
+func (o *opsServer) check(ctx context.Context) []string {
+	var fails []string
+	if err := o.checkStore(ctx); err != nil {
+		fails = append(fails, "store: "+err.Error())
+	}
+	for _, ad := range o.adapters {
+		if c, ok := ad.(connected); ok && !c.Connected() {
+			fails = append(fails, "adapter "+ad.Name()+": not connected")
+		}
+	}
+	if err := o.checkModel(ctx); err != nil {
+		fails = append(fails, "model: "+err.Error())
+	}
+	return fails
+}
+
+// checkStore asks the store for an approval that does not exist: one
+// cheap read, answered with ErrNotFound when the store works.
+func (o *opsServer) checkStore(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, storeCheckTimeout)
+	defer cancel()
+	_, err := o.store.Get(ctx, "readyz-probe")
+	switch {
+	case err == nil || errors.Is(err, approval.ErrNotFound):
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("no answer within %s", storeCheckTimeout)
+	}
+	// The detail goes to the log: /readyz may be seen by more people.
+	o.log.Warn("readiness: the store does not answer", "err", err)
+	return errors.New("does not answer (see the log)")
+}
+
+// checkModel dials the model server's host, and reuses the answer for
+// modelCheckTTL. No model configured is ready: direct commands work.
+func (o *opsServer) checkModel(ctx context.Context) error {
+	if o.modelURL == "" {
+		return nil
+	}
+	o.modelMu.Lock()
+	defer o.modelMu.Unlock()
+	if o.modelOnce && time.Since(o.modelAt) < modelCheckTTL {
+		return o.modelErr
+	}
+	o.modelErr = o.dialModel(ctx)
+	o.modelAt, o.modelOnce = time.Now(), true
+	return o.modelErr
+}
+
+func (o *opsServer) dialModel(ctx context.Context) error {
+	addr, err := dialAddr(o.modelURL)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, modelDialTimeout)
+	defer cancel()
+	conn, err := o.dial(ctx, "tcp", addr)
+	if err != nil {
+		// The address only: a dial error can quote what the URL holds.
+		return fmt.Errorf("cannot reach %s", addr)
+	}
+	_ = conn.Close()
+	return nil
+}
+
+// dialAddr is host:port of a base URL, the port from the scheme when the
+// URL has none.
+func dialAddr(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		return "", errors.New("the base URL has no host")
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port), nil
+}
