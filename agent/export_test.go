@@ -8,3 +8,11 @@ func SetHeartbeatEvery(d time.Duration) (undo func()) {
 	heartbeatEvery = d
 	return func() { heartbeatEvery = old }
 }
+
+// SetSweepBudget makes a sweep spend at most d expiring; it returns the
+// undo.
+func SetSweepBudget(d time.Duration) (undo func()) {
+	old := sweepBudget
+	sweepBudget = d
+	return func() { sweepBudget = old }
+}

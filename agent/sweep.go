@@ -12,14 +12,22 @@ import (
 	"github.com/countersign/countersign/tools"
 )
 
-// Sweep batches: Sweep expires at most sweepBatch × sweepBatches
-// approvals per call; the next call takes the rest.
+// Sweep batches: Sweep expires due approvals sweepBatch at a time until
+// none is due or it has spent sweepBudget (it then reports more, and the
+// caller sweeps again at once; see SweepMore). Recovery reads at most
+// sweepBatches batches per call.
 const (
 	sweepBatch   = 100
 	sweepBatches = 10
 	// sweepParallel bounds the expiries carried out at once.
 	sweepParallel = 16
 )
+
+// sweepBudget bounds the time one sweep spends expiring, so that a storm
+// of deadlines never holds recovery back for long and the store stays
+// free for clicks between sweeps. A variable only so that a test can set
+// it.
+var sweepBudget = 2 * time.Second
 
 // expiredReason is the reason an expired approval records.
 const expiredReason = "nobody decided before the approval expired"
@@ -64,10 +72,20 @@ func interruptedRun() tools.Result {
 	return r
 }
 
-// Sweep expires every overdue pending approval (updating its card, telling
-// the LLM) and resumes turns. Safe to run on every replica at once: the
-// store lets exactly one of them expire each approval.
+// Sweep expires overdue pending approvals (updating each card, telling
+// the LLM) and resumes turns; see SweepMore, whose more it drops.
 func (a *Agent) Sweep(ctx context.Context) error {
+	_, err := a.SweepMore(ctx)
+	return err
+}
+
+// SweepMore expires overdue pending approvals, a batch at a time, until
+// none is due or it has spent sweepBudget; then it recovers the decisions
+// whose carrier died (see recover). more reports that approvals were
+// still due when the budget ran out: the caller should sweep again at
+// once rather than wait for its next tick. Safe to run on every replica
+// at once: the store lets exactly one of them expire each approval.
+func (a *Agent) SweepMore(ctx context.Context) (more bool, err error) {
 	a.busy.add()
 	defer a.busy.done()
 	var errs []error
@@ -78,13 +96,14 @@ func (a *Agent) Sweep(ctx context.Context) error {
 	var carried sync.WaitGroup
 	defer carried.Wait()
 	slots := make(chan struct{}, sweepParallel)
-	for range sweepBatches {
+	start := time.Now() // the budget is real time, whatever a.now says
+	for {
 		now := a.now()
 		ids, err := a.store.Due(ctx, now, sweepBatch)
 		if err != nil {
-			return errors.Join(append(errs, fmt.Errorf("list due approvals: %w", err))...)
+			return false, errors.Join(append(errs, fmt.Errorf("list due approvals: %w", err))...)
 		}
-		mine := 0
+		mine, moved := 0, 0
 		for _, id := range ids {
 			if !a.mine(ctx, id) {
 				continue
@@ -95,6 +114,7 @@ func (a *Agent) Sweep(ctx context.Context) error {
 				errs = append(errs, fmt.Errorf("expire approval %s: %w", id, err))
 				continue
 			}
+			moved++ // no longer pending, whoever expired it
 			if !dec.Won {
 				continue
 			}
@@ -107,14 +127,20 @@ func (a *Agent) Sweep(ctx context.Context) error {
 				a.carryOut(ctx, dec.Approval)
 			}()
 		}
-		if len(ids) < sweepBatch || mine == 0 {
-			break // the rest are another replica's to expire
+		if len(ids) < sweepBatch || mine == 0 || moved == 0 || ctx.Err() != nil {
+			// Nothing more is due; or the rest are another replica's to
+			// expire; or this batch failed, and the next tick tries again.
+			break
+		}
+		if time.Since(start) >= sweepBudget {
+			more = true
+			break
 		}
 	}
 	if err := a.recover(ctx); err != nil {
 		errs = append(errs, err)
 	}
-	return errors.Join(errs...)
+	return more, errors.Join(errs...)
 }
 
 // mine reports whether this process serves the platform of approval id,

@@ -152,6 +152,11 @@ type Store interface {
 	// ListPending lists the pending approvals of one channel of a platform,
 	// oldest first.
 	ListPending(ctx context.Context, platform, channel string) ([]*Approval, error)
+	// CountPending counts the pending approvals of one channel of a
+	// platform exactly (ListPending may be capped); platform and channel
+	// both "" count every pending approval. One of the two empty is an
+	// error wrapping ErrInvalid.
+	CountPending(ctx context.Context, platform, channel string) (int, error)
 	// Due lists the ids of pending approvals whose deadline is at or before
 	// now, at most limit (<= 0 means DefaultLimit) of them. Expire them with
 	// Decide(…, Expired, …).

@@ -89,3 +89,13 @@ func DecidedState(a *Approval, to State, at time.Time) State {
 	}
 	return to
 }
+
+// CheckCount returns an ErrInvalid error unless platform and channel are
+// both set (one channel) or both empty (everywhere): CountPending's
+// arguments. Both stores call it.
+func CheckCount(platform, channel string) error {
+	if (platform == "") != (channel == "") {
+		return fmt.Errorf("count pending approvals: %w: give a platform and a channel, or neither", ErrInvalid)
+	}
+	return nil
+}

@@ -12,9 +12,11 @@ func EncodeTurn(t *Turn) (data []byte, pending []string, err error) {
 	if t == nil || t.ID == "" {
 		return nil, nil, fmt.Errorf("save turn: %w: no turn id", ErrInvalid)
 	}
-	c := *t
-	c.Pending = nil
-	data, err = json.Marshal(&c)
+	// The pending ids are kept apart: the JSON leaves them out.
+	data, err = json.Marshal(struct {
+		*Turn
+		Pending []string `json:"pending,omitempty"`
+	}{Turn: t})
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode turn %s: %w", t.ID, err)
 	}

@@ -246,7 +246,8 @@ func (b *Bot) Run(ctx context.Context) error {
 	return runErr
 }
 
-// sweep expires overdue approvals every SweepInterval until ctx is done.
+// sweep expires overdue approvals every SweepInterval until ctx is done,
+// and at once again while a sweep ran out of time with approvals still due.
 func (b *Bot) sweep(ctx context.Context) {
 	t := time.NewTicker(b.cfg.SweepInterval)
 	defer t.Stop()
@@ -255,7 +256,11 @@ func (b *Bot) sweep(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := b.agent.Sweep(ctx); err != nil && ctx.Err() == nil {
+		}
+		for more := true; more && ctx.Err() == nil; {
+			var err error
+			more, err = b.agent.SweepMore(ctx)
+			if err != nil && ctx.Err() == nil {
 				b.log.Error("expiry sweep", "err", err)
 			}
 		}

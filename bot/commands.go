@@ -119,19 +119,37 @@ func (b *Bot) help(platform string) string {
 	return s.String()
 }
 
-// pending lists the open approvals of the channel.
+// pendingShown caps the approvals !pending lists: a chat message holds a
+// few dozen lines well, and a platform refuses one of thousands.
+const pendingShown = 25
+
+// pending lists the open approvals of the channel, the oldest
+// pendingShown of them, and says how many are waiting in all.
 func (b *Bot) pending(ctx context.Context, platform string, conv approval.Conversation) {
 	list, err := b.store.ListPending(ctx, platform, conv.Channel)
 	if err != nil {
 		b.fail(ctx, conv, "I could not list the pending approvals", err)
 		return
 	}
-	if len(list) == 0 {
+	n, err := b.store.CountPending(ctx, platform, conv.Channel)
+	if err != nil {
+		b.fail(ctx, conv, "I could not count the pending approvals", err)
+		return
+	}
+	// The two reads are not one snapshot: one created in between is
+	// listed, so the count is at least the list.
+	n = max(n, len(list))
+	if n == 0 {
 		b.say(ctx, conv, "No approvals are waiting in this channel.")
 		return
 	}
+	list = list[:min(len(list), pendingShown)]
 	var s strings.Builder
-	fmt.Fprintf(&s, "%s waiting in this channel:", plural(len(list), "approval"))
+	fmt.Fprintf(&s, "%s waiting in this channel", plural(n, "approval"))
+	if len(list) < n {
+		fmt.Fprintf(&s, " (the oldest %d shown)", len(list))
+	}
+	s.WriteString(":")
 	for _, a := range list {
 		// One line per approval; a cut is always marked, so nobody takes
 		// the first line of an operation for all of it.

@@ -46,6 +46,7 @@ func Run(t *testing.T, open Opener) {
 		{"DecideRace", testDecideRace},
 		{"Due", testDue},
 		{"ListPending", testListPending},
+		{"CountPending", testCountPending},
 		{"SetMessageRef", testSetMessageRef},
 		{"Turn", testTurn},
 		{"Resolve", testResolve},
@@ -675,6 +676,66 @@ func testListPending(t *testing.T, open func() approval.Store) {
 	}
 	if diff := cmp.Diff(a, got[0], approvalOpts); diff != "" {
 		t.Errorf("ListPending record (-want +got):\n%s", diff)
+	}
+}
+
+func testCountPending(t *testing.T, open func() approval.Store) {
+	ctx := context.Background()
+	s := open()
+	mk := func(tcid, platform, channel string) *approval.Approval {
+		a := Sample(tcid)
+		a.Conversation = approval.Conversation{Platform: platform, Channel: channel, Thread: tcid}
+		return create(t, s, a)
+	}
+	for i := range 3 {
+		mk(fmt.Sprint("c1-", i), "slack", "C1")
+	}
+	mk("c2", "slack", "C2")
+	mk("discord", "discord", "C1")
+	at := t0.Add(time.Minute)
+	for i, to := range []approval.State{approval.Approved, approval.Cancelled, approval.Expired} {
+		d := mk(fmt.Sprint("decided-", i), "slack", "C1")
+		if _, err := s.Decide(ctx, d.ID, to, alice, "", at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := reach(t, s, "running", approval.Running)
+	if run.Conversation.Channel != "C1" {
+		t.Fatalf("reach made a record in %s, want C1", run.Conversation.Channel)
+	}
+	tests := []struct {
+		name              string
+		platform, channel string
+		want              int
+	}{
+		{"one channel, decided left out", "slack", "C1", 3},
+		{"another channel", "slack", "C2", 1},
+		{"per platform", "discord", "C1", 1},
+		{"empty channel", "slack", "C9", 0},
+		{"everywhere", "", "", 5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := open().CountPending(ctx, tc.platform, tc.channel)
+			if err != nil || got != tc.want {
+				t.Errorf("CountPending(%q, %q) = %d, %v; want %d", tc.platform, tc.channel, got, err, tc.want)
+			}
+		})
+	}
+	for _, args := range [][2]string{{"slack", ""}, {"", "C1"}} {
+		if _, err := s.CountPending(ctx, args[0], args[1]); !errors.Is(err, approval.ErrInvalid) {
+			t.Errorf("CountPending(%q, %q) = %v, want ErrInvalid", args[0], args[1], err)
+		}
+	}
+	// More than a page of anything: the count is not capped.
+	for i := range 1234 {
+		mk(fmt.Sprint("many-", i), "slack", "C3")
+	}
+	if got, err := s.CountPending(ctx, "slack", "C3"); err != nil || got != 1234 {
+		t.Errorf("CountPending(slack, C3) = %d, %v; want 1234", got, err)
+	}
+	if got, err := s.CountPending(ctx, "", ""); err != nil || got != 1239 {
+		t.Errorf("CountPending everywhere = %d, %v; want 1239", got, err)
 	}
 }
 

@@ -479,6 +479,25 @@ func (s *Store) ListPending(ctx context.Context, platform, channel string) ([]*a
 	return out, nil
 }
 
+// CountPending counts the pending approvals of a channel, or of every
+// channel when platform and channel are both "".
+func (s *Store) CountPending(ctx context.Context, platform, channel string) (int, error) {
+	if err := approval.CheckCount(platform, channel); err != nil {
+		return 0, err
+	}
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	n := 0
+	for _, e := range s.approvals {
+		if e.state == approval.Pending && (platform == "" || e.platform == platform && e.channel == channel) {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // Due lists pending approvals whose deadline is at or before now (in whole
 // milliseconds, as in Redis), earliest deadline first; limit <= 0 means
 // approval.DefaultLimit.

@@ -165,3 +165,71 @@ func TestRecoveryRacesAnotherReplica(t *testing.T) {
 		})
 	}
 }
+
+// pipeOrder is a go-redis hook that records the commands of each pipeline
+// in the order they are sent.
+type pipeOrder struct {
+	mu    sync.Mutex
+	pipes [][]string
+}
+
+func (h *pipeOrder) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *pipeOrder) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *pipeOrder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		names := make([]string, len(cmds))
+		for i, c := range cmds {
+			names[i] = c.Name()
+		}
+		h.mu.Lock()
+		h.pipes = append(h.pipes, names)
+		h.mu.Unlock()
+		return next(ctx, cmds)
+	}
+}
+
+// TestMarkBeforeTransition: a click's transitions send the cs:unsettled
+// mark ahead of the script in one pipeline (one connection, run in that
+// order), so a process that dies right after a transition leaves an entry
+// for recovery; and a server that has lost its scripts (restart, flush)
+// still gets the mark and the transition.
+func TestMarkBeforeTransition(t *testing.T) {
+	ctx := context.Background()
+	p := prefix()
+	hook := &pipeOrder{}
+	c := newClient(t)
+	c.AddHook(hook)
+	s := redisstore.New(c, redisstore.Options{Prefix: p, Logger: quiet()})
+	raw := newClient(t)
+	rec, _, err := s.Create(ctx, approvaltest.Sample("call-order"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	at := rec.CreatedAt.Add(time.Minute)
+	hook.pipes = nil
+	if d, err := s.Decide(ctx, rec.ID, approval.Approved, approval.User{ID: "U2"}, "", at); err != nil || !d.Won {
+		t.Fatalf("Decide after SCRIPT FLUSH = %+v, %v", d, err)
+	}
+	if _, ok, err := s.Claim(ctx, rec.ID, at.Add(time.Second)); err != nil || !ok {
+		t.Fatalf("Claim = %v, %v", ok, err)
+	}
+	var transitions int
+	for _, names := range hook.pipes {
+		if len(names) == 2 && names[1] == "evalsha" {
+			transitions++
+			if names[0] != "zadd" {
+				t.Errorf("pipeline %v: want the zadd mark before the script", names)
+			}
+		}
+	}
+	if transitions != 2 {
+		t.Errorf("pipelines %v: want two mark+script pipelines (decide, claim)", hook.pipes)
+	}
+	score, err := raw.ZScore(ctx, p+":unsettled", rec.ID).Result()
+	if err != nil || int64(score) != at.Add(time.Second).UnixMilli() {
+		t.Errorf("unsettled score = %v, %v; want the claim's time %d", score, err, at.Add(time.Second).UnixMilli())
+	}
+}

@@ -61,6 +61,19 @@ func TestContract(t *testing.T) {
 	})
 }
 
+// TestContractSequential runs the contract suite on the path a Cluster
+// client takes, where the unsettled mark and the transition script are two
+// round trips (see transition), on the standalone test server.
+func TestContractSequential(t *testing.T) {
+	testenv.RedisURL(t)
+	base := prefix()
+	approvaltest.Run(t, func(t *testing.T, ns string) approval.Store {
+		s := open(t, base+":"+ns)
+		redisstore.SetOrdered(s, false)
+		return s
+	})
+}
+
 func TestTTL(t *testing.T) {
 	ctx := context.Background()
 	p := prefix()
@@ -85,7 +98,6 @@ func TestTTL(t *testing.T) {
 		{"pending record: deadline plus retention", p + ":{" + a.ID + "}:a", pending},
 		{"tool call key: the same", p + ":tc:call-1", pending},
 		{"turn", p + ":{t:turn-1}:t", 25 * time.Hour},
-		{"turn pending set", p + ":{t:turn-1}:p", 25 * time.Hour},
 		{"conversation", p + ":conv:slack:C1:T1", 2 * time.Hour},
 	}
 	for _, tc := range tests {
@@ -142,7 +154,6 @@ func TestKeyLayout(t *testing.T) {
 		p + ":due":                           true,
 		p + ":pending:slack:C1":              true,
 		p + ":{t:turn-1}:t":                  true,
-		p + ":{t:turn-1}:p":                  true,
 		p + ":conv:slack:C1:T1":              true,
 		p + ":audit":                         true,
 		p + ":ev:slack:Ev1":                  true,
@@ -382,5 +393,76 @@ func TestStaleUnsettledEntries(t *testing.T) {
 	want := map[string]bool{decided.ID: true, fresh.ID: true}
 	if len(members) != len(want) || !want[members[0]] || !want[members[1]] {
 		t.Errorf("%s holds %v after the reader ran, want the decided and the fresh pending entries", key, members)
+	}
+}
+
+// TestCountPendingStale: index entries left by a crash (a decided record,
+// a record gone) are not counted, and the count drops them.
+func TestCountPendingStale(t *testing.T) {
+	ctx := context.Background()
+	p := prefix()
+	s := open(t, p)
+	raw := newClient(t)
+	if _, _, err := s.Create(ctx, approvaltest.Sample("call-1")); err != nil {
+		t.Fatal(err)
+	}
+	decided, _, err := s.Create(ctx, approvaltest.Sample("call-2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Decide(ctx, decided.ID, approval.Cancelled, approval.User{ID: "U2"}, "", decided.CreatedAt); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{p + ":due", p + ":pending:slack:C1"}
+	for _, k := range keys {
+		raw.ZAdd(ctx, k, redis.Z{Score: 0, Member: decided.ID}, redis.Z{Score: 0, Member: approval.NewID()})
+	}
+	for _, args := range [][2]string{{"slack", "C1"}, {"", ""}} {
+		if n, err := s.CountPending(ctx, args[0], args[1]); err != nil || n != 1 {
+			t.Errorf("CountPending(%q, %q) = %d, %v; want 1", args[0], args[1], n, err)
+		}
+	}
+	for _, k := range keys {
+		if n := raw.ZCard(ctx, k).Val(); n != 1 {
+			t.Errorf("%s holds %d entries after the counts, want 1", k, n)
+		}
+	}
+}
+
+// TestTurnSavedByAnEarlierVersion: a turn kept the earlier way (the order
+// as field o, the pending ids in a set of their own) is still read and
+// resolved: exactly one Resolve, the one that empties it, reports last.
+func TestTurnSavedByAnEarlierVersion(t *testing.T) {
+	ctx := context.Background()
+	p := prefix()
+	s := open(t, p)
+	raw := newClient(t)
+	tag := p + ":{t:turn-old}"
+	if err := raw.HSet(ctx, tag+":t", "r", `{"id":"turn-old","conversation":{"platform":"slack","channel":"C1"},"state":{"x":1},"created_at":"2025-03-01T09:00:00Z"}`,
+		"o", `["a1","a2","a3"]`).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.SAdd(ctx, tag+":p", "a1", "a2", "a3").Err(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetTurn(ctx, "turn-old")
+	if err != nil || strings.Join(got.Pending, ",") != "a1,a2,a3" || string(got.State) != `{"x":1}` {
+		t.Fatalf("GetTurn = %+v, %v; want a1,a2,a3 pending", got, err)
+	}
+	var lasts []string
+	for _, id := range []string{"a2", "a2", "a1", "a3", "a3"} {
+		last, err := s.Resolve(ctx, "turn-old", id)
+		if err != nil {
+			t.Fatalf("Resolve %s: %v", id, err)
+		}
+		if last {
+			lasts = append(lasts, id)
+		}
+	}
+	if strings.Join(lasts, ",") != "a3" {
+		t.Errorf("Resolve reported last for %v, want only a3", lasts)
+	}
+	if got, err := s.GetTurn(ctx, "turn-old"); err != nil || len(got.Pending) != 0 {
+		t.Errorf("GetTurn after the last Resolve = %+v, %v; want none pending", got, err)
 	}
 }

@@ -131,36 +131,48 @@ redis.call('HSET', KEYS[1], 'p', ARGV[1])
 return {1, redis.call('HGETALL', KEYS[1])}
 `)
 
-// Turn keys: KEYS[1] hash {r: turn JSON, o: pending ids JSON in order,
-// z: set once when the turn was resumed}, KEYS[2] set of pending ids.
+// Turn keys: KEYS[1] hash {r: turn JSON, p:<approval id>: the id's place
+// in the turn's order (1, 2, …) while it is pending, z: set once when the
+// turn was resumed}; KEYS[2] is the set of pending ids that versions
+// before the p: fields kept, with the order as field o of the hash. A turn
+// saved that way is still read and resolved the old way (it has field o);
+// SaveTurn writes only the hash, one key fewer per turn.
 
-// saveTurnScript: ARGV: r, o, ttl ms, pending ids…. Replaces the turn and
-// starts a new suspension (z cleared).
+// saveTurnScript: ARGV: r, ttl ms, pending ids… in order. Replaces the
+// turn and starts a new suspension (z cleared).
 var saveTurnScript = redis.NewScript(`
 redis.call('DEL', KEYS[1], KEYS[2])
-redis.call('HSET', KEYS[1], 'r', ARGV[1], 'o', ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-if #ARGV > 3 then
-  redis.call('SADD', KEYS[2], unpack(ARGV, 4))
-  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+local f = {'r', ARGV[1]}
+for i = 3, #ARGV do
+  f[#f + 1] = 'p:' .. ARGV[i]
+  f[#f + 1] = i - 2
 end
+redis.call('HSET', KEYS[1], unpack(f))
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `)
 
-// getTurnScript: returns {r, o, members} or false when missing.
+// getTurnScript: returns {HGETALL, members of the old set} or false when
+// missing.
 var getTurnScript = redis.NewScript(`
-local v = redis.call('HMGET', KEYS[1], 'r', 'o')
-if not v[1] then return false end
-return {v[1], v[2], redis.call('SMEMBERS', KEYS[2])}
+local h = redis.call('HGETALL', KEYS[1])
+if #h == 0 then return false end
+return {h, redis.call('SMEMBERS', KEYS[2])}
 `)
 
 // resolveScript: ARGV: approval id. Returns -1 when the turn is missing,
-// 1 to exactly one caller: the one whose SREM emptied the set, and only if
-// the turn was not resumed before; 0 otherwise.
+// 1 to exactly one caller: the one that removed the last pending id, and
+// only if the turn was not resumed before; 0 otherwise.
 var resolveScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-if redis.call('SREM', KEYS[2], ARGV[1]) == 0 then return 0 end
-if redis.call('SCARD', KEYS[2]) > 0 then return 0 end
+if redis.call('HEXISTS', KEYS[1], 'o') == 1 then
+  if redis.call('SREM', KEYS[2], ARGV[1]) == 0 then return 0 end
+  if redis.call('SCARD', KEYS[2]) > 0 then return 0 end
+else
+  if redis.call('HDEL', KEYS[1], 'p:' .. ARGV[1]) == 0 then return 0 end
+  local fixed = 1 + redis.call('HEXISTS', KEYS[1], 'z')
+  if redis.call('HLEN', KEYS[1]) > fixed then return 0 end
+end
 if redis.call('HSETNX', KEYS[1], 'z', '1') == 0 then return 0 end
 return 1
 `)

@@ -127,6 +127,13 @@ func (s *meteredStore) ListPending(ctx context.Context, platform, channel string
 	return l, err
 }
 
+func (s *meteredStore) CountPending(ctx context.Context, platform, channel string) (int, error) {
+	start := time.Now()
+	n, err := s.inner.CountPending(ctx, platform, channel)
+	s.done("count_pending", start, err)
+	return n, err
+}
+
 func (s *meteredStore) Due(ctx context.Context, now time.Time, limit int) ([]string, error) {
 	start := time.Now()
 	ids, err := s.inner.Due(ctx, now, limit)
