@@ -26,8 +26,8 @@ type Configured struct {
 // caller then does not run the operation, as approval.Auditor says);
 // AuditLog reads the first sink. Include Stream(store, …) among the sinks to
 // keep the store's own stream. Everything else goes to store unchanged, and
-// the optional capabilities of store stay visible: approval.Deduper (the
-// bot checks for it) and PendingCounter (the ops metrics check for it).
+// the optional capability approval.Deduper (the bot checks for it) stays
+// visible.
 //
 // log receives a line for each best-effort failure, an error line for each
 // event a required sink failed to keep, and, when no sink is the store's
@@ -42,36 +42,10 @@ func Wrap(store approval.Store, sinks []Configured, log *slog.Logger) approval.S
 			w.logEvents = false
 		}
 	}
-	d, dedupes := store.(approval.Deduper)
-	c, counts := store.(PendingCounter)
-	switch {
-	case dedupes && counts:
-		return &dedupeCountStore{Store: w, Deduper: d, PendingCounter: c}
-	case dedupes:
+	if d, ok := store.(approval.Deduper); ok {
 		return &dedupeStore{Store: w, d: d}
-	case counts:
-		return &countStore{Store: w, PendingCounter: c}
 	}
 	return w
-}
-
-// PendingCounter is an optional store capability that cmd's metrics read:
-// how many approvals are pending in a channel. Wrap keeps it visible.
-type PendingCounter interface {
-	CountPending(ctx context.Context, platform, channel string) (int, error)
-}
-
-// countStore is a wrapped PendingCounter.
-type countStore struct {
-	*Store
-	PendingCounter
-}
-
-// dedupeCountStore is a wrapped store that is both.
-type dedupeCountStore struct {
-	*Store
-	approval.Deduper
-	PendingCounter
 }
 
 // Store is what Wrap returns for a store without optional capabilities.
@@ -99,9 +73,6 @@ var (
 	_ approval.Store   = (*Store)(nil)
 	_ approval.Store   = (*dedupeStore)(nil)
 	_ approval.Deduper = (*dedupeStore)(nil)
-	_ PendingCounter   = (*countStore)(nil)
-	_ approval.Deduper = (*dedupeCountStore)(nil)
-	_ PendingCounter   = (*dedupeCountStore)(nil)
 )
 
 // Audit writes e to every sink, concurrently, and returns once all have

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"github.com/countersign/countersign/approval"
 	"log/slog"
 	"slices"
 	"time"
@@ -180,22 +181,16 @@ func (m *metrics) tool(name string) string {
 	return "other"
 }
 
-// pendingCounter is the optional store capability the pending gauge reads
-// at scrape time; "" for platform or channel means all of them.
-type pendingCounter interface {
-	CountPending(ctx context.Context, platform, channel string) (int, error)
-}
-
 // pendingTimeout bounds the count a scrape waits for.
 const pendingTimeout = 2 * time.Second
 
-// pendingCollector reports countersign_pending_approvals when the store
-// can count its pending approvals, and nothing when it cannot (or the
-// count failed: a missing value, not a wrong one).
+// pendingCollector reports countersign_pending_approvals, counted by the
+// store at scrape time, and nothing when the count failed (a missing
+// value, not a wrong one).
 type pendingCollector struct {
 	desc    *prometheus.Desc
 	log     *slog.Logger
-	counter pendingCounter // nil: not reported
+	counter approval.Store // nil until the store is metered: not reported
 }
 
 func (c *pendingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }

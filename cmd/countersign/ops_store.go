@@ -34,9 +34,7 @@ var (
 // meterStore wraps s; the result is an approval.Deduper exactly when s is.
 func (m *metrics) meterStore(s approval.Store) approval.Store {
 	ms := &meteredStore{inner: s, m: m}
-	if pc, ok := s.(pendingCounter); ok {
-		m.pending.counter = timedCounter{ms, pc}
-	}
+	m.pending.counter = ms // timed as the store operation count_pending
 	if d, ok := s.(approval.Deduper); ok {
 		return meteredDeduper{ms, d}
 	}
@@ -56,19 +54,6 @@ func (s meteredDeduper) FirstDelivery(ctx context.Context, eventID string, ttl t
 	first, err := s.d.FirstDelivery(ctx, eventID, ttl)
 	s.done("first_delivery", start, err)
 	return first, err
-}
-
-// timedCounter times the pending count as a store operation.
-type timedCounter struct {
-	s  *meteredStore
-	pc pendingCounter
-}
-
-func (t timedCounter) CountPending(ctx context.Context, platform, channel string) (int, error) {
-	start := time.Now()
-	n, err := t.pc.CountPending(ctx, platform, channel)
-	t.s.done("count_pending", start, err)
-	return n, err
 }
 
 func (s *meteredStore) Create(ctx context.Context, a *approval.Approval) (*approval.Approval, bool, error) {

@@ -255,7 +255,7 @@ func TestCardTimesAreBounded(t *testing.T) {
 	}
 }
 
-// countingStore is a store with the optional CountPending capability.
+// countingStore is a store whose CountPending answers what the test says.
 type countingStore struct {
 	approval.Store
 	n   int
@@ -278,8 +278,6 @@ func TestPendingGauge(t *testing.T) {
 		want    float64
 	}{
 		{"store that counts", countingStore{Store: mem, n: 7}, true, 7},
-		// Every store counts now (approval.Store.CountPending): there is
-		// no store that cannot.
 		{"count that fails", countingStore{Store: mem, err: errors.New("down")}, false, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
