@@ -125,9 +125,22 @@ type Turn struct {
 // the caller gives no limit.
 const DefaultLimit = 100
 
-// Store is the approval store. Every method is safe for concurrent use by
-// any number of goroutines and replicas sharing the same backend.
+// Store is the approval store: the whole application's shared state, one
+// interface a part. Every method is safe for concurrent use by any number
+// of goroutines and replicas sharing the same backend. Its optional
+// capability Deduper (dedupe.go) remembers chat event ids.
 type Store interface {
+	Approvals
+	Recovery
+	Turns
+	Conversations
+	Auditor
+	// Close releases what the store holds open.
+	Close() error
+}
+
+// Approvals are the approval records and their state machine.
+type Approvals interface {
 	// Create stores a new pending approval. It is idempotent on ToolCallID:
 	// a second Create with the same ToolCallID returns the first record and
 	// created=false.
@@ -161,20 +174,22 @@ type Store interface {
 	// now, at most limit (<= 0 means DefaultLimit) of them. Expire them with
 	// Decide(…, Expired, …).
 	Due(ctx context.Context, now time.Time, limit int) ([]string, error)
+}
 
-	// Recovery: a process can die between the steps that carry a decision
-	// through (decide, claim, run, finish, resolve the turn). Every decided
-	// approval stays "unsettled" from its decision until Settle; its time of
-	// last life is the decision, the claim, the latest Heartbeat of its run,
-	// or the finish. Unsettled lists the ones whose carrier looks dead, so
-	// that a sweep on any replica can finish the job (see the agent's Sweep).
-	//
-	// The last life is part of the record: every transition and Heartbeat
-	// writes it in the same atomic step as the state, and Unsettled and
-	// FinishAbandoned judge a record by its own last life, never by an
-	// older reading (an index, an earlier Get). Another replica may claim
-	// or finish a call between a sweep's Unsettled and its next step.
-
+// Recovery lets any replica finish a decision whose carrier died: a
+// process can die between the steps that carry a decision
+// through (decide, claim, run, finish, resolve the turn). Every decided
+// approval stays "unsettled" from its decision until Settle; its time of
+// last life is the decision, the claim, the latest Heartbeat of its run,
+// or the finish. Unsettled lists the ones whose carrier looks dead, so
+// that a sweep on any replica can finish the job (see the agent's Sweep).
+//
+// The last life is part of the record: every transition and Heartbeat
+// writes it in the same atomic step as the state, and Unsettled and
+// FinishAbandoned judge a record by its own last life, never by an
+// older reading (an index, an earlier Get). Another replica may claim
+// or finish a call between a sweep's Unsettled and its next step.
+type Recovery interface {
 	// Heartbeat records that the run of a running approval is alive at at.
 	// It is not an error when the approval is no longer running.
 	Heartbeat(ctx context.Context, id string, at time.Time) error
@@ -198,7 +213,10 @@ type Store interface {
 	// approval is not an error; settling one that is not final does
 	// nothing (its run is not over).
 	Settle(ctx context.Context, id string) error
+}
 
+// Turns are the suspended agent turns, resumed by the last decision.
+type Turns interface {
 	// SaveTurn stores a suspended turn.
 	SaveTurn(ctx context.Context, t *Turn) error
 	// GetTurn returns the turn id with Pending holding the approvals not
@@ -210,15 +228,14 @@ type Store interface {
 	Resolve(ctx context.Context, turnID, approvalID string) (last bool, err error)
 	// DeleteTurn removes a turn; removing a missing one is not an error.
 	DeleteTurn(ctx context.Context, id string) error
+}
 
+// Conversations are the stored chat histories the model reads.
+type Conversations interface {
 	// LoadConversation returns the stored conversation, or nil when none.
 	LoadConversation(ctx context.Context, key string) ([]byte, error)
 	// SaveConversation stores a conversation with a time to live.
 	SaveConversation(ctx context.Context, key string, data []byte, ttl time.Duration) error
-
-	Auditor
-	// Close releases what the store holds open.
-	Close() error
 }
 
 // Event is one audit record (SPEC §6).
