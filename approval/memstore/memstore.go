@@ -296,35 +296,21 @@ func (s *Store) Claim(ctx context.Context, id string, at time.Time) (*approval.A
 
 // Finish moves Running to Done or Failed; any other state is ErrConflict.
 func (s *Store) Finish(ctx context.Context, id string, to approval.State, result tools.Result, at time.Time) (*approval.Approval, error) {
-	if err := approval.CheckFinish(to); err != nil {
-		return nil, fmt.Errorf("finish approval %s: %w", id, err)
-	}
-	if err := s.lock(); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	a, err := s.get(id)
-	if err != nil {
-		return nil, err
-	}
-	if a.State != approval.Running {
-		return nil, fmt.Errorf("finish approval %s in state %s: %w", id, a.State, approval.ErrConflict)
-	}
-	a.State, a.EndedAt, a.Result = to, at, &result
-	out, err := s.put(a)
-	if err != nil {
-		return nil, err
-	}
-	s.alive(id, at)
-	return out, nil
+	return s.finish("finish approval", id, to, result, at, nil)
 }
 
 // FinishAbandoned moves Running to Done or Failed only if the run's last
 // life is at or before cutoff, in whole milliseconds as in Redis; anything
 // else is ErrConflict. The check and the move happen under one lock.
 func (s *Store) FinishAbandoned(ctx context.Context, id string, to approval.State, result tools.Result, at, cutoff time.Time) (*approval.Approval, error) {
+	return s.finish("finish abandoned approval", id, to, result, at, &cutoff)
+}
+
+// finish is Finish, and with a cutoff FinishAbandoned; what names the
+// operation in its errors.
+func (s *Store) finish(what, id string, to approval.State, result tools.Result, at time.Time, cutoff *time.Time) (*approval.Approval, error) {
 	if err := approval.CheckFinish(to); err != nil {
-		return nil, fmt.Errorf("finish abandoned approval %s: %w", id, err)
+		return nil, fmt.Errorf("%s %s: %w", what, id, err)
 	}
 	if err := s.lock(); err != nil {
 		return nil, err
@@ -335,11 +321,11 @@ func (s *Store) FinishAbandoned(ctx context.Context, id string, to approval.Stat
 		return nil, err
 	}
 	if a.State != approval.Running {
-		return nil, fmt.Errorf("finish abandoned approval %s in state %s: %w", id, a.State, approval.ErrConflict)
+		return nil, fmt.Errorf("%s %s in state %s: %w", what, id, a.State, approval.ErrConflict)
 	}
-	if life := s.approvals[id].life; life.UnixMilli() > cutoff.UnixMilli() {
-		return nil, fmt.Errorf("finish abandoned approval %s: %w: its run was alive at %s, after %s",
-			id, approval.ErrConflict, life.UTC().Format(time.RFC3339Nano), cutoff.UTC().Format(time.RFC3339Nano))
+	if life := s.approvals[id].life; cutoff != nil && life.UnixMilli() > cutoff.UnixMilli() {
+		return nil, fmt.Errorf("%s %s: %w: its run was alive at %s, after %s",
+			what, id, approval.ErrConflict, life.UTC().Format(time.RFC3339Nano), cutoff.UTC().Format(time.RFC3339Nano))
 	}
 	a.State, a.EndedAt, a.Result = to, at, &result
 	out, err := s.put(a)
