@@ -394,6 +394,22 @@ type payload struct {
 }
 
 // readPayload reads a JSON or multipart (payload_json + files[n]) body.
+// validPayload reads a message payload and checks it as Discord would,
+// answering the request with Discord's error when it fails; ok reports
+// whether the handler goes on.
+func validPayload(w http.ResponseWriter, r *http.Request) (payload, bool) {
+	p, err := readPayload(r)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, 50109, "The request body contains invalid JSON.")
+		return p, false
+	}
+	if msg := p.check(); msg != "" {
+		apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: "+msg)
+		return p, false
+	}
+	return p, true
+}
+
 func readPayload(r *http.Request) (payload, error) {
 	var p payload
 	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -504,13 +520,8 @@ func (s *Server) newMessageLocked(ch, author string, p payload) *Message {
 }
 
 func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
-	p, err := readPayload(r)
-	if err != nil {
-		apiError(w, http.StatusBadRequest, 50109, "The request body contains invalid JSON.")
-		return
-	}
-	if msg := p.check(); msg != "" {
-		apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: "+msg)
+	p, ok := validPayload(w, r)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
@@ -562,13 +573,8 @@ func (s *Server) RateLimitsLeft() int {
 }
 
 func (s *Server) editMessage(w http.ResponseWriter, r *http.Request) {
-	p, err := readPayload(r)
-	if err != nil {
-		apiError(w, http.StatusBadRequest, 50109, "The request body contains invalid JSON.")
-		return
-	}
-	if msg := p.check(); msg != "" {
-		apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: "+msg)
+	p, ok := validPayload(w, r)
+	if !ok {
 		return
 	}
 	s.mu.Lock()

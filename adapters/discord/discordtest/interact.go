@@ -84,13 +84,8 @@ func (s *Server) webhookInteraction(w http.ResponseWriter, r *http.Request) *Int
 }
 
 func (s *Server) followup(w http.ResponseWriter, r *http.Request) {
-	p, err := readPayload(r)
-	if err != nil {
-		apiError(w, http.StatusBadRequest, 50109, "The request body contains invalid JSON.")
-		return
-	}
-	if msg := p.check(); msg != "" {
-		apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: "+msg)
+	p, ok := validPayload(w, r)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
@@ -107,13 +102,8 @@ func (s *Server) followup(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) editOriginal(w http.ResponseWriter, r *http.Request) {
-	p, err := readPayload(r)
-	if err != nil {
-		apiError(w, http.StatusBadRequest, 50109, "The request body contains invalid JSON.")
-		return
-	}
-	if msg := p.check(); msg != "" {
-		apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: "+msg)
+	p, ok := validPayload(w, r)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
