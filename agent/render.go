@@ -67,13 +67,9 @@ func (a *Agent) render(tool string, args json.RawMessage, r tools.Result) string
 	if r.Error != "" {
 		b.WriteString("\n" + r.Error)
 	}
-	if len(r.Columns) > 0 {
-		codeBlock(&b, tools.Table(r.Columns, r.Rows))
-	}
-	for _, out := range []string{r.Stdout, r.Stderr, r.Body, r.Content, string(r.Data)} {
-		if strings.TrimSpace(out) != "" {
-			codeBlock(&b, out)
-		}
+	// The same text the card shows (tools.Result.Output), in one block.
+	if out := r.Output(); strings.TrimSpace(out) != "" {
+		codeBlock(&b, out)
 	}
 	if r.Truncated || r.Note != "" {
 		note := r.Note
