@@ -20,6 +20,7 @@ import (
 	"github.com/countersign/countersign/agent/llm"
 	"github.com/countersign/countersign/approval/auditsink"
 	"github.com/countersign/countersign/bot"
+	"github.com/countersign/countersign/cmd/internal/ops"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools/filetool"
 	"github.com/countersign/countersign/tools/httptool"
@@ -46,7 +47,7 @@ type fileConfig struct {
 	Slack    slack.Config     `yaml:"slack"`
 	Discord  discord.Config   `yaml:"discord"`
 	Log      logConfig        `yaml:"log"`
-	Ops      opsConfig        `yaml:"ops"`
+	Ops      ops.Config       `yaml:"ops"`
 }
 
 // terminalConfig is the terminal's section: whether it starts, and its

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,6 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/countersign/countersign/agent/agenttest"
+	"github.com/countersign/countersign/cmd/internal/ops"
 	"github.com/countersign/countersign/internal/testenv"
 )
 
@@ -106,7 +108,7 @@ func TestRunServesMetrics(t *testing.T) {
 	waitFor(t, out, regexp.MustCompile(`keep\.txt is untouched`))
 
 	fams := scrape(t, base)
-	for _, name := range newMetrics(nil, quietLog()).names {
+	for _, name := range ops.NewMetrics(nil, slog.New(slog.DiscardHandler)).Names() {
 		if _, ok := fams[name]; !ok {
 			t.Errorf("/metrics has no %s", name)
 		}
@@ -282,4 +284,18 @@ func TestReadyzWhenRedisGoes(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("run did not return at the end of input")
 	}
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
 }

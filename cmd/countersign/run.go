@@ -13,6 +13,7 @@ import (
 	"github.com/countersign/countersign/adapters/terminal"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/bot"
+	"github.com/countersign/countersign/cmd/internal/ops"
 )
 
 const runHelp = `Usage: countersign [run] [--config FILE] [--root DIR]
@@ -99,9 +100,9 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 		Store:  a.store,
 		Log:    a.log,
 	}
-	var ops *opsServer
+	var opsrv *ops.Server
 	if a.cfg.Ops.Listen != "" {
-		ops, ads = a.meter(ads, &deps)
+		opsrv, ads = a.meter(ads, &deps)
 	}
 	b, err := bot.New(cfg.Bot, ads, cfg.Agent, deps)
 	if err != nil {
@@ -115,13 +116,13 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 	banner := fmt.Sprintf("Countersign %s · serving: %s · tools: %s · root: %s · approvals: %s",
 		version(), strings.Join(names, ", "), strings.Join(a.names, ", "), a.cfg.Tools.Root, a.where)
 	a.log.Info("countersign started", "platforms", names, "tools", a.names, "approvals", a.where)
-	if ops != nil {
-		if err := ops.listen(a.cfg.Ops.Listen); err != nil {
+	if opsrv != nil {
+		if err := opsrv.Listen(a.cfg.Ops.Listen); err != nil {
 			return err
 		}
-		defer ops.close()
-		banner += " · ops: http://" + ops.addr()
-		a.log.Info("serving metrics and health checks", "addr", ops.addr())
+		defer opsrv.Close()
+		banner += " · ops: http://" + opsrv.Addr()
+		a.log.Info("serving metrics and health checks", "addr", opsrv.Addr())
 	}
 	for _, w := range warnings {
 		banner += "\nwarning: " + w

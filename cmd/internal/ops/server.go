@@ -1,4 +1,4 @@
-package main
+package ops
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/countersign/countersign/adapters"
-	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
 )
 
@@ -36,9 +35,9 @@ const (
 	modelCheckTTL     = 5 * time.Second
 )
 
-// opsServer serves /metrics, /healthz and /readyz on ops.listen.
-type opsServer struct {
-	m        *metrics
+// Server serves /metrics, /healthz and /readyz on ops.listen.
+type Server struct {
+	m        *Metrics
 	store    approval.Store     // the store itself, not the metered one: probes are not operations
 	adapters []adapters.Adapter // the adapters themselves
 	modelURL string             // the model's base URL; "" when there is no model
@@ -55,34 +54,16 @@ type opsServer struct {
 	modelOnce bool // modelErr holds an answer
 }
 
-// meter puts the metrics decorators around the store, the model and the
-// adapters the bot is about to get, and returns the server that reports
-// them with the adapters to give the bot. The server probes the
-// undecorated ones.
-func (a *app) meter(ads []adapters.Adapter, deps *agent.Deps) (*opsServer, []adapters.Adapter) {
-	m := newMetrics(a.names, a.log)
-	modelURL := ""
-	if deps.Model != nil {
-		modelURL = a.cfg.LLM.BaseURL
-	}
-	o := newOpsServer(m, deps.Store, ads, modelURL, a.log.With("component", "ops"))
-	deps.Store = m.meterStore(deps.Store)
-	deps.Model = m.meterModel(deps.Model)
-	metered := make([]adapters.Adapter, len(ads))
-	for i, ad := range ads {
-		metered[i] = m.meterAdapter(ad)
-	}
-	return o, metered
-}
-
-// newOpsServer builds the server; listen starts it.
-func newOpsServer(m *metrics, store approval.Store, ads []adapters.Adapter, modelURL string, log *slog.Logger) *opsServer {
+// NewServer builds the server that reports m and probes store, ads and
+// the model at modelURL (empty: no model); Listen starts it. Give it the
+// undecorated store and adapters: probes are not operations.
+func NewServer(m *Metrics, store approval.Store, ads []adapters.Adapter, modelURL string, log *slog.Logger) *Server {
 	var d net.Dialer
-	return &opsServer{m: m, store: store, adapters: ads, modelURL: modelURL, log: log, dial: d.DialContext}
+	return &Server{m: m, store: store, adapters: ads, modelURL: modelURL, log: log, dial: d.DialContext}
 }
 
-// handler is the server's routes.
-func (o *opsServer) handler() http.Handler {
+// Handler is the server's routes.
+func (o *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(o.m.reg, promhttp.HandlerOpts{
 		ErrorLog:      slog.NewLogLogger(o.log.Handler(), slog.LevelError),
@@ -96,14 +77,14 @@ func (o *opsServer) handler() http.Handler {
 	return mux
 }
 
-// listen binds addr and serves until close.
-func (o *opsServer) listen(addr string) error {
+// Listen binds addr and serves until Close.
+func (o *Server) Listen(addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("ops.listen: %w", err)
 	}
 	o.ln = ln
-	o.srv = &http.Server{Handler: o.handler(), ReadHeaderTimeout: 5 * time.Second}
+	o.srv = &http.Server{Handler: o.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	o.done = make(chan struct{})
 	go func() {
 		defer close(o.done)
@@ -114,11 +95,11 @@ func (o *opsServer) listen(addr string) error {
 	return nil
 }
 
-// addr is the bound address (the port chosen when ops.listen ends in :0).
-func (o *opsServer) addr() string { return o.ln.Addr().String() }
+// Addr is the bound address (the port chosen when ops.listen ends in :0).
+func (o *Server) Addr() string { return o.ln.Addr().String() }
 
-// close stops the server, letting a scrape in flight finish briefly.
-func (o *opsServer) close() {
+// Close stops the server, letting a scrape in flight finish briefly.
+func (o *Server) Close() {
 	if o.srv == nil {
 		return
 	}
@@ -131,7 +112,7 @@ func (o *opsServer) close() {
 // readyz answers 200 when the store answers, every adapter is connected
 // and the model is reachable or not configured; else 503, naming each
 // check that failed.
-func (o *opsServer) readyz(w http.ResponseWriter, r *http.Request) {
+func (o *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	fails := o.check(r.Context())
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	if len(fails) > 0 {
@@ -143,7 +124,7 @@ func (o *opsServer) readyz(w http.ResponseWriter, r *http.Request) {
 }
 
 // check runs the readiness checks and returns one line per failure.
-func (o *opsServer) check(ctx context.Context) []string {
+func (o *Server) check(ctx context.Context) []string {
 	var fails []string
 	if err := o.checkStore(ctx); err != nil {
 		fails = append(fails, "store: "+err.Error())
@@ -161,7 +142,7 @@ func (o *opsServer) check(ctx context.Context) []string {
 
 // checkStore asks the store for an approval that does not exist: one
 // cheap read, answered with ErrNotFound when the store works.
-func (o *opsServer) checkStore(ctx context.Context) error {
+func (o *Server) checkStore(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, storeCheckTimeout)
 	defer cancel()
 	_, err := o.store.Get(ctx, "readyz-probe")
@@ -178,7 +159,7 @@ func (o *opsServer) checkStore(ctx context.Context) error {
 
 // checkModel dials the model server's host, and reuses the answer for
 // modelCheckTTL. No model configured is ready: direct commands work.
-func (o *opsServer) checkModel(ctx context.Context) error {
+func (o *Server) checkModel(ctx context.Context) error {
 	if o.modelURL == "" {
 		return nil
 	}
@@ -192,7 +173,7 @@ func (o *opsServer) checkModel(ctx context.Context) error {
 	return o.modelErr
 }
 
-func (o *opsServer) dialModel(ctx context.Context) error {
+func (o *Server) dialModel(ctx context.Context) error {
 	addr, err := dialAddr(o.modelURL)
 	if err != nil {
 		return err

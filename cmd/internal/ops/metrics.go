@@ -1,9 +1,9 @@
-package main
-
-// This file is the ops section's metrics: one Prometheus registry per
-// process, filled by decorators built here (ops_store.go, ops_model.go,
-// ops_adapter.go) so that the core packages never see the client library.
-// ops_server.go serves it with /healthz and /readyz.
+// Package ops measures the bot for its operators: one Prometheus registry
+// per process, filled by decorators around the approval store (store.go),
+// the model (model.go) and the chat adapters (adapter.go), so that the core
+// packages never see the client library; Server (server.go) serves it with
+// /healthz and /readyz. cmd/countersign wires it when ops.listen is set.
+package ops
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 
 // opsConfig is the ops section: where metrics and health checks are
 // served. Off when Listen is empty.
-type opsConfig struct {
+type Config struct {
 	// Listen is the address of /metrics, /healthz and /readyz, e.g.
 	// "127.0.0.1:9464". Empty: nothing is served and nothing is measured.
 	Listen string `yaml:"listen"`
@@ -40,7 +40,7 @@ var (
 	modelErrKinds  = []string{"permanent", "transient", "cancelled"}
 	tokenKinds     = []string{"prompt", "completion"}
 	approvalStates = []string{"approved", "cancelled", "expired"}
-	// storeOps are the store's operations (ops_store.go names each).
+	// storeOps are the store's operations (store.go names each).
 	storeOps = []string{"create", "get", "decide", "claim", "finish", "set_message_ref", "set_preview",
 		"list_pending", "due", "heartbeat", "unsettled", "finish_abandoned", "settle", "save_turn",
 		"get_turn", "resolve", "delete_turn", "load_conversation", "save_conversation", "audit",
@@ -48,7 +48,7 @@ var (
 )
 
 // metrics is the process's registry and every countersign_ collector.
-type metrics struct {
+type Metrics struct {
 	reg   *prometheus.Registry
 	names []string // the countersign_ families, in registration order
 	log   *slog.Logger
@@ -81,11 +81,11 @@ type metrics struct {
 
 // newMetrics registers every collector on a fresh registry, with the Go
 // runtime's and the process's own.
-func newMetrics(toolNames []string, log *slog.Logger) *metrics {
+func NewMetrics(toolNames []string, log *slog.Logger) *Metrics {
 	if log == nil {
 		log = slog.Default()
 	}
-	m := &metrics{reg: prometheus.NewRegistry(), log: log, now: time.Now, tools: toolNames}
+	m := &Metrics{reg: prometheus.NewRegistry(), log: log, now: time.Now, tools: toolNames}
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.cards.init(cardMemory)
 
@@ -145,25 +145,28 @@ func newMetrics(toolNames []string, log *slog.Logger) *metrics {
 	return m
 }
 
-func (m *metrics) register(name string, c prometheus.Collector) {
+// Names are the countersign_ metric families, in registration order.
+func (m *Metrics) Names() []string { return slices.Clone(m.names) }
+
+func (m *Metrics) register(name string, c prometheus.Collector) {
 	m.reg.MustRegister(c)
 	m.names = append(m.names, name)
 }
 
-func (m *metrics) counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+func (m *Metrics) counterVec(name, help string, labels ...string) *prometheus.CounterVec {
 	v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 	m.register(name, v)
 	return v
 }
 
-func (m *metrics) histogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+func (m *Metrics) histogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
 	v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
 	m.register(name, v)
 	return v
 }
 
 // platform starts the series of one chat platform at zero.
-func (m *metrics) platform(name string) {
+func (m *Metrics) platform(name string) {
 	for _, op := range chatOps {
 		m.chatCalls.WithLabelValues(name, op)
 		m.chatErrors.WithLabelValues(name, op)
@@ -174,7 +177,7 @@ func (m *metrics) platform(name string) {
 
 // tool is a tool's label value: its name when it is one of the bot's
 // tools, else "other", so that a label never holds what a model invented.
-func (m *metrics) tool(name string) string {
+func (m *Metrics) tool(name string) string {
 	if slices.Contains(m.tools, name) {
 		return name
 	}

@@ -1,4 +1,4 @@
-package main
+package ops
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // failed counts nowhere.
 type meteredStore struct {
 	inner approval.Store
-	m     *metrics
+	m     *Metrics
 }
 
 // meteredDeduper is meteredStore for a store that can dedupe chat events
@@ -32,7 +32,7 @@ var (
 )
 
 // meterStore wraps s; the result is an approval.Deduper exactly when s is.
-func (m *metrics) meterStore(s approval.Store) approval.Store {
+func (m *Metrics) MeterStore(s approval.Store) approval.Store {
 	ms := &meteredStore{inner: s, m: m}
 	m.pending.counter = ms // timed as the store operation count_pending
 	if d, ok := s.(approval.Deduper); ok {
@@ -216,7 +216,7 @@ func (s *meteredStore) AuditLog(ctx context.Context, n int) ([]approval.Event, e
 func (s *meteredStore) Close() error { return s.inner.Close() }
 
 // audited counts one audit event that was written.
-func (m *metrics) audited(e approval.Event) {
+func (m *Metrics) audited(e approval.Event) {
 	at := e.At
 	if at.IsZero() {
 		at = m.now()
@@ -253,7 +253,7 @@ func (m *metrics) audited(e approval.Event) {
 
 // decided counts an approval's decision and, when this process saw its
 // card, the time the decision took.
-func (m *metrics) decided(id, outcome string, at time.Time) {
+func (m *Metrics) decided(id, outcome string, at time.Time) {
 	m.approvals.WithLabelValues(outcome).Inc()
 	if card, ok := m.cards.take(id); ok {
 		m.decision.WithLabelValues(outcome).Observe(max(at.Sub(card), 0).Seconds())

@@ -1,4 +1,4 @@
-package main
+package ops
 
 import (
 	"context"
@@ -34,7 +34,7 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 
 // series finds the series of family name whose labels include want, in
 // what m's registry gathers now. ok is false when there is none.
-func series(t *testing.T, m *metrics, name string, want map[string]string) (*dto.Metric, bool) {
+func series(t *testing.T, m *Metrics, name string, want map[string]string) (*dto.Metric, bool) {
 	t.Helper()
 	fams, err := m.reg.Gather()
 	if err != nil {
@@ -63,7 +63,7 @@ func series(t *testing.T, m *metrics, name string, want map[string]string) (*dto
 
 // value is a counter's or gauge's value, or a histogram's count; 0 when
 // the series does not exist.
-func value(t *testing.T, m *metrics, name string, labels map[string]string) float64 {
+func value(t *testing.T, m *Metrics, name string, labels map[string]string) float64 {
 	t.Helper()
 	s, ok := series(t, m, name, labels)
 	switch {
@@ -81,7 +81,7 @@ func value(t *testing.T, m *metrics, name string, labels map[string]string) floa
 }
 
 // histogramSum is a histogram series' sum of observations.
-func histogramSum(t *testing.T, m *metrics, name string, labels map[string]string) float64 {
+func histogramSum(t *testing.T, m *Metrics, name string, labels map[string]string) float64 {
 	t.Helper()
 	s, ok := series(t, m, name, labels)
 	if !ok || s.Histogram == nil {
@@ -102,7 +102,7 @@ func TestMeteredStoreKeepsTheContract(t *testing.T) {
 		plain bool
 	}{{"deduper", false}, {"plain", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := newMetrics(nil, quietLog())
+			m := NewMetrics(nil, quietLog())
 			var mu sync.Mutex
 			stores := map[string]*memstore.Store{}
 			approvaltest.Run(t, func(t *testing.T, ns string) approval.Store {
@@ -117,7 +117,7 @@ func TestMeteredStoreKeepsTheContract(t *testing.T) {
 				if tc.plain {
 					inner = plainStore{s}
 				}
-				return m.meterStore(inner)
+				return m.MeterStore(inner)
 			})
 			if value(t, m, "countersign_store_operation_seconds", map[string]string{"op": "decide"}) == 0 {
 				t.Errorf("the suite's decisions were not timed")
@@ -127,9 +127,9 @@ func TestMeteredStoreKeepsTheContract(t *testing.T) {
 }
 
 func TestMeteredStoreShowsDeduperOnlyWhenTheStoreHasIt(t *testing.T) {
-	m := newMetrics(nil, quietLog())
+	m := NewMetrics(nil, quietLog())
 	mem := memstore.New(memstore.Options{Logger: quietLog()})
-	d, ok := m.meterStore(mem).(approval.Deduper)
+	d, ok := m.MeterStore(mem).(approval.Deduper)
 	if !ok {
 		t.Fatal("the metered memstore is not an approval.Deduper: the bot would dedupe only in process")
 	}
@@ -143,7 +143,7 @@ func TestMeteredStoreShowsDeduperOnlyWhenTheStoreHasIt(t *testing.T) {
 	if n := value(t, m, "countersign_store_operation_seconds", map[string]string{"op": "first_delivery"}); n != 2 {
 		t.Errorf("first_delivery timed %v times, want 2", n)
 	}
-	if _, ok := m.meterStore(plainStore{mem}).(approval.Deduper); ok {
+	if _, ok := m.MeterStore(plainStore{mem}).(approval.Deduper); ok {
 		t.Error("a store without FirstDelivery looks like an approval.Deduper through the wrapper")
 	}
 }
@@ -163,8 +163,8 @@ func (failingStore) Get(context.Context, string) (*approval.Approval, error) {
 // could not write counts nowhere.
 func TestAuditEventsBecomeMetrics(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	m := newMetrics([]string{"execute_command"}, quietLog())
-	s := m.meterStore(memstore.New(memstore.Options{Logger: quietLog()}))
+	m := NewMetrics([]string{"execute_command"}, quietLog())
+	s := m.MeterStore(memstore.New(memstore.Options{Logger: quietLog()}))
 	ctx := context.Background()
 	audit := func(e approval.Event) {
 		t.Helper()
@@ -185,7 +185,7 @@ func TestAuditEventsBecomeMetrics(t *testing.T) {
 	audit(approval.Event{At: t0, Kind: approval.KindExecution, Tool: "execute_command", Decision: approval.DecisionApproved, Outcome: "ok", DurationMS: 1500})
 	audit(approval.Event{At: t0, Kind: approval.KindExecution, Tool: "execute_command", Decision: approval.DecisionRecovered, Outcome: "interrupted"})
 
-	failing := m.meterStore(failingStore{memstore.New(memstore.Options{Logger: quietLog()})})
+	failing := m.MeterStore(failingStore{memstore.New(memstore.Options{Logger: quietLog()})})
 	if err := failing.Audit(ctx, approval.Event{Kind: approval.KindAssessment, Tool: "execute_command", Decision: approval.DecisionBlock, Rule: "absurd"}); err == nil {
 		t.Fatal("the failing store's audit succeeded")
 	}
@@ -281,8 +281,8 @@ func TestPendingGauge(t *testing.T) {
 		{"count that fails", countingStore{Store: mem, err: errors.New("down")}, false, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := newMetrics(nil, quietLog())
-			m.meterStore(tc.store)
+			m := NewMetrics(nil, quietLog())
+			m.MeterStore(tc.store)
 			_, present := series(t, m, "countersign_pending_approvals", nil)
 			if present != tc.present {
 				t.Fatalf("gauge present = %v, want %v", present, tc.present)
@@ -308,12 +308,12 @@ func (f fakeModel) Complete(ctx context.Context, _ agent.Request) (agent.Respons
 }
 
 func TestMeteredModel(t *testing.T) {
-	m := newMetrics(nil, quietLog())
-	if m.meterModel(nil) != nil {
+	m := NewMetrics(nil, quietLog())
+	if m.MeterModel(nil) != nil {
 		t.Fatal("no model became a model: the bot would think one is configured")
 	}
 	ctx := context.Background()
-	ok := m.meterModel(fakeModel{resp: agent.Response{Usage: agent.Usage{PromptTokens: 120, CompletionTokens: 30}}})
+	ok := m.MeterModel(fakeModel{resp: agent.Response{Usage: agent.Usage{PromptTokens: 120, CompletionTokens: 30}}})
 	for range 2 {
 		if _, err := ok.Complete(ctx, agent.Request{}); err != nil {
 			t.Fatal(err)
@@ -325,10 +325,10 @@ func TestMeteredModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.meterModel(client).Complete(ctx, agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}}); err == nil {
+	if _, err := m.MeterModel(client).Complete(ctx, agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}}); err == nil {
 		t.Fatal("a 401 was not an error")
 	}
-	if _, err := m.meterModel(fakeModel{err: errors.New("503 after 4 attempts")}).Complete(ctx, agent.Request{}); err == nil {
+	if _, err := m.MeterModel(fakeModel{err: errors.New("503 after 4 attempts")}).Complete(ctx, agent.Request{}); err == nil {
 		t.Fatal("no error")
 	}
 	cancelled, cancel := context.WithCancel(ctx)
@@ -370,13 +370,13 @@ func (limitedAdapter) Update(context.Context, adapters.Place, string, adapters.C
 }
 
 func TestMeteredAdapter(t *testing.T) {
-	m := newMetrics(nil, quietLog())
+	m := NewMetrics(nil, quietLog())
 	fake := adaptertest.NewFake("slack")
-	ad := m.meterAdapter(fake)
+	ad := m.MeterAdapter(fake)
 	if !adapters.HasButtons(ad) {
 		t.Fatal("the metered Fake has no buttons: the bot would fall back to typed decisions")
 	}
-	if _, ok := m.meterAdapter(plainAdapter{adaptertest.NewFake("discord")}).(adapters.Interactive); ok {
+	if _, ok := m.MeterAdapter(plainAdapter{adaptertest.NewFake("discord")}).(adapters.Interactive); ok {
 		t.Fatal("an adapter without buttons got them through the wrapper")
 	}
 	ctx := context.Background()
@@ -392,7 +392,7 @@ func TestMeteredAdapter(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	limited := m.meterAdapter(limitedAdapter{adaptertest.NewFake("discord")})
+	limited := m.MeterAdapter(limitedAdapter{adaptertest.NewFake("discord")})
 	_, err = limited.Post(ctx, place, adapters.Content{Text: "x"})
 	if d, ok := adapters.RetryAfter(err); !ok || d != 1500*time.Millisecond {
 		t.Fatalf("the rate limit did not come through the wrapper: %v", err)
@@ -485,8 +485,8 @@ func TestReadyz(t *testing.T) {
 			[]string{"store:", "adapter discord", "model:"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := newOpsServer(newMetrics(nil, quietLog()), tc.store, tc.ads, tc.modelURL, quietLog())
-			srv := httptest.NewServer(o.handler())
+			o := NewServer(NewMetrics(nil, quietLog()), tc.store, tc.ads, tc.modelURL, quietLog())
+			srv := httptest.NewServer(o.Handler())
 			defer srv.Close()
 			code, body := get(t, srv.URL+"/readyz")
 			if code != tc.want {
@@ -507,7 +507,7 @@ func TestReadyz(t *testing.T) {
 // A load balancer's probes do not each dial the model server.
 func TestReadyzReusesTheModelDial(t *testing.T) {
 	var dials atomic.Int32
-	o := newOpsServer(newMetrics(nil, quietLog()), memstore.New(memstore.Options{Logger: quietLog()}), nil, "https://api.example.test/v1", quietLog())
+	o := NewServer(NewMetrics(nil, quietLog()), memstore.New(memstore.Options{Logger: quietLog()}), nil, "https://api.example.test/v1", quietLog())
 	o.dial = func(_ context.Context, _, addr string) (net.Conn, error) {
 		dials.Add(1)
 		if addr != "api.example.test:443" {
@@ -560,7 +560,7 @@ type dashboardPanel struct {
 // configs/grafana-dashboard.json asks for exists, and every countersign_
 // metric is on some panel.
 func TestDashboardShowsEveryMetric(t *testing.T) {
-	data, err := os.ReadFile("../../configs/grafana-dashboard.json")
+	data, err := os.ReadFile("../../../configs/grafana-dashboard.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -570,7 +570,7 @@ func TestDashboardShowsEveryMetric(t *testing.T) {
 	if err := json.Unmarshal(data, &d); err != nil {
 		t.Fatalf("the dashboard is not JSON: %v", err)
 	}
-	m := newMetrics(nil, quietLog())
+	m := NewMetrics(nil, quietLog())
 	metricName := regexp.MustCompile(`\bcountersign_[a-z0-9_]+`)
 	shown := map[string]bool{}
 	var walk func([]dashboardPanel)
@@ -613,26 +613,26 @@ func TestDashboardShowsEveryMetric(t *testing.T) {
 }
 
 // Every operation the store wrapper times is one whose error count starts
-// at zero, so that the list in ops.go cannot drift from ops_store.go.
+// at zero, so that the list in metrics.go cannot drift from store.go.
 func TestStoreOpsListed(t *testing.T) {
-	src, err := os.ReadFile("ops_store.go")
+	src, err := os.ReadFile("store.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	timed := regexp.MustCompile(`\.done\("([a-z_]+)"`).FindAllStringSubmatch(string(src), -1)
 	if len(timed) < 20 {
-		t.Fatalf("found %d timed operations in ops_store.go; the pattern is broken", len(timed))
+		t.Fatalf("found %d timed operations in store.go; the pattern is broken", len(timed))
 	}
 	var ops []string
 	for _, m := range timed {
 		ops = append(ops, m[1])
 		if !slices.Contains(storeOps, m[1]) {
-			t.Errorf("ops_store.go times %q, which storeOps does not list", m[1])
+			t.Errorf("store.go times %q, which storeOps does not list", m[1])
 		}
 	}
 	for _, op := range storeOps {
 		if !slices.Contains(ops, op) {
-			t.Errorf("storeOps lists %q, which ops_store.go never times", op)
+			t.Errorf("storeOps lists %q, which store.go never times", op)
 		}
 	}
 }

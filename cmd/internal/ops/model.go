@@ -1,4 +1,4 @@
-package main
+package ops
 
 import (
 	"context"
@@ -12,14 +12,14 @@ import (
 // meteredModel times each model call and counts its errors and tokens.
 type meteredModel struct {
 	inner agent.Model
-	m     *metrics
+	m     *Metrics
 }
 
 var _ agent.Model = meteredModel{}
 
 // meterModel wraps model; no model stays no model (the bot then offers
 // direct commands only).
-func (m *metrics) meterModel(model agent.Model) agent.Model {
+func (m *Metrics) MeterModel(model agent.Model) agent.Model {
 	if model == nil {
 		return nil
 	}

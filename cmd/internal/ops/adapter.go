@@ -1,4 +1,4 @@
-package main
+package ops
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 // rate limits, and times the bot's handler on each event it delivers.
 type meteredAdapter struct {
 	inner    adapters.Adapter
-	m        *metrics
+	m        *Metrics
 	platform string
 }
 
@@ -29,7 +29,7 @@ var (
 
 // meterAdapter wraps ad; the result is adapters.Interactive exactly when
 // ad is. The bot uses no other optional capability of an adapter.
-func (m *metrics) meterAdapter(ad adapters.Adapter) adapters.Adapter {
+func (m *Metrics) MeterAdapter(ad adapters.Adapter) adapters.Adapter {
 	ma := &meteredAdapter{inner: ad, m: m, platform: ad.Name()}
 	m.platform(ma.platform)
 	if i, ok := ad.(adapters.Interactive); ok {

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/agent"
+	"github.com/countersign/countersign/cmd/internal/ops"
+)
+
+// meter puts the metrics decorators around the store, the model and the
+// adapters the bot is about to get, and returns the server that reports
+// them with the adapters to give the bot. The server probes the
+// undecorated ones.
+func (a *app) meter(ads []adapters.Adapter, deps *agent.Deps) (*ops.Server, []adapters.Adapter) {
+	m := ops.NewMetrics(a.names, a.log)
+	modelURL := ""
+	if deps.Model != nil {
+		modelURL = a.cfg.LLM.BaseURL
+	}
+	o := ops.NewServer(m, deps.Store, ads, modelURL, a.log.With("component", "ops"))
+	deps.Store = m.MeterStore(deps.Store)
+	deps.Model = m.MeterModel(deps.Model)
+	metered := make([]adapters.Adapter, len(ads))
+	for i, ad := range ads {
+		metered[i] = m.MeterAdapter(ad)
+	}
+	return o, metered
+}
