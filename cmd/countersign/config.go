@@ -21,6 +21,7 @@ import (
 	"github.com/countersign/countersign/approval/auditsink"
 	"github.com/countersign/countersign/bot"
 	"github.com/countersign/countersign/cmd/internal/ops"
+	"github.com/countersign/countersign/cmd/internal/yamlkeys"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools/filetool"
 	"github.com/countersign/countersign/tools/httptool"
@@ -177,13 +178,13 @@ func loadConfig(path string) (fileConfig, error) {
 }
 
 // decodeConfig decodes YAML strictly: an unknown key or a value of the
-// wrong kind is an error naming its key path, with the fix (checkKeys).
+// wrong kind is an error naming its key path, with the fix (yamlkeys.Check).
 func decodeConfig(data []byte, cfg *fileConfig) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return err
 	}
-	if err := checkKeys(&doc, reflect.TypeOf(cfg).Elem()); err != nil {
+	if err := yamlkeys.Check(&doc, reflect.TypeOf(cfg).Elem()); err != nil {
 		return err
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))

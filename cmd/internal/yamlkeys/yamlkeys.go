@@ -1,4 +1,8 @@
-package main
+// Package yamlkeys checks a YAML document against the Go type it will be
+// decoded into, before decoding, and names each problem by its key path
+// with the fix: an unknown key with the nearest known one, a value of the
+// wrong kind with an example of the right one.
+package yamlkeys
 
 import (
 	"encoding"
@@ -13,13 +17,13 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// checkKeys walks a YAML document against the type it decodes into and
+// Check walks a YAML document against the type it decodes into and
 // reports the first problem as an error that names the key path
 // ("agent.approval_ttl"): an unknown key with the nearest known one, a
 // value of the wrong kind with an example of the right one. The decoder's
 // own messages ("field aproval_ttl not found in type agent.Config") name Go
 // types, which no operator should need to know.
-func checkKeys(doc *yaml.Node, t reflect.Type) error {
+func Check(doc *yaml.Node, t reflect.Type) error {
 	if doc.Kind == yaml.DocumentNode {
 		if len(doc.Content) == 0 {
 			return nil
