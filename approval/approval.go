@@ -127,14 +127,14 @@ const DefaultLimit = 100
 
 // Store is the approval store: the whole application's shared state, one
 // interface a part. Every method is safe for concurrent use by any number
-// of goroutines and replicas sharing the same backend. Its optional
-// capability Deduper (dedupe.go) remembers chat event ids.
+// of goroutines and replicas sharing the same backend.
 type Store interface {
 	Approvals
 	Recovery
 	Turns
 	Conversations
 	Auditor
+	Deduper // dedupe.go: chat event ids, across replicas
 	// Close releases what the store holds open.
 	Close() error
 }

@@ -9,14 +9,11 @@ import (
 	"time"
 )
 
-// Deduper is implemented by stores that can remember chat event ids across
-// replicas. A platform redelivers an event when unsure it arrived, and the
-// redelivery can reach another replica than the first delivery did; the
-// bot asks the shared store so that only one of them acts on it.
-//
-// It is an optional capability: check for it at run time,
-//
-//	if d, ok := store.(approval.Deduper); ok { … }
+// Deduper remembers chat event ids across replicas. A platform redelivers
+// an event when unsure it arrived, and the redelivery can reach another
+// replica than the first delivery did; the bot asks the shared store so
+// that only one of them acts on it. It is part of Store: a wrapper of a
+// store cannot lose it.
 type Deduper interface {
 	// FirstDelivery records eventID for ttl and reports whether this call
 	// is the first to record it since it was last forgotten: of any number

@@ -25,9 +25,7 @@ type Configured struct {
 // event to every sink at once and fails when a required one fails (the
 // caller then does not run the operation, as approval.Auditor says);
 // AuditLog reads the first sink. Include Stream(store, …) among the sinks to
-// keep the store's own stream. Everything else goes to store unchanged, and
-// the optional capability approval.Deduper (the bot checks for it) stays
-// visible.
+// keep the store's own stream. Everything else goes to store unchanged.
 //
 // log receives a line for each best-effort failure, an error line for each
 // event a required sink failed to keep, and, when no sink is the store's
@@ -42,13 +40,10 @@ func Wrap(store approval.Store, sinks []Configured, log *slog.Logger) approval.S
 			w.logEvents = false
 		}
 	}
-	if d, ok := store.(approval.Deduper); ok {
-		return &dedupeStore{Store: w, d: d}
-	}
 	return w
 }
 
-// Store is what Wrap returns for a store without optional capabilities.
+// Store is what Wrap returns.
 type Store struct {
 	approval.Store
 	sinks     []Configured
@@ -57,23 +52,7 @@ type Store struct {
 	logEvents bool
 }
 
-// dedupeStore is a wrapped approval.Deduper.
-type dedupeStore struct {
-	*Store
-	d approval.Deduper
-}
-
-// FirstDelivery asks the wrapped store.
-func (s *dedupeStore) FirstDelivery(ctx context.Context, eventID string, ttl time.Duration) (bool, error) {
-	return s.d.FirstDelivery(ctx, eventID, ttl)
-}
-
-// Interface guards.
-var (
-	_ approval.Store   = (*Store)(nil)
-	_ approval.Store   = (*dedupeStore)(nil)
-	_ approval.Deduper = (*dedupeStore)(nil)
-)
+var _ approval.Store = (*Store)(nil)
 
 // Audit writes e to every sink, concurrently, and returns once all have
 // answered: nil when every required sink stored it.

@@ -148,54 +148,17 @@ func TestWrapSinksAgreeOnTheTime(t *testing.T) {
 	}
 }
 
-// TestWrapKeepsCapabilities: a store that dedupes chat events still does
-// once wrapped (bot/dedupe.go type-asserts approval.Deduper); one that
-// does not, does not claim to.
-func TestWrapKeepsCapabilities(t *testing.T) {
+// TestWrapKeepsDedupe: a wrapped store still dedupes chat events across
+// replicas (approval.Deduper is part of approval.Store): the wrapper
+// reaches the store's FirstDelivery.
+func TestWrapKeepsDedupe(t *testing.T) {
 	sinks := []auditsink.Configured{{Name: "file", Sink: &fakeSink{}, Required: true}}
 	s := auditsink.Wrap(memstore.New(memstore.Options{Logger: quiet()}), sinks, quiet())
-	d, ok := s.(approval.Deduper)
-	if !ok {
-		t.Fatal("the wrapped memstore is no longer an approval.Deduper")
-	}
 	ctx := context.Background()
-	if first, err := d.FirstDelivery(ctx, "slack:Ev1", time.Minute); err != nil || !first {
+	if first, err := s.FirstDelivery(ctx, "slack:Ev1", time.Minute); err != nil || !first {
 		t.Fatalf("FirstDelivery = %v, %v", first, err)
 	}
-	if first, _ := d.FirstDelivery(ctx, "slack:Ev1", time.Minute); first {
+	if first, _ := s.FirstDelivery(ctx, "slack:Ev1", time.Minute); first {
 		t.Error("a redelivery was first again: the wrapper does not reach the store")
-	}
-	plain := auditsink.Wrap(plainStore{memstore.New(memstore.Options{Logger: quiet()})}, sinks, quiet())
-	if _, ok := plain.(approval.Deduper); ok {
-		t.Error("a wrapped store without FirstDelivery claims to be a Deduper")
-	}
-}
-
-// plainStore hides memstore's optional capabilities.
-type plainStore struct{ approval.Store }
-
-// TestWrapKeepsEveryCombination: the optional Deduper survives the
-// wrapper, and is not invented for a store without it.
-func TestWrapKeepsEveryCombination(t *testing.T) {
-	sinks := []auditsink.Configured{{Name: "file", Sink: &fakeSink{}, Required: true}}
-	mem := memstore.New(memstore.Options{Logger: quiet()})
-	tests := []struct {
-		name   string
-		store  approval.Store
-		dedupe bool
-	}{
-		{"neither", plainStore{mem}, false},
-		{"deduper", mem, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := auditsink.Wrap(tt.store, sinks, quiet())
-			if _, ok := s.(approval.Deduper); ok != tt.dedupe {
-				t.Errorf("Deduper = %v, want %v", ok, tt.dedupe)
-			}
-			if err := s.Audit(context.Background(), approval.Event{Kind: approval.KindCard}); err != nil {
-				t.Errorf("Audit: %v", err)
-			}
-		})
 	}
 }

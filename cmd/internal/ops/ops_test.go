@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/countersign/countersign/adapters"
@@ -90,49 +92,29 @@ func histogramSum(t *testing.T, m *Metrics, name string, labels map[string]strin
 	return s.Histogram.GetSampleSum()
 }
 
-// plainStore hides every optional capability of the store it holds.
-type plainStore struct{ approval.Store }
-
-// The metered store keeps the store contract, with and without the
-// optional Deduper (the contract suite runs its dedupe tests only when the
-// store offers it).
+// The metered store keeps the store contract.
 func TestMeteredStoreKeepsTheContract(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		plain bool
-	}{{"deduper", false}, {"plain", true}} {
-		t.Run(tc.name, func(t *testing.T) {
-			m := NewMetrics(nil, quietLog())
-			var mu sync.Mutex
-			stores := map[string]*memstore.Store{}
-			approvaltest.Run(t, func(t *testing.T, ns string) approval.Store {
-				mu.Lock()
-				defer mu.Unlock()
-				s, ok := stores[ns]
-				if !ok {
-					s = memstore.New(memstore.Options{Logger: quietLog()})
-					stores[ns] = s
-				}
-				var inner approval.Store = s
-				if tc.plain {
-					inner = plainStore{s}
-				}
-				return m.MeterStore(inner)
-			})
-			if value(t, m, "countersign_store_operation_seconds", map[string]string{"op": "decide"}) == 0 {
-				t.Errorf("the suite's decisions were not timed")
-			}
-		})
+	m := NewMetrics(nil, quietLog())
+	var mu sync.Mutex
+	stores := map[string]*memstore.Store{}
+	approvaltest.Run(t, func(t *testing.T, ns string) approval.Store {
+		mu.Lock()
+		defer mu.Unlock()
+		s, ok := stores[ns]
+		if !ok {
+			s = memstore.New(memstore.Options{Logger: quietLog()})
+			stores[ns] = s
+		}
+		return m.MeterStore(s)
+	})
+	if value(t, m, "countersign_store_operation_seconds", map[string]string{"op": "decide"}) == 0 {
+		t.Errorf("the suite's decisions were not timed")
 	}
 }
 
-func TestMeteredStoreShowsDeduperOnlyWhenTheStoreHasIt(t *testing.T) {
+func TestMeteredStoreDedupes(t *testing.T) {
 	m := NewMetrics(nil, quietLog())
-	mem := memstore.New(memstore.Options{Logger: quietLog()})
-	d, ok := m.MeterStore(mem).(approval.Deduper)
-	if !ok {
-		t.Fatal("the metered memstore is not an approval.Deduper: the bot would dedupe only in process")
-	}
+	d := m.MeterStore(memstore.New(memstore.Options{Logger: quietLog()}))
 	first, err := d.FirstDelivery(context.Background(), "term:1", time.Minute)
 	if err != nil || !first {
 		t.Fatalf("FirstDelivery = %v, %v; want true", first, err)
@@ -142,9 +124,6 @@ func TestMeteredStoreShowsDeduperOnlyWhenTheStoreHasIt(t *testing.T) {
 	}
 	if n := value(t, m, "countersign_store_operation_seconds", map[string]string{"op": "first_delivery"}); n != 2 {
 		t.Errorf("first_delivery timed %v times, want 2", n)
-	}
-	if _, ok := m.MeterStore(plainStore{mem}).(approval.Deduper); ok {
-		t.Error("a store without FirstDelivery looks like an approval.Deduper through the wrapper")
 	}
 }
 
@@ -635,4 +614,127 @@ func TestStoreOpsListed(t *testing.T) {
 			t.Errorf("storeOps lists %q, which store.go never times", op)
 		}
 	}
+}
+
+// callEach calls every method of approval.Store on s, in the contract's
+// order, with zero arguments (a background context, pointers to zero
+// values), Close last; before each call it runs before, and after each
+// after with what the call panicked with, if anything.
+func callEach(t *testing.T, s approval.Store, before func(name string), after func(name string, panicked any)) {
+	t.Helper()
+	st := reflect.TypeFor[approval.Store]()
+	if st.NumMethod() < 20 {
+		t.Fatalf("approval.Store has %d methods; the reflection is broken", st.NumMethod())
+	}
+	v := reflect.ValueOf(s)
+	var names []string
+	for i := range st.NumMethod() {
+		if n := st.Method(i).Name; n != "Close" {
+			names = append(names, n)
+		}
+	}
+	names = append(names, "Close")
+	ctxType := reflect.TypeFor[context.Context]()
+	for _, name := range names {
+		fn := v.MethodByName(name)
+		args := make([]reflect.Value, fn.Type().NumIn())
+		for i := range args {
+			switch at := fn.Type().In(i); {
+			case at == ctxType:
+				args[i] = reflect.ValueOf(context.Background())
+			case at.Kind() == reflect.Pointer:
+				args[i] = reflect.New(at.Elem())
+			default:
+				args[i] = reflect.Zero(at)
+			}
+		}
+		before(name)
+		func() {
+			defer func() { after(name, recover()) }()
+			fn.Call(args)
+		}()
+	}
+}
+
+// storeTimings is how many times each store operation has been timed,
+// read from the histogram alone (a scrape would count pending approvals).
+func storeTimings(t *testing.T, m *Metrics) map[string]uint64 {
+	t.Helper()
+	ch := make(chan prometheus.Metric, 100)
+	go func() {
+		m.storeLatency.Collect(ch)
+		close(ch)
+	}()
+	n := map[string]uint64{}
+	for metric := range ch {
+		var d dto.Metric
+		if err := metric.Write(&d); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range d.GetLabel() {
+			if l.GetName() == "op" {
+				n[l.GetValue()] = d.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	return n
+}
+
+// TestMeteredStoreTimesEveryMethod: each method of approval.Store, the
+// ones added after this test was written too, is timed once per call
+// under an operation name of its own that storeOps lists (Close, which
+// does no work worth timing, excepted), so that a method cannot be left
+// unmetered or metered under another's name.
+func TestMeteredStoreTimesEveryMethod(t *testing.T) {
+	m := NewMetrics(nil, quietLog())
+	s := m.MeterStore(memstore.New(memstore.Options{Logger: quietLog()}))
+	owner := map[string]string{} // op → the method timed under it
+	var was map[string]uint64
+	callEach(t, s, func(string) { was = storeTimings(t, m) }, func(name string, panicked any) {
+		if panicked != nil {
+			t.Fatalf("%s panicked on zero arguments: %v", name, panicked)
+		}
+		var timed []string
+		for op, n := range storeTimings(t, m) {
+			if n != was[op] {
+				timed = append(timed, op)
+			}
+		}
+		switch {
+		case name == "Close":
+			if len(timed) != 0 {
+				t.Errorf("Close timed %v", timed)
+			}
+			return
+		case len(timed) != 1:
+			t.Errorf("%s timed %d operations %v, want 1", name, len(timed), timed)
+			return
+		}
+		op := timed[0]
+		if prev, ok := owner[op]; ok {
+			t.Errorf("%s is timed as %q, which %s is timed as too", name, op, prev)
+		}
+		owner[op] = name
+		if !slices.Contains(storeOps, op) {
+			t.Errorf("%s is timed as %q, which storeOps does not list (its error count would not start at zero)", name, op)
+		}
+	})
+	if len(owner) != len(storeOps) {
+		t.Errorf("%d methods timed, storeOps lists %d operations", len(owner), len(storeOps))
+	}
+}
+
+// nilStore has no store behind it: any method that reaches it panics.
+type nilStore struct{ approval.Store }
+
+// TestMeteredStoreForwardsEveryMethod: each method of approval.Store,
+// Close too, reaches the wrapped store (approvaltest, above, checks what
+// they answer).
+func TestMeteredStoreForwardsEveryMethod(t *testing.T) {
+	s := NewMetrics(nil, quietLog()).MeterStore(nilStore{})
+	callEach(t, s, func(string) {}, func(name string, panicked any) {
+		if panicked == nil {
+			t.Errorf("%s answered without asking the wrapped store", name)
+		}
+	})
 }
