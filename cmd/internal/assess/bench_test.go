@@ -1,4 +1,4 @@
-package main
+package assess
 
 import (
 	"bytes"
@@ -56,7 +56,7 @@ func BenchmarkAssessStream(b *testing.B) {
 	b.SetBytes(int64(len(input)))
 	cpu0 := cpuTime()
 	for b.Loop() {
-		if _, err := assessStream(p, "", bytes.NewReader(input), io.Discard); err != nil {
+		if _, err := Stream(p, "", bytes.NewReader(input), io.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}
