@@ -27,7 +27,7 @@ var (
 	_ adapters.Interactive = meteredInteractive{}
 )
 
-// meterAdapter wraps ad; the result is adapters.Interactive exactly when
+// MeterAdapter wraps ad; the result is adapters.Interactive exactly when
 // ad is. The bot uses no other optional capability of an adapter.
 func (m *Metrics) MeterAdapter(ad adapters.Adapter) adapters.Adapter {
 	ma := &meteredAdapter{inner: ad, m: m, platform: ad.Name()}

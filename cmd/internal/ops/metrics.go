@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// opsConfig is the ops section: where metrics and health checks are
+// Config is the ops section: where metrics and health checks are
 // served. Off when Listen is empty.
 type Config struct {
 	// Listen is the address of /metrics, /healthz and /readyz, e.g.
@@ -47,7 +47,7 @@ var (
 		"audit_log", "first_delivery", "count_pending"}
 )
 
-// metrics is the process's registry and every countersign_ collector.
+// Metrics is the process's registry and every countersign_ collector.
 type Metrics struct {
 	reg   *prometheus.Registry
 	names []string // the countersign_ families, in registration order
@@ -79,7 +79,7 @@ type Metrics struct {
 	tools []string  // the tool names a label may hold; others are "other"
 }
 
-// newMetrics registers every collector on a fresh registry, with the Go
+// NewMetrics registers every collector on a fresh registry, with the Go
 // runtime's and the process's own.
 func NewMetrics(toolNames []string, log *slog.Logger) *Metrics {
 	if log == nil {

@@ -17,7 +17,7 @@ type meteredModel struct {
 
 var _ agent.Model = meteredModel{}
 
-// meterModel wraps model; no model stays no model (the bot then offers
+// MeterModel wraps model; no model stays no model (the bot then offers
 // direct commands only).
 func (m *Metrics) MeterModel(model agent.Model) agent.Model {
 	if model == nil {
