@@ -268,13 +268,22 @@ func TestUpdateErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A progress update (TryOnce) hears of the 429 at once.
 	fake.FailUpdates(1, 7)
-	err = ad.Update(ctx, p, ref, adapters.Content{Text: "y"})
+	err = ad.Update(adapters.TryOnce(ctx), p, ref, adapters.Content{Text: "y"})
 	if d, ok := adapters.RetryAfter(err); !ok || d != 7*time.Second {
 		t.Errorf("update under a 429 = %v; want a RateLimitError of 7s", err)
 	}
 	if err := ad.Update(ctx, p, ref, adapters.Content{Text: "y"}); err != nil {
 		t.Errorf("update after the wait: %v", err)
+	}
+	// Any other update waits the 429s out and arrives.
+	fake.FailUpdates(3, 0)
+	if err := ad.Update(ctx, p, ref, adapters.Content{Text: "z"}); err != nil {
+		t.Errorf("update through three 429s: %v", err)
+	}
+	if m, _ := fake.Message(channel, ref); m.Text != "z" || fake.Limited() != 4 {
+		t.Errorf("after three 429s the message says %q (%d refused); want z, 4", m.Text, fake.Limited())
 	}
 }
 

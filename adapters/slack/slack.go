@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -47,6 +48,7 @@ type Adapter struct {
 	secret   string
 	now      func() time.Time
 	groups   *groups
+	send     *adapters.Sender
 	// up is set while the socket is connected (or the HTTP listener
 	// serves), for Connected.
 	up atomic.Bool
@@ -139,6 +141,7 @@ func New(cfg Config, getenv func(string) string, log *slog.Logger) (*Adapter, er
 	// so that no call sleeps inside the adapter.
 	a.api = slackapi.New(a.botToken, opts...)
 	a.groups = newGroups(a.api, cfg.GroupCacheTTL, a.now)
+	a.send = adapters.NewSender(a.tell)
 	return a, nil
 }
 
@@ -497,6 +500,17 @@ func (a *Adapter) notifyAsync(n adapters.Notice) {
 // whole gets the full text attached as a file in the thread first; if that
 // fails, the card is not posted (nobody may approve what they cannot read).
 func (a *Adapter) Post(ctx context.Context, to adapters.Place, c adapters.Content) (string, error) {
+	var ts string
+	err := a.send.Send(ctx, "post:"+to.Channel+"/"+to.Thread, adapters.Deadline(ctx, a.now(), c.Card),
+		adapters.Owed{Place: to, What: []string{lost(c)}},
+		func(ctx context.Context) (err error) {
+			ts, err = a.post(ctx, to, c)
+			return err
+		})
+	return ts, err
+}
+
+func (a *Adapter) post(ctx context.Context, to adapters.Place, c adapters.Content) (string, error) {
 	files, err := a.attach(ctx, to, c.Card)
 	if err != nil {
 		return "", err
@@ -516,6 +530,12 @@ func (a *Adapter) Post(ctx context.Context, to adapters.Place, c adapters.Conten
 // Update replaces the message ref in place (chat.update). A message that
 // is gone wraps adapters.ErrGone; a 429 is an *adapters.RateLimitError.
 func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c adapters.Content) error {
+	return a.send.Send(ctx, "update:"+to.Channel+"/"+ref, adapters.Deadline(ctx, a.now(), nil),
+		adapters.Owed{Place: to, What: []string{"the update of " + lost(c)}},
+		func(ctx context.Context) error { return a.update(ctx, to, ref, c) })
+}
+
+func (a *Adapter) update(ctx context.Context, to adapters.Place, ref string, c adapters.Content) error {
 	files, err := a.attach(ctx, to, c.Card)
 	if err != nil {
 		return err
@@ -530,6 +550,12 @@ func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c a
 // Notify sends a notice only n.User sees: through the click's response_url
 // when the notice answers a click, else chat.postEphemeral in the thread.
 func (a *Adapter) Notify(ctx context.Context, n adapters.Notice) error {
+	return a.send.Send(ctx, "notice:"+n.User.ID+"@"+n.Place.Channel+"/"+n.Place.Thread, adapters.Deadline(ctx, a.now(), nil),
+		adapters.Owed{Place: n.Place, User: n.User, What: []string{"a private notice (" + excerpt(n.Text) + ")"}},
+		func(ctx context.Context) error { return a.notify(ctx, n) })
+}
+
+func (a *Adapter) notify(ctx context.Context, n adapters.Notice) error {
 	text := escape(n.Text)
 	channel, thread := n.Place.Channel, n.Place.Thread
 	if r, ok := n.Reply.(*reply); ok && r != nil {
@@ -539,6 +565,9 @@ func (a *Adapter) Notify(ctx context.Context, n adapters.Notice) error {
 				slackapi.MsgOptionResponseURL(r.ResponseURL, slackapi.ResponseTypeEphemeral))
 			if err == nil {
 				return nil
+			}
+			if adapters.Transient(err) {
+				return slackErr("answer a click privately", err)
 			}
 			a.log.Warn("response_url refused a notice; sending it with chat.postEphemeral", "user", n.User.ID, "err", err)
 		}
@@ -563,8 +592,23 @@ func slackErr(what string, err error) error {
 	if rl, ok := errors.AsType[*slackapi.RateLimitedError](err); ok {
 		return &adapters.RateLimitError{RetryAfter: rl.RetryAfter, Err: fmt.Errorf("%s: %w", what, err)}
 	}
+	if sc, ok := errors.AsType[slackapi.StatusCodeError](err); ok {
+		switch {
+		case sc.Code == http.StatusTooManyRequests:
+			return &adapters.RateLimitError{RetryAfter: time.Second, Err: fmt.Errorf("%s: %w", what, err)}
+		case sc.Code >= 500:
+			return fmt.Errorf("%s: %w: %w", what, adapters.ErrUnavailable, err)
+		}
+	}
+	if _, ok := errors.AsType[net.Error](err); ok && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w: %w", what, adapters.ErrUnavailable, err)
+	}
 	if se, ok := errors.AsType[slackapi.SlackErrorResponse](err); ok {
 		switch se.Err {
+		case "ratelimited":
+			return &adapters.RateLimitError{RetryAfter: time.Second, Err: fmt.Errorf("%s: %w", what, err)}
+		case "internal_error", "fatal_error", "service_unavailable", "request_timeout":
+			return fmt.Errorf("%s: %w: %w", what, adapters.ErrUnavailable, err)
 		case "message_not_found", "channel_not_found", "is_archived", "thread_not_found", "cant_update_message":
 			return fmt.Errorf("%s: %w: %w", what, adapters.ErrGone, err)
 		case "not_in_channel":
@@ -574,6 +618,38 @@ func slackErr(what string, err error) error {
 		}
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// Undelivered is how many posts, updates and notices were given up after
+// trying them until their deadline (adapters.Undeliverable).
+func (a *Adapter) Undelivered() uint64 { return a.send.Undelivered() }
+
+// tell says what could not be delivered to a place, once Slack answers
+// again: privately to the person a lost notice was for, else in the thread.
+func (a *Adapter) tell(ctx context.Context, o adapters.Owed) error {
+	text := o.Text("Slack")
+	if o.User.ID != "" {
+		return a.Notify(ctx, adapters.Notice{Place: o.Place, User: o.User, Text: text})
+	}
+	_, err := a.Post(ctx, o.Place, adapters.Content{Text: text})
+	return err
+}
+
+// lost names c in words, for the apology of a message that was lost.
+func lost(c adapters.Content) string {
+	if c.Card != nil {
+		return "the approval card for " + c.Card.ApprovalID
+	}
+	return "a reply (" + excerpt(c.Text) + ")"
+}
+
+// excerpt is the start of text, on one line, quoted.
+func excerpt(text string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > 60 {
+		text = string(r[:60]) + "…"
+	}
+	return "\u201c" + text + "\u201d"
 }
 
 // Connected reports whether the Socket Mode connection is up, or the HTTP
