@@ -276,3 +276,21 @@ func (s *Sender) Pending() int {
 	defer s.mu.Unlock()
 	return len(s.owed)
 }
+
+// Describe names c in words, for the apology of a message that was lost:
+// "the approval card for <id>", or "a reply (“<its start>”)".
+func Describe(c Content) string {
+	if c.Card != nil {
+		return "the approval card for " + c.Card.ApprovalID
+	}
+	return "a reply (" + Excerpt(c.Text) + ")"
+}
+
+// Excerpt is the start of text, on one line, quoted.
+func Excerpt(text string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > 60 {
+		text = string(r[:60]) + "…"
+	}
+	return "\u201c" + text + "\u201d"
+}

@@ -36,6 +36,7 @@ type Adapter struct {
 	log  *slog.Logger
 	s    *discordgo.Session
 	api  *rest
+	send *adapters.Sender
 	now  func() time.Time
 	key  ed25519.PublicKey // interactions: http
 	q    queue
@@ -111,6 +112,7 @@ func New(cfg Config, getenv func(string) string, log *slog.Logger) (*Adapter, er
 		told:     map[string]bool{},
 	}
 	a.q.signal = make(chan struct{}, 1)
+	a.send = adapters.NewSender(a.tell)
 	if cfg.Interactions == "http" {
 		if a.key, err = publicKey(cfg.PublicKeyEnv, getenv(cfg.PublicKeyEnv)); err != nil {
 			return nil, err
@@ -371,6 +373,17 @@ func (a *Adapter) ids() (bot, app string) {
 
 // Post posts c into the conversation's thread and returns the message id.
 func (a *Adapter) Post(ctx context.Context, to adapters.Place, c adapters.Content) (string, error) {
+	var id string
+	err := a.send.Send(ctx, "post:"+where(to), adapters.Deadline(ctx, a.now(), c.Card),
+		adapters.Owed{Place: to, What: []string{adapters.Describe(c)}},
+		func(ctx context.Context) (err error) {
+			id, err = a.post(ctx, to, c)
+			return err
+		})
+	return id, err
+}
+
+func (a *Adapter) post(ctx context.Context, to adapters.Place, c adapters.Content) (string, error) {
 	ch := where(to)
 	if ch == "" {
 		return "", errors.New("discord: post: the place has no channel")
@@ -390,6 +403,12 @@ func (a *Adapter) Post(ctx context.Context, to adapters.Place, c adapters.Conten
 // after that. A message that is gone is adapters.ErrGone; a 429 is an
 // *adapters.RateLimitError.
 func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c adapters.Content) error {
+	return a.send.Send(ctx, "update:"+ref, adapters.Deadline(ctx, a.now(), nil),
+		adapters.Owed{Place: to, What: []string{"the update of " + adapters.Describe(c)}},
+		func(ctx context.Context) error { return a.update(ctx, to, ref, c) })
+}
+
+func (a *Adapter) update(ctx context.Context, to adapters.Place, ref string, c adapters.Content) error {
 	m := render(c)
 	if ix := a.liveClick(ctx, ref); ix != nil {
 		_, app := a.ids()
@@ -397,7 +416,7 @@ func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c a
 		switch {
 		case err == nil:
 			return nil
-		case errors.As(err, new(*adapters.RateLimitError)):
+		case adapters.Transient(err):
 			return fmt.Errorf("update message %s through its interaction: %w", ref, err)
 		}
 		// The token has expired, or the interaction is gone: the
@@ -415,6 +434,12 @@ func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c a
 // Notify answers an interaction privately (an ephemeral follow-up, flag
 // 64) while its token lives, and otherwise sends n.User a direct message.
 func (a *Adapter) Notify(ctx context.Context, n adapters.Notice) error {
+	return a.send.Send(ctx, "notice:"+n.User.ID, adapters.Deadline(ctx, a.now(), nil),
+		adapters.Owed{Place: n.Place, User: n.User, What: []string{"a private notice (" + adapters.Excerpt(n.Text) + ")"}},
+		func(ctx context.Context) error { return a.notify(ctx, n) })
+}
+
+func (a *Adapter) notify(ctx context.Context, n adapters.Notice) error {
 	if ix, ok := n.Reply.(*interaction); ok && ix != nil && a.now().Sub(ix.received) < a.cfg.tokenLifetime {
 		select {
 		case <-ix.acked:
@@ -424,7 +449,7 @@ func (a *Adapter) Notify(ctx context.Context, n adapters.Notice) error {
 		_, app := a.ids()
 		body := message{Content: cut(n.Text, maxContent), Flags: flagEphemeral, Embeds: []embed{}, Components: []component{}, Attachments: []attachment{}, AllowedMentions: allowedMentions{Parse: []string{}}}
 		err := a.api.do(ctx, http.MethodPost, "/webhooks/"+app+"/"+ix.token, body, nil, nil)
-		if err == nil || errors.As(err, new(*adapters.RateLimitError)) {
+		if err == nil || adapters.Transient(err) {
 			return err
 		}
 		a.log.Info("ephemeral answer failed; sending a direct message instead", "user", n.User.ID, "err", err)
@@ -444,6 +469,21 @@ func (a *Adapter) Notify(ctx context.Context, n adapters.Notice) error {
 }
 
 const flagEphemeral = 1 << 6
+
+// Undelivered is how many posts, updates and notices were given up after
+// trying them until their deadline (adapters.Undeliverable).
+func (a *Adapter) Undelivered() uint64 { return a.send.Undelivered() }
+
+// tell says what could not be delivered to a place, once Discord answers
+// again: to the person a lost notice was for, else in the thread.
+func (a *Adapter) tell(ctx context.Context, o adapters.Owed) error {
+	text := o.Text("Discord")
+	if o.User.ID != "" {
+		return a.Notify(ctx, adapters.Notice{Place: o.Place, User: o.User, Text: text})
+	}
+	_, err := a.Post(ctx, o.Place, adapters.Content{Text: text})
+	return err
+}
 
 func (a *Adapter) dmChannel(ctx context.Context, user string) (string, error) {
 	a.mu.Lock()

@@ -502,7 +502,7 @@ func (a *Adapter) notifyAsync(n adapters.Notice) {
 func (a *Adapter) Post(ctx context.Context, to adapters.Place, c adapters.Content) (string, error) {
 	var ts string
 	err := a.send.Send(ctx, "post:"+to.Channel+"/"+to.Thread, adapters.Deadline(ctx, a.now(), c.Card),
-		adapters.Owed{Place: to, What: []string{lost(c)}},
+		adapters.Owed{Place: to, What: []string{adapters.Describe(c)}},
 		func(ctx context.Context) (err error) {
 			ts, err = a.post(ctx, to, c)
 			return err
@@ -531,7 +531,7 @@ func (a *Adapter) post(ctx context.Context, to adapters.Place, c adapters.Conten
 // is gone wraps adapters.ErrGone; a 429 is an *adapters.RateLimitError.
 func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c adapters.Content) error {
 	return a.send.Send(ctx, "update:"+to.Channel+"/"+ref, adapters.Deadline(ctx, a.now(), nil),
-		adapters.Owed{Place: to, What: []string{"the update of " + lost(c)}},
+		adapters.Owed{Place: to, What: []string{"the update of " + adapters.Describe(c)}},
 		func(ctx context.Context) error { return a.update(ctx, to, ref, c) })
 }
 
@@ -551,7 +551,7 @@ func (a *Adapter) update(ctx context.Context, to adapters.Place, ref string, c a
 // when the notice answers a click, else chat.postEphemeral in the thread.
 func (a *Adapter) Notify(ctx context.Context, n adapters.Notice) error {
 	return a.send.Send(ctx, "notice:"+n.User.ID+"@"+n.Place.Channel+"/"+n.Place.Thread, adapters.Deadline(ctx, a.now(), nil),
-		adapters.Owed{Place: n.Place, User: n.User, What: []string{"a private notice (" + excerpt(n.Text) + ")"}},
+		adapters.Owed{Place: n.Place, User: n.User, What: []string{"a private notice (" + adapters.Excerpt(n.Text) + ")"}},
 		func(ctx context.Context) error { return a.notify(ctx, n) })
 }
 
@@ -633,23 +633,6 @@ func (a *Adapter) tell(ctx context.Context, o adapters.Owed) error {
 	}
 	_, err := a.Post(ctx, o.Place, adapters.Content{Text: text})
 	return err
-}
-
-// lost names c in words, for the apology of a message that was lost.
-func lost(c adapters.Content) string {
-	if c.Card != nil {
-		return "the approval card for " + c.Card.ApprovalID
-	}
-	return "a reply (" + excerpt(c.Text) + ")"
-}
-
-// excerpt is the start of text, on one line, quoted.
-func excerpt(text string) string {
-	text = strings.Join(strings.Fields(text), " ")
-	if r := []rune(text); len(r) > 60 {
-		text = string(r[:60]) + "…"
-	}
-	return "\u201c" + text + "\u201d"
 }
 
 // Connected reports whether the Socket Mode connection is up, or the HTTP
