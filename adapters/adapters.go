@@ -178,6 +178,14 @@ type Decision struct {
 type Content struct {
 	Text string
 	Card *Card
+	// Full is the whole text behind a message whose Text shows only part
+	// of it (the output of an auto-run or a direct !run, cut to fit a
+	// message), empty otherwise. An adapter that can attach files
+	// (Slack, Discord) attaches it as output.txt beside the message, and
+	// the message says so; one that cannot (the terminal) shows Text as it
+	// is. A Text too long for the platform is attached whole in the same
+	// way, never cut silently.
+	Full string
 }
 
 // Card is an approval card, platform-neutral; each adapter renders it.

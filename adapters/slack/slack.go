@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	slackapi "github.com/slack-go/slack"
 
 	"github.com/countersign/countersign/adapters"
@@ -53,10 +54,14 @@ type Adapter struct {
 	// serves), for Connected.
 	up atomic.Bool
 
-	mu       sync.Mutex
-	self     identity
-	threads  map[string]time.Time // "channel/thread" the bot takes part in
-	uploaded map[string]bool      // "operation/<id>", "output/<id>": files already attached
+	mu   sync.Mutex
+	self identity
+	// threads are the "channel/thread" the bot takes part in; one
+	// forgotten is looked up again (conversations.replies).
+	threads *expirable.LRU[string, struct{}]
+	// uploaded are the files already attached ("operation/<id>",
+	// "output/<id>"); one forgotten is attached again.
+	uploaded *expirable.LRU[string, struct{}]
 
 	// onHTTPReady, when set, is called with the HTTP mode listener's
 	// address once it listens (tests bind ":0").
@@ -72,9 +77,15 @@ type identity struct {
 	TeamID string
 }
 
-// maxThreads bounds the memory of threads the bot takes part in; the
-// oldest are forgotten first and looked up again when needed.
-const maxThreads = 10000
+// Bounds of what the adapter remembers per process: at most so many, for
+// at most so long; the least recently used go first.
+const (
+	maxThreads   = 10000
+	threadMemory = 24 * time.Hour
+	maxUploaded  = 10000
+	// uploadMemory outlives any card: an approval waits at most a day.
+	uploadMemory = 48 * time.Hour
+)
 
 // New makes the adapter from its configuration and the environment. It
 // checks the tokens' shape, not that they work: Run calls auth.test.
@@ -93,8 +104,8 @@ func New(cfg Config, getenv func(string) string, log *slog.Logger) (*Adapter, er
 		appToken: strings.TrimSpace(getenv(cfg.AppTokenEnv)),
 		secret:   strings.TrimSpace(getenv(cfg.SigningSecretEnv)),
 		now:      time.Now,
-		threads:  map[string]time.Time{},
-		uploaded: map[string]bool{},
+		threads:  expirable.NewLRU[string, struct{}](maxThreads, nil, threadMemory),
+		uploaded: expirable.NewLRU[string, struct{}](maxUploaded, nil, uploadMemory),
 	}
 	if err := checkToken(cfg.BotTokenEnv, a.botToken, "xoxb-", "a bot token", "OAuth & Permissions → Bot User OAuth Token"); err != nil {
 		return nil, err
@@ -331,11 +342,7 @@ func (a *Adapter) fromMessage(ctx context.Context, m message, retried bool) []ad
 // mentioned there or posted there, by this process (remembered) or by
 // another replica (conversations.replies).
 func (a *Adapter) inConversation(ctx context.Context, channel, thread string) bool {
-	key := channel + "/" + thread
-	a.mu.Lock()
-	_, ok := a.threads[key]
-	a.mu.Unlock()
-	if ok {
+	if a.threads.Contains(channel + "/" + thread) {
 		return true
 	}
 	self := a.identity()
@@ -359,19 +366,7 @@ func (a *Adapter) remember(channel, thread string) {
 	if channel == "" || thread == "" {
 		return
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.threads) >= maxThreads {
-		var oldest string
-		var at time.Time
-		for k, t := range a.threads {
-			if oldest == "" || t.Before(at) {
-				oldest, at = k, t
-			}
-		}
-		delete(a.threads, oldest)
-	}
-	a.threads[channel+"/"+thread] = a.now()
+	a.threads.Add(channel+"/"+thread, struct{}{})
 }
 
 func mentions(text, userID string) bool {
@@ -511,7 +506,7 @@ func (a *Adapter) Post(ctx context.Context, to adapters.Place, c adapters.Conten
 }
 
 func (a *Adapter) post(ctx context.Context, to adapters.Place, c adapters.Content) (string, error) {
-	files, err := a.attach(ctx, to, c.Card)
+	files, err := a.attachAll(ctx, to, c)
 	if err != nil {
 		return "", err
 	}
@@ -527,6 +522,16 @@ func (a *Adapter) post(ctx context.Context, to adapters.Place, c adapters.Conten
 	return ts, nil
 }
 
+// attachAll attaches the files c needs: a card's long operation and
+// output, a plain message's full text.
+func (a *Adapter) attachAll(ctx context.Context, to adapters.Place, c adapters.Content) (attached, error) {
+	if c.Card != nil {
+		return a.attach(ctx, to, c.Card)
+	}
+	text, err := a.attachText(ctx, to, c)
+	return attached{Text: text}, err
+}
+
 // Update replaces the message ref in place (chat.update). A message that
 // is gone wraps adapters.ErrGone; a 429 is an *adapters.RateLimitError.
 func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c adapters.Content) error {
@@ -536,7 +541,7 @@ func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c a
 }
 
 func (a *Adapter) update(ctx context.Context, to adapters.Place, ref string, c adapters.Content) error {
-	files, err := a.attach(ctx, to, c.Card)
+	files, err := a.attachAll(ctx, to, c)
 	if err != nil {
 		return err
 	}
