@@ -26,8 +26,10 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/adapters/webhook"
 )
 
 // Adapter is the Discord adapter.
@@ -51,14 +53,25 @@ type Adapter struct {
 	ready    chan struct{}
 	readyOne sync.Once
 	closing  bool
-	channels map[string]channelInfo  // channel id → what it is
-	clicks   map[string]*interaction // card message id → the latest click on it
-	dms      map[string]string       // user id → DM channel id
-	told     map[string]bool         // threads told that a mention is needed
+	// What the adapter remembers per process, each bounded in size and
+	// age (least recently used first); anything forgotten is looked up
+	// again, or said again, when next needed.
+	channels *expirable.LRU[string, channelInfo]  // channel id → what it is
+	clicks   *expirable.LRU[string, *interaction] // card message id → the latest click on it
+	dms      *expirable.LRU[string, string]       // user id → DM channel id
+	told     *expirable.LRU[string, struct{}]     // threads told that a mention is needed
 	listener net.Listener
+	replays  *webhook.Replays
 }
 
 var _ adapters.Interactive = (*Adapter)(nil)
+
+// Bounds of each per-process memory: at most maxRemembered entries, each
+// for at most memory (a click's, for its token's lifetime).
+const (
+	maxRemembered = 10000
+	memory        = 24 * time.Hour
+)
 
 // New makes an adapter from cfg, reading the token (and, for HTTP
 // interactions, the public key) with getenv.
@@ -106,10 +119,11 @@ func New(cfg Config, getenv func(string) string, log *slog.Logger) (*Adapter, er
 		now:      time.Now,
 		down:     make(chan struct{}, 1),
 		ready:    make(chan struct{}),
-		channels: map[string]channelInfo{},
-		clicks:   map[string]*interaction{},
-		dms:      map[string]string{},
-		told:     map[string]bool{},
+		channels: expirable.NewLRU[string, channelInfo](maxRemembered, nil, memory),
+		clicks:   expirable.NewLRU[string, *interaction](maxRemembered, nil, cfg.tokenLifetime),
+		dms:      expirable.NewLRU[string, string](maxRemembered, nil, memory),
+		told:     expirable.NewLRU[string, struct{}](maxRemembered, nil, memory),
+		replays:  webhook.NewReplays(100000, replayWindow+time.Minute),
 	}
 	a.q.signal = make(chan struct{}, 1)
 	a.send = adapters.NewSender(a.tell)
@@ -486,10 +500,7 @@ func (a *Adapter) tell(ctx context.Context, o adapters.Owed) error {
 }
 
 func (a *Adapter) dmChannel(ctx context.Context, user string) (string, error) {
-	a.mu.Lock()
-	ch, ok := a.dms[user]
-	a.mu.Unlock()
-	if ok {
+	if ch, ok := a.dms.Get(user); ok {
 		return ch, nil
 	}
 	var out struct {
@@ -498,9 +509,7 @@ func (a *Adapter) dmChannel(ctx context.Context, user string) (string, error) {
 	if err := a.api.do(ctx, http.MethodPost, "/users/@me/channels", map[string]string{"recipient_id": user}, nil, &out); err != nil {
 		return "", fmt.Errorf("open a direct message channel with %s: %w", user, err)
 	}
-	a.mu.Lock()
-	a.dms[user] = out.ID
-	a.mu.Unlock()
+	a.dms.Add(user, out.ID)
 	return out.ID, nil
 }
 

@@ -105,3 +105,24 @@ func TestUndeliveredIsCountedAndTold(t *testing.T) {
 		return false
 	})
 }
+
+// The long output behind a cut reply reaches Discord whole, as
+// output.txt beside the message, which says so.
+func TestFullOutputIsAttached(t *testing.T) {
+	fake := discordtest.New(t)
+	a := newAdapter(t, fake, Config{})
+	events := run(t, a)
+	place, _ := postCard(t, fake, a, events)
+	full := strings.Repeat("line of output\n", 5000)
+	id, err := a.Post(context.Background(), place, adapters.Content{Text: "exit 0\n```\n…the last lines\n```", Full: full})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := fake.Message(id)
+	if len(m.Attachments) != 1 || m.Attachments[0].Filename != "output.txt" || m.Attachments[0].Content != full {
+		t.Fatalf("attachments %+v; want output.txt with the whole output", len(m.Attachments))
+	}
+	if !strings.Contains(m.Content, "output.txt") {
+		t.Errorf("the message does not say the output is attached: %q", m.Content)
+	}
+}
