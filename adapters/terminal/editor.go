@@ -124,8 +124,9 @@ const interruptHint = "(line cleared; Ctrl-C again to quit, /help for the comman
 
 // cutToScreen cuts text longer than rows lines on the screen: the first
 // and the last lines stay, and a note says how many are not shown and
-// where the full text is. rows <= 0 means no cut.
-func cutToScreen(text string, rows int) string {
+// where, when the whole text was kept (where is "" when it could not be).
+// rows <= 0 means no cut.
+func cutToScreen(text string, rows int, where func(whole string) string) string {
 	if rows <= 0 {
 		return text
 	}
@@ -138,7 +139,42 @@ func cutToScreen(text string, rows int) string {
 	head := (limit - 1) / 2
 	tail := limit - 1 - head
 	hidden := len(lines) - head - tail
-	note := fmt.Sprintf("  … %d lines not shown: longer than the screen (the full text is in the tool result and the audit log) …", hidden)
+	note := fmt.Sprintf("  … %d lines not shown: longer than the screen …", hidden)
+	if w := where(text); w != "" {
+		note = fmt.Sprintf("  … %d lines not shown: longer than the screen; the whole text is in %s …", hidden, w)
+	}
 	out := append(append(append([]string{}, lines[:head]...), note), lines[len(lines)-tail:]...)
 	return strings.Join(out, "\n") + "\n"
+}
+
+// spill keeps the whole of the texts cut to the screen in one private file
+// per session, and says where each starts.
+type spill struct {
+	f    *os.File
+	line int // lines written so far
+	err  error
+}
+
+// keep appends text to the session's file (made on first use, readable by
+// its owner only) and returns "<path>, from line <n>"; "" when it cannot.
+func (s *spill) keep(text string) string {
+	if s.err != nil {
+		return ""
+	}
+	if s.f == nil {
+		s.f, s.err = os.CreateTemp("", "countersign-output-*.txt")
+		if s.err != nil {
+			return ""
+		}
+	}
+	start := s.line + 1
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	if _, err := io.WriteString(s.f, text); err != nil {
+		s.err = err
+		return ""
+	}
+	s.line += strings.Count(text, "\n")
+	return fmt.Sprintf("%s, from line %d", s.f.Name(), start)
 }

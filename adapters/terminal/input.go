@@ -129,6 +129,10 @@ func (t *Terminal) stopEditor() {
 	ed := t.ed
 	t.ed = nil
 	ed.restore()
+	if t.spilled.f != nil {
+		_ = t.spilled.f.Close() // the file stays, as the notes said
+		t.spilled.f, t.spilled.line = nil, 0
+	}
 	_, _ = io.WriteString(t.out, "\n") // off the prompt line the editor left
 	t.mu.Unlock()
 }
