@@ -111,6 +111,20 @@ type User struct {
 	// for approver lists ("group:oncall", "role:admin").
 	Groups []string
 	Roles  []string
+	// Team is the person's own workspace or organisation where the
+	// platform says which (Slack: the user's team id, T…, which differs
+	// from the bot's for a Slack Connect user of another organisation);
+	// empty where the platform has no such idea (Discord, the terminal).
+	// Adapters set it the same way on messages and on clicks.
+	Team string
+	// Unchecked names the watched groups (as configured) whose membership
+	// could not be checked for this event; each is also in Groups as
+	// "!unchecked:<entry>", which matches no approver list (fail closed).
+	// The adapter sends no notice about them: the bot, which knows
+	// whether the decision needed the group, owns the one refusal notice
+	// and can name them in it. Set on decision events (clicks and typed
+	// decisions alike) and on typed "!stop".
+	Unchecked []string
 }
 
 // Display is the name to show: Name, or ID when there is no name.

@@ -276,7 +276,8 @@ type reply struct {
 // message is what the adapter needs of an app_mention or message event.
 type message struct {
 	kind        string // "app_mention" or "message"
-	team        string
+	team        string // the workspace the event came to
+	userTeam    string // the sender's own workspace, when it is another (Slack Connect)
 	user        string
 	botID       string
 	subtype     string
@@ -317,6 +318,10 @@ func (a *Adapter) fromMessage(ctx context.Context, m message, retried bool) []ad
 	if team == "" {
 		team = self.TeamID
 	}
+	userTeam := m.userTeam
+	if userTeam == "" {
+		userTeam = team
+	}
 	e := adapters.Event{
 		// One message has one id, whichever kind of event (app_mention
 		// or message) and whichever delivery carries it.
@@ -325,15 +330,23 @@ func (a *Adapter) fromMessage(ctx context.Context, m message, retried bool) []ad
 		// is marked, so that whichever comes second is a known repeat.
 		Redelivered: retried || m.kind == "message" && mentioned && !direct,
 		Reply:       &reply{Channel: m.channel, User: m.user, Thread: thread},
-		User:        adapters.User{ID: m.user},
+		User:        adapters.User{ID: m.user, Team: userTeam},
 		Place:       adapters.Place{Channel: m.channel, Thread: thread},
 		Direct:      direct,
 		Text:        cleanText(m.text, self.UserID),
 	}
 	// "approve <id>", "cancel <id> [reason]" typed in the thread are
 	// decisions, as in the terminal; a reason can only be given this way.
-	if d, ok := adapters.ParseDecision(e.Text); ok {
+	// They carry the same facts as a click, checked the same way.
+	d, decision := adapters.ParseDecision(e.Text)
+	if decision {
 		e.Decision = &d
+	}
+	if decision || isStop(e.Text) {
+		var ok bool
+		if e.User, ok = a.decider(ctx, e.User, e.Place, e.Reply.(*reply)); !ok {
+			return nil
+		}
 	}
 	return []adapters.Event{e}
 }
@@ -395,7 +408,6 @@ func cleanText(text, botID string) string {
 
 // fromClick turns a button click into a decision event, or refuses it.
 func (a *Adapter) fromClick(ctx context.Context, cb slackapi.InteractionCallback, retried bool) []adapters.Event {
-	self := a.identity()
 	if cb.Type != slackapi.InteractionTypeBlockActions {
 		a.log.Info("ignored a slack interaction that is not a button click", "type", cb.Type)
 		return nil
@@ -421,10 +433,8 @@ func (a *Adapter) fromClick(ctx context.Context, cb slackapi.InteractionCallback
 	}
 	rp := &reply{ResponseURL: cb.ResponseURL, Channel: channel, User: cb.User.ID, Thread: thread}
 	place := adapters.Place{Channel: channel, Thread: thread}
-	if team != self.TeamID {
-		a.log.Warn("refused a click from another workspace", "team", team, "want", self.TeamID, "user", cb.User.ID)
-		a.notifyAsync(adapters.Notice{Place: place, User: adapters.User{ID: cb.User.ID}, Reply: rp,
-			Text: "This card belongs to another Slack workspace, so your click was not counted; nothing changed."})
+	user, ok := a.decider(ctx, adapters.User{ID: cb.User.ID, Name: cb.User.Name, Team: team}, place, rp)
+	if !ok {
 		return nil
 	}
 	var out []adapters.Event
@@ -443,14 +453,6 @@ func (a *Adapter) fromClick(ctx context.Context, cb slackapi.InteractionCallback
 		if stamp == "" {
 			stamp = cb.TriggerID
 		}
-		user := adapters.User{ID: cb.User.ID, Name: cb.User.Name}
-		in, unchecked := a.groups.of(ctx, user.ID)
-		user.Groups = in
-		for _, g := range unchecked {
-			user.Groups = append(user.Groups, "!unchecked:"+g.entry)
-			a.notifyAsync(adapters.Notice{Place: place, User: user, Reply: rp,
-				Text: fmt.Sprintf("I could not check whether you are in the user group %s (%s), so a decision that needs that group is refused until Slack answers; try again in a minute.", g.entry, g.err)})
-		}
 		out = append(out, adapters.Event{
 			ID:          "act:" + team + ":" + cb.User.ID + ":" + act.ActionID + ":" + stamp,
 			Redelivered: retried,
@@ -464,6 +466,46 @@ func (a *Adapter) fromClick(ctx context.Context, cb slackapi.InteractionCallback
 		a.log.Info("ignored a click on a button that is not a countersign decision", "channel", channel, "message", ref)
 	}
 	return out
+}
+
+// decider checks the one who decides, the same way for a click and for
+// typed words: a person of another workspace (a Slack Connect user of
+// another organisation) is refused here, with one notice, and no event
+// is made; otherwise user comes back with the watched groups they are in,
+// and those that could not be checked in Unchecked (and in Groups as
+// "!unchecked:<entry>"), for the bot to judge and, if it refuses, to say
+// so: the adapter sends no notice about groups.
+func (a *Adapter) decider(ctx context.Context, user adapters.User, place adapters.Place, rp *reply) (adapters.User, bool) {
+	self := a.identity()
+	if user.Team != self.TeamID {
+		a.log.Warn("refused a decision from another workspace", "team", user.Team, "want", self.TeamID, "user", user.ID)
+		a.notifyAsync(adapters.Notice{Place: place, User: user, Reply: rp,
+			Text: "This card belongs to another Slack workspace, so your decision was not counted; nothing changed."})
+		return user, false
+	}
+	in, unchecked := a.groups.of(ctx, user.ID)
+	user.Groups = in
+	for _, g := range unchecked {
+		user.Groups = append(user.Groups, "!unchecked:"+g.entry)
+		user.Unchecked = append(user.Unchecked, g.entry)
+		a.log.Warn("could not check a user group of a person deciding; the bot refuses what needs it", "group", g.entry, "user", user.ID, "err", g.err)
+	}
+	return user, true
+}
+
+// isStop reports whether text is a typed "!stop".
+func isStop(text string) bool {
+	verb, _ := cutSpace(text)
+	return strings.EqualFold(verb, "!stop")
+}
+
+// cutSpace splits s at its first run of white space.
+func cutSpace(s string) (before, after string) {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, " \t\n"); i >= 0 {
+		return s[:i], strings.TrimSpace(s[i:])
+	}
+	return s, ""
 }
 
 func validApprovalID(id string) bool {
