@@ -156,6 +156,17 @@ func (s *Sender) Send(ctx context.Context, key string, deadline time.Time, owed 
 		return fmt.Errorf("wait for earlier messages to the same place: %w", err)
 	}
 	defer release()
+	err = s.Retry(ctx, deadline, op)
+	if err != nil && (Transient(err) || ctx.Err() != nil) && !TriesOnce(ctx) {
+		s.giveUp(owed)
+	}
+	return err
+}
+
+// Retry calls op until it succeeds, fails for good (an error that is not
+// Transient), or the next try would fall after deadline, pausing as Send
+// does; it counts nothing and owes nothing.
+func (s *Sender) Retry(ctx context.Context, deadline time.Time, op func(ctx context.Context) error) error {
 	pause := s.Base
 	for {
 		err := op(ctx)
@@ -174,7 +185,6 @@ func (s *Sender) Send(ctx context.Context, key string, deadline time.Time, owed 
 			pause = min(2*pause, s.Max)
 		}
 		if s.Now().Add(wait).After(deadline) {
-			s.giveUp(owed)
 			return fmt.Errorf("gave up at its deadline %s: %w", deadline.Format(time.RFC3339), err)
 		}
 		t := time.NewTimer(wait)
@@ -182,7 +192,6 @@ func (s *Sender) Send(ctx context.Context, key string, deadline time.Time, owed 
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			s.giveUp(owed)
 			return fmt.Errorf("%w (while waiting out: %w)", ctx.Err(), err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -96,10 +97,15 @@ func (a *Adapter) hasText(ctx context.Context, e adapters.Event, m *discordgo.Me
 	a.told.Add(e.Place.Thread, struct{}{})
 	a.mu.Unlock()
 	if !told && !a.cfg.MessageContent {
-		_, err := a.Post(ctx, e.Place, adapters.Content{Text: "I can only read messages that mention me here: start yours with @" + a.botName() + "."})
-		if err != nil {
-			a.log.Warn("tell the thread to mention the bot", "err", err)
-		}
+		// Aside, so that a busy Discord never holds the events behind it.
+		go func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			_, err := a.Post(ctx, e.Place, adapters.Content{Text: "I can only read messages that mention me here: start yours with @" + a.botName() + "."})
+			if err != nil {
+				a.log.Warn("tell the thread to mention the bot", "err", err)
+			}
+		}()
 	}
 	return false
 }

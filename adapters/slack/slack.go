@@ -353,17 +353,32 @@ func (a *Adapter) fromMessage(ctx context.Context, m message, retried bool) []ad
 
 // inConversation reports whether the bot takes part in the thread: it was
 // mentioned there or posted there, by this process (remembered) or by
-// another replica (conversations.replies).
+// another replica (conversations.replies). A lookup that Slack refuses for
+// now (a 429, a 5xx) is tried again for up to threadLookup; if Slack still
+// cannot say, the message is taken as a follow-up, so that it is answered
+// rather than lost (the cost: an answer to a thread not meant for the bot).
 func (a *Adapter) inConversation(ctx context.Context, channel, thread string) bool {
 	if a.threads.Contains(channel + "/" + thread) {
 		return true
 	}
 	self := a.identity()
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	msgs, _, _, err := a.api.GetConversationRepliesContext(ctx, &slackapi.GetConversationRepliesParameters{ChannelID: channel, Timestamp: thread, Limit: 200})
-	if err != nil {
-		a.log.Warn("could not tell whether a thread is a conversation with the bot; its message is not answered (mention the bot to be sure)", "channel", channel, "thread", thread, "err", err)
+	var msgs []slackapi.Message
+	err := a.send.Retry(ctx, a.now().Add(threadLookup), func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		var err error
+		msgs, _, _, err = a.api.GetConversationRepliesContext(ctx, &slackapi.GetConversationRepliesParameters{ChannelID: channel, Timestamp: thread, Limit: 200})
+		if err != nil {
+			return slackErr("conversations.replies", err)
+		}
+		return nil
+	})
+	switch {
+	case err != nil && adapters.Transient(err):
+		a.log.Warn("could not tell whether a thread is a conversation with the bot; taking its message as a follow-up", "channel", channel, "thread", thread, "err", err)
+		return true
+	case err != nil:
+		a.log.Info("slack says the thread cannot be read; its message is not for the bot", "channel", channel, "thread", thread, "err", err)
 		return false
 	}
 	for _, m := range msgs {
@@ -373,6 +388,10 @@ func (a *Adapter) inConversation(ctx context.Context, channel, thread string) bo
 	}
 	return false
 }
+
+// threadLookup bounds the retries of one thread lookup: the worker holds
+// the events behind it meanwhile.
+const threadLookup = 20 * time.Second
 
 // remember notes that the bot takes part in a thread.
 func (a *Adapter) remember(channel, thread string) {

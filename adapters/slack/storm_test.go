@@ -130,3 +130,32 @@ func TestUndeliveredIsCountedAndTold(t *testing.T) {
 }
 
 var _ = slacktest.User{}
+
+// A thread follow-up is never dropped because conversations.replies
+// failed: a passing storm is waited out, and one that outlasts the lookup
+// still delivers the message, as a follow-up.
+func TestThreadFollowUpSurvivesAFailedLookup(t *testing.T) {
+	fake, ad, r := setup(t)
+	slack.SetRetryPauses(ad, 4*time.Millisecond, 20*time.Millisecond)
+	// A thread the bot posted in from another replica: this process has
+	// never seen it, and must look it up.
+	root := fake.Store(alice, channel, "", "a thread")
+	other := newAdapter(t, fake, slack.Config{})
+	if _, err := other.Post(context.Background(), adapters.Place{Channel: channel, Thread: root}, adapters.Content{Text: "on it"}); err != nil {
+		t.Fatal(err)
+	}
+	fake.Storm("conversations.replies", 3, http.StatusServiceUnavailable, 0)
+	fake.Say(alice, channel, root, "and the logs too")
+	if e := r.next(t); e.Text != "and the logs too" {
+		t.Errorf("after three 503s the follow-up arrived as %q", e.Text)
+	}
+	root2 := fake.Store(alice, channel, "", "another thread")
+	if _, err := other.Post(context.Background(), adapters.Place{Channel: channel, Thread: root2}, adapters.Content{Text: "on it"}); err != nil {
+		t.Fatal(err)
+	}
+	fake.Storm("conversations.replies", -1, http.StatusTooManyRequests, 30)
+	fake.Say(alice, channel, root2, "still there?")
+	if e := r.next(t); e.Text != "still there?" {
+		t.Errorf("through an endless 429 the follow-up arrived as %q", e.Text)
+	}
+}
