@@ -6,9 +6,10 @@ import (
 )
 
 // This file keeps long lines whole at the prompt. golang.org/x/term's line
-// editor holds at most 4,096 characters of a line and drops every key past
-// that without a word, so a pasted 6,000-character command would reach the
-// bot as its first 4,096 characters: another command. The keeper sits
+// editor holds at most 4,096 characters of a typed line and drops every key
+// past that without a word; a paste arrives as typed keys (the prompt does
+// not turn bracketed paste on), so a pasted 6,000-character command would
+// reach the bot as its first 4,096 characters: another command. The keeper sits
 // between the keyboard and the editor, counts what the editor holds, and
 // keeps what comes past editorLimit itself, to join it to the editor's
 // line when the line ends. A line whose cursor was moved (arrows, Home)
