@@ -11,7 +11,6 @@ import (
 
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/adapters/slack"
-	"github.com/countersign/countersign/adapters/slack/slacktest"
 )
 
 func stormCard(id string) *adapters.Card {
@@ -51,13 +50,13 @@ func TestStormDelaysCardsNeverDeletes(t *testing.T) {
 					t.Errorf("card%02d: %v", i, err)
 				}
 			}
+			// The lane sends them one at a time: the first card alone
+			// meets all the refusals, in a row, and still arrives.
 			seen := map[string]int{}
 			for _, m := range fake.BotMessages(channel) {
-				if strings.Contains(string(m.Blocks), "card") {
-					for i := range cards {
-						if id := fmt.Sprintf("card%02d", i); strings.Contains(string(m.Blocks), "`"+"echo "+id) || strings.Contains(string(m.Blocks), "echo "+id) {
-							seen[id]++
-						}
+				for i := range cards {
+					if id := fmt.Sprintf("card%02d", i); strings.Contains(string(m.Blocks), "echo "+id) {
+						seen[id]++
 					}
 				}
 			}
@@ -128,8 +127,6 @@ func TestUndeliveredIsCountedAndTold(t *testing.T) {
 		return false
 	})
 }
-
-var _ = slacktest.User{}
 
 // A thread follow-up is never dropped because conversations.replies
 // failed: a passing storm is waited out, and one that outlasts the lookup
