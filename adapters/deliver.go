@@ -91,8 +91,12 @@ type Sender struct {
 	mu    sync.Mutex
 	lanes map[string]*lane
 	owed  []Owed
-	// telling is set while owed apologies are on their way.
-	telling bool
+	// telling is set while owed apologies are on their way; probing
+	// while a probe runs.
+	telling, probing bool
+	// ProbeEvery is how often owed apologies are tried when nothing else
+	// is sent.
+	ProbeEvery time.Duration
 }
 
 // Owed is what could not be delivered to one place, said there later.
@@ -130,7 +134,7 @@ type lane struct {
 
 // NewSender makes a Sender with its pauses and clock.
 func NewSender(tell func(ctx context.Context, o Owed) error) *Sender {
-	return &Sender{Base: 250 * time.Millisecond, Max: 15 * time.Second, Now: time.Now, Tell: tell, lanes: map[string]*lane{}}
+	return &Sender{Base: 250 * time.Millisecond, Max: 15 * time.Second, ProbeEvery: 30 * time.Second, Now: time.Now, Tell: tell, lanes: map[string]*lane{}}
 }
 
 // Undelivered is how many sends were given up.
@@ -249,34 +253,68 @@ func (s *Sender) giveUp(o Owed) {
 		s.owed = s.owed[1:]
 	}
 	s.owed = append(s.owed, o)
+	if !s.probing && s.Tell != nil {
+		s.probing = true
+		go s.probe()
+	}
 }
 
 // answered is called after a send went through: the platform answers
 // again, so what is owed is said, in the background.
 func (s *Sender) answered() {
 	s.mu.Lock()
-	if len(s.owed) == 0 || s.telling || s.Tell == nil {
-		s.mu.Unlock()
-		return
+	start := len(s.owed) > 0 && !s.telling && s.Tell != nil
+	if start {
+		s.telling = true
 	}
+	s.mu.Unlock()
+	if start {
+		go s.tell()
+	}
+}
+
+// tell says every owed apology once (s.telling is set by the caller);
+// those the platform still refuses for now stay owed.
+func (s *Sender) tell() {
+	s.mu.Lock()
 	owed := s.owed
 	s.owed = nil
-	s.telling = true
 	s.mu.Unlock()
-	go func() {
-		var again []Owed
-		for _, o := range owed {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			if err := s.Tell(TryOnce(ctx), o); err != nil && Transient(err) {
-				again = append(again, o)
-			}
-			cancel()
+	var again []Owed
+	for _, o := range owed {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := s.Tell(TryOnce(ctx), o); err != nil && Transient(err) {
+			again = append(again, o)
 		}
+		cancel()
+	}
+	s.mu.Lock()
+	s.owed = append(again, s.owed...)
+	s.telling = false
+	s.mu.Unlock()
+}
+
+// probe tries the owed apologies every ProbeEvery while any are owed, so
+// that they are said once the platform answers again even when nothing
+// else is sent; it ends when none are owed.
+func (s *Sender) probe() {
+	for {
+		time.Sleep(s.ProbeEvery)
 		s.mu.Lock()
-		s.owed = append(again, s.owed...)
-		s.telling = false
+		if len(s.owed) == 0 || s.Tell == nil {
+			s.probing = false
+			s.mu.Unlock()
+			return
+		}
+		start := !s.telling
+		if start {
+			s.telling = true
+		}
 		s.mu.Unlock()
-	}()
+		if start {
+			s.tell()
+		}
+	}
 }
 
 // Pending is how many apologies wait for the platform to answer.
