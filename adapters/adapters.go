@@ -20,7 +20,15 @@
 //     reference after that.
 //   - Platforms fail in ways the bot must tell apart: a message that is
 //     gone (ErrGone: post a new one), a rate limit with a retry time
-//     (RateLimitError: wait, coalesce), anything else (retry later).
+//     (RateLimitError) or an outage (ErrUnavailable), anything else.
+//   - Chat trouble delays, never deletes: Post, Update and Notify wait
+//     out rate limits and outages themselves until the send's deadline
+//     (the context's; else a pending card's ExpiresAt; else
+//     DefaultSendDeadline), one send at a time per place, so a caller
+//     sees a RateLimitError or ErrUnavailable only once the deadline has
+//     passed. A send that the next one replaces (a card's progress) asks
+//     for one try with TryOnce. What is finally not delivered is counted
+//     (Undeliverable) and said in its place once the platform answers.
 //   - Platforms deliver an event again when unsure whether it arrived. Every
 //     event carries an id that is the same on every delivery of it and
 //     unique across processes and restarts for different events, and

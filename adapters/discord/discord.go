@@ -7,8 +7,9 @@
 // It is the only package that imports discordgo. discordgo keeps the
 // gateway websocket (identify, heartbeats, resume); the adapter makes its
 // own REST calls on the session's http.Client, each with a context, so that
-// a rate limit comes back to the bot as an *adapters.RateLimitError instead
-// of a sleep, and the first answer to a click never waits behind one.
+// a rate limit or an outage is waited out by the adapter's Sender within
+// each send's deadline (or comes back at once under adapters.TryOnce), and
+// the first answer to a click never waits behind one.
 package discord
 
 import (

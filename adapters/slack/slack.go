@@ -148,8 +148,9 @@ func New(cfg Config, getenv func(string) string, log *slog.Logger) (*Adapter, er
 	if a.appToken != "" {
 		opts = append(opts, slackapi.OptionAppLevelToken(a.appToken))
 	}
-	// No slack-go retries: a 429 goes back to the bot as a RateLimitError,
-	// so that no call sleeps inside the adapter.
+	// No slack-go retries (they sleep without a context): the adapter's
+	// Sender waits out 429s and 5xx within each send's deadline, in order
+	// per place, and adapters.TryOnce asks for one try.
 	a.api = slackapi.New(a.botToken, opts...)
 	a.groups = newGroups(a.api, cfg.GroupCacheTTL, a.now)
 	a.send = adapters.NewSender(a.tell)
