@@ -20,7 +20,15 @@
 //     reference after that.
 //   - Platforms fail in ways the bot must tell apart: a message that is
 //     gone (ErrGone: post a new one), a rate limit with a retry time
-//     (RateLimitError: wait, coalesce), anything else (retry later).
+//     (RateLimitError) or an outage (ErrUnavailable), anything else.
+//   - Chat trouble delays, never deletes: Post, Update and Notify wait
+//     out rate limits and outages themselves until the send's deadline
+//     (the context's; else a pending card's ExpiresAt; else
+//     DefaultSendDeadline), one send at a time per place, so a caller
+//     sees a RateLimitError or ErrUnavailable only once the deadline has
+//     passed. A send that the next one replaces (a card's progress) asks
+//     for one try with TryOnce. What is finally not delivered is counted
+//     (Undeliverable) and said in its place once the platform answers.
 //   - Platforms deliver an event again when unsure whether it arrived. Every
 //     event carries an id that is the same on every delivery of it and
 //     unique across processes and restarts for different events, and
@@ -111,6 +119,20 @@ type User struct {
 	// for approver lists ("group:oncall", "role:admin").
 	Groups []string
 	Roles  []string
+	// Team is the person's own workspace or organisation where the
+	// platform says which (Slack: the user's team id, T…, which differs
+	// from the bot's for a Slack Connect user of another organisation);
+	// empty where the platform has no such idea (Discord, the terminal).
+	// Adapters set it the same way on messages and on clicks.
+	Team string
+	// Unchecked names the watched groups (as configured) whose membership
+	// could not be checked for this event; each is also in Groups as
+	// "!unchecked:<entry>", which matches no approver list (fail closed).
+	// The adapter sends no notice about them: the bot, which knows
+	// whether the decision needed the group, owns the one refusal notice
+	// and can name them in it. Set on decision events (clicks and typed
+	// decisions alike) and on typed "!stop".
+	Unchecked []string
 }
 
 // Display is the name to show: Name, or ID when there is no name.
@@ -178,6 +200,14 @@ type Decision struct {
 type Content struct {
 	Text string
 	Card *Card
+	// Full is the whole text behind a message whose Text shows only part
+	// of it (the output of an auto-run or a direct !run, cut to fit a
+	// message), empty otherwise. An adapter that can attach files
+	// (Slack, Discord) attaches it as output.txt beside the message, and
+	// the message says so; one that cannot (the terminal) shows Text as it
+	// is. A Text too long for the platform is attached whole in the same
+	// way, never cut silently.
+	Full string
 }
 
 // Card is an approval card, platform-neutral; each adapter renders it.

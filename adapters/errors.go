@@ -11,9 +11,9 @@ import (
 var ErrGone = errors.New("the message is gone")
 
 // RateLimitError is Post's, Update's or Notify's error when the platform
-// refused the call for now and said when to try again. The bot waits that
-// long before the next update of the same card and skips progress until
-// then; a state change is retried after the wait, never dropped.
+// refused the call for now and said when to try again: at once under
+// TryOnce (the bot then skips a card's progress until the wait is over),
+// else once the send's deadline has passed.
 type RateLimitError struct {
 	// RetryAfter is how long the platform asked to wait.
 	RetryAfter time.Duration

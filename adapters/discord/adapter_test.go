@@ -291,7 +291,7 @@ func TestUpdateErrors(t *testing.T) {
 	events := run(t, a)
 	place, ref := postCard(t, fake, a, events)
 	fake.RateLimitEdits(1, 1500*time.Millisecond)
-	err := a.Update(context.Background(), place, ref, adapters.Content{Text: "x"})
+	err := a.Update(adapters.TryOnce(context.Background()), place, ref, adapters.Content{Text: "x"})
 	if d, ok := adapters.RetryAfter(err); !ok || d != 1500*time.Millisecond {
 		t.Fatalf("Update on a 429 = %v; want a RateLimitError of 1.5s", err)
 	}

@@ -7,8 +7,9 @@
 // It is the only package that imports discordgo. discordgo keeps the
 // gateway websocket (identify, heartbeats, resume); the adapter makes its
 // own REST calls on the session's http.Client, each with a context, so that
-// a rate limit comes back to the bot as an *adapters.RateLimitError instead
-// of a sleep, and the first answer to a click never waits behind one.
+// a rate limit or an outage is waited out by the adapter's Sender within
+// each send's deadline (or comes back at once under adapters.TryOnce), and
+// the first answer to a click never waits behind one.
 package discord
 
 import (
@@ -26,8 +27,10 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/adapters/webhook"
 )
 
 // Adapter is the Discord adapter.
@@ -36,6 +39,7 @@ type Adapter struct {
 	log  *slog.Logger
 	s    *discordgo.Session
 	api  *rest
+	send *adapters.Sender
 	now  func() time.Time
 	key  ed25519.PublicKey // interactions: http
 	q    queue
@@ -50,14 +54,25 @@ type Adapter struct {
 	ready    chan struct{}
 	readyOne sync.Once
 	closing  bool
-	channels map[string]channelInfo  // channel id → what it is
-	clicks   map[string]*interaction // card message id → the latest click on it
-	dms      map[string]string       // user id → DM channel id
-	told     map[string]bool         // threads told that a mention is needed
+	// What the adapter remembers per process, each bounded in size and
+	// age (least recently used first); anything forgotten is looked up
+	// again, or said again, when next needed.
+	channels *expirable.LRU[string, channelInfo]  // channel id → what it is
+	clicks   *expirable.LRU[string, *interaction] // card message id → the latest click on it
+	dms      *expirable.LRU[string, string]       // user id → DM channel id
+	told     *expirable.LRU[string, struct{}]     // threads told that a mention is needed
 	listener net.Listener
+	replays  *webhook.Replays
 }
 
 var _ adapters.Interactive = (*Adapter)(nil)
+
+// Bounds of each per-process memory: at most maxRemembered entries, each
+// for at most memory (a click's, for its token's lifetime).
+const (
+	maxRemembered = 10000
+	memory        = 24 * time.Hour
+)
 
 // New makes an adapter from cfg, reading the token (and, for HTTP
 // interactions, the public key) with getenv.
@@ -105,12 +120,14 @@ func New(cfg Config, getenv func(string) string, log *slog.Logger) (*Adapter, er
 		now:      time.Now,
 		down:     make(chan struct{}, 1),
 		ready:    make(chan struct{}),
-		channels: map[string]channelInfo{},
-		clicks:   map[string]*interaction{},
-		dms:      map[string]string{},
-		told:     map[string]bool{},
+		channels: expirable.NewLRU[string, channelInfo](maxRemembered, nil, memory),
+		clicks:   expirable.NewLRU[string, *interaction](maxRemembered, nil, cfg.tokenLifetime),
+		dms:      expirable.NewLRU[string, string](maxRemembered, nil, memory),
+		told:     expirable.NewLRU[string, struct{}](maxRemembered, nil, memory),
+		replays:  webhook.NewReplays(100000, replayWindow+time.Minute),
 	}
 	a.q.signal = make(chan struct{}, 1)
+	a.send = adapters.NewSender(a.tell)
 	if cfg.Interactions == "http" {
 		if a.key, err = publicKey(cfg.PublicKeyEnv, getenv(cfg.PublicKeyEnv)); err != nil {
 			return nil, err
@@ -371,6 +388,17 @@ func (a *Adapter) ids() (bot, app string) {
 
 // Post posts c into the conversation's thread and returns the message id.
 func (a *Adapter) Post(ctx context.Context, to adapters.Place, c adapters.Content) (string, error) {
+	var id string
+	err := a.send.Send(ctx, "post:"+where(to), adapters.Deadline(ctx, a.now(), c.Card),
+		adapters.Owed{Place: to, What: []string{adapters.Describe(c)}},
+		func(ctx context.Context) (err error) {
+			id, err = a.post(ctx, to, c)
+			return err
+		})
+	return id, err
+}
+
+func (a *Adapter) post(ctx context.Context, to adapters.Place, c adapters.Content) (string, error) {
 	ch := where(to)
 	if ch == "" {
 		return "", errors.New("discord: post: the place has no channel")
@@ -390,6 +418,12 @@ func (a *Adapter) Post(ctx context.Context, to adapters.Place, c adapters.Conten
 // after that. A message that is gone is adapters.ErrGone; a 429 is an
 // *adapters.RateLimitError.
 func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c adapters.Content) error {
+	return a.send.Send(ctx, "update:"+ref, adapters.Deadline(ctx, a.now(), nil),
+		adapters.Owed{Place: to, What: []string{"the update of " + adapters.Describe(c)}},
+		func(ctx context.Context) error { return a.update(ctx, to, ref, c) })
+}
+
+func (a *Adapter) update(ctx context.Context, to adapters.Place, ref string, c adapters.Content) error {
 	m := render(c)
 	if ix := a.liveClick(ctx, ref); ix != nil {
 		_, app := a.ids()
@@ -397,7 +431,7 @@ func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c a
 		switch {
 		case err == nil:
 			return nil
-		case errors.As(err, new(*adapters.RateLimitError)):
+		case adapters.Transient(err):
 			return fmt.Errorf("update message %s through its interaction: %w", ref, err)
 		}
 		// The token has expired, or the interaction is gone: the
@@ -415,6 +449,12 @@ func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c a
 // Notify answers an interaction privately (an ephemeral follow-up, flag
 // 64) while its token lives, and otherwise sends n.User a direct message.
 func (a *Adapter) Notify(ctx context.Context, n adapters.Notice) error {
+	return a.send.Send(ctx, "notice:"+n.User.ID, adapters.Deadline(ctx, a.now(), nil),
+		adapters.Owed{Place: n.Place, User: n.User, What: []string{"a private notice (" + adapters.Excerpt(n.Text) + ")"}},
+		func(ctx context.Context) error { return a.notify(ctx, n) })
+}
+
+func (a *Adapter) notify(ctx context.Context, n adapters.Notice) error {
 	if ix, ok := n.Reply.(*interaction); ok && ix != nil && a.now().Sub(ix.received) < a.cfg.tokenLifetime {
 		select {
 		case <-ix.acked:
@@ -424,7 +464,7 @@ func (a *Adapter) Notify(ctx context.Context, n adapters.Notice) error {
 		_, app := a.ids()
 		body := message{Content: cut(n.Text, maxContent), Flags: flagEphemeral, Embeds: []embed{}, Components: []component{}, Attachments: []attachment{}, AllowedMentions: allowedMentions{Parse: []string{}}}
 		err := a.api.do(ctx, http.MethodPost, "/webhooks/"+app+"/"+ix.token, body, nil, nil)
-		if err == nil || errors.As(err, new(*adapters.RateLimitError)) {
+		if err == nil || adapters.Transient(err) {
 			return err
 		}
 		a.log.Info("ephemeral answer failed; sending a direct message instead", "user", n.User.ID, "err", err)
@@ -445,11 +485,23 @@ func (a *Adapter) Notify(ctx context.Context, n adapters.Notice) error {
 
 const flagEphemeral = 1 << 6
 
+// Undelivered is how many posts, updates and notices were given up after
+// trying them until their deadline (adapters.Undeliverable).
+func (a *Adapter) Undelivered() uint64 { return a.send.Undelivered() }
+
+// tell says what could not be delivered to a place, once Discord answers
+// again: to the person a lost notice was for, else in the thread.
+func (a *Adapter) tell(ctx context.Context, o adapters.Owed) error {
+	text := o.Text("Discord")
+	if o.User.ID != "" {
+		return a.Notify(ctx, adapters.Notice{Place: o.Place, User: o.User, Text: text})
+	}
+	_, err := a.Post(ctx, o.Place, adapters.Content{Text: text})
+	return err
+}
+
 func (a *Adapter) dmChannel(ctx context.Context, user string) (string, error) {
-	a.mu.Lock()
-	ch, ok := a.dms[user]
-	a.mu.Unlock()
-	if ok {
+	if ch, ok := a.dms.Get(user); ok {
 		return ch, nil
 	}
 	var out struct {
@@ -458,9 +510,7 @@ func (a *Adapter) dmChannel(ctx context.Context, user string) (string, error) {
 	if err := a.api.do(ctx, http.MethodPost, "/users/@me/channels", map[string]string{"recipient_id": user}, nil, &out); err != nil {
 		return "", fmt.Errorf("open a direct message channel with %s: %w", user, err)
 	}
-	a.mu.Lock()
-	a.dms[user] = out.ID
-	a.mu.Unlock()
+	a.dms.Add(user, out.ID)
 	return out.ID, nil
 }
 

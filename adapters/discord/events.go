@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -92,14 +93,19 @@ func (a *Adapter) hasText(ctx context.Context, e adapters.Event, m *discordgo.Me
 	}
 	a.log.Warn("a message arrived without its text: mention the bot, or enable the Message Content intent and discord.message_content", "channel", m.ChannelID, "message", m.ID)
 	a.mu.Lock()
-	told := a.told[e.Place.Thread]
-	a.told[e.Place.Thread] = true
+	told := a.told.Contains(e.Place.Thread)
+	a.told.Add(e.Place.Thread, struct{}{})
 	a.mu.Unlock()
 	if !told && !a.cfg.MessageContent {
-		_, err := a.Post(ctx, e.Place, adapters.Content{Text: "I can only read messages that mention me here: start yours with @" + a.botName() + "."})
-		if err != nil {
-			a.log.Warn("tell the thread to mention the bot", "err", err)
-		}
+		// Aside, so that a busy Discord never holds the events behind it.
+		go func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			_, err := a.Post(ctx, e.Place, adapters.Content{Text: "I can only read messages that mention me here: start yours with @" + a.botName() + "."})
+			if err != nil {
+				a.log.Warn("tell the thread to mention the bot", "err", err)
+			}
+		}()
 	}
 	return false
 }
@@ -137,19 +143,14 @@ func (a *Adapter) startThread(ctx context.Context, channel, msgID, text string) 
 	if out.ID == "" {
 		out.ID = msgID
 	}
-	a.mu.Lock()
-	a.channels[out.ID] = channelInfo{thread: true, parent: channel, ours: true}
-	a.mu.Unlock()
+	a.channels.Add(out.ID, channelInfo{thread: true, parent: channel, ours: true})
 	return out.ID
 }
 
 // channel finds what a channel is, once; a channel that cannot be read is
 // taken for a plain channel.
 func (a *Adapter) channel(ctx context.Context, id string) channelInfo {
-	a.mu.Lock()
-	info, ok := a.channels[id]
-	a.mu.Unlock()
-	if ok {
+	if info, ok := a.channels.Get(id); ok {
 		return info
 	}
 	var ch struct {
@@ -162,13 +163,12 @@ func (a *Adapter) channel(ctx context.Context, id string) channelInfo {
 		return channelInfo{}
 	}
 	bot, _ := a.ids()
+	var info channelInfo
 	switch ch.Type {
 	case channelAnnounceThrd, channelPublicThread, channelPrivateThread:
 		info = channelInfo{thread: true, parent: ch.ParentID, ours: ch.OwnerID == bot}
 	}
-	a.mu.Lock()
-	a.channels[id] = info
-	a.mu.Unlock()
+	a.channels.Add(id, info)
 	return info
 }
 

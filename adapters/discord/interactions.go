@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -18,7 +16,12 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/adapters/webhook"
 )
+
+// replayWindow is how long a signed request is taken: its timestamp within
+// so long of now, and its signature remembered so long to refuse a replay.
+const replayWindow = 5 * time.Minute
 
 // interaction is the Reply of an interaction event: what answering it
 // takes. acked is closed once the first response has been sent (or has
@@ -215,18 +218,14 @@ func (a *Adapter) commandPlace(ctx context.Context, ix *interaction, e adapters.
 
 // remember keeps the latest click on a card, whose token edits it.
 func (a *Adapter) remember(ref string, ix *interaction) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.clicks[ref] = ix
+	a.clicks.Add(ref, ix)
 }
 
 // liveClick is the latest click on ref while its token lives and its
 // first response went through (waiting for that response when it is on
 // its way: it has its own short deadline).
 func (a *Adapter) liveClick(ctx context.Context, ref string) *interaction {
-	a.mu.Lock()
-	ix := a.clicks[ref]
-	a.mu.Unlock()
+	ix, _ := a.clicks.Get(ref)
 	if ix == nil || a.now().Sub(ix.received) >= a.cfg.tokenLifetime {
 		return nil
 	}
@@ -244,8 +243,8 @@ func (a *Adapter) liveClick(ctx context.Context, ref string) *interaction {
 func (a *Adapter) forgetClick(ref string, ix *interaction) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.clicks[ref] == ix {
-		delete(a.clicks, ref)
+	if cur, _ := a.clicks.Peek(ref); cur == ix {
+		a.clicks.Remove(ref)
 	}
 }
 
@@ -318,7 +317,9 @@ func commandSpec(name string) map[string]any {
 
 // serveHTTP starts the interactions endpoint; stop shuts it down.
 func (a *Adapter) serveHTTP() (stop func(), err error) {
-	ln, err := net.Listen("tcp", a.cfg.Listen)
+	limits := webhook.Defaults
+	limits.MaxBody = a.cfg.MaxBodyBytes
+	ln, err := webhook.Listen(a.cfg.Listen, limits)
 	if err != nil {
 		return nil, fmt.Errorf("discord.listen: listen on %s: %w", a.cfg.Listen, err)
 	}
@@ -327,7 +328,7 @@ func (a *Adapter) serveHTTP() (stop func(), err error) {
 	a.mu.Unlock()
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+InteractionsPath, a.serveInteraction)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
+	srv := webhook.Server(mux, limits)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("interactions endpoint stopped", "err", err)
@@ -341,21 +342,35 @@ func (a *Adapter) serveHTTP() (stop func(), err error) {
 	}, nil
 }
 
-// serveInteraction verifies a request's signature before reading anything
-// in it, answers at once, and queues the event.
+// serveInteraction checks a request's signature headers and timestamp
+// before reading its body, verifies the signature before reading anything
+// in it, refuses a replay, answers at once, and queues the event.
 func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, a.cfg.MaxBodyBytes+1))
+	sig, ok := signature(r.Header)
+	if !ok || !fresh(r.Header.Get("X-Signature-Timestamp"), a.now()) {
+		a.log.Warn("an interaction request without a well-formed, fresh signature was refused", "remote", r.RemoteAddr)
+		http.Error(w, "invalid request signature", http.StatusUnauthorized)
+		return
+	}
+	body, err := webhook.ReadBody(w, r, a.cfg.MaxBodyBytes)
+	if errors.Is(err, webhook.ErrTooLarge) {
+		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+		return
+	}
 	if err != nil {
 		http.Error(w, "cannot read the body", http.StatusBadRequest)
 		return
 	}
-	if int64(len(body)) > a.cfg.MaxBodyBytes {
-		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
-		return
-	}
-	if !verify(a.key, r.Header, body) || !fresh(r.Header.Get("X-Signature-Timestamp"), a.now()) {
+	if !verify(a.key, r.Header, body) {
 		a.log.Warn("an interaction request with a bad signature was refused", "remote", r.RemoteAddr)
 		http.Error(w, "invalid request signature", http.StatusUnauthorized)
+		return
+	}
+	if a.replays.Seen(sig) {
+		// The same signed request again: Discord never sends one twice,
+		// so it is a replay. Refused, and nothing is done.
+		a.log.Warn("a replayed interaction request was refused", "remote", r.RemoteAddr)
+		http.Error(w, "replayed request", http.StatusUnauthorized)
 		return
 	}
 	var raw discordgo.Interaction
@@ -382,11 +397,13 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 // minutes of now: a recorded request cannot be replayed later.
 func fresh(ts string, now time.Time) bool {
 	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
-		return false
-	}
-	d := now.Sub(time.Unix(sec, 0))
-	return d < 5*time.Minute && d > -5*time.Minute
+	return err == nil && webhook.Fresh(sec, now, replayWindow)
+}
+
+// signature is the request's signature, decoded, when it is well formed.
+func signature(h http.Header) ([]byte, bool) {
+	sig, err := hex.DecodeString(h.Get("X-Signature-Ed25519"))
+	return sig, err == nil && len(sig) == ed25519.SignatureSize && h.Get("X-Signature-Timestamp") != ""
 }
 
 // verify checks Discord's Ed25519 signature over the timestamp and body

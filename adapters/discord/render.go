@@ -130,6 +130,14 @@ func render(c adapters.Content) message {
 			m.Content = c.Text
 		}
 	}
+	if c.Full != "" && c.Full != c.Text {
+		note := "\n(the whole output is attached as output.txt)"
+		if utf8.RuneCountInString(m.Content)+utf8.RuneCountInString(note) > maxContent {
+			m.Content = cut(m.Content, maxContent-utf8.RuneCountInString(note))
+		}
+		m.Content += note
+		m.addFile("output.txt", c.Full)
+	}
 	if c.Card != nil {
 		m.Embeds = append(m.Embeds, m.renderCard(c.Card))
 		if row := buttons(c.Card); row != nil {

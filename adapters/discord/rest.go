@@ -116,7 +116,10 @@ func (r *rest) do(ctx context.Context, method, path string, body any, files []fi
 	req.Header.Set("User-Agent", r.agent)
 	resp, err := r.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("discord %s %s: %w", method, path, err)
+		if ctx.Err() == nil {
+			return fmt.Errorf("discord %s %s: %w: %w", method, redact(path), adapters.ErrUnavailable, err)
+		}
+		return fmt.Errorf("discord %s %s: %w", method, redact(path), err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
@@ -138,6 +141,8 @@ func (r *rest) do(ctx context.Context, method, path string, body any, files []fi
 		return &adapters.RateLimitError{RetryAfter: retryAfter(resp.Header, ae.RetryAfter), Err: ae}
 	case resp.StatusCode == http.StatusNotFound && (ae.Code == codeUnknownMessage || ae.Code == codeUnknownChannel):
 		return fmt.Errorf("%w: %w", adapters.ErrGone, ae)
+	case resp.StatusCode >= 500:
+		return fmt.Errorf("%w: %w", adapters.ErrUnavailable, ae)
 	}
 	return ae
 }

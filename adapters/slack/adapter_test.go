@@ -224,9 +224,49 @@ func TestApproverGroups(t *testing.T) {
 	if slices.Contains(e.User.Groups, "S0ONCALL") || !slices.Contains(e.User.Groups, "!unchecked:S0ONCALL") {
 		t.Errorf("groups after a failed lookup = %v; want only the unchecked marker", e.User.Groups)
 	}
-	fake.Wait(t, "a notice that the group could not be checked", func() bool {
-		return slices.ContainsFunc(fake.Ephemerals(bob.ID), func(n slacktest.Ephemeral) bool { return strings.Contains(n.Text, "could not check") })
-	})
+	if !slices.Equal(e.User.Unchecked, []string{"S0ONCALL"}) {
+		t.Errorf("Unchecked = %v; want [S0ONCALL], for the bot's notice", e.User.Unchecked)
+	}
+	// The refusal is the bot's to say, once: the adapter says nothing.
+	fake.FailGroups("")
+	fake.Click(bob, channel, "1.1", slack.ActionCancel, "a1b2c3")
+	r2.next(t)
+	if n := fake.Ephemerals(bob.ID); len(n) != 0 {
+		t.Errorf("the adapter sent its own notice about the unchecked group: %+v", n)
+	}
+}
+
+// A typed decision carries the facts of a click and is checked the same
+// way: a Slack Connect user of another organisation is refused, and a
+// member of an approver group arrives with the group.
+func TestTypedDecisionIsCheckedLikeAClick(t *testing.T) {
+	fake := slacktest.New(t)
+	fake.AddGroup("S0ONCALL", "oncall", bob.ID)
+	ad := newAdapter(t, fake, slack.Config{})
+	ad.WatchGroups("@oncall")
+	r := start(t, ad, nil)
+	fake.Connected(t)
+	thread := fake.MentionOnce(alice, channel, "", "clean up")
+	r.next(t)
+
+	mallory := slacktest.User{ID: "U0MAL", Name: "mallory", Team: "T0OTHER"}
+	fake.Say(mallory, channel, thread, "approve a1b2c3")
+	fake.Wait(t, "a notice to mallory", func() bool { return len(fake.Ephemerals(mallory.ID)) > 0 })
+	if n := fake.Ephemerals(mallory.ID)[0]; !strings.Contains(n.Text, "another Slack workspace") {
+		t.Errorf("notice = %q", n.Text)
+	}
+	fake.Say(bob, channel, thread, "approve a1b2c3")
+	e := r.next(t)
+	if e.User.ID != bob.ID || e.Decision == nil || !e.Decision.Approve {
+		t.Fatalf("first event after mallory's is %+v; mallory's words should have made none", e)
+	}
+	if !slices.Contains(e.User.Groups, "@oncall") || e.User.Team != slacktest.TeamID {
+		t.Errorf("bob's typed decision: groups %v, team %q; want @oncall and %s, as a click has", e.User.Groups, e.User.Team, slacktest.TeamID)
+	}
+	fake.Say(bob, channel, thread, "!stop a1b2c3")
+	if e := r.next(t); !slices.Contains(e.User.Groups, "@oncall") {
+		t.Errorf("a typed !stop: groups %v; want @oncall", e.User.Groups)
+	}
 }
 
 func TestLongOperationIsAttachedOnce(t *testing.T) {
@@ -268,13 +308,22 @@ func TestUpdateErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A progress update (TryOnce) hears of the 429 at once.
 	fake.FailUpdates(1, 7)
-	err = ad.Update(ctx, p, ref, adapters.Content{Text: "y"})
+	err = ad.Update(adapters.TryOnce(ctx), p, ref, adapters.Content{Text: "y"})
 	if d, ok := adapters.RetryAfter(err); !ok || d != 7*time.Second {
 		t.Errorf("update under a 429 = %v; want a RateLimitError of 7s", err)
 	}
 	if err := ad.Update(ctx, p, ref, adapters.Content{Text: "y"}); err != nil {
 		t.Errorf("update after the wait: %v", err)
+	}
+	// Any other update waits the 429s out and arrives.
+	fake.FailUpdates(3, 0)
+	if err := ad.Update(ctx, p, ref, adapters.Content{Text: "z"}); err != nil {
+		t.Errorf("update through three 429s: %v", err)
+	}
+	if m, _ := fake.Message(channel, ref); m.Text != "z" || fake.Limited() != 4 {
+		t.Errorf("after three 429s the message says %q (%d refused); want z, 4", m.Text, fake.Limited())
 	}
 }
 

@@ -2,6 +2,8 @@ package slack
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"slices"
@@ -32,6 +34,9 @@ const (
 type attached struct {
 	Operation string
 	Output    string
+	// Text is a plain message's text, escaped, naming what attachText
+	// attached for it.
+	Text string
 }
 
 // fileName is the name of a card's attachment.
@@ -63,6 +68,7 @@ func (a *Adapter) attach(ctx context.Context, to adapters.Place, c *adapters.Car
 	if c == nil {
 		return got, nil
 	}
+
 	op, out := needsFiles(*c)
 	if op {
 		v, _ := adapters.Visible(c.Operation)
@@ -76,6 +82,9 @@ func (a *Adapter) attach(ctx context.Context, to adapters.Place, c *adapters.Car
 	if out {
 		name, err := a.upload(ctx, to, "output", c.ApprovalID, visibleOutput(fullOutput(*c)),
 			fmt.Sprintf("The output of approval %s.", c.ApprovalID))
+		if err != nil && adapters.Transient(err) {
+			return got, fmt.Errorf("attach the output of approval %s: %w", c.ApprovalID, err)
+		}
 		if err != nil {
 			// The card still shows the tail and says the rest is missing.
 			a.log.Warn("could not attach a run's full output", "approval", c.ApprovalID, "err", err)
@@ -86,14 +95,50 @@ func (a *Adapter) attach(ctx context.Context, to adapters.Place, c *adapters.Car
 	return got, nil
 }
 
+// attachText attaches what a plain message cannot show: c.Full (the whole
+// output behind a cut reply) and a Text longer than a message holds. It
+// returns the text to post, which names each file attached. A file that
+// cannot be attached fails the post only when Slack is busy (it is then
+// retried); otherwise the message says the file is missing.
+func (a *Adapter) attachText(ctx context.Context, to adapters.Place, c adapters.Content) (string, error) {
+	text := escape(c.Text)
+	var notes []string
+	add := func(kind, body, comment string) error {
+		sum := sha256.Sum256([]byte(body))
+		name, err := a.upload(ctx, to, kind, hex.EncodeToString(sum[:6]), body, comment)
+		switch {
+		case err == nil:
+			notes = append(notes, "the whole "+kind+" is attached in this thread as "+name)
+		case adapters.Transient(err):
+			return err
+		default:
+			a.log.Warn("could not attach a message's full text", "kind", kind, "err", err)
+			notes = append(notes, "the whole "+kind+" could not be attached: ask for it again")
+		}
+		return nil
+	}
+	if c.Full != "" && c.Full != c.Text {
+		if err := add("output", c.Full, "The whole output behind the message below."); err != nil {
+			return "", err
+		}
+	}
+	if len(text) > maxMessageText-200 {
+		if err := add("message", c.Text, "The whole of a message too long for Slack."); err != nil {
+			return "", err
+		}
+		text = cutText(text, maxMessageText-200-len(notes)*100)
+	}
+	if len(notes) > 0 {
+		text += "\n_(" + strings.Join(notes, "; ") + ")_"
+	}
+	return text, nil
+}
+
 // upload attaches text as a file in the thread, once per kind and approval.
 func (a *Adapter) upload(ctx context.Context, to adapters.Place, kind, id, text, comment string) (string, error) {
 	name := fileName(kind, id)
 	key := kind + "/" + id
-	a.mu.Lock()
-	done := a.uploaded[key]
-	a.mu.Unlock()
-	if done {
+	if a.uploaded.Contains(key) {
 		return name, nil
 	}
 	_, err := a.api.UploadFileContext(ctx, slackapi.UploadFileParameters{
@@ -108,9 +153,7 @@ func (a *Adapter) upload(ctx context.Context, to adapters.Place, kind, id, text,
 	if err != nil {
 		return "", slackErr("upload "+name, err)
 	}
-	a.mu.Lock()
-	a.uploaded[key] = true
-	a.mu.Unlock()
+	a.uploaded.Add(key, struct{}{})
 	return name, nil
 }
 
@@ -118,8 +161,9 @@ func (a *Adapter) upload(ctx context.Context, to adapters.Place, kind, id, text,
 func (a *Adapter) content(c adapters.Content, files attached) []slackapi.MsgOption {
 	if c.Card == nil {
 		// An explicit empty block list, so that an update from a card to
-		// plain text removes the card.
-		return []slackapi.MsgOption{slackapi.MsgOptionText(cutText(escape(c.Text), maxMessageText), false), slackapi.MsgOptionBlocks()}
+		// plain text removes the card. files.Text is the text with the
+		// names of the files attached for it.
+		return []slackapi.MsgOption{slackapi.MsgOptionText(cutText(files.Text, maxMessageText), false), slackapi.MsgOptionBlocks()}
 	}
 	var bs []slackapi.Block
 	if strings.TrimSpace(c.Text) != "" {

@@ -2,14 +2,16 @@ package slack
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,10 +19,13 @@ import (
 	"github.com/slack-go/slack/slackevents"
 
 	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/adapters/webhook"
 )
 
-// maxBody caps a request body; Slack's are a few kilobytes.
-const maxBody = 1 << 20
+// limits bound what strangers can make the endpoint hold: Slack's
+// requests are a few kilobytes (a click's carries its card, well under the
+// 1 MiB cap), a few at a time.
+var limits = webhook.Defaults
 
 // replayWindow is how long a signed request stays valid (Slack's rule), and
 // so how long its signature is remembered to refuse a replay.
@@ -29,13 +34,13 @@ const replayWindow = 5 * time.Minute
 // runHTTP serves the Events API and the interactivity endpoint on one
 // listener until ctx is done or the app is uninstalled.
 func (a *Adapter) runHTTP(ctx context.Context, q *queue) error {
-	ln, err := net.Listen("tcp", a.cfg.Listen)
+	ln, err := webhook.Listen(a.cfg.Listen, limits)
 	if err != nil {
 		return fmt.Errorf("slack.listen: %w", err)
 	}
 	end := make(chan struct{})
 	var once sync.Once
-	srv := &http.Server{Handler: a.handler(q, func() { once.Do(func() { close(end) }) }), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second}
+	srv := webhook.Server(a.handler(q, func() { once.Do(func() { close(end) }) }), limits)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	a.up.Store(true)
@@ -60,8 +65,12 @@ func (a *Adapter) runHTTP(ctx context.Context, q *queue) error {
 
 // handler is the HTTP mode handler; end is called when the input ends.
 func (a *Adapter) handler(q *queue, end func()) http.Handler {
-	return &httpHandler{a: a, q: q, seen: map[string]time.Time{}, end: end}
+	return &httpHandler{a: a, q: q, seen: webhook.NewReplays(maxReplays, replayWindow+time.Minute), end: end}
 }
+
+// maxReplays bounds the signatures remembered: far more than Slack sends
+// in the replay window.
+const maxReplays = 100000
 
 // httpHandler serves Slack's requests: it verifies the signature before it
 // parses anything, answers at once, and queues the event for the worker.
@@ -70,8 +79,7 @@ type httpHandler struct {
 	q   *queue
 	end func()
 
-	mu   sync.Mutex
-	seen map[string]time.Time // signatures inside the replay window
+	seen *webhook.Replays // signatures inside the replay window
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -80,10 +88,18 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	// The signature's headers and timestamp are checked before a byte
+	// of the body is read: a stranger without them holds nothing.
+	sig, err := signature(r.Header, a.now())
 	if err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			a.log.Warn("refused a slack request over the body cap", "remote", r.RemoteAddr, "cap", maxBody)
+		a.log.Warn("refused a slack request with a bad or stale signature", "remote", r.RemoteAddr, "path", r.URL.Path, "err", err)
+		http.Error(w, "bad signature", http.StatusUnauthorized)
+		return
+	}
+	body, err := webhook.ReadBody(w, r, limits.MaxBody)
+	if err != nil {
+		if errors.Is(err, webhook.ErrTooLarge) {
+			a.log.Warn("refused a slack request over the body cap", "remote", r.RemoteAddr, "err", err)
 			http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
 			return
 		}
@@ -100,8 +116,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad signature", http.StatusUnauthorized)
 		return
 	}
-	sig := r.Header.Get("X-Slack-Signature")
-	if h.replayed(sig) {
+	if h.seen.Seen(sig) {
 		// A valid request seen before inside the window: answered, not
 		// acted on twice.
 		a.log.Warn("ignored a replayed slack request", "remote", r.RemoteAddr, "path", r.URL.Path)
@@ -144,19 +159,25 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// replayed remembers sig and reports whether it was seen inside the window.
-func (h *httpHandler) replayed(sig string) bool {
-	now := h.a.now()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for s, at := range h.seen {
-		if now.Sub(at) > replayWindow+time.Minute {
-			delete(h.seen, s)
-		}
+// signature checks a request's signature headers before its body is read:
+// a timestamp within the replay window of now, and a signature of the
+// right form ("v0=" and 32 bytes in hex, either case). It returns the
+// signature's bytes, which key the replay cache.
+func signature(h http.Header, now time.Time) ([]byte, error) {
+	ts, err := strconv.ParseInt(h.Get("X-Slack-Request-Timestamp"), 10, 64)
+	if err != nil {
+		return nil, errors.New("no X-Slack-Request-Timestamp")
 	}
-	if _, ok := h.seen[sig]; ok {
-		return true
+	if !webhook.Fresh(ts, now, replayWindow) {
+		return nil, errors.New("X-Slack-Request-Timestamp is outside the replay window")
 	}
-	h.seen[sig] = now
-	return false
+	v, ok := strings.CutPrefix(h.Get("X-Slack-Signature"), "v0=")
+	if !ok {
+		return nil, errors.New("X-Slack-Signature is not v0=<hex>")
+	}
+	sig, err := hex.DecodeString(v)
+	if err != nil || len(sig) != sha256.Size {
+		return nil, errors.New("X-Slack-Signature is not 32 bytes in hex")
+	}
+	return sig, nil
 }

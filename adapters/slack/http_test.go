@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,7 +134,7 @@ func TestHTTPMode(t *testing.T) {
 	}
 
 	// A body over the cap is refused before it is parsed.
-	huge := bytes.Repeat([]byte("a"), maxBody+10)
+	huge := bytes.Repeat([]byte("a"), int(limits.MaxBody)+10)
 	if code, _ := post(t, base+"/slack/events", huge, sign(huge, time.Now(), secret), js); code != http.StatusRequestEntityTooLarge {
 		t.Errorf("huge body: %d, want 413", code)
 	}
@@ -162,5 +163,31 @@ func TestHTTPMode(t *testing.T) {
 	case e := <-events:
 		t.Errorf("an event too many: %+v (the replay, the forged or the stale request started something)", e)
 	default:
+	}
+}
+
+// A replay is the same signature whatever its spelling: upper-case hex
+// carries the same bytes, and is refused as a replay.
+func TestReplayKeyedOnSignatureBytes(t *testing.T) {
+	fake, base, events := httpSetup(t)
+	alice := slacktest.User{ID: "U0ALICE", Name: "alice"}
+	_, bodies := fake.Events(alice, "C0OPS", "", "how full is the disk?", true)
+	h := sign(bodies[0], time.Now(), secret)
+	if code, _ := post(t, base+"/slack/events", bodies[0], h, "application/json"); code != http.StatusOK {
+		t.Fatalf("valid request: %d", code)
+	}
+	nextEvent(t, events)
+	upper := http.Header{}
+	upper.Set("X-Slack-Request-Timestamp", h.Get("X-Slack-Request-Timestamp"))
+	upper.Set("X-Slack-Signature", "v0="+strings.ToUpper(strings.TrimPrefix(h.Get("X-Slack-Signature"), "v0=")))
+	if code, _ := post(t, base+"/slack/events", bodies[0], upper, "application/json"); code != http.StatusOK {
+		t.Fatalf("the replay in upper case: %d, want 200 (and nothing done)", code)
+	}
+	// A later request shows the replay started nothing in between.
+	if code, _ := post(t, base+"/slack/events", bodies[1], sign(bodies[1], time.Now(), secret), "application/json"); code != http.StatusOK {
+		t.Fatal("the next request was refused")
+	}
+	if e := nextEvent(t, events); !e.Redelivered {
+		t.Errorf("the replay in upper case reached the bot: %+v", e)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	slackapi "github.com/slack-go/slack"
 
 	"github.com/countersign/countersign/adapters"
@@ -47,14 +49,19 @@ type Adapter struct {
 	secret   string
 	now      func() time.Time
 	groups   *groups
+	send     *adapters.Sender
 	// up is set while the socket is connected (or the HTTP listener
 	// serves), for Connected.
 	up atomic.Bool
 
-	mu       sync.Mutex
-	self     identity
-	threads  map[string]time.Time // "channel/thread" the bot takes part in
-	uploaded map[string]bool      // "operation/<id>", "output/<id>": files already attached
+	mu   sync.Mutex
+	self identity
+	// threads are the "channel/thread" the bot takes part in; one
+	// forgotten is looked up again (conversations.replies).
+	threads *expirable.LRU[string, struct{}]
+	// uploaded are the files already attached ("operation/<id>",
+	// "output/<id>"); one forgotten is attached again.
+	uploaded *expirable.LRU[string, struct{}]
 
 	// onHTTPReady, when set, is called with the HTTP mode listener's
 	// address once it listens (tests bind ":0").
@@ -70,9 +77,15 @@ type identity struct {
 	TeamID string
 }
 
-// maxThreads bounds the memory of threads the bot takes part in; the
-// oldest are forgotten first and looked up again when needed.
-const maxThreads = 10000
+// Bounds of what the adapter remembers per process: at most so many, for
+// at most so long; the least recently used go first.
+const (
+	maxThreads   = 10000
+	threadMemory = 24 * time.Hour
+	maxUploaded  = 10000
+	// uploadMemory outlives any card: an approval waits at most a day.
+	uploadMemory = 48 * time.Hour
+)
 
 // New makes the adapter from its configuration and the environment. It
 // checks the tokens' shape, not that they work: Run calls auth.test.
@@ -91,8 +104,8 @@ func New(cfg Config, getenv func(string) string, log *slog.Logger) (*Adapter, er
 		appToken: strings.TrimSpace(getenv(cfg.AppTokenEnv)),
 		secret:   strings.TrimSpace(getenv(cfg.SigningSecretEnv)),
 		now:      time.Now,
-		threads:  map[string]time.Time{},
-		uploaded: map[string]bool{},
+		threads:  expirable.NewLRU[string, struct{}](maxThreads, nil, threadMemory),
+		uploaded: expirable.NewLRU[string, struct{}](maxUploaded, nil, uploadMemory),
 	}
 	if err := checkToken(cfg.BotTokenEnv, a.botToken, "xoxb-", "a bot token", "OAuth & Permissions → Bot User OAuth Token"); err != nil {
 		return nil, err
@@ -135,10 +148,12 @@ func New(cfg Config, getenv func(string) string, log *slog.Logger) (*Adapter, er
 	if a.appToken != "" {
 		opts = append(opts, slackapi.OptionAppLevelToken(a.appToken))
 	}
-	// No slack-go retries: a 429 goes back to the bot as a RateLimitError,
-	// so that no call sleeps inside the adapter.
+	// No slack-go retries (they sleep without a context): the adapter's
+	// Sender waits out 429s and 5xx within each send's deadline, in order
+	// per place, and adapters.TryOnce asks for one try.
 	a.api = slackapi.New(a.botToken, opts...)
 	a.groups = newGroups(a.api, cfg.GroupCacheTTL, a.now)
+	a.send = adapters.NewSender(a.tell)
 	return a, nil
 }
 
@@ -262,7 +277,8 @@ type reply struct {
 // message is what the adapter needs of an app_mention or message event.
 type message struct {
 	kind        string // "app_mention" or "message"
-	team        string
+	team        string // the workspace the event came to
+	userTeam    string // the sender's own workspace, when it is another (Slack Connect)
 	user        string
 	botID       string
 	subtype     string
@@ -303,6 +319,10 @@ func (a *Adapter) fromMessage(ctx context.Context, m message, retried bool) []ad
 	if team == "" {
 		team = self.TeamID
 	}
+	userTeam := m.userTeam
+	if userTeam == "" {
+		userTeam = team
+	}
 	e := adapters.Event{
 		// One message has one id, whichever kind of event (app_mention
 		// or message) and whichever delivery carries it.
@@ -311,36 +331,55 @@ func (a *Adapter) fromMessage(ctx context.Context, m message, retried bool) []ad
 		// is marked, so that whichever comes second is a known repeat.
 		Redelivered: retried || m.kind == "message" && mentioned && !direct,
 		Reply:       &reply{Channel: m.channel, User: m.user, Thread: thread},
-		User:        adapters.User{ID: m.user},
+		User:        adapters.User{ID: m.user, Team: userTeam},
 		Place:       adapters.Place{Channel: m.channel, Thread: thread},
 		Direct:      direct,
 		Text:        cleanText(m.text, self.UserID),
 	}
 	// "approve <id>", "cancel <id> [reason]" typed in the thread are
 	// decisions, as in the terminal; a reason can only be given this way.
-	if d, ok := adapters.ParseDecision(e.Text); ok {
+	// They carry the same facts as a click, checked the same way.
+	d, decision := adapters.ParseDecision(e.Text)
+	if decision {
 		e.Decision = &d
+	}
+	if decision || isStop(e.Text) {
+		var ok bool
+		if e.User, ok = a.decider(ctx, e.User, e.Place, e.Reply.(*reply)); !ok {
+			return nil
+		}
 	}
 	return []adapters.Event{e}
 }
 
 // inConversation reports whether the bot takes part in the thread: it was
 // mentioned there or posted there, by this process (remembered) or by
-// another replica (conversations.replies).
+// another replica (conversations.replies). A lookup that Slack refuses for
+// now (a 429, a 5xx) is tried again for up to threadLookup; if Slack still
+// cannot say, the message is taken as a follow-up, so that it is answered
+// rather than lost (the cost: an answer to a thread not meant for the bot).
 func (a *Adapter) inConversation(ctx context.Context, channel, thread string) bool {
-	key := channel + "/" + thread
-	a.mu.Lock()
-	_, ok := a.threads[key]
-	a.mu.Unlock()
-	if ok {
+	if a.threads.Contains(channel + "/" + thread) {
 		return true
 	}
 	self := a.identity()
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	msgs, _, _, err := a.api.GetConversationRepliesContext(ctx, &slackapi.GetConversationRepliesParameters{ChannelID: channel, Timestamp: thread, Limit: 200})
-	if err != nil {
-		a.log.Warn("could not tell whether a thread is a conversation with the bot; its message is not answered (mention the bot to be sure)", "channel", channel, "thread", thread, "err", err)
+	var msgs []slackapi.Message
+	err := a.send.Retry(ctx, a.now().Add(threadLookup), func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		var err error
+		msgs, _, _, err = a.api.GetConversationRepliesContext(ctx, &slackapi.GetConversationRepliesParameters{ChannelID: channel, Timestamp: thread, Limit: 200})
+		if err != nil {
+			return slackErr("conversations.replies", err)
+		}
+		return nil
+	})
+	switch {
+	case err != nil && adapters.Transient(err):
+		a.log.Warn("could not tell whether a thread is a conversation with the bot; taking its message as a follow-up", "channel", channel, "thread", thread, "err", err)
+		return true
+	case err != nil:
+		a.log.Info("slack says the thread cannot be read; its message is not for the bot", "channel", channel, "thread", thread, "err", err)
 		return false
 	}
 	for _, m := range msgs {
@@ -351,24 +390,16 @@ func (a *Adapter) inConversation(ctx context.Context, channel, thread string) bo
 	return false
 }
 
+// threadLookup bounds the retries of one thread lookup: the worker holds
+// the events behind it meanwhile.
+const threadLookup = 20 * time.Second
+
 // remember notes that the bot takes part in a thread.
 func (a *Adapter) remember(channel, thread string) {
 	if channel == "" || thread == "" {
 		return
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.threads) >= maxThreads {
-		var oldest string
-		var at time.Time
-		for k, t := range a.threads {
-			if oldest == "" || t.Before(at) {
-				oldest, at = k, t
-			}
-		}
-		delete(a.threads, oldest)
-	}
-	a.threads[channel+"/"+thread] = a.now()
+	a.threads.Add(channel+"/"+thread, struct{}{})
 }
 
 func mentions(text, userID string) bool {
@@ -397,7 +428,6 @@ func cleanText(text, botID string) string {
 
 // fromClick turns a button click into a decision event, or refuses it.
 func (a *Adapter) fromClick(ctx context.Context, cb slackapi.InteractionCallback, retried bool) []adapters.Event {
-	self := a.identity()
 	if cb.Type != slackapi.InteractionTypeBlockActions {
 		a.log.Info("ignored a slack interaction that is not a button click", "type", cb.Type)
 		return nil
@@ -423,10 +453,8 @@ func (a *Adapter) fromClick(ctx context.Context, cb slackapi.InteractionCallback
 	}
 	rp := &reply{ResponseURL: cb.ResponseURL, Channel: channel, User: cb.User.ID, Thread: thread}
 	place := adapters.Place{Channel: channel, Thread: thread}
-	if team != self.TeamID {
-		a.log.Warn("refused a click from another workspace", "team", team, "want", self.TeamID, "user", cb.User.ID)
-		a.notifyAsync(adapters.Notice{Place: place, User: adapters.User{ID: cb.User.ID}, Reply: rp,
-			Text: "This card belongs to another Slack workspace, so your click was not counted; nothing changed."})
+	user, ok := a.decider(ctx, adapters.User{ID: cb.User.ID, Name: cb.User.Name, Team: team}, place, rp)
+	if !ok {
 		return nil
 	}
 	var out []adapters.Event
@@ -445,14 +473,6 @@ func (a *Adapter) fromClick(ctx context.Context, cb slackapi.InteractionCallback
 		if stamp == "" {
 			stamp = cb.TriggerID
 		}
-		user := adapters.User{ID: cb.User.ID, Name: cb.User.Name}
-		in, unchecked := a.groups.of(ctx, user.ID)
-		user.Groups = in
-		for _, g := range unchecked {
-			user.Groups = append(user.Groups, "!unchecked:"+g.entry)
-			a.notifyAsync(adapters.Notice{Place: place, User: user, Reply: rp,
-				Text: fmt.Sprintf("I could not check whether you are in the user group %s (%s), so a decision that needs that group is refused until Slack answers; try again in a minute.", g.entry, g.err)})
-		}
 		out = append(out, adapters.Event{
 			ID:          "act:" + team + ":" + cb.User.ID + ":" + act.ActionID + ":" + stamp,
 			Redelivered: retried,
@@ -466,6 +486,46 @@ func (a *Adapter) fromClick(ctx context.Context, cb slackapi.InteractionCallback
 		a.log.Info("ignored a click on a button that is not a countersign decision", "channel", channel, "message", ref)
 	}
 	return out
+}
+
+// decider checks the one who decides, the same way for a click and for
+// typed words: a person of another workspace (a Slack Connect user of
+// another organisation) is refused here, with one notice, and no event
+// is made; otherwise user comes back with the watched groups they are in,
+// and those that could not be checked in Unchecked (and in Groups as
+// "!unchecked:<entry>"), for the bot to judge and, if it refuses, to say
+// so: the adapter sends no notice about groups.
+func (a *Adapter) decider(ctx context.Context, user adapters.User, place adapters.Place, rp *reply) (adapters.User, bool) {
+	self := a.identity()
+	if user.Team != self.TeamID {
+		a.log.Warn("refused a decision from another workspace", "team", user.Team, "want", self.TeamID, "user", user.ID)
+		a.notifyAsync(adapters.Notice{Place: place, User: user, Reply: rp,
+			Text: "This card belongs to another Slack workspace, so your decision was not counted; nothing changed."})
+		return user, false
+	}
+	in, unchecked := a.groups.of(ctx, user.ID)
+	user.Groups = in
+	for _, g := range unchecked {
+		user.Groups = append(user.Groups, "!unchecked:"+g.entry)
+		user.Unchecked = append(user.Unchecked, g.entry)
+		a.log.Warn("could not check a user group of a person deciding; the bot refuses what needs it", "group", g.entry, "user", user.ID, "err", g.err)
+	}
+	return user, true
+}
+
+// isStop reports whether text is a typed "!stop".
+func isStop(text string) bool {
+	verb, _ := cutSpace(text)
+	return strings.EqualFold(verb, "!stop")
+}
+
+// cutSpace splits s at its first run of white space.
+func cutSpace(s string) (before, after string) {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, " \t\n"); i >= 0 {
+		return s[:i], strings.TrimSpace(s[i:])
+	}
+	return s, ""
 }
 
 func validApprovalID(id string) bool {
@@ -497,7 +557,18 @@ func (a *Adapter) notifyAsync(n adapters.Notice) {
 // whole gets the full text attached as a file in the thread first; if that
 // fails, the card is not posted (nobody may approve what they cannot read).
 func (a *Adapter) Post(ctx context.Context, to adapters.Place, c adapters.Content) (string, error) {
-	files, err := a.attach(ctx, to, c.Card)
+	var ts string
+	err := a.send.Send(ctx, "post:"+to.Channel+"/"+to.Thread, adapters.Deadline(ctx, a.now(), c.Card),
+		adapters.Owed{Place: to, What: []string{adapters.Describe(c)}},
+		func(ctx context.Context) (err error) {
+			ts, err = a.post(ctx, to, c)
+			return err
+		})
+	return ts, err
+}
+
+func (a *Adapter) post(ctx context.Context, to adapters.Place, c adapters.Content) (string, error) {
+	files, err := a.attachAll(ctx, to, c)
 	if err != nil {
 		return "", err
 	}
@@ -513,10 +584,26 @@ func (a *Adapter) Post(ctx context.Context, to adapters.Place, c adapters.Conten
 	return ts, nil
 }
 
+// attachAll attaches the files c needs: a card's long operation and
+// output, a plain message's full text.
+func (a *Adapter) attachAll(ctx context.Context, to adapters.Place, c adapters.Content) (attached, error) {
+	if c.Card != nil {
+		return a.attach(ctx, to, c.Card)
+	}
+	text, err := a.attachText(ctx, to, c)
+	return attached{Text: text}, err
+}
+
 // Update replaces the message ref in place (chat.update). A message that
 // is gone wraps adapters.ErrGone; a 429 is an *adapters.RateLimitError.
 func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c adapters.Content) error {
-	files, err := a.attach(ctx, to, c.Card)
+	return a.send.Send(ctx, "update:"+to.Channel+"/"+ref, adapters.Deadline(ctx, a.now(), nil),
+		adapters.Owed{Place: to, What: []string{"the update of " + adapters.Describe(c)}},
+		func(ctx context.Context) error { return a.update(ctx, to, ref, c) })
+}
+
+func (a *Adapter) update(ctx context.Context, to adapters.Place, ref string, c adapters.Content) error {
+	files, err := a.attachAll(ctx, to, c)
 	if err != nil {
 		return err
 	}
@@ -530,6 +617,12 @@ func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c a
 // Notify sends a notice only n.User sees: through the click's response_url
 // when the notice answers a click, else chat.postEphemeral in the thread.
 func (a *Adapter) Notify(ctx context.Context, n adapters.Notice) error {
+	return a.send.Send(ctx, "notice:"+n.User.ID+"@"+n.Place.Channel+"/"+n.Place.Thread, adapters.Deadline(ctx, a.now(), nil),
+		adapters.Owed{Place: n.Place, User: n.User, What: []string{"a private notice (" + adapters.Excerpt(n.Text) + ")"}},
+		func(ctx context.Context) error { return a.notify(ctx, n) })
+}
+
+func (a *Adapter) notify(ctx context.Context, n adapters.Notice) error {
 	text := escape(n.Text)
 	channel, thread := n.Place.Channel, n.Place.Thread
 	if r, ok := n.Reply.(*reply); ok && r != nil {
@@ -539,6 +632,9 @@ func (a *Adapter) Notify(ctx context.Context, n adapters.Notice) error {
 				slackapi.MsgOptionResponseURL(r.ResponseURL, slackapi.ResponseTypeEphemeral))
 			if err == nil {
 				return nil
+			}
+			if adapters.Transient(err) {
+				return slackErr("answer a click privately", err)
 			}
 			a.log.Warn("response_url refused a notice; sending it with chat.postEphemeral", "user", n.User.ID, "err", err)
 		}
@@ -563,8 +659,23 @@ func slackErr(what string, err error) error {
 	if rl, ok := errors.AsType[*slackapi.RateLimitedError](err); ok {
 		return &adapters.RateLimitError{RetryAfter: rl.RetryAfter, Err: fmt.Errorf("%s: %w", what, err)}
 	}
+	if sc, ok := errors.AsType[slackapi.StatusCodeError](err); ok {
+		switch {
+		case sc.Code == http.StatusTooManyRequests:
+			return &adapters.RateLimitError{RetryAfter: time.Second, Err: fmt.Errorf("%s: %w", what, err)}
+		case sc.Code >= 500:
+			return fmt.Errorf("%s: %w: %w", what, adapters.ErrUnavailable, err)
+		}
+	}
+	if _, ok := errors.AsType[net.Error](err); ok && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w: %w", what, adapters.ErrUnavailable, err)
+	}
 	if se, ok := errors.AsType[slackapi.SlackErrorResponse](err); ok {
 		switch se.Err {
+		case "ratelimited":
+			return &adapters.RateLimitError{RetryAfter: time.Second, Err: fmt.Errorf("%s: %w", what, err)}
+		case "internal_error", "fatal_error", "service_unavailable", "request_timeout":
+			return fmt.Errorf("%s: %w: %w", what, adapters.ErrUnavailable, err)
 		case "message_not_found", "channel_not_found", "is_archived", "thread_not_found", "cant_update_message":
 			return fmt.Errorf("%s: %w: %w", what, adapters.ErrGone, err)
 		case "not_in_channel":
@@ -574,6 +685,21 @@ func slackErr(what string, err error) error {
 		}
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// Undelivered is how many posts, updates and notices were given up after
+// trying them until their deadline (adapters.Undeliverable).
+func (a *Adapter) Undelivered() uint64 { return a.send.Undelivered() }
+
+// tell says what could not be delivered to a place, once Slack answers
+// again: privately to the person a lost notice was for, else in the thread.
+func (a *Adapter) tell(ctx context.Context, o adapters.Owed) error {
+	text := o.Text("Slack")
+	if o.User.ID != "" {
+		return a.Notify(ctx, adapters.Notice{Place: o.Place, User: o.User, Text: text})
+	}
+	_, err := a.Post(ctx, o.Place, adapters.Content{Text: text})
+	return err
 }
 
 // Connected reports whether the Socket Mode connection is up, or the HTTP

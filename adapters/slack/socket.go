@@ -141,10 +141,10 @@ func (a *Adapter) queueEventsAPI(e slackevents.EventsAPIEvent, retried bool, q *
 	team := e.TeamID
 	switch in := e.InnerEvent.Data.(type) {
 	case *slackevents.AppMentionEvent:
-		m := message{kind: "app_mention", team: team, user: in.User, botID: in.BotID, text: in.Text, ts: in.TimeStamp, threadTS: in.ThreadTimeStamp, channel: in.Channel}
+		m := message{kind: "app_mention", team: team, userTeam: in.UserTeam, user: in.User, botID: in.BotID, text: in.Text, ts: in.TimeStamp, threadTS: in.ThreadTimeStamp, channel: in.Channel}
 		q.push(func(ctx context.Context) []adapters.Event { return a.fromMessage(ctx, m, retried) })
 	case *slackevents.MessageEvent:
-		m := message{kind: "message", team: team, user: in.User, botID: in.BotID, subtype: in.SubType, text: in.Text, ts: in.TimeStamp, threadTS: in.ThreadTimeStamp, channel: in.Channel, channelType: in.ChannelType}
+		m := message{kind: "message", team: team, userTeam: in.UserTeam, user: in.User, botID: in.BotID, subtype: in.SubType, text: in.Text, ts: in.TimeStamp, threadTS: in.ThreadTimeStamp, channel: in.Channel, channelType: in.ChannelType}
 		q.push(func(ctx context.Context) []adapters.Event { return a.fromMessage(ctx, m, retried) })
 	case *slackevents.AppUninstalledEvent, *slackevents.TokensRevokedEvent:
 		a.log.Warn("the slack app was uninstalled or its tokens revoked; the slack adapter stops", "event", e.InnerEvent.Type)

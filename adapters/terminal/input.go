@@ -30,7 +30,15 @@ type inLine struct {
 	// over is the length of a line longer than MaxLine; its text is
 	// dropped and it is refused.
 	over int
+	// refused says why a line cannot be sent whole; its text is dropped.
+	refused string
+	// long is set for a line longer than the prompt's editor shows.
+	long bool
 }
+
+// sendable reports whether l is a line to act on (not over the limit and
+// not refused).
+func (l inLine) sendable() bool { return l.over == 0 && l.refused == "" }
 
 // readLines reads r line by line into out until the end of input, a read
 // error, or stop. A line longer than limit is sent with its length only.
@@ -87,16 +95,12 @@ func readLines(r io.Reader, limit int, out chan<- inLine, stop <-chan struct{}) 
 // editLines reads lines from the line editor into out, as readLines does.
 func editLines(ed *editor, limit int, out chan<- inLine, stop <-chan struct{}) error {
 	for {
-		line, err := ed.readLine()
+		l, err := ed.readLine(limit)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
 			return err
-		}
-		l := inLine{text: line}
-		if len(line) > limit {
-			l = inLine{over: len(line)}
 		}
 		select {
 		case out <- l:
@@ -129,6 +133,10 @@ func (t *Terminal) stopEditor() {
 	ed := t.ed
 	t.ed = nil
 	ed.restore()
+	if t.spilled.f != nil {
+		_ = t.spilled.f.Close() // the file stays, as the notes said
+		t.spilled.f, t.spilled.line = nil, 0
+	}
 	_, _ = io.WriteString(t.out, "\n") // off the prompt line the editor left
 	t.mu.Unlock()
 }
@@ -233,13 +241,13 @@ func (t *Terminal) Run(ctx context.Context, h adapters.Handler) error {
 // terminal command, a blank line or a refusal).
 func isEvent(l inLine) bool {
 	s := strings.TrimSpace(l.text)
-	return l.over == 0 && s != "" && !strings.HasPrefix(s, "/")
+	return l.sendable() && s != "" && !strings.HasPrefix(s, "/")
 }
 
 // isCommand reports whether a line is a terminal command ("/as bob"),
 // which changes how the lines after it are read.
 func isCommand(l inLine) bool {
-	return l.over == 0 && strings.HasPrefix(strings.TrimSpace(l.text), "/")
+	return l.sendable() && strings.HasPrefix(strings.TrimSpace(l.text), "/")
 }
 
 // urgent reports whether a line is one the bot answers at once, out of
@@ -321,9 +329,16 @@ func (t *Terminal) line(ctx context.Context, h adapters.Handler, l inLine) (quit
 			byteSize(l.over), byteSize(MaxLine)))
 		return false
 	}
+	if l.refused != "" {
+		t.print(l.refused)
+		return false
+	}
 	line := strings.TrimSpace(l.text)
 	if line == "" {
 		return false
+	}
+	if l.long {
+		t.print(t.paint(dim, fmt.Sprintf("(all %s of that line were sent; the prompt shows only its first %d characters)", byteSize(len(l.text)), editorLimit)))
 	}
 	if strings.HasPrefix(line, "/") {
 		return t.command(line)

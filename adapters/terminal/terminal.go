@@ -95,6 +95,7 @@ type Terminal struct {
 	prompted bool              // the prompt is on screen, waiting for input
 
 	ed         *editor // the line editor, while Run reads from a terminal
+	spilled    spill   // the whole of what was cut to the screen
 	pace       time.Duration
 	leaving    func()
 	awaiting   bool          // a message was handed over and not answered yet
@@ -371,7 +372,7 @@ func (t *Terminal) print(text string) error {
 	if t.ed != nil {
 		// The editor clears the prompt and the half-typed line, writes,
 		// and draws them again.
-		if _, err := t.ed.t.Write([]byte(cutToScreen(text, t.ed.rows))); err != nil {
+		if _, err := t.ed.t.Write([]byte(cutToScreen(text, t.ed.rows, t.spilled.keep))); err != nil {
 			return fmt.Errorf("write to terminal: %w", err)
 		}
 		return nil

@@ -154,6 +154,16 @@ type Server struct {
 	intents      int
 	expireOnEdit bool
 	noContent    bool
+	storms       []*storm
+	stormed      int
+}
+
+// storm is a run of refusals of one kind of API request.
+type storm struct {
+	method, suffix string
+	left           int // -1: until Calm
+	status         int
+	retryAfter     time.Duration
 }
 
 type session struct {
@@ -278,9 +288,66 @@ func (s *Server) logged(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.requests = append(s.requests, r.Method+" "+r.URL.Path)
+		st := s.stormLocked(r)
 		s.mu.Unlock()
+		if st != nil {
+			if st.status == http.StatusTooManyRequests {
+				secs := st.retryAfter.Seconds()
+				w.Header().Set("Retry-After", strconv.FormatFloat(secs, 'f', -1, 64))
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusTooManyRequests)
+				_ = json.NewEncoder(w).Encode(map[string]any{"message": "You are being rate limited.", "retry_after": secs, "global": false})
+				return
+			}
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(st.status)
+			_, _ = io.WriteString(w, "<html><body>upstream connect error</body></html>")
+			return
+		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// Storm makes the next n API requests whose method is method ("*": any)
+// and whose path ends in suffix answer HTTP status: 429 with retryAfter
+// (header and body), or a 5xx with a proxy's error page. n < 0 refuses
+// until Calm. The gateway's websocket is never refused.
+func (s *Server) Storm(method, suffix string, n, status int, retryAfter time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.storms = append(s.storms, &storm{method: method, suffix: suffix, left: n, status: status, retryAfter: retryAfter})
+}
+
+// Calm ends every storm.
+func (s *Server) Calm() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.storms = nil
+	s.changedLocked()
+}
+
+// Stormed is how many requests a storm refused.
+func (s *Server) Stormed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stormed
+}
+
+func (s *Server) stormLocked(r *http.Request) *storm {
+	if !strings.HasPrefix(r.URL.Path, "/api/") {
+		return nil
+	}
+	for _, st := range s.storms {
+		if st.left != 0 && (st.method == "*" || st.method == r.Method) && strings.HasSuffix(r.URL.Path, st.suffix) {
+			if st.left > 0 {
+				st.left--
+			}
+			s.stormed++
+			s.changedLocked()
+			return st
+		}
+	}
+	return nil
 }
 
 // Requests returns every request the server received, "METHOD /path".

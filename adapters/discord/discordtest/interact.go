@@ -299,3 +299,12 @@ func (s *Server) Command(t testing.TB, u User, channel, name, sub, option, value
 	}
 	return s.newInteraction(t, u, 2, channel, "", map[string]any{"id": NewID(), "name": name, "type": 1, "options": []map[string]any{o}})
 }
+
+// Sign returns the signature headers Discord would send with body at at.
+func (s *Server) Sign(body []byte, at time.Time) http.Header {
+	ts := strconv.FormatInt(at.Unix(), 10)
+	h := http.Header{}
+	h.Set("X-Signature-Ed25519", hex.EncodeToString(ed25519Sign(s, append([]byte(ts), body...))))
+	h.Set("X-Signature-Timestamp", ts)
+	return h
+}

@@ -119,6 +119,8 @@ type Server struct {
 	groups      map[string]*group
 	groupErr    string
 	updateFails int
+	storms      map[string]*storm
+	stormed     int
 	limited     int
 	retryAfter  int
 	calls       map[string]int
@@ -165,6 +167,7 @@ func New(t Cleaner) *Server {
 		groups:       map[string]*group{},
 		calls:        map[string]int{},
 		responses:    map[string]Ephemeral{},
+		storms:       map[string]*storm{},
 	}
 	// slack-go dials with Origin: https://api.slack.com, as Slack expects.
 	s.upgrader.CheckOrigin = func(r *http.Request) bool {
@@ -308,6 +311,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, method string)
 		return
 	default:
 		fail(w, "invalid_auth")
+		return
+	}
+	if s.stormy(w, method) {
 		return
 	}
 	switch method {
@@ -1082,6 +1088,67 @@ func (s *Server) FailUpdates(n, retryAfter int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.updateFails, s.retryAfter = n, retryAfter
+}
+
+// storm is a run of refusals of one Web API method.
+type storm struct {
+	left       int // calls still refused; -1: until Calm
+	status     int
+	retryAfter string
+}
+
+// Storm makes the next n calls of the Web API method ("*": every method
+// but auth.test) answer HTTP status: 429 with a Retry-After of
+// retryAfter seconds, or a 5xx with Slack's error page. n < 0 refuses
+// until Calm.
+func (s *Server) Storm(method string, n, status, retryAfter int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.storms[method] = &storm{left: n, status: status, retryAfter: strconv.Itoa(retryAfter)}
+}
+
+// Calm ends every storm.
+func (s *Server) Calm() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.storms)
+	s.notify()
+}
+
+// Stormed is how many calls a storm refused.
+func (s *Server) Stormed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stormed
+}
+
+// stormy answers a call a storm refuses, and reports whether it did.
+func (s *Server) stormy(w http.ResponseWriter, method string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.storms[method]
+	if st == nil && method != "auth.test" {
+		st = s.storms["*"]
+	}
+	if st == nil || st.left == 0 {
+		return false
+	}
+	if st.left > 0 {
+		st.left--
+	}
+	s.stormed++
+	s.notify()
+	if st.status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", st.retryAfter)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(st.status)
+		_, _ = io.WriteString(w, `{"ok":false,"error":"ratelimited"}`)
+		return true
+	}
+	w.Header().Set("Content-Type", "text/html")
+	w.WriteHeader(st.status)
+	_, _ = io.WriteString(w, "<html><body>Slack is having trouble</body></html>")
+	return true
 }
 
 // ---- inspection ----
