@@ -162,7 +162,7 @@ func DeadEnd(req Requirement, mention Mention) string {
 	}
 	s := "Only you can see this conversation, and this call needs " + approvals(max(req.Need, 1)) + " from someone else"
 	if req.ApprovalChannel != "" {
-		return s + ": I have asked for it in " + mention("channel:"+req.ApprovalChannel) + "."
+		return s + ": it can be decided in " + mention("channel:"+req.ApprovalChannel) + "."
 	}
 	return s + ": ask for it in a channel where " + whoMembers(req.Approvers, mention) + " can see it."
 }
