@@ -27,3 +27,8 @@ func TestQuorumContract(t *testing.T) {
 		return s
 	})
 }
+
+// BenchmarkApprove: two votes, the second winning, on a fresh approval.
+func BenchmarkApprove(b *testing.B) {
+	approvaltest.BenchApprove(b, memstore.New(memstore.Options{Logger: quiet()}))
+}

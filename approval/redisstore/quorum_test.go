@@ -39,3 +39,10 @@ func TestQuorumContractCluster(t *testing.T) {
 		return s
 	})
 }
+
+// BenchmarkApprove: two votes, the second winning, on a fresh approval,
+// against the test Redis.
+func BenchmarkApprove(b *testing.B) {
+	testenv.RedisURL(b)
+	approvaltest.BenchApprove(b, open(b, prefix()))
+}
