@@ -283,3 +283,19 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// Escalated returns r once its escalation time has passed: EscalateTo join
+// the approvers (each once). Approvers that were anyone stay anyone.
+func (r Requirement) Escalated() Requirement {
+	if len(r.Approvers) == 0 || slices.Contains(r.Approvers, "*") {
+		return r
+	}
+	out := r
+	out.Approvers = slices.Clone(r.Approvers)
+	for _, e := range r.EscalateTo {
+		if !slices.Contains(out.Approvers, e) {
+			out.Approvers = append(out.Approvers, e)
+		}
+	}
+	return out
+}

@@ -3,6 +3,7 @@ package rules
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -192,5 +193,28 @@ func TestResolve(t *testing.T) {
 	var none *Rules
 	if got := none.Resolve(base, sqlFacts(false, "DROP TABLE")); got.Rule != "" || got.Need != 1 {
 		t.Errorf("nil rules resolved to %+v", got)
+	}
+}
+
+func TestEscalated(t *testing.T) {
+	tests := []struct {
+		name string
+		req  Requirement
+		want []string
+	}{
+		{"joins", Requirement{Approvers: []string{"group:dba"}, EscalateTo: []string{"group:leads", "group:dba"}}, []string{"group:dba", "group:leads"}},
+		{"anyone stays anyone", Requirement{Approvers: nil, EscalateTo: []string{"group:leads"}}, nil},
+		{"star stays star", Requirement{Approvers: []string{"*"}, EscalateTo: []string{"group:leads"}}, []string{"*"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := slices.Clone(tc.req.Approvers)
+			if diff := cmp.Diff(tc.want, tc.req.Escalated().Approvers); diff != "" {
+				t.Errorf("Escalated approvers (-want +got):\n%s", diff)
+			}
+			if !slices.Equal(before, tc.req.Approvers) {
+				t.Errorf("Escalated changed its receiver's approvers to %v", tc.req.Approvers)
+			}
+		})
 	}
 }
