@@ -36,6 +36,13 @@ type Quorum interface {
 	// has approved yet has an empty list and Need 0. A missing approval is
 	// an error wrapping ErrNotFound.
 	Progress(ctx context.Context, id string) (Progress, error)
+	// ResetVotes forgets the votes of a pending approval, keeping its
+	// Need, and returns how many it forgot: the call to make after
+	// SetPreview, when the blast radius changed under the card, since
+	// those who approved saw another one. An approval that is no longer
+	// pending keeps its votes (they are its audit trail) and is an error
+	// wrapping ErrConflict; a missing one wraps ErrNotFound.
+	ResetVotes(ctx context.Context, id string) (int, error)
 }
 
 // Vote is one person's approval.
@@ -184,7 +191,11 @@ func VoteEvent(r ApproveResult, v Vote, operation string) Event {
 	if a := r.Approval; a != nil {
 		e.ApprovalID, e.Tool, e.Channel = a.ID, a.Tool, a.Conversation.Channel
 	}
-	count := strconv.Itoa(r.Progress.Have()) + " of " + strconv.Itoa(r.Progress.Need)
+	need := r.Progress.Need
+	if need == 0 {
+		need = v.Need // a late first vote: nothing was counted
+	}
+	count := strconv.Itoa(r.Progress.Have()) + " of " + strconv.Itoa(need)
 	switch r.Refused {
 	case RefusedRequester:
 		e.Outcome, e.Detail = OutcomeRequester, "the requester's own approval does not count"

@@ -29,6 +29,7 @@ func RunQuorum(t *testing.T, open Opener) {
 		{"Late", testQuorumLate},
 		{"Invalid", testQuorumInvalid},
 		{"Unsettled", testQuorumUnsettled},
+		{"ResetVotes", testQuorumReset},
 		{"Race", testQuorumRace},
 		{"RaceWithCancel", testQuorumRaceCancel},
 	}
@@ -298,6 +299,43 @@ func testQuorumUnsettled(t *testing.T, open func() approval.Quorum) {
 	}
 	if got := ids(recs); !slices.Equal(got, []string{a.ID}) {
 		t.Errorf("Unsettled = %v, want only the counted approval %s", got, a.ID)
+	}
+}
+
+func testQuorumReset(t *testing.T, open func() approval.Quorum) {
+	ctx := context.Background()
+	q := open()
+	s := qstore(t, q)
+	a := create(t, s, Sample("quorum-reset"))
+	at := t0.Add(time.Minute)
+	if n, err := q.ResetVotes(ctx, a.ID); err != nil || n != 0 {
+		t.Errorf("ResetVotes with no votes = %d, %v; want 0", n, err)
+	}
+	approve(t, q, a.ID, vote("bob", at, 2))
+	// The blast radius changed: bob saw another one; his vote goes.
+	if n, err := q.ResetVotes(ctx, a.ID); err != nil || n != 1 {
+		t.Fatalf("ResetVotes = %d, %v; want 1", n, err)
+	}
+	if p, err := q.Progress(ctx, a.ID); err != nil || p.Have() != 0 || p.Need != 2 {
+		t.Errorf("Progress after ResetVotes = %+v, %v; want no votes, need 2 kept", p, err)
+	}
+	// bob may approve again, and it takes two again.
+	if r := approve(t, q, a.ID, vote("bob", at.Add(time.Second), 2)); !r.Counted || r.Won {
+		t.Errorf("bob's vote after the reset: counted %v won %v, want counted only", r.Counted, r.Won)
+	}
+	r := approve(t, q, a.ID, vote("carol", at.Add(2*time.Second), 1))
+	if !r.Won || !slices.Equal(voters(r.Progress), []string{"bob", "carol"}) {
+		t.Errorf("carol's vote: won %v votes %v, want the win with bob and carol", r.Won, voters(r.Progress))
+	}
+	// Decided: the votes are its audit trail and stay.
+	if _, err := q.ResetVotes(ctx, a.ID); !errors.Is(err, approval.ErrConflict) {
+		t.Errorf("ResetVotes of an approved approval: %v, want ErrConflict", err)
+	}
+	if p, err := q.Progress(ctx, a.ID); err != nil || p.Have() != 2 {
+		t.Errorf("Progress after a refused reset = %d votes, %v; want 2", p.Have(), err)
+	}
+	if _, err := q.ResetVotes(ctx, "nope-"+randHex(4)); !errors.Is(err, approval.ErrNotFound) {
+		t.Errorf("ResetVotes of a missing approval: %v, want ErrNotFound", err)
 	}
 }
 

@@ -148,3 +148,26 @@ func (s *Store) Progress(ctx context.Context, id string) (approval.Progress, err
 	}
 	return tb.byID[id].progress(), nil
 }
+
+// ResetVotes forgets the votes of a pending approval, keeping its Need.
+func (s *Store) ResetVotes(ctx context.Context, id string) (int, error) {
+	tb := s.ballotsOf()
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	e, ok := s.approvals[id]
+	if !ok {
+		return 0, fmt.Errorf("reset votes of approval %s: %w", id, approval.ErrNotFound)
+	}
+	if e.state != approval.Pending {
+		return 0, fmt.Errorf("reset votes of approval %s (%s): %w", id, e.state, approval.ErrConflict)
+	}
+	b := tb.byID[id]
+	if b == nil {
+		return 0, nil
+	}
+	n := len(b.votes)
+	b.votes = nil
+	return n, nil
+}

@@ -75,6 +75,38 @@ redis.call('PEXPIRE', KEYS[1], ARGV[8])
 return {1, redis.call('HGETALL', KEYS[1])}
 `)
 
+// resetVotesScript: KEYS[1] record. While pending, deletes the vote
+// fields (v:*, vu:*, vc) and keeps q. Returns the number of votes
+// deleted, -1 when not pending, false when missing.
+var resetVotesScript = redis.NewScript(`
+local s = redis.call('HGET', KEYS[1], 's')
+if not s then return false end
+if s ~= 'pending' then return -1 end
+local n = tonumber(redis.call('HGET', KEYS[1], 'vc') or '0')
+local del = {'vc'}
+for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if string.sub(f, 1, 2) == 'v:' or string.sub(f, 1, 3) == 'vu:' then del[#del + 1] = f end
+end
+redis.call('HDEL', KEYS[1], unpack(del))
+return n
+`)
+
+// ResetVotes forgets the votes of a pending approval in one Lua script,
+// keeping its Need.
+func (s *Store) ResetVotes(ctx context.Context, id string) (int, error) {
+	n, err := resetVotesScript.Run(ctx, s.c, []string{s.recordKey(id)}).Int()
+	if errors.Is(err, redis.Nil) {
+		return 0, fmt.Errorf("reset votes of approval %s: %w", id, approval.ErrNotFound)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reset votes of approval %s: %w", id, err)
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("reset votes of approval %s: %w: it is no longer pending", id, approval.ErrConflict)
+	}
+	return n, nil
+}
+
 // Approve counts v towards the approval id in one Lua script and, at the
 // Nth distinct vote, moves it to Approved as Decide does. See
 // approval.Quorum.
