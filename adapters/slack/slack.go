@@ -63,18 +63,29 @@ type Adapter struct {
 	// "output/<id>"); one forgotten is attached again.
 	uploaded *expirable.LRU[string, struct{}]
 
+	// features: the thread status and the stream, and what Slack said
+	// of them (stream.go).
+	features features
+
 	// onHTTPReady, when set, is called with the HTTP mode listener's
 	// address once it listens (tests bind ":0").
 	onHTTPReady func(addr string)
 }
 
-var _ adapters.Interactive = (*Adapter)(nil)
+var (
+	_ adapters.Interactive = (*Adapter)(nil)
+	_ adapters.TurnStatus  = (*Adapter)(nil)
+	_ adapters.TaskStream  = (*Adapter)(nil)
+)
 
 // identity is who the bot is, from auth.test.
 type identity struct {
 	UserID string
 	BotID  string
 	TeamID string
+	// URL is the workspace's address (https://acme.slack.com/), for
+	// links to messages without a chat.getPermalink call.
+	URL string
 }
 
 // Bounds of what the adapter remembers per process: at most so many, for
@@ -243,7 +254,7 @@ func (a *Adapter) authTest(ctx context.Context) (identity, error) {
 	} else if err != nil {
 		return identity{}, fmt.Errorf("slack: auth.test at %s: %w; is Slack (or $%s, slack.api_url) reachable from here?", a.apiURL, err, APIURLEnv)
 	}
-	return identity{UserID: r.UserID, BotID: r.BotID, TeamID: r.TeamID}, nil
+	return identity{UserID: r.UserID, BotID: r.BotID, TeamID: r.TeamID, URL: r.URL}, nil
 }
 
 func (a *Adapter) identity() identity {
