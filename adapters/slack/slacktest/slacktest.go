@@ -132,6 +132,7 @@ type Server struct {
 	uninstalled bool
 	responses   map[string]Ephemeral // response_url id → where its posts go
 	upgrader    websocket.Upgrader
+	ai          aiState // the AI surfaces (agent.go)
 }
 
 type group struct {
@@ -335,6 +336,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, method string)
 		reply(w, map[string]any{"message_ts": ts})
 	case "conversations.replies":
 		s.replies(w, r)
+	case "assistant.threads.setStatus", "chat.startStream", "chat.appendStream", "chat.stopStream":
+		s.serveAI(w, r, method)
 	case "files.getUploadURLExternal":
 		s.mu.Lock()
 		s.seq++
@@ -485,6 +488,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		m.Blocks = json.RawMessage(blocks)
 	}
 	s.messages = append(s.messages, m)
+	s.clearStatusLocked(channel, m.ThreadTS)
 	s.notify()
 	s.mu.Unlock()
 	reply(w, map[string]any{"channel": channel, "ts": m.TS, "message": map[string]any{"text": text, "ts": m.TS, "user": BotUserID, "bot_id": BotID}})
