@@ -63,6 +63,8 @@ type Adapter struct {
 	told     *expirable.LRU[string, struct{}]     // threads told that a mention is needed
 	listener net.Listener
 	replays  *webhook.Replays
+	// typing keeps turns' typing indicators up (typing.go).
+	typing typers
 }
 
 var _ adapters.Interactive = (*Adapter)(nil)
@@ -196,6 +198,7 @@ func (a *Adapter) Run(ctx context.Context, h adapters.Handler) error {
 		return fmt.Errorf("discord: connect to the gateway: %w%s", err, closeHint(err))
 	}
 	defer a.close()
+	defer a.typing.endAll()
 	select {
 	case <-a.ready:
 	case <-ctx.Done():

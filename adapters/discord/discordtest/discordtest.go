@@ -152,6 +152,7 @@ type Server struct {
 	revoked      bool
 	channels     map[string]*Channel
 	messages     map[string]*Message
+	typings      map[string][]time.Time // channel → each typing indicator (typing.go)
 	order        []string
 	interactions map[string]*Interaction
 	commands     map[string]json.RawMessage
@@ -228,6 +229,7 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("GET "+api+"/channels/{ch}", s.auth(s.getChannel))
 	mux.HandleFunc("POST "+api+"/channels/{ch}/messages", s.auth(s.createMessage))
 	mux.HandleFunc("PATCH "+api+"/channels/{ch}/messages/{msg}", s.auth(s.editMessage))
+	mux.HandleFunc("POST "+api+"/channels/{ch}/typing", s.auth(s.typing))
 	mux.HandleFunc("POST "+api+"/channels/{ch}/messages/{msg}/threads", s.auth(s.startThread))
 	mux.HandleFunc("POST "+api+"/interactions/{id}/{token}/callback", s.callback)
 	mux.HandleFunc("POST "+api+"/webhooks/{app}/{token}", s.followup)
