@@ -149,9 +149,9 @@ const (
 	componentSeparator   = int(discordgo.SeparatorComponent)
 	componentContainer   = int(discordgo.ContainerComponent)
 	styleSecondary       = 2
-	styleSuccess       = 3
-	styleDanger        = 4
-	styleParagraph     = 2
+	styleSuccess         = 3
+	styleDanger          = 4
+	styleParagraph       = 2
 )
 
 // render turns content into a Discord message. It is pure: the same
