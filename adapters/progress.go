@@ -164,6 +164,16 @@ func (t *Turn) Status(ctx context.Context, text string) bool {
 	return true
 }
 
+// Posted tells the turn that the bot posted a message in the thread (a
+// card, a notice in the thread): Slack clears a thread's status when the
+// app posts there, so the next Status is sent even if its text is the
+// one shown before.
+func (t *Turn) Posted() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.shown = ""
+}
+
 // Streaming reports whether the turn has (or may still open) a stream:
 // while true, the bot sends tasks and words through Task and Text, and
 // leaves out the "Working on it…" message and the "▸" lines.

@@ -361,3 +361,23 @@ func TestCallsPerApproval(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+// TestStatusAfterPost: Slack clears the status when the bot posts in the
+// thread; after Turn.Posted the same status is sent again.
+func TestStatusAfterPost(t *testing.T) {
+	fake, ad, _, e := turnSetup(t, slack.Config{}, nil)
+	ctx := context.Background()
+	turn := adapters.StartTurn(ad, e.Place, e.User, nil)
+	turn.Status(ctx, adapters.StatusThinking)
+	if _, err := ad.Post(ctx, e.Place, adapters.Content{Text: "a note"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := fake.Status(channel, e.Place.Thread); got != "" {
+		t.Fatalf("the fake kept status %q after a post; Slack clears it", got)
+	}
+	turn.Posted()
+	turn.Status(ctx, adapters.StatusThinking)
+	if got := fake.Status(channel, e.Place.Thread); got != adapters.StatusThinking {
+		t.Errorf("status %q after Posted and Status, want %q", got, adapters.StatusThinking)
+	}
+}
