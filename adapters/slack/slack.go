@@ -1,8 +1,11 @@
 // Package slack is the Slack adapter: it receives mentions, thread replies,
 // direct messages and button clicks over Socket Mode or the Events API,
 // posts replies and approval cards (Block Kit) into the conversation's
-// thread, updates cards in place, and answers one person privately. It is
-// the only package that imports slack-go.
+// thread, updates cards in place, and answers one person privately. While
+// a turn works it shows the thread's status and streams the turn's tasks
+// and answer (stream.go), and it turns the person's Stop
+// (agent_session_stopped) into an event. It is the only package that
+// imports slack-go.
 //
 // Every envelope is acknowledged as soon as it is read, before any work:
 // what an event means (is this thread a conversation? is the clicker in an

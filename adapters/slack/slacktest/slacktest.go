@@ -3,7 +3,9 @@
 // adapter uses (form and JSON requests, {"ok":…} answers, 429 with
 // Retry-After), the file upload flow, response_url posts, and Socket Mode
 // (apps.connections.open, a websocket with hello, pings, envelopes, acks,
-// disconnect and redelivery of what was not acknowledged). Tests play
+// disconnect and redelivery of what was not acknowledged), and the AI
+// surfaces (thread status, streamed messages with tasks, the person's
+// Stop: agent.go). Tests play
 // Slack's side with it (Mention, Say, Click) and read what the bot did
 // (Messages, Ephemerals, Files, Acks).
 package slacktest
