@@ -181,6 +181,15 @@ type Event struct {
 	// Decision is set when the event is a decision: a click, or the words
 	// of a button typed where there are none.
 	Decision *Decision
+	// StopTurn is set when the person used the platform's own stop
+	// control (Slack: the Stop of an agent's thread, agent_session_stopped).
+	// The bot ends the turn of Place's thread as "!cancel" would (the
+	// model's request is abandoned) and stops the runs of that thread
+	// that User may stop, as "!stop" would, and says in the thread who
+	// stopped what. An empty Place.Thread means every turn in the
+	// channel (Slack sends no thread for a stop of a whole agent
+	// conversation). Text is empty; User.Groups is filled as for "!stop".
+	StopTurn bool
 }
 
 // Decision is a person's decision on one approval.

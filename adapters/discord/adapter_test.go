@@ -236,7 +236,7 @@ func TestUpdateThroughTheTokenThenTheMessage(t *testing.T) {
 		t.Fatalf("a fresh click's card was not edited through its token: %v", fake.Requests())
 	}
 	m, _ := fake.Message(ref)
-	if len(m.Components) != 0 || !strings.Contains(view(m), "exit code 0") {
+	if len(discordtest.Buttons(m)) != 0 || !strings.Contains(view(m), "exit code 0") {
 		t.Errorf("the card after the run: %s (components %v)", view(m), m.Components)
 	}
 	// 15 minutes later the token is not used any more.

@@ -63,6 +63,8 @@ type Adapter struct {
 	told     *expirable.LRU[string, struct{}]     // threads told that a mention is needed
 	listener net.Listener
 	replays  *webhook.Replays
+	// typing keeps turns' typing indicators up (typing.go).
+	typing typers
 }
 
 var _ adapters.Interactive = (*Adapter)(nil)
@@ -196,6 +198,7 @@ func (a *Adapter) Run(ctx context.Context, h adapters.Handler) error {
 		return fmt.Errorf("discord: connect to the gateway: %w%s", err, closeHint(err))
 	}
 	defer a.close()
+	defer a.typing.endAll()
 	select {
 	case <-a.ready:
 	case <-ctx.Done():
@@ -424,7 +427,18 @@ func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c a
 }
 
 func (a *Adapter) update(ctx context.Context, to adapters.Place, ref string, c adapters.Content) error {
-	m := render(c)
+	err := a.edit(ctx, to, ref, render(c))
+	if err != nil && c.Card == nil && isCode(err, codeInvalidForm) {
+		// The message is a card, a Components V2 message, which stays
+		// one: the text goes in a text display.
+		a.log.Debug("a card's message takes no plain text; sending it as a text display", "ref", ref)
+		return a.edit(ctx, to, ref, renderTextV2(c))
+	}
+	return err
+}
+
+// edit sends m as the new version of message ref.
+func (a *Adapter) edit(ctx context.Context, to adapters.Place, ref string, m message) error {
 	if ix := a.liveClick(ctx, ref); ix != nil {
 		_, app := a.ids()
 		err := a.api.do(ctx, http.MethodPatch, "/webhooks/"+app+"/"+ix.token+"/messages/@original", m, m.Files, nil)
@@ -462,7 +476,7 @@ func (a *Adapter) notify(ctx context.Context, n adapters.Notice) error {
 			return ctx.Err()
 		}
 		_, app := a.ids()
-		body := message{Content: cut(n.Text, maxContent), Flags: flagEphemeral, Embeds: []embed{}, Components: []component{}, Attachments: []attachment{}, AllowedMentions: allowedMentions{Parse: []string{}}}
+		body := message{Content: cut(n.Text, maxContent), Flags: flagEphemeral, Embeds: []struct{}{}, Components: []component{}, Attachments: []attachment{}, AllowedMentions: allowedMentions{Parse: []string{}}}
 		err := a.api.do(ctx, http.MethodPost, "/webhooks/"+app+"/"+ix.token, body, nil, nil)
 		if err == nil || adapters.Transient(err) {
 			return err

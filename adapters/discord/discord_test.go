@@ -92,11 +92,9 @@ func (h *harness) Decide(t testing.TB, u adapters.User, _ adapters.Place, ref st
 }
 
 func hasButton(m discordtest.Message, customID string) bool {
-	for _, row := range m.Components {
-		for _, c := range row.Components {
-			if c.CustomID == customID {
-				return true
-			}
+	for _, c := range discordtest.Buttons(m) {
+		if c.CustomID == customID {
+			return true
 		}
 	}
 	return false
@@ -111,37 +109,23 @@ func (h *harness) View(t testing.TB, _ adapters.Place, ref string) string {
 	return view(m)
 }
 
-// view is what a person sees of a message: its text, its embeds, its
-// buttons as the words they stand for.
+// view is what a person sees of a message: its text (content, embeds,
+// text displays), its buttons as the words they stand for.
 func view(m discordtest.Message) string {
 	var b strings.Builder
-	add := func(s string) {
-		if s != "" {
-			b.WriteString(s + "\n")
+	b.WriteString(discordtest.Text(m))
+	for _, c := range discordtest.Buttons(m) {
+		var w string
+		switch {
+		case strings.HasPrefix(c.CustomID, idApprove):
+			w = adapters.Button{Approve: true, Value: strings.TrimPrefix(c.CustomID, idApprove)}.Words()
+		case strings.HasPrefix(c.CustomID, idStop):
+			w = adapters.Button{Stop: true, Value: strings.TrimPrefix(c.CustomID, idStop)}.Words()
+		case strings.HasPrefix(c.CustomID, idCancel):
+			w = adapters.Button{Value: strings.TrimPrefix(c.CustomID, idCancel)}.Words()
 		}
-	}
-	add(m.Content)
-	for _, e := range m.Embeds {
-		add(e.Title)
-		add(e.Description)
-		for _, f := range e.Fields {
-			add(f.Name)
-			add(f.Value)
-		}
-		if e.Footer != nil {
-			add(e.Footer.Text)
-		}
-	}
-	for _, row := range m.Components {
-		for _, c := range row.Components {
-			switch {
-			case strings.HasPrefix(c.CustomID, idApprove):
-				add(adapters.Button{Approve: true, Value: strings.TrimPrefix(c.CustomID, idApprove)}.Words())
-			case strings.HasPrefix(c.CustomID, idStop):
-				add(adapters.Button{Stop: true, Value: strings.TrimPrefix(c.CustomID, idStop)}.Words())
-			case strings.HasPrefix(c.CustomID, idCancel):
-				add(adapters.Button{Value: strings.TrimPrefix(c.CustomID, idCancel)}.Words())
-			}
+		if w != "" {
+			b.WriteString(w + "\n")
 		}
 	}
 	return b.String()

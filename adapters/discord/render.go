@@ -1,30 +1,36 @@
 package discord
 
 import (
+	"bytes"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/bwmarrin/discordgo"
 
 	"github.com/countersign/countersign/adapters"
 )
 
 // Discord's limits on a message
 // (https://discord.com/developers/docs/resources/message#create-message,
-// .../resources/message#embed-object-embed-limits).
+// https://discord.com/developers/docs/components/reference).
 const (
-	maxContent     = 2000
-	maxTitle       = 256
-	maxDescription = 4096
-	maxFieldName   = 256
-	maxFieldValue  = 1024
-	maxFooter      = 2048
-	maxEmbedTotal  = 6000
-	maxLabel       = 80
-	maxCustomID    = 100
+	maxContent  = 2000
+	maxLabel    = 80
+	maxCustomID = 100
+	// maxTextV2 is the total of every text display's content in one
+	// Components V2 message; maxComponentsV2 the number of components,
+	// nested ones counted; maxRowButtons the buttons in one action row.
+	maxTextV2       = 4000
+	maxComponentsV2 = 40
+	maxRowButtons   = 5
 
 	// maxOperation is how much of an operation the card shows inline;
 	// a longer one is cut and attached in full.
-	maxOperation = 3000
+	maxOperation = 2000
+	// maxCardText is how much of a message's text goes above a card.
+	maxCardText = 1000
 )
 
 // The custom_id of a button or modal: a prefix and the approval id, nothing
@@ -50,11 +56,12 @@ const (
 
 // message is a message's wire form for create and edit
 // (https://discord.com/developers/docs/resources/message#create-message).
-// Embeds, components and attachments are always sent, so an edit clears
-// what the new content lacks (the buttons, an old attachment).
+// Components and attachments are always sent, so an edit clears what the
+// new content lacks (the buttons, an old attachment); so are content and
+// embeds, except in a Components V2 message, which may have neither.
 type message struct {
 	Content         string          `json:"content"`
-	Embeds          []embed         `json:"embeds"`
+	Embeds          []struct{}      `json:"embeds"` // always empty: cards are Components V2
 	Components      []component     `json:"components"`
 	Attachments     []attachment    `json:"attachments"`
 	AllowedMentions allowedMentions `json:"allowed_mentions"`
@@ -63,32 +70,57 @@ type message struct {
 	Files []file `json:"-"`
 }
 
-type embed struct {
-	Title       string  `json:"title,omitempty"`
-	Description string  `json:"description,omitempty"`
-	Color       int     `json:"color,omitempty"`
-	Fields      []field `json:"fields,omitempty"`
-	Footer      *footer `json:"footer,omitempty"`
+// MarshalJSON leaves content and embeds out of a Components V2 message:
+// Discord refuses them there, even empty.
+func (m message) MarshalJSON() ([]byte, error) {
+	type plain message
+	var v any = plain(m)
+	if m.Flags&flagComponentsV2 != 0 {
+		v = struct {
+			Components      []component     `json:"components"`
+			Attachments     []attachment    `json:"attachments"`
+			AllowedMentions allowedMentions `json:"allowed_mentions"`
+			Flags           int             `json:"flags"`
+		}{m.Components, m.Attachments, m.AllowedMentions, m.Flags}
+	}
+	// Written as typed (<t:…:R> stays readable); Discord reads either.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
-type field struct {
-	Name   string `json:"name"`
-	Value  string `json:"value"`
-	Inline bool   `json:"inline,omitempty"`
-}
+// flagComponentsV2 is IS_COMPONENTS_V2: the message is made of
+// components (containers, text displays) and has no content or embeds.
+const flagComponentsV2 = int(discordgo.MessageFlagsIsComponentsV2)
 
-type footer struct {
-	Text string `json:"text"`
-}
-
+// component is a message component: an action row, a button, a text
+// input, and the layout components of Components V2 (container, text
+// display, separator, file).
 type component struct {
-	Type       int         `json:"type"`
-	Style      int         `json:"style,omitempty"`
-	Label      string      `json:"label,omitempty"`
-	CustomID   string      `json:"custom_id,omitempty"`
-	Required   *bool       `json:"required,omitempty"`
-	MaxLength  int         `json:"max_length,omitempty"`
+	Type      int    `json:"type"`
+	Style     int    `json:"style,omitempty"`
+	Label     string `json:"label,omitempty"`
+	CustomID  string `json:"custom_id,omitempty"`
+	Required  *bool  `json:"required,omitempty"`
+	MaxLength int    `json:"max_length,omitempty"`
+	// Content is a text display's markdown.
+	Content string `json:"content,omitempty"`
+	// AccentColor is a container's colour bar.
+	AccentColor *int `json:"accent_color,omitempty"`
+	// Divider and Spacing shape a separator.
+	Divider *bool `json:"divider,omitempty"`
+	Spacing int   `json:"spacing,omitempty"`
+	// File is a file component's attachment ("attachment://name").
+	File       *media      `json:"file,omitempty"`
 	Components []component `json:"components,omitempty"`
+}
+
+type media struct {
+	URL string `json:"url"`
 }
 
 type attachment struct {
@@ -107,44 +139,85 @@ type file struct {
 	Content string `json:"content"`
 }
 
-// Component types and button styles.
+// Component types (discordgo's numbers) and button styles.
 const (
-	componentRow       = 1
-	componentButton    = 2
-	componentTextInput = 4
-	styleSecondary     = 2
-	styleSuccess       = 3
-	styleDanger        = 4
-	styleParagraph     = 2
+	componentRow         = int(discordgo.ActionsRowComponent)
+	componentButton      = int(discordgo.ButtonComponent)
+	componentTextInput   = int(discordgo.TextInputComponent)
+	componentTextDisplay = int(discordgo.TextDisplayComponent)
+	componentFile        = int(discordgo.FileComponentType)
+	componentSeparator   = int(discordgo.SeparatorComponent)
+	componentContainer   = int(discordgo.ContainerComponent)
+	styleSecondary       = 2
+	styleSuccess         = 3
+	styleDanger          = 4
+	styleParagraph       = 2
 )
 
 // render turns content into a Discord message. It is pure: the same
-// content always gives the same message, which the golden files hold.
+// content always gives the same message, which the golden files hold. A
+// card is a Components V2 message (renderCard); text alone is a plain
+// message.
 func render(c adapters.Content) message {
-	m := message{Embeds: []embed{}, Components: []component{}, Attachments: []attachment{}, AllowedMentions: allowedMentions{Parse: []string{}}}
+	m := message{Embeds: []struct{}{}, Components: []component{}, Attachments: []attachment{}, AllowedMentions: allowedMentions{Parse: []string{}}}
+	if c.Card != nil {
+		m.renderCard(c)
+		return m
+	}
+	m.Content = m.text(c, maxContent)
+	return m
+}
+
+// text is c's text cut to limit characters (never leaving a code fence
+// open), with message.txt and output.txt attached as c needs.
+func (m *message) text(c adapters.Content, limit int) string {
+	var out string
 	if c.Text != "" {
-		if utf8.RuneCountInString(c.Text) > maxContent {
-			m.Content = cut(c.Text, maxContent-60) + "\n… (cut here: the whole message is attached as message.txt)"
+		if utf8.RuneCountInString(c.Text) > limit {
+			out = cutFenced(c.Text, limit-60) + "\n… (cut here: the whole message is attached as message.txt)"
 			m.addFile("message.txt", c.Text)
 		} else {
-			m.Content = c.Text
+			out = c.Text
 		}
 	}
 	if c.Full != "" && c.Full != c.Text {
 		note := "\n(the whole output is attached as output.txt)"
-		if utf8.RuneCountInString(m.Content)+utf8.RuneCountInString(note) > maxContent {
-			m.Content = cut(m.Content, maxContent-utf8.RuneCountInString(note))
+		if utf8.RuneCountInString(out)+utf8.RuneCountInString(note) > limit {
+			out = cutFenced(out, limit-utf8.RuneCountInString(note))
 		}
-		m.Content += note
+		out += note
 		m.addFile("output.txt", c.Full)
 	}
-	if c.Card != nil {
-		m.Embeds = append(m.Embeds, m.renderCard(c.Card))
-		if row := buttons(c.Card); row != nil {
-			m.Components = append(m.Components, *row)
-		}
+	return out
+}
+
+// renderTextV2 renders text alone as a Components V2 message, for the
+// edit of a message that is already one (a card's).
+func renderTextV2(c adapters.Content) message {
+	m := message{Components: []component{}, Attachments: []attachment{}, AllowedMentions: allowedMentions{Parse: []string{}}, Flags: flagComponentsV2}
+	t := m.text(c, maxTextV2)
+	if t == "" {
+		t = "\u200b" // a text display needs content
+	}
+	m.Components = append(m.Components, textDisplay(t))
+	for _, f := range m.Files {
+		m.Components = append(m.Components, component{Type: componentFile, File: &media{URL: "attachment://" + f.Name}})
 	}
 	return m
+}
+
+// cutFenced is cut that never leaves a code fence open: when the cut
+// falls inside a ``` block, the block is closed within n characters.
+func cutFenced(s string, n int) string {
+	r := cut(s, n)
+	if strings.Count(r, "```")%2 == 0 {
+		return r
+	}
+	r = cut(s, n-4)
+	if strings.Count(r, "```")%2 == 1 {
+		r += "\n```"
+	}
+	return r
 }
 
 func (m *message) addFile(name, content string) {
@@ -152,17 +225,47 @@ func (m *message) addFile(name, content string) {
 	m.Files = append(m.Files, file{Name: name, Content: content})
 }
 
-func (m *message) renderCard(k *adapters.Card) embed {
-	e := embed{
-		Title:  cut(orDefault(k.Title, "Approval"), maxTitle),
-		Color:  color(k),
-		Footer: &footer{Text: cut("approval "+k.ApprovalID, maxFooter)},
+// renderCard renders a card as a Components V2 message: the content's
+// text on top, then one container whose accent colour is the state, with
+// the title, who asked, the operation in a code block, the reasons, the
+// preview, the state, the output, the attached files and the buttons.
+func (m *message) renderCard(c adapters.Content) {
+	k := c.Card
+	m.Flags = flagComponentsV2
+	m.Embeds = nil
+	if t := m.text(c, maxCardText); t != "" {
+		m.Components = append(m.Components, textDisplay(t))
 	}
+	var parts []component
+	add := func(s string) {
+		if s != "" {
+			parts = append(parts, textDisplay(s))
+		}
+	}
+	add("### " + plain(cutFenced(orDefault(k.Title, "Approval"), 256)))
+	var facts []string
+	if asked := plain(k.Requester); asked != "" {
+		if k.Conversation != "" {
+			asked += " in " + plain(k.Conversation)
+		}
+		facts = append(facts, "Asked by **"+asked+"**")
+	}
+	if k.Tool != "" {
+		facts = append(facts, "Tool **"+plain(k.Tool)+"**")
+	}
+	if k.Risk != "" {
+		risk := "Risk **" + plain(k.Risk) + "**"
+		if k.LLMLevel != "" {
+			risk += " (the model said " + plain(k.LLMLevel) + ")"
+		}
+		facts = append(facts, risk)
+	}
+	add(strings.Join(facts, " · "))
 
 	// The operation, byte for byte as adapters.Visible writes it. A
-	// code block cannot hold ``` and Discord caps the description, so an
-	// operation that has either is shown up to that point, and the whole
-	// of it is attached: a person can read every byte that will run.
+	// code block cannot hold ```, so an operation that has one, or is too
+	// long to show, is shown up to that point, and the whole of it is
+	// attached: a person can read every byte that will run.
 	op, escaped := adapters.Visible(k.Operation)
 	shown, whole := op, true
 	if i := strings.Index(shown, "```"); i >= 0 {
@@ -171,89 +274,98 @@ func (m *message) renderCard(k *adapters.Card) embed {
 	if utf8.RuneCountInString(shown) > maxOperation {
 		shown, whole = cut(shown, maxOperation), false
 	}
-	var d strings.Builder
-	d.WriteString("```\n")
-	d.WriteString(shown)
-	d.WriteString("\n```")
+	opText := "```\n" + shown + "\n```"
 	if !whole {
-		d.WriteString("\n**The operation is cut here.** It is attached in full as operation.txt: read it before you decide.")
+		opText += "\n**The operation is cut here.** It is attached in full as operation.txt: read it before you decide."
 		m.addFile("operation.txt", op)
 	}
 	if escaped {
-		d.WriteString("\nHidden characters in the operation are shown as escapes (\\xNN, \\uNNNN).")
+		opText += "\nHidden characters in the operation are shown as escapes (\\xNN, \\uNNNN)."
 	}
-	e.Description = d.String()
+	add(opText)
 
-	add := func(name, value string, inline bool) {
-		if value == "" {
-			return
-		}
-		e.Fields = append(e.Fields, field{Name: cut(name, maxFieldName), Value: cut(value, maxFieldValue), Inline: inline})
-	}
-	asked := k.Requester
-	if k.Conversation != "" {
-		asked += " in " + k.Conversation
-	}
-	add("Asked by", plain(asked), true)
-	add("Tool", plain(k.Tool), true)
-	risk := k.Risk
-	if k.LLMLevel != "" {
-		risk += " (the model said " + k.LLMLevel + ")"
-	}
-	add("Risk", plain(risk), true)
 	var why []string
 	for _, r := range k.Reasons {
 		why = append(why, "• "+plain(r))
 	}
-	add("Why", strings.Join(why, "\n"), false)
+	whyAt := len(parts)
+	if len(why) > 0 {
+		add("**Why**\n" + strings.Join(why, "\n"))
+	}
+	previewAt := len(parts)
 	if p := k.Preview; p != nil {
-		add("Preview", preview(p), false)
+		add("**Preview**\n" + preview(p))
 	}
 	if k.State == "pending" && !k.ExpiresAt.IsZero() {
 		ts := strconv.FormatInt(k.ExpiresAt.Unix(), 10)
-		add("Expires", "<t:"+ts+":R> (<t:"+ts+":T>)", true)
+		add("**Expires** <t:" + ts + ":R> (<t:" + ts + ":T>)")
 	}
-	add("Status", plain(k.StateLine), false)
+	if k.StateLine != "" || k.Output != "" || k.Note != "" {
+		yes := true
+		parts = append(parts, component{Type: componentSeparator, Divider: &yes, Spacing: 1})
+	}
+	if k.StateLine != "" {
+		add("**Status** " + plain(k.StateLine))
+	}
+	outputAt := len(parts)
 	if k.Output != "" || k.Note != "" {
-		add("Output", output(k.Output, k.Note, maxFieldValue), false)
+		add("**Output**\n" + output(k.Output, k.Note, 1500))
 	}
-	fitTotal(&e, k)
-	return e
+	for _, f := range m.Files {
+		parts = append(parts, component{Type: componentFile, File: &media{URL: "attachment://" + f.Name}})
+	}
+	if row := buttons(k); row != nil {
+		parts = append(parts, *row)
+	}
+	add("-# approval " + plain(k.ApprovalID))
+	accent := color(k)
+	m.Components = append(m.Components, component{Type: componentContainer, AccentColor: &accent, Components: parts})
+	m.fitV2(k, outputAt, previewAt, whyAt)
 }
 
-// fitTotal keeps the embed within Discord's 6,000 characters by cutting
-// the output, then the preview, then the reasons; never the operation.
-func fitTotal(e *embed, k *adapters.Card) {
-	for _, name := range []string{"Output", "Preview", "Why"} {
-		over := embedSize(e) - maxEmbedTotal
+func textDisplay(s string) component { return component{Type: componentTextDisplay, Content: s} }
+
+// fitV2 keeps the text within Discord's 4,000 characters by cutting the
+// output, then the preview, then the reasons; never the operation.
+func (m *message) fitV2(k *adapters.Card, outputAt, previewAt, whyAt int) {
+	box := &m.Components[len(m.Components)-1].Components
+	for _, at := range []int{outputAt, previewAt, whyAt} {
+		over := textSize(m.Components) - maxTextV2
 		if over <= 0 {
 			return
 		}
-		for i := range e.Fields {
-			f := &e.Fields[i]
-			if f.Name != name {
-				continue
-			}
-			room := utf8.RuneCountInString(f.Value) - over
-			switch {
-			case name == "Output" && room > 40:
-				f.Value = output(k.Output, k.Note, room)
-			case room > 20:
-				f.Value = cut(f.Value, room)
-			default:
-				f.Value = "(left out: the card is at Discord's size limit)"
-			}
+		if at >= len(*box) || (*box)[at].Type != componentTextDisplay {
+			continue
+		}
+		td := &(*box)[at]
+		head, _, _ := strings.Cut(td.Content, "\n")
+		room := utf8.RuneCountInString(td.Content) - over - utf8.RuneCountInString(head) - 1
+		switch {
+		case at == outputAt && room > 40:
+			td.Content = head + "\n" + output(k.Output, k.Note, room)
+		case room > 20:
+			td.Content = cutFenced(td.Content, utf8.RuneCountInString(td.Content)-over)
+		default:
+			td.Content = head + "\n(left out: the card is at Discord's size limit)"
 		}
 	}
 }
 
-func embedSize(e *embed) int {
-	n := utf8.RuneCountInString(e.Title) + utf8.RuneCountInString(e.Description)
-	if e.Footer != nil {
-		n += utf8.RuneCountInString(e.Footer.Text)
+// textSize is the characters of every text display in cs, nested ones
+// counted, as Discord counts them against maxTextV2.
+func textSize(cs []component) int {
+	n := 0
+	for _, c := range cs {
+		n += utf8.RuneCountInString(c.Content) + textSize(c.Components)
 	}
-	for _, f := range e.Fields {
-		n += utf8.RuneCountInString(f.Name) + utf8.RuneCountInString(f.Value)
+	return n
+}
+
+// countComponents counts cs and every component nested in them.
+func countComponents(cs []component) int {
+	n := len(cs)
+	for _, c := range cs {
+		n += countComponents(c.Components)
 	}
 	return n
 }
@@ -266,7 +378,7 @@ func preview(p *adapters.Preview) string {
 		for _, it := range p.Items {
 			items = append(items, codeSafe(it))
 		}
-		b.WriteString("\n```\n" + cut(strings.Join(items, "\n"), maxFieldValue-200) + "\n```")
+		b.WriteString("\n```\n" + cut(strings.Join(items, "\n"), 800) + "\n```")
 	}
 	if p.More > 0 {
 		b.WriteString("…and " + strconv.Itoa(p.More) + " more")
@@ -336,6 +448,9 @@ func buttons(k *adapters.Card) *component {
 	}
 	if len(row.Components) == 0 {
 		return nil
+	}
+	if len(row.Components) > maxRowButtons {
+		row.Components = row.Components[:maxRowButtons]
 	}
 	return &row
 }

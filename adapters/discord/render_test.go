@@ -114,53 +114,130 @@ func TestRenderGolden(t *testing.T) {
 	}
 }
 
-// TestRenderLimits: every rendered message is inside Discord's limits,
-// and an operation that does not fit is attached whole.
+// TestRenderLimits: every rendered message is inside Discord's limits
+// (a card is a Components V2 message: no content or embeds, at most
+// 4,000 characters of text and 40 components, every attachment shown by a
+// file component), and an operation that does not fit is attached whole.
 func TestRenderLimits(t *testing.T) {
 	for name, c := range cards() {
 		t.Run(name, func(t *testing.T) {
 			m := render(c)
+			raw, err := json.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wire map[string]any
+			_ = json.Unmarshal(raw, &wire)
 			if n := utf8.RuneCountInString(m.Content); n > maxContent {
 				t.Errorf("content is %d characters, over %d", n, maxContent)
 			}
-			for _, e := range m.Embeds {
-				if n := embedSize(&e); n > maxEmbedTotal {
-					t.Errorf("embed is %d characters, over %d", n, maxEmbedTotal)
+			if c.Card == nil {
+				if m.Flags&flagComponentsV2 != 0 {
+					t.Error("a text message is flagged Components V2")
 				}
-				if n := utf8.RuneCountInString(e.Description); n > maxDescription {
-					t.Errorf("description is %d characters, over %d", n, maxDescription)
-				}
-				for _, f := range e.Fields {
-					if utf8.RuneCountInString(f.Value) > maxFieldValue || f.Value == "" {
-						t.Errorf("field %q has %d characters", f.Name, utf8.RuneCountInString(f.Value))
+				return
+			}
+			if m.Flags&flagComponentsV2 == 0 {
+				t.Fatal("a card is not flagged IS_COMPONENTS_V2")
+			}
+			if _, ok := wire["content"]; ok {
+				t.Error("a V2 card sends content")
+			}
+			if _, ok := wire["embeds"]; ok {
+				t.Error("a V2 card sends embeds")
+			}
+			if n := textSize(m.Components); n > maxTextV2 {
+				t.Errorf("text displays hold %d characters, over %d", n, maxTextV2)
+			}
+			if n := countComponents(m.Components); n > maxComponentsV2 {
+				t.Errorf("%d components, over %d", n, maxComponentsV2)
+			}
+			box := m.Components[len(m.Components)-1]
+			if box.Type != componentContainer || box.AccentColor == nil || *box.AccentColor != color(c.Card) {
+				t.Errorf("the card's last component is not a container with the state's colour: %+v", box)
+			}
+			var texts []string
+			files := map[string]bool{}
+			for _, p := range box.Components {
+				switch p.Type {
+				case componentTextDisplay:
+					texts = append(texts, p.Content)
+					if strings.Count(p.Content, "```")%2 != 0 {
+						t.Errorf("a text display leaves a code fence open: %q", p.Content)
+					}
+				case componentFile:
+					files[strings.TrimPrefix(p.File.URL, "attachment://")] = true
+				case componentRow:
+					if len(p.Components) > maxRowButtons {
+						t.Errorf("%d buttons in a row", len(p.Components))
 					}
 				}
 			}
-			if c.Card == nil {
-				return
+			for _, f := range m.Files {
+				if !files[f.Name] {
+					t.Errorf("%s is attached but no file component shows it: Discord would hide it", f.Name)
+				}
 			}
 			op, _ := adapters.Visible(c.Card.Operation)
-			shown := strings.Contains(m.Embeds[0].Description, "```\n"+op+"\n```")
+			all := strings.Join(texts, "\n")
+			shown := strings.Contains(all, "```\n"+op+"\n```")
 			attached := len(m.Files) > 0 && m.Files[0].Name == "operation.txt" && m.Files[0].Content == op
 			if !shown && !attached {
 				t.Errorf("the operation is neither shown whole nor attached whole")
 			}
-			if !shown && !strings.Contains(m.Embeds[0].Description, "attached in full") {
+			if !shown && !strings.Contains(all, "attached in full") {
 				t.Errorf("a cut operation does not say it is cut")
 			}
 		})
 	}
 }
 
+// TestCutNeverLeavesFenceOpen: a message cut inside a code block closes
+// the block, within Discord's limit, in a plain message and above a card.
+func TestCutNeverLeavesFenceOpen(t *testing.T) {
+	long := "The log says:\n```\n" + strings.Repeat("error: disk full on /var\n", 200) + "```\nThat is all."
+	for name, c := range map[string]adapters.Content{
+		"text":          {Text: long},
+		"text and full": {Text: long[:1990], Full: long},
+		"above a card":  {Text: long, Card: cards()["pending"].Card},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := render(c)
+			text := m.Content
+			if c.Card != nil {
+				text = m.Components[0].Content
+			}
+			if strings.Count(text, "```")%2 != 0 {
+				t.Errorf("the cut message leaves a code fence open:\n…%s", lastRunes(text, 120))
+			}
+			if n := utf8.RuneCountInString(text); n > maxContent {
+				t.Errorf("%d characters, over %d", n, maxContent)
+			}
+		})
+	}
+}
+
+// buttonsOf are the buttons of a rendered card, wherever they sit.
+func buttonsOf(cs []component) []component {
+	var out []component
+	for _, c := range cs {
+		if c.Type == componentButton {
+			out = append(out, c)
+		}
+		out = append(out, buttonsOf(c.Components)...)
+	}
+	return out
+}
+
 func TestRenderButtons(t *testing.T) {
 	c := adaptertest.PendingCard("a1b2c3")
 	m := render(adapters.Content{Card: &c})
-	row := m.Components[0].Components
+	row := buttonsOf(m.Components)
 	if len(row) != 2 || row[0].CustomID != "cs:a:a1b2c3" || row[0].Style != styleDanger || row[1].CustomID != "cs:c:a1b2c3" {
 		t.Fatalf("buttons = %+v; want a danger Approve (high risk) and a Cancel carrying only the id", row)
 	}
 	c.Risk = "medium"
-	if m := render(adapters.Content{Card: &c}); m.Components[0].Components[0].Style != styleSuccess {
+	if m := render(adapters.Content{Card: &c}); buttonsOf(m.Components)[0].Style != styleSuccess {
 		t.Errorf("a medium-risk Approve is not the success style")
 	}
 	if m := render(adapters.Content{Text: "hi"}); len(m.Components) != 0 || m.Components == nil {

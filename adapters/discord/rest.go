@@ -58,6 +58,7 @@ const (
 	codeUnknownInteraction = 10062
 	codeAlreadyAcked       = 40060
 	codeThreadExists       = 160004
+	codeInvalidForm        = 50035
 )
 
 func isCode(err error, code int) bool {

@@ -33,7 +33,18 @@ type Config struct {
 	// GroupCacheTTL is how long a user group's members are trusted before
 	// they are asked for again, 1m by default.
 	GroupCacheTTL time.Duration `yaml:"group_cache_ttl"`
+	// Streaming, when false, keeps a turn's answer and its tool calls as
+	// separate messages (the "▸" lines) instead of one streamed message
+	// with tasks (chat.startStream). Unset means true; a workspace that
+	// refuses streaming gets messages either way.
+	Streaming *bool `yaml:"streaming"`
+	// Status, when false, shows no thread status while a turn works
+	// (assistant.threads.setStatus). Unset means true.
+	Status *bool `yaml:"status"`
 }
+
+// on reads an optional switch: unset means on.
+func on(b *bool) bool { return b == nil || *b }
 
 // Default values.
 const (

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	slackapi "github.com/slack-go/slack"
 	"gopkg.in/yaml.v3"
 
 	"github.com/countersign/countersign/adapters/slack"
@@ -19,6 +20,12 @@ func TestManifestScopes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var m struct {
+		Features struct {
+			AgentView *struct {
+				Description string `yaml:"agent_description"`
+			} `yaml:"agent_view"`
+			AssistantView any `yaml:"assistant_view"`
+		} `yaml:"features"`
 		OAuth struct {
 			Scopes struct {
 				Bot []string `yaml:"bot"`
@@ -44,11 +51,37 @@ func TestManifestScopes(t *testing.T) {
 	if fake := slices.Sorted(slices.Values(slacktest.Scopes)); !slices.Equal(fake, want) {
 		t.Errorf("the fake grants %v, adapter needs %v", fake, want)
 	}
-	wantEvents := []string{"app_mention", "message.channels", "message.groups", "message.im", "message.mpim"}
+	wantEvents := []string{"agent_session_stopped", "app_mention", "message.channels", "message.groups", "message.im", "message.mpim"}
 	if !slices.Equal(slices.Sorted(slices.Values(m.Settings.Events.Bot)), wantEvents) {
 		t.Errorf("manifest events %v, want %v", m.Settings.Events.Bot, wantEvents)
 	}
+	// One surface: the agent view, whose Stop sends agent_session_stopped.
+	if m.Features.AgentView == nil || m.Features.AgentView.Description == "" {
+		t.Error("the manifest declares no features.agent_view with a description: Slack would show no Stop and send no agent_session_stopped")
+	}
+	if m.Features.AssistantView != nil {
+		t.Error("the manifest declares features.assistant_view too; the app is an agent app (one surface)")
+	}
 	if !m.Settings.Interactivity.On {
 		t.Error("the manifest leaves interactivity off: buttons would not work")
+	}
+}
+
+// TestManifestTyped: the manifest reads into slack-go's typed Manifest,
+// agent view included, as apps.manifest.update would take it.
+func TestManifestTyped(t *testing.T) {
+	b, err := os.ReadFile("../../configs/slack-app-manifest.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m slackapi.Manifest
+	if err := yaml.Unmarshal(b, &m); err != nil {
+		t.Fatalf("the manifest does not read as slack-go's Manifest: %v", err)
+	}
+	if m.Features.AgentView == nil || m.Features.AgentView.AgentDescription == "" {
+		t.Error("features.agent_view is missing or has no agent_description")
+	}
+	if !slices.Contains(m.Settings.EventSubscriptions.BotEvents, "agent_session_stopped") {
+		t.Error("the manifest does not subscribe to agent_session_stopped: the Stop would not reach the bot")
 	}
 }

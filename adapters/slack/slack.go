@@ -1,8 +1,11 @@
 // Package slack is the Slack adapter: it receives mentions, thread replies,
 // direct messages and button clicks over Socket Mode or the Events API,
 // posts replies and approval cards (Block Kit) into the conversation's
-// thread, updates cards in place, and answers one person privately. It is
-// the only package that imports slack-go.
+// thread, updates cards in place, and answers one person privately. While
+// a turn works it shows the thread's status and streams the turn's tasks
+// and answer (stream.go), and it turns the person's Stop
+// (agent_session_stopped) into an event. It is the only package that
+// imports slack-go.
 //
 // Every envelope is acknowledged as soon as it is read, before any work:
 // what an event means (is this thread a conversation? is the clicker in an
@@ -63,18 +66,29 @@ type Adapter struct {
 	// "output/<id>"); one forgotten is attached again.
 	uploaded *expirable.LRU[string, struct{}]
 
+	// features: the thread status and the stream, and what Slack said
+	// of them (stream.go).
+	features features
+
 	// onHTTPReady, when set, is called with the HTTP mode listener's
 	// address once it listens (tests bind ":0").
 	onHTTPReady func(addr string)
 }
 
-var _ adapters.Interactive = (*Adapter)(nil)
+var (
+	_ adapters.Interactive = (*Adapter)(nil)
+	_ adapters.TurnStatus  = (*Adapter)(nil)
+	_ adapters.TaskStream  = (*Adapter)(nil)
+)
 
 // identity is who the bot is, from auth.test.
 type identity struct {
 	UserID string
 	BotID  string
 	TeamID string
+	// URL is the workspace's address (https://acme.slack.com/), for
+	// links to messages without a chat.getPermalink call.
+	URL string
 }
 
 // Bounds of what the adapter remembers per process: at most so many, for
@@ -243,7 +257,7 @@ func (a *Adapter) authTest(ctx context.Context) (identity, error) {
 	} else if err != nil {
 		return identity{}, fmt.Errorf("slack: auth.test at %s: %w; is Slack (or $%s, slack.api_url) reachable from here?", a.apiURL, err, APIURLEnv)
 	}
-	return identity{UserID: r.UserID, BotID: r.BotID, TeamID: r.TeamID}, nil
+	return identity{UserID: r.UserID, BotID: r.BotID, TeamID: r.TeamID, URL: r.URL}, nil
 }
 
 func (a *Adapter) identity() identity {

@@ -146,6 +146,10 @@ func (a *Adapter) queueEventsAPI(e slackevents.EventsAPIEvent, retried bool, q *
 	case *slackevents.MessageEvent:
 		m := message{kind: "message", team: team, userTeam: in.UserTeam, user: in.User, botID: in.BotID, subtype: in.SubType, text: in.Text, ts: in.TimeStamp, threadTS: in.ThreadTimeStamp, channel: in.Channel, channelType: in.ChannelType}
 		q.push(func(ctx context.Context) []adapters.Event { return a.fromMessage(ctx, m, retried) })
+	case *slackevents.AgentSessionStoppedEvent:
+		st := *in
+		a.features.halted(st.Channel, st.StreamingMessageTimestamps)
+		q.push(func(ctx context.Context) []adapters.Event { return a.fromStop(ctx, team, st, retried) })
 	case *slackevents.AppUninstalledEvent, *slackevents.TokensRevokedEvent:
 		a.log.Warn("the slack app was uninstalled or its tokens revoked; the slack adapter stops", "event", e.InnerEvent.Type)
 		return true

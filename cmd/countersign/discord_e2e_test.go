@@ -61,27 +61,15 @@ func card(t testing.TB, fake *discordtest.Server, channel string) discordtest.Me
 }
 
 func buttonID(m discordtest.Message, prefix string) string {
-	for _, row := range m.Components {
-		for _, b := range row.Components {
-			if strings.HasPrefix(b.CustomID, prefix) {
-				return b.CustomID
-			}
+	for _, b := range discordtest.Buttons(m) {
+		if strings.HasPrefix(b.CustomID, prefix) {
+			return b.CustomID
 		}
 	}
 	return ""
 }
 
-func text(m discordtest.Message) string {
-	var b strings.Builder
-	b.WriteString(m.Content)
-	for _, e := range m.Embeds {
-		b.WriteString("\n" + e.Title + "\n" + e.Description)
-		for _, f := range e.Fields {
-			b.WriteString("\n" + f.Name + ": " + f.Value)
-		}
-	}
-	return b.String()
-}
+func text(m discordtest.Message) string { return discordtest.Text(m) }
 
 // said waits for a message in channel whose text has want.
 func said(t *testing.T, fake *discordtest.Server, channel, want string) discordtest.Message {
@@ -182,7 +170,7 @@ func TestDiscordEndToEnd(t *testing.T) {
 	said(t, fake, m2, "Removed tmp_a and tmp_b; keep.txt is untouched.")
 	fake.Wait(t, "the card to show the outcome", func() bool {
 		m, _ := fake.Message(c.ID)
-		return len(m.Components) == 0 && strings.Contains(text(m), "bob")
+		return len(discordtest.Buttons(m)) == 0 && strings.Contains(text(m), "bob")
 	})
 	for f, want := range map[string]bool{"tmp_a": false, "tmp_b": false, "keep.txt": true} {
 		if _, err := os.Stat(filepath.Join(dir, f)); (err == nil) != want {
@@ -234,7 +222,7 @@ func TestDiscordEndToEnd(t *testing.T) {
 	fake.Click(t, dBob, c4.ID, buttonID(c4, "cs:a:"))
 	fake.Wait(t, "the run's final state on the card", func() bool {
 		m, _ := fake.Message(c4.ID)
-		return len(m.Components) == 0 && strings.Contains(strings.ToLower(text(m)), "exit code 0")
+		return len(discordtest.Buttons(m)) == 0 && strings.Contains(strings.ToLower(text(m)), "exit code 0")
 	})
 	if _, err := os.Stat(filepath.Join(dir, "keep.txt")); err == nil {
 		t.Error("keep.txt is still there after the approved slash command")
@@ -281,7 +269,7 @@ func TestDiscordHTTPInteractions(t *testing.T) {
 	}
 	fake.Wait(t, "the run to finish", func() bool {
 		m, _ := fake.Message(c.ID)
-		return len(m.Components) == 0 && strings.Contains(strings.ToLower(text(m)), "exit code 0")
+		return len(discordtest.Buttons(m)) == 0 && strings.Contains(strings.ToLower(text(m)), "exit code 0")
 	})
 	if _, err := os.Stat(filepath.Join(dir, "tmp_a")); err == nil {
 		t.Error("tmp_a is still there after the approved click")

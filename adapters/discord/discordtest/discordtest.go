@@ -77,12 +77,24 @@ type Field struct {
 	Inline bool   `json:"inline"`
 }
 
-// Component is a message component (an action row, a button).
+// Component is a message component: an action row, a button, and the
+// Components V2 layout (container, section, text display, separator,
+// file).
 type Component struct {
-	Type       int         `json:"type"`
-	Style      int         `json:"style"`
-	Label      string      `json:"label"`
-	CustomID   string      `json:"custom_id"`
+	Type     int    `json:"type"`
+	Style    int    `json:"style"`
+	Label    string `json:"label"`
+	CustomID string `json:"custom_id"`
+	// Content is a text display's markdown.
+	Content string `json:"content"`
+	// AccentColor is a container's colour, nil for none.
+	AccentColor *int `json:"accent_color"`
+	// File is a file component's attachment.
+	File *struct {
+		URL string `json:"url"`
+	} `json:"file"`
+	// Accessory is a section's button or thumbnail.
+	Accessory  *Component  `json:"accessory"`
 	Components []Component `json:"components"`
 }
 
@@ -140,6 +152,7 @@ type Server struct {
 	revoked      bool
 	channels     map[string]*Channel
 	messages     map[string]*Message
+	typings      map[string][]time.Time // channel → each typing indicator (typing.go)
 	order        []string
 	interactions map[string]*Interaction
 	commands     map[string]json.RawMessage
@@ -216,6 +229,7 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("GET "+api+"/channels/{ch}", s.auth(s.getChannel))
 	mux.HandleFunc("POST "+api+"/channels/{ch}/messages", s.auth(s.createMessage))
 	mux.HandleFunc("PATCH "+api+"/channels/{ch}/messages/{msg}", s.auth(s.editMessage))
+	mux.HandleFunc("POST "+api+"/channels/{ch}/typing", s.auth(s.typing))
 	mux.HandleFunc("POST "+api+"/channels/{ch}/messages/{msg}/threads", s.auth(s.startThread))
 	mux.HandleFunc("POST "+api+"/interactions/{id}/{token}/callback", s.callback)
 	mux.HandleFunc("POST "+api+"/webhooks/{app}/{token}", s.followup)
@@ -536,8 +550,15 @@ func (p payload) check() string {
 			}
 		}
 	}
-	if p.Components != nil {
+	if p.Flags&FlagComponentsV2 != 0 {
+		if msg := p.checkV2(); msg != "" {
+			return msg
+		}
+	} else if p.Components != nil {
 		for _, row := range *p.Components {
+			if row.Type != 1 {
+				return "components: only action rows at the top of a message without IS_COMPONENTS_V2"
+			}
 			for _, c := range row.Components {
 				if n(c.Label) > 80 || len(c.CustomID) > 100 {
 					return "components: label over 80 or custom_id over 100"
@@ -598,7 +619,7 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, 10003, "Unknown Channel")
 		return
 	}
-	p.Flags = 0
+	p.Flags &= FlagComponentsV2 // the only flag a bot sets on a message that sticks here
 	m := s.newMessageLocked(ch, BotID, p)
 	writeJSON(w, m.wire())
 	// Discord sends the bot its own messages too.
@@ -656,6 +677,10 @@ func (s *Server) editMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	if m.AuthorID != BotID {
 		apiError(w, http.StatusForbidden, 50005, "Cannot edit a message authored by another user")
+		return
+	}
+	if msg := m.editV2(p); msg != "" {
+		apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: "+msg)
 		return
 	}
 	m.apply(p)

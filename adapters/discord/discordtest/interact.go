@@ -130,6 +130,10 @@ func (s *Server) editOriginal(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, 10008, "Unknown Message")
 		return
 	}
+	if msg := m.editV2(p); msg != "" {
+		apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: "+msg)
+		return
+	}
 	m.apply(p)
 	m.Edits++
 	s.changedLocked()

@@ -3,7 +3,9 @@
 // adapter uses (form and JSON requests, {"ok":…} answers, 429 with
 // Retry-After), the file upload flow, response_url posts, and Socket Mode
 // (apps.connections.open, a websocket with hello, pings, envelopes, acks,
-// disconnect and redelivery of what was not acknowledged). Tests play
+// disconnect and redelivery of what was not acknowledged), and the AI
+// surfaces (thread status, streamed messages with tasks, the person's
+// Stop: agent.go). Tests play
 // Slack's side with it (Mention, Say, Click) and read what the bot did
 // (Messages, Ephemerals, Files, Acks).
 package slacktest
@@ -132,6 +134,7 @@ type Server struct {
 	uninstalled bool
 	responses   map[string]Ephemeral // response_url id → where its posts go
 	upgrader    websocket.Upgrader
+	ai          aiState // the AI surfaces (agent.go)
 }
 
 type group struct {
@@ -335,6 +338,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, method string)
 		reply(w, map[string]any{"message_ts": ts})
 	case "conversations.replies":
 		s.replies(w, r)
+	case "assistant.threads.setStatus", "chat.startStream", "chat.appendStream", "chat.stopStream":
+		s.serveAI(w, r, method)
 	case "files.getUploadURLExternal":
 		s.mu.Lock()
 		s.seq++
@@ -485,6 +490,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		m.Blocks = json.RawMessage(blocks)
 	}
 	s.messages = append(s.messages, m)
+	s.clearStatusLocked(channel, m.ThreadTS)
 	s.notify()
 	s.mu.Unlock()
 	reply(w, map[string]any{"channel": channel, "ts": m.TS, "message": map[string]any{"text": text, "ts": m.TS, "user": BotUserID, "bot_id": BotID}})

@@ -1,0 +1,311 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// A turn is the bot's work on one message: the model thinks, tools run,
+// cards wait, and an answer comes. Two optional capabilities show a turn
+// where it happens, the way the platform's own AI surfaces do:
+//
+//   - TurnStatus: a status on the thread while the turn works ("is
+//     thinking…", "is running df -h", "is waiting for approval"), cleared
+//     at the answer (Slack: assistant.threads.setStatus; Discord: the
+//     typing indicator).
+//   - TaskStream: the turn's answer streamed into the thread, with each
+//     tool call shown as a task that moves from pending to complete (Slack:
+//     chat.startStream / appendStream / stopStream; the terminal: a line
+//     per change of state).
+//
+// Both fail soft: an error means "not shown", and the bot says the same
+// thing with the messages it always posted. An adapter without a
+// capability keeps today's behaviour. The bot uses them through one value
+// per turn, Turn, which checks the capabilities, remembers a refusal for
+// the rest of the turn, and tells the bot when to fall back.
+
+// TaskState is the state of one task, in Slack's words.
+type TaskState string
+
+// The states of a task.
+const (
+	TaskPending    TaskState = "pending"
+	TaskInProgress TaskState = "in_progress"
+	TaskComplete   TaskState = "complete"
+	TaskError      TaskState = "error"
+)
+
+// Valid reports whether s is one of the four states.
+func (s TaskState) Valid() bool {
+	switch s {
+	case TaskPending, TaskInProgress, TaskComplete, TaskError:
+		return true
+	}
+	return false
+}
+
+// Task is one tool call of a turn as the thread shows it.
+type Task struct {
+	// ID is the call's id, stable for the turn (the approval id where
+	// there is a card, else the model's tool call id). A task with a new
+	// ID is added; one with a known ID is updated in place.
+	ID string
+	// Title is the operation ("df -h", "SELECT … FROM orders"), as the
+	// card shows it; adapters render it through Visible.
+	Title string
+	State TaskState
+	// Details says the state in words: "ran without a card: read-only",
+	// "waiting for approval", "blocked: writes to /etc", "running 1m20s:
+	// <last line>", "exit code 0 in 12ms", "42 rows", "failed: …".
+	Details string
+	// CardRef is the message reference (from Post) of the task's card,
+	// when it has one; the adapter links the task to it.
+	CardRef string
+}
+
+// TurnStatus is an optional capability: a status line on the thread while
+// a turn works.
+type TurnStatus interface {
+	Adapter
+	// SetStatus shows text as the thread's status ("is thinking…");
+	// empty text clears it. A later call replaces an earlier one. An
+	// error means the status is not shown; the turn goes on.
+	SetStatus(ctx context.Context, to Place, text string) error
+}
+
+// TaskStream is an optional capability: a turn's answer streamed into the
+// thread, with its tool calls as tasks.
+type TaskStream interface {
+	Adapter
+	// StartStream starts the turn's stream in the thread; asker is the
+	// person whose message started the turn (Slack streams to a
+	// recipient). An error means there is no stream this turn (a
+	// workspace without the feature, streaming switched off: wraps
+	// ErrNoStream); the bot posts messages as before.
+	StartStream(ctx context.Context, to Place, asker User) (Stream, error)
+}
+
+// Stream is one turn's stream. Its methods are called by one goroutine at
+// a time, in the turn's order; an error means the stream is broken and
+// what was to be shown must be posted as a message instead.
+type Stream interface {
+	// Text appends the model's words (markdown) as they come.
+	Text(ctx context.Context, markdown string) error
+	// Task adds the task, or updates the one with its ID.
+	Task(ctx context.Context, t Task) error
+	// Stop ends the stream; final, when set, is appended first (the
+	// answer's last words). Stop after a failed call still ends it.
+	Stop(ctx context.Context, final string) error
+}
+
+// ErrNoStream says an adapter will not stream: the workspace refused it
+// or it is switched off. The bot posts messages instead.
+var ErrNoStream = errors.New("streaming is not available here")
+
+// Turn is the bot's one handle on a turn's status and stream. Make one
+// per turn with StartTurn, call its methods from the turn's goroutine
+// (it is safe for concurrent use, but order matters to the reader), and
+// End it once. Each method reports whether the adapter showed what it was
+// given; when it did not, the bot posts its message as before. A Turn
+// never returns an error: what failed is logged once, and the rest of the
+// turn falls back.
+type Turn struct {
+	a     Adapter
+	place Place
+	user  User
+	log   *slog.Logger
+
+	mu       sync.Mutex
+	status   TurnStatus // nil once refused
+	shown    string     // the status shown now
+	streamer TaskStream // nil once refused or started
+	stream   Stream     // the open stream, nil when none
+	broken   bool       // the stream failed: fall back for the rest of the turn
+	tasks    map[string]Task
+	sent     map[string]time.Time // when a task's details were last sent
+	now      func() time.Time
+}
+
+// StartTurn begins a turn in place for the person who asked. It does no
+// I/O: the status and the stream start on first use.
+func StartTurn(a Adapter, place Place, asker User, log *slog.Logger) *Turn {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	t := &Turn{a: a, place: place, user: asker, log: log, tasks: map[string]Task{}, sent: map[string]time.Time{}, now: time.Now}
+	t.status, _ = a.(TurnStatus)
+	t.streamer, _ = a.(TaskStream)
+	return t
+}
+
+// Status shows text as the thread's status ("is thinking…"); empty text
+// clears it. It reports whether the adapter shows statuses (false: there
+// is no status, and nothing else need be posted for it). Repeating the
+// status shown is no call.
+func (t *Turn) Status(ctx context.Context, text string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.status == nil {
+		return false
+	}
+	if text == t.shown {
+		return true
+	}
+	if err := t.status.SetStatus(ctx, t.place, text); err != nil {
+		t.log.Warn("could not show the thread's status; the turn goes on without it", "adapter", t.a.Name(), "channel", t.place.Channel, "thread", t.place.Thread, "err", err)
+		t.status = nil
+		return false
+	}
+	t.shown = text
+	return true
+}
+
+// Posted tells the turn that the bot posted a message in the thread (a
+// card, a notice in the thread): Slack clears a thread's status when the
+// app posts there, so the next Status is sent even if its text is the
+// one shown before.
+func (t *Turn) Posted() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.shown = ""
+}
+
+// Streaming reports whether the turn has (or may still open) a stream:
+// while true, the bot sends tasks and words through Task and Text, and
+// leaves out the "Working on it…" message and the "▸" lines.
+func (t *Turn) Streaming() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.broken && (t.stream != nil || t.streamer != nil)
+}
+
+// open starts the stream on first use. t.mu is held.
+func (t *Turn) open(ctx context.Context) bool {
+	if t.broken {
+		return false
+	}
+	if t.stream != nil {
+		return true
+	}
+	if t.streamer == nil {
+		return false
+	}
+	s, err := t.streamer.StartStream(ctx, t.place, t.user)
+	t.streamer = nil
+	if err != nil {
+		t.fail("start", err)
+		return false
+	}
+	t.stream = s
+	return true
+}
+
+func (t *Turn) fail(what string, err error) {
+	t.broken = true
+	if errors.Is(err, ErrNoStream) {
+		t.log.Debug("no stream this turn; posting messages", "adapter", t.a.Name(), "err", err)
+		return
+	}
+	t.log.Warn("the turn's stream failed; posting messages for the rest of the turn", "adapter", t.a.Name(), "channel", t.place.Channel, "thread", t.place.Thread, "step", what, "err", err)
+}
+
+// Text appends the model's words to the stream. It reports false when
+// they were not shown: the bot posts them as a message.
+func (t *Turn) Text(ctx context.Context, markdown string) bool {
+	if markdown == "" {
+		return true
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.open(ctx) {
+		return false
+	}
+	if err := t.stream.Text(ctx, markdown); err != nil {
+		t.fail("text", err)
+		return false
+	}
+	return true
+}
+
+// ProgressEvery is how often a running task's details alone (its
+// progress) are sent; changes of state and title are sent at once. A
+// 5-minute run whose progress comes every 2 s costs 20 stream calls, not
+// 150 card updates.
+const ProgressEvery = 15 * time.Second
+
+// Task adds or updates a task in the stream. An update that changes
+// nothing is no call, and a change of an in-progress task's details alone
+// is sent at most every ProgressEvery (the skipped ones are not owed:
+// the next change of state carries the outcome). It reports false when
+// the task is not shown: the bot posts its message (the "▸" line, the
+// card's progress) as before.
+func (t *Turn) Task(ctx context.Context, task Task) bool {
+	if task.ID == "" || !task.State.Valid() {
+		t.log.Warn("a task without an id or with an unknown state was not shown", "id", task.ID, "state", task.State)
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.open(ctx) {
+		return false
+	}
+	old, known := t.tasks[task.ID]
+	if known && old == task {
+		return true
+	}
+	now := t.now()
+	if known && old.State == task.State && old.Title == task.Title && old.CardRef == task.CardRef &&
+		task.State == TaskInProgress && now.Sub(t.sent[task.ID]) < ProgressEvery {
+		return true
+	}
+	if err := t.stream.Task(ctx, task); err != nil {
+		t.fail("task", err)
+		return false
+	}
+	t.tasks[task.ID] = task
+	t.sent[task.ID] = now
+	return true
+}
+
+// End ends the turn: the status is cleared and the stream stopped with
+// the answer's last words. It reports whether answer was shown; when
+// false the bot posts it as a message (as it always has).
+func (t *Turn) End(ctx context.Context, answer string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.status != nil && t.shown != "" {
+		if err := t.status.SetStatus(ctx, t.place, ""); err != nil {
+			t.log.Warn("could not clear the thread's status", "adapter", t.a.Name(), "err", err)
+		}
+		t.shown = ""
+	}
+	t.status = nil
+	if t.stream == nil || t.broken {
+		t.streamer = nil
+		return answer == ""
+	}
+	s := t.stream
+	t.stream = nil
+	if err := s.Stop(ctx, answer); err != nil {
+		t.fail("stop", err)
+		return false
+	}
+	t.broken = true // ended: nothing more goes to it
+	return true
+}
+
+// StatusRunning is the status while op runs: "is running df -h", cut to
+// fit a status line.
+func StatusRunning(op string) string {
+	return fmt.Sprintf("is running %s", Excerpt(op))
+}
+
+// Statuses the bot shows.
+const (
+	StatusThinking = "is thinking…"
+	StatusWaiting  = "is waiting for approval"
+)

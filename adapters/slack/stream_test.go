@@ -1,0 +1,383 @@
+package slack_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/adapters/slack"
+	"github.com/countersign/countersign/adapters/slack/slacktest"
+)
+
+// syncBuf is a log sink safe for the adapter's goroutines.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// turnSetup starts the adapter on the fake, has alice mention the bot,
+// and returns the event that starts the turn.
+func turnSetup(t *testing.T, cfg slack.Config, log *slog.Logger) (*slacktest.Server, *slack.Adapter, *running, adapters.Event) {
+	t.Helper()
+	fake := slacktest.New(t)
+	env := fake.Env()
+	if log == nil {
+		log = testLog(t)
+	}
+	ad, err := slack.New(cfg, func(k string) string { return env[k] }, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, ad, nil)
+	fake.Connected(t)
+	fake.Mention(alice, channel, "", "why is /var full?")
+	e := r.next(t)
+	r.next(t) // the message event of the same mention
+	return fake, ad, r, e
+}
+
+func vacuumCard(state string) *adapters.Card {
+	c := stormCard("a1b2c3")
+	c.Operation = "journalctl --vacuum-size=1G"
+	c.State = state
+	if state != "pending" {
+		c.Buttons = nil
+	}
+	return c
+}
+
+// playTurn is the sample turn as the bot plays it once integrated: two
+// reads without a card, one call that waits for approval and runs, the
+// answer. It returns the card's ref.
+func playTurn(t *testing.T, ctx context.Context, fake *slacktest.Server, ad *slack.Adapter, turn *adapters.Turn, place adapters.Place) string {
+	t.Helper()
+	must := func(what string, ok bool) {
+		t.Helper()
+		if !ok {
+			t.Fatalf("%s was not shown", what)
+		}
+	}
+	must("the thinking status", turn.Status(ctx, adapters.StatusThinking))
+	if got := fake.Status(channel, place.Thread); got != adapters.StatusThinking {
+		t.Fatalf("thread status = %q, want %q", got, adapters.StatusThinking)
+	}
+	must("task 1", turn.Task(ctx, adapters.Task{ID: "call_1", Title: "df -h", State: adapters.TaskInProgress, Details: "ran without a card: read-only"}))
+	must("task 1 done", turn.Task(ctx, adapters.Task{ID: "call_1", Title: "df -h", State: adapters.TaskComplete, Details: "exit code 0 in 9ms"}))
+	must("task 2", turn.Task(ctx, adapters.Task{ID: "call_2", Title: "du -sh /var/log", State: adapters.TaskInProgress, Details: "ran without a card: read-only"}))
+	must("task 2 done", turn.Task(ctx, adapters.Task{ID: "call_2", Title: "du -sh /var/log", State: adapters.TaskComplete, Details: "exit code 0 in 31ms"}))
+	must("words", turn.Text(ctx, "/var/log holds 9.1G; the oldest journal files can go."))
+	ref, err := ad.Post(ctx, place, adapters.Content{Card: vacuumCard("pending")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must("the waiting status", turn.Status(ctx, adapters.StatusWaiting))
+	must("the pending task", turn.Task(ctx, adapters.Task{ID: "a1b2c3", Title: "journalctl --vacuum-size=1G", State: adapters.TaskPending, Details: "waiting for approval", CardRef: ref}))
+	// bob approves: the card changes state once, at the decision.
+	if err := ad.Update(ctx, place, ref, adapters.Content{Card: vacuumCard("running")}); err != nil {
+		t.Fatal(err)
+	}
+	must("the running status", turn.Status(ctx, adapters.StatusRunning("journalctl --vacuum-size=1G")))
+	must("the running task", turn.Task(ctx, adapters.Task{ID: "a1b2c3", Title: "journalctl --vacuum-size=1G", State: adapters.TaskInProgress, Details: "approved by bob; running", CardRef: ref}))
+	// A long run's progress ticks go to its task, at most every
+	// adapters.ProgressEvery; here they all fall inside one interval.
+	for i := range 150 {
+		must("a progress tick", turn.Task(ctx, adapters.Task{ID: "a1b2c3", Title: "journalctl --vacuum-size=1G", State: adapters.TaskInProgress, Details: fmt.Sprintf("running %ds: vacuuming", 2*(i+1)), CardRef: ref}))
+	}
+	must("the done task", turn.Task(ctx, adapters.Task{ID: "a1b2c3", Title: "journalctl --vacuum-size=1G", State: adapters.TaskComplete, Details: "exit code 0 in 2.4s", CardRef: ref}))
+	if err := ad.Update(ctx, place, ref, adapters.Content{Card: vacuumCard("done")}); err != nil {
+		t.Fatal(err)
+	}
+	must("the answer", turn.End(ctx, "Freed 8.1G: /var/log now holds 1.0G."))
+	return ref
+}
+
+// TestStreamedTurn: a turn that runs two reads and asks for one approval
+// shows a status at once, one streamed message with three tasks in their
+// right states (the approval's linked to its card), the card as its own
+// message, and the answer; the status is cleared at the end. The request
+// bodies are golden.
+func TestStreamedTurn(t *testing.T) {
+	fake, ad, _, e := turnSetup(t, slack.Config{}, nil)
+	ctx := context.Background()
+	turn := adapters.StartTurn(ad, e.Place, e.User, nil)
+	if !turn.Streaming() {
+		t.Fatal("Streaming() is false for the slack adapter")
+	}
+	ref := playTurn(t, ctx, fake, ad, turn, e.Place)
+
+	streams := fake.Streams(channel, e.Place.Thread)
+	if len(streams) != 1 {
+		t.Fatalf("%d streams in the thread, want 1", len(streams))
+	}
+	st := streams[0]
+	if !st.Stopped || st.StoppedBy != "app" {
+		t.Errorf("stream stopped=%v by %q, want stopped by the app", st.Stopped, st.StoppedBy)
+	}
+	if st.RecipientUser != alice.ID || st.RecipientTeam != slacktest.TeamID {
+		t.Errorf("stream recipient = %s/%s, want %s/%s", st.RecipientTeam, st.RecipientUser, slacktest.TeamID, alice.ID)
+	}
+	var states []string
+	for _, task := range st.Tasks {
+		states = append(states, task.ID+"="+task.Status)
+	}
+	if want := []string{"call_1=complete", "call_2=complete", "a1b2c3=complete"}; !slices.Equal(states, want) {
+		t.Errorf("tasks %v, want %v", states, want)
+	}
+	if link := st.Tasks[2].Sources; len(link) != 1 || !strings.Contains(link[0], "/archives/"+channel+"/p"+strings.Replace(ref, ".", "", 1)) {
+		t.Errorf("the approval's task links %v, want the card %s", link, ref)
+	}
+	if !strings.HasSuffix(st.Text, "Freed 8.1G: /var/log now holds 1.0G.") {
+		t.Errorf("streamed text %q does not end with the answer", st.Text)
+	}
+	if got := fake.Status(channel, e.Place.Thread); got != "" {
+		t.Errorf("status %q still shown after the answer", got)
+	}
+	card, _ := fake.Message(channel, ref)
+	if card.Updates != 2 {
+		t.Errorf("the card was updated %d times, want 2 (the decision, the end): progress belongs to the task", card.Updates)
+	}
+	golden(t, "streamed_turn.golden", streamBodies(fake, e.Place.Thread, ref))
+}
+
+// streamBodies is the golden text: each status and streaming call as
+// sent, with the run's timestamps replaced by names.
+func streamBodies(fake *slacktest.Server, thread, card string) string {
+	var b strings.Builder
+	names := map[string]string{thread: "<thread>", card: "<card>", strings.Replace(card, ".", "", 1): "<card-p>", strings.Replace(thread, ".", "", 1): "<thread-p>"}
+	name := func(s string) string {
+		for k, v := range names {
+			s = strings.ReplaceAll(s, k, v)
+		}
+		return s
+	}
+	for _, c := range fake.StatusLog() {
+		fmt.Fprintf(&b, "assistant.threads.setStatus channel_id=%s thread_ts=%s status=%q\n", c.Channel, name(c.Thread), c.Status)
+	}
+	for _, c := range fake.StreamCalls() {
+		fmt.Fprintf(&b, "\n%s\n", c.Method)
+		for _, k := range slices.Sorted(func(yield func(string) bool) {
+			for k := range c.Form {
+				if !yield(k) {
+					return
+				}
+			}
+		}) {
+			v := c.Form.Get(k)
+			if k == "ts" {
+				names[v] = "<stream>"
+			}
+			if k == "chunks" {
+				var pretty bytes.Buffer
+				_ = json.Indent(&pretty, []byte(v), "  ", "  ")
+				v = pretty.String()
+			}
+			fmt.Fprintf(&b, "  %s: %s\n", k, name(v))
+		}
+	}
+	return b.String()
+}
+
+var update = os.Getenv("UPDATE_GOLDEN") != ""
+
+func golden(t *testing.T, file, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", file)
+	if update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (UPDATE_GOLDEN=1 go test writes it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", file, got, want)
+	}
+}
+
+// TestStreamingRefused: a workspace that refuses chat.startStream gets
+// the messages of old: the turn reports its tasks not shown (the bot
+// posts them), the next turn does not ask again, and the log says so once.
+func TestStreamingRefused(t *testing.T) {
+	var logs syncBuf
+	fake, ad, _, e := turnSetup(t, slack.Config{}, slog.New(slog.NewTextHandler(&logs, nil)))
+	fake.Refuse("chat.startStream", "not_allowed")
+	ctx := context.Background()
+	for i := range 2 {
+		turn := adapters.StartTurn(ad, e.Place, e.User, nil)
+		if turn.Task(ctx, adapters.Task{ID: "call_1", Title: "df -h", State: adapters.TaskInProgress}) {
+			t.Fatalf("turn %d: a task reported shown in a workspace that refuses streaming", i+1)
+		}
+		if turn.Streaming() || turn.Text(ctx, "words") || turn.End(ctx, "the answer") {
+			t.Fatalf("turn %d: the turn still streams after the refusal", i+1)
+		}
+	}
+	if n := fake.Calls("chat.startStream"); n != 1 {
+		t.Errorf("chat.startStream called %d times, want once: a refusal holds for the process", n)
+	}
+	if n := strings.Count(logs.String(), "slack refused streaming"); n != 1 {
+		t.Errorf("the refusal was logged %d times, want once:\n%s", n, logs.String())
+	}
+	_, err := ad.StartStream(ctx, e.Place, e.User)
+	if !errors.Is(err, adapters.ErrNoStream) {
+		t.Errorf("StartStream after the refusal: %v, want ErrNoStream", err)
+	}
+}
+
+// TestStreamingOff: slack.streaming: false streams nothing and calls
+// nothing; the status still shows.
+func TestStreamingOff(t *testing.T) {
+	off := false
+	fake, ad, _, e := turnSetup(t, slack.Config{Streaming: &off}, nil)
+	ctx := context.Background()
+	turn := adapters.StartTurn(ad, e.Place, e.User, nil)
+	if turn.Streaming() {
+		// Streaming reports "may still open" until the first try.
+		_ = turn
+	}
+	if turn.Task(ctx, adapters.Task{ID: "x", Title: "df -h", State: adapters.TaskComplete}) {
+		t.Error("a task reported shown with slack.streaming: false")
+	}
+	if !turn.Status(ctx, adapters.StatusThinking) {
+		t.Error("no status with slack.streaming: false; only streaming is off")
+	}
+	if n := fake.Calls("chat.startStream"); n != 0 {
+		t.Errorf("chat.startStream called %d times with streaming off", n)
+	}
+}
+
+// TestStatusRefused: a workspace that refuses the thread status logs it
+// once and is not asked again; the turn goes on.
+func TestStatusRefused(t *testing.T) {
+	var logs syncBuf
+	fake, ad, _, e := turnSetup(t, slack.Config{}, slog.New(slog.NewTextHandler(&logs, nil)))
+	fake.Refuse("assistant.threads.setStatus", "not_allowed")
+	ctx := context.Background()
+	for range 2 {
+		turn := adapters.StartTurn(ad, e.Place, e.User, nil)
+		if turn.Status(ctx, adapters.StatusThinking) {
+			t.Fatal("a refused status reported shown")
+		}
+	}
+	if n := fake.Calls("assistant.threads.setStatus"); n != 1 {
+		t.Errorf("assistant.threads.setStatus called %d times, want once", n)
+	}
+	if n := strings.Count(logs.String(), "slack refused the thread status"); n != 1 {
+		t.Errorf("the refusal was logged %d times, want once", n)
+	}
+}
+
+// TestAgentStop: the person's Stop (agent_session_stopped) is an event
+// with StopTurn for the thread, from that person; the stopped stream
+// takes no more appends (no call is tried), and the turn falls back.
+func TestAgentStop(t *testing.T) {
+	fake, ad, r, e := turnSetup(t, slack.Config{}, nil)
+	ctx := context.Background()
+	turn := adapters.StartTurn(ad, e.Place, e.User, nil)
+	if !turn.Task(ctx, adapters.Task{ID: "call_1", Title: "sleep 600", State: adapters.TaskInProgress}) {
+		t.Fatal("task not shown")
+	}
+	env := fake.AgentStop(alice, channel, e.Place.Thread)
+	stop := r.next(t)
+	if !stop.StopTurn || stop.Place != e.Place || stop.User.ID != alice.ID || stop.Decision != nil || stop.Text != "" {
+		t.Fatalf("stop event = %+v, want StopTurn for %+v from alice", stop, e.Place)
+	}
+	if stop.ID == "" || stop.ID == e.ID {
+		t.Errorf("stop event id %q", stop.ID)
+	}
+	fake.Acked(t, env)
+	appends := fake.Calls("chat.appendStream")
+	if turn.Task(ctx, adapters.Task{ID: "call_1", Title: "sleep 600", State: adapters.TaskError, Details: "stopped by alice"}) {
+		t.Error("a task reported shown in a stream the person stopped")
+	}
+	if n := fake.Calls("chat.appendStream"); n != appends {
+		t.Errorf("%d appends tried on a stopped stream", n-appends)
+	}
+	// Redelivered, it is the same event.
+	fake.Redeliver()
+	again := r.next(t)
+	if again.ID != stop.ID || !again.Redelivered {
+		t.Errorf("redelivered stop: id %q redelivered %v, want %q marked", again.ID, again.Redelivered, stop.ID)
+	}
+}
+
+// TestCallsPerApproval counts the Web API calls of one approval and of
+// the sample turn, as the bot makes them once it uses the turn: the card
+// is posted once and updated at the decision and at the end (3 calls;
+// today 4); the rest is the turn's stream.
+func TestCallsPerApproval(t *testing.T) {
+	fake, ad, _, e := turnSetup(t, slack.Config{}, nil)
+	ctx := context.Background()
+	turn := adapters.StartTurn(ad, e.Place, e.User, nil)
+	methods := []string{"chat.postMessage", "chat.update", "assistant.threads.setStatus", "chat.startStream", "chat.appendStream", "chat.stopStream"}
+	before := map[string]int{}
+	for _, m := range methods {
+		before[m] = fake.Calls(m)
+	}
+	playTurn(t, ctx, fake, ad, turn, e.Place)
+	got := map[string]int{}
+	total := 0
+	for _, m := range methods {
+		got[m] = fake.Calls(m) - before[m]
+		total += got[m]
+	}
+	card := got["chat.postMessage"] + got["chat.update"]
+	t.Logf("per approval (card): %d; per turn: %d %v", card, total, got)
+	if card > 3 {
+		t.Errorf("%d chat.postMessage/chat.update calls for one approval, want at most 3", card)
+	}
+	// 4 statuses, 1 start, 7 appends (4 task changes of the reads, the
+	// words, 3 of the approval's task), 1 stop; the 150 progress ticks
+	// cost nothing more within adapters.ProgressEvery.
+	want := map[string]int{"chat.postMessage": 1, "chat.update": 2, "assistant.threads.setStatus": 4, "chat.startStream": 1, "chat.appendStream": 7, "chat.stopStream": 1}
+	for m, n := range want {
+		if got[m] != n {
+			t.Errorf("%s: %d calls, want %d", m, got[m], n)
+		}
+	}
+	_ = time.Second
+}
+
+// TestStatusAfterPost: Slack clears the status when the bot posts in the
+// thread; after Turn.Posted the same status is sent again.
+func TestStatusAfterPost(t *testing.T) {
+	fake, ad, _, e := turnSetup(t, slack.Config{}, nil)
+	ctx := context.Background()
+	turn := adapters.StartTurn(ad, e.Place, e.User, nil)
+	turn.Status(ctx, adapters.StatusThinking)
+	if _, err := ad.Post(ctx, e.Place, adapters.Content{Text: "a note"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := fake.Status(channel, e.Place.Thread); got != "" {
+		t.Fatalf("the fake kept status %q after a post; Slack clears it", got)
+	}
+	turn.Posted()
+	turn.Status(ctx, adapters.StatusThinking)
+	if got := fake.Status(channel, e.Place.Thread); got != adapters.StatusThinking {
+		t.Errorf("status %q after Posted and Status, want %q", got, adapters.StatusThinking)
+	}
+}
