@@ -466,3 +466,9 @@ func TestTurnSavedByAnEarlierVersion(t *testing.T) {
 		t.Errorf("GetTurn after the last Resolve = %+v, %v; want none pending", got, err)
 	}
 }
+
+// BenchmarkPending: !pending and the pending count with 50,000 approvals
+// pending in a channel (see approvaltest.BenchPending).
+func BenchmarkPending(b *testing.B) {
+	approvaltest.BenchPending(b, open(b, prefix()), 50000)
+}
