@@ -81,7 +81,7 @@ func BenchPending(b *testing.B, s approval.Store, n int) {
 	}
 	b.Run("pending-command", func(b *testing.B) {
 		for b.Loop() {
-			list, err := s.ListPending(ctx, "slack", channels[0])
+			list, err := s.ListPending(ctx, "slack", channels[0], 25)
 			if err != nil || len(list) == 0 || list[0].CreatedAt != t0 {
 				b.Fatalf("ListPending = %d, %v; want the oldest first", len(list), err)
 			}

@@ -107,7 +107,7 @@ func TestSentinelFailover(t *testing.T) {
 		}
 	}
 	t.Logf("both replicas answered from the new master %s after the kill", time.Since(killed).Round(time.Millisecond))
-	if list, err := replicas[0].ListPending(ctx, "slack", "C1"); err != nil || len(list) != cards {
+	if list, err := replicas[0].ListPending(ctx, "slack", "C1", 0); err != nil || len(list) != cards {
 		t.Fatalf("ListPending after the failover = %d cards, %v; want %d", len(list), err, cards)
 	}
 
