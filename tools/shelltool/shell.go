@@ -70,9 +70,11 @@ type Config struct {
 	// PreviewLimit caps how many paths a preview lists. Default 50.
 	PreviewLimit int `yaml:"preview_limit"`
 	// RunAs runs commands as another user: "uid:gid", "uid" or a user
-	// name. Empty: the bot's own user. A bot running as root should set it:
-	// a root command can read the bot's memory and environment whatever
-	// else is done.
+	// name. Empty: the bot's own user, except that the countersign binary
+	// running as root makes it Unprivileged ("nobody", see RootDefault):
+	// a root command can read the bot's memory, environment and
+	// configuration whatever else is done. "root" runs commands as root
+	// knowingly.
 	RunAs string `yaml:"run_as"`
 	// KeepDumpable leaves the bot process dumpable. By default
 	// FenceProcess marks the process not dumpable (prctl PR_SET_DUMPABLE
@@ -315,10 +317,11 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 	cmd.Stdin = nil // the null device
 	cmd.Stdout = outW
 	cmd.Stderr = errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: t.cred}
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: t.cred}
+	// The group is the guard's, set by children.start before the start.
+	cmd.Cancel = func() error { return killGroup(cmd.SysProcAttr.Pgid) }
 
-	err = children.start(cmd)
+	g, err := children.start(cmd, t.shell, t.cred)
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -326,7 +329,7 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 		errR.Close()
 		return tools.NotStarted(fmt.Errorf("could not start the command: %w", err))
 	}
-	pgid := cmd.Process.Pid
+	pgid := g.Process.Pid
 
 	var readers sync.WaitGroup
 	readers.Go(func() { copyPipe(outR, stdout, tail) })
@@ -339,7 +342,8 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 	// and so does what left the group (setsid, job control), so nothing
 	// outlives the call or keeps the output pipes open.
 	_ = killGroup(pgid)
-	children.finish(pgid)
+	_ = g.Wait()
+	children.finish(cmd.Process.Pid, pgid)
 	// Should anything still hold a pipe (a leftover stuck in the kernel),
 	// give it a moment, then stop reading.
 	deadline := time.Now().Add(drainGrace)
@@ -437,6 +441,9 @@ func (t *Tool) result(ctx, runCtx context.Context, c call, ps *os.ProcessState, 
 	}
 	res.ExitCode = &code
 	switch {
+	case signal != "" && forcedQuit.Load():
+		res.Status = tools.StatusError
+		res.Error = "the bot was forced to quit before the run finished; the command and every process it started were killed"
 	case ctx.Err() != nil:
 		res.Status = tools.StatusError
 		res.Error = "the run was stopped before it finished; the command and every process it started were killed"
