@@ -19,7 +19,7 @@ import (
 // shards is how many hash tags the approval records are spread over. Each
 // shard holds its records and one pending index, so that a script keeps
 // the index exact in the same atomic step as the record's state, and a
-// count reads shards indexes instead of every record. It must never
+// count reads the shards' indexes, not every record. It must never
 // change: a record's key depends on it.
 const shards = 64
 
@@ -78,14 +78,13 @@ func memberID(prefix, member string) string {
 
 // eval runs an approval script on record id, and on the key of an earlier
 // version when the record is not in its shard (the script returned false,
-// redis.Nil in Go). legacy says which answered.
-func (s *Store) eval(ctx context.Context, sc *redis.Script, id string, args ...any) (v any, legacy bool, err error) {
-	v, err = sc.Run(ctx, s.c, s.keys(id), args...).Result()
+// redis.Nil in Go).
+func (s *Store) eval(ctx context.Context, sc *redis.Script, id string, args ...any) (any, error) {
+	v, err := sc.Run(ctx, s.c, s.keys(id), args...).Result()
 	if errors.Is(err, redis.Nil) {
-		v, err = sc.Run(ctx, s.c, []string{s.legacyKey(id)}, args...).Result()
-		return v, true, err
+		return sc.Run(ctx, s.c, []string{s.legacyKey(id)}, args...).Result()
 	}
-	return v, false, err
+	return v, err
 }
 
 // hgetAll reads the fields of records in one pipeline, and those not in

@@ -359,7 +359,7 @@ func decodeFields(id string, v any) (*approval.Approval, map[string]string, bool
 
 // run runs a transition script on the record id.
 func (s *Store) run(ctx context.Context, what string, sc *redis.Script, id string, args ...any) (*approval.Approval, bool, error) {
-	v, _, err := s.eval(ctx, sc, id, args...)
+	v, err := s.eval(ctx, sc, id, args...)
 	if errors.Is(err, redis.Nil) {
 		return nil, false, fmt.Errorf("%s approval %s: %w", what, id, approval.ErrNotFound)
 	}
@@ -433,7 +433,7 @@ func (s *Store) FinishAbandoned(ctx context.Context, id string, to approval.Stat
 	if err != nil {
 		return nil, fmt.Errorf("encode result of %s: %w", id, err)
 	}
-	v, _, err := s.eval(ctx, finishAbandonedScript, id,
+	v, err := s.eval(ctx, finishAbandonedScript, id,
 		string(to), timeText(at), res, ms(s.retention), at.UnixMilli(), cutoff.UnixMilli())
 	if errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("finish abandoned approval %s: %w", id, approval.ErrNotFound)
@@ -542,7 +542,7 @@ func (s *Store) transition(ctx context.Context, what string, sc *redis.Script, i
 // the record (field l, by script, only while running) and then in
 // cs:unsettled.
 func (s *Store) Heartbeat(ctx context.Context, id string, at time.Time) error {
-	v, _, err := s.eval(ctx, heartbeatScript, id, at.UnixMilli())
+	v, err := s.eval(ctx, heartbeatScript, id, at.UnixMilli())
 	running, _ := v.(int64)
 	if errors.Is(err, redis.Nil) {
 		return fmt.Errorf("heartbeat of approval %s: %w", id, approval.ErrNotFound)
@@ -650,7 +650,7 @@ func (s *Store) Settle(ctx context.Context, id string) error {
 
 // SetMessageRef records the card's message id.
 func (s *Store) SetMessageRef(ctx context.Context, id, ref string) error {
-	_, _, err := s.eval(ctx, setRefScript, id, ref)
+	_, err := s.eval(ctx, setRefScript, id, ref)
 	if errors.Is(err, redis.Nil) {
 		return fmt.Errorf("set message ref of approval %s: %w", id, approval.ErrNotFound)
 	}
