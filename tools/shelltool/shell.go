@@ -327,6 +327,10 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 	if err != nil {
 		outR.Close()
 		errR.Close()
+		if t.cred != nil && errors.Is(err, syscall.EACCES) {
+			return tools.NotStarted(fmt.Errorf("could not start the command as %s (uid %d), who may not enter %s or run %s: "+
+				"give that user the folder, or set run_as to one who may: %w", t.runAs(), t.cred.Uid, c.dir, t.shell, err))
+		}
 		return tools.NotStarted(fmt.Errorf("could not start the command: %w", err))
 	}
 	pgid := g.Process.Pid
@@ -484,6 +488,14 @@ func signalName(s syscall.Signal) string {
 		return "SIGPIPE"
 	}
 	return fmt.Sprintf("signal %d (%v)", int(s), s)
+}
+
+// runAs names the user commands run as, for messages.
+func (t *Tool) runAs() string {
+	if t.cfg.RunAs == "" {
+		return "the bot's user"
+	}
+	return t.cfg.RunAs
 }
 
 // Config returns the configuration the tool runs with, defaults filled in.

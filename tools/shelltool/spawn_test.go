@@ -219,3 +219,15 @@ func TestKillAllEndsRunningCommands(t *testing.T) {
 		t.Fatal("the run did not return after KillAll")
 	}
 }
+
+// A command run as another user in a folder that user may not enter is
+// refused with a message that names the user, the folder and the fix, not
+// a bare "fork/exec: permission denied".
+func TestRunAsUserWhoCannotEnterTheRoot(t *testing.T) {
+	needRoot(t)
+	tool := newTool(t, func(c *Config) { c.RunAs = Unprivileged }) // t.TempDir: 0700
+	res := run(t, tool, cmdArgs{Command: "true"})
+	if res.Executed || !strings.Contains(res.Error, Unprivileged) || !strings.Contains(res.Error, tool.root) || !strings.Contains(res.Error, "run_as") {
+		t.Errorf("result %s; want it not run, naming the user, the folder and run_as", res.JSON())
+	}
+}
