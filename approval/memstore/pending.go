@@ -62,9 +62,10 @@ func (x *pendingIndex) remove(id string, e entry) {
 }
 
 // ListPending lists the oldest pending approvals of a channel, at most
-// limit (<= 0: Options.ListLimit).
+// limit (<= 0, or above Options.ListLimit: Options.ListLimit), as the
+// Redis store does.
 func (s *Store) ListPending(ctx context.Context, platform, channel string, limit int) ([]*approval.Approval, error) {
-	if limit <= 0 {
+	if limit <= 0 || limit > s.listLimit {
 		limit = s.listLimit
 	}
 	if err := s.lock(); err != nil {
