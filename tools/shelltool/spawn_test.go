@@ -231,3 +231,48 @@ func TestRunAsUserWhoCannotEnterTheRoot(t *testing.T) {
 		t.Errorf("result %s; want it not run, naming the user, the folder and run_as", res.JSON())
 	}
 }
+
+// helperDumpEnv makes TestNonRootCommandsCannotReadTheBot, run again as
+// nobody, the bot: "fenced" or "dumpable" (keep_dumpable).
+const helperDumpEnv = "COUNTERSIGN_SHELLTOOL_NONROOT"
+
+// A bot that is not root, with no run_as, runs commands as its own user:
+// what keeps its environment from them is FenceProcess marking it not
+// dumpable. Run for real as nobody (the test binary is copied where nobody
+// may run it): fenced, `cat /proc/$PPID/environ` fails; with keep_dumpable
+// it succeeds, which shows the fence is what stops it.
+func TestNonRootCommandsCannotReadTheBot(t *testing.T) {
+	if mode := os.Getenv(helperDumpEnv); mode != "" {
+		if err := FenceProcess(mode == "dumpable"); err != nil {
+			t.Fatal(err)
+		}
+		tool := newTool(t, func(c *Config) { c.Root = os.Getenv(helperDirEnv) })
+		res := run(t, tool, cmdArgs{Command: "cat /proc/$PPID/environ"})
+		if read := res.Status == tools.StatusOK && strings.Contains(res.Stdout, "PATH="); read != (mode == "dumpable") {
+			t.Fatalf("%s bot: the command's read of its environment: %s", mode, res.JSON())
+		}
+		return
+	}
+	needRoot(t)
+	dir := openDir(t)
+	bin := filepath.Join(dir, "shelltool.test")
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"fenced", "dumpable"} {
+		t.Run(mode, func(t *testing.T) {
+			bot := exec.Command(bin, "-test.run=^TestNonRootCommandsCannotReadTheBot$", "-test.count=1", "-test.v")
+			bot.Dir = dir
+			bot.Env = []string{"PATH=" + DefaultPath, "HOME=" + dir, helperDumpEnv + "=" + mode, helperDirEnv + "=" + dir}
+			bot.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}}
+			out, err := bot.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "--- PASS: TestNonRootCommandsCannotReadTheBot") {
+				t.Fatalf("the bot run as nobody: %v\n%s", err, out)
+			}
+		})
+	}
+}
