@@ -162,9 +162,11 @@ type Approvals interface {
 	// and returns the record. An approval that is no longer pending is an
 	// error wrapping ErrConflict, with the record.
 	SetPreview(ctx context.Context, id string, p *tools.Preview) (*Approval, error)
-	// ListPending lists the pending approvals of one channel of a platform,
-	// oldest first.
-	ListPending(ctx context.Context, platform, channel string) ([]*Approval, error)
+	// ListPending lists the oldest pending approvals of one channel of a
+	// platform, oldest first, at most limit of them; limit <= 0 means the
+	// store's own cap. Its cost grows with limit, never with the number
+	// pending.
+	ListPending(ctx context.Context, platform, channel string, limit int) ([]*Approval, error)
 	// CountPending counts the pending approvals of one channel of a
 	// platform exactly (ListPending may be capped); platform and channel
 	// both "" count every pending approval. One of the two empty is an

@@ -126,7 +126,7 @@ const pendingShown = 25
 // pending lists the open approvals of the channel, the oldest
 // pendingShown of them, and says how many are waiting in all.
 func (b *Bot) pending(ctx context.Context, platform string, conv approval.Conversation) {
-	list, err := b.store.ListPending(ctx, platform, conv.Channel)
+	list, err := b.store.ListPending(ctx, platform, conv.Channel, pendingShown)
 	if err != nil {
 		b.fail(ctx, conv, "I could not list the pending approvals", err)
 		return

@@ -100,7 +100,7 @@ const minPrefix = 4
 func (b *Bot) resolveID(in inbound, d adapters.Decision) (string, string) {
 	ctx, cancel := context.WithTimeout(b.work, checkTimeout)
 	defer cancel()
-	list, err := b.store.ListPending(ctx, in.platform, in.Place.Channel)
+	list, err := b.store.ListPending(ctx, in.platform, in.Place.Channel, 0)
 	if err != nil {
 		b.log.Error("list pending approvals for a typed decision", "err", err)
 		return "", "I could not look up the waiting cards just now, so nothing changed; try again in a moment, or give the card's full id."

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -46,6 +47,7 @@ func Run(t *testing.T, open Opener) {
 		{"DecideRace", testDecideRace},
 		{"Due", testDue},
 		{"ListPending", testListPending},
+		{"ListPendingMany", testListPendingMany},
 		{"CountPending", testCountPending},
 		{"SetMessageRef", testSetMessageRef},
 		{"Turn", testTurn},
@@ -648,15 +650,19 @@ func testListPending(t *testing.T, open func() approval.Store) {
 	tests := []struct {
 		name              string
 		platform, channel string
+		limit             int
 		want              []string
 	}{
-		{"oldest first, decided left out", "slack", "C1", []string{a.ID, b.ID, c.ID}},
-		{"per platform", "discord", "C1", []string{otherPlatform.ID}},
-		{"empty channel", "slack", "C9", nil},
+		{"oldest first, decided left out", "slack", "C1", 0, []string{a.ID, b.ID, c.ID}},
+		{"the oldest limit", "slack", "C1", 2, []string{a.ID, b.ID}},
+		{"a limit above the number pending", "slack", "C1", 10, []string{a.ID, b.ID, c.ID}},
+		{"per platform", "discord", "C1", 0, []string{otherPlatform.ID}},
+		{"no channel's prefix is another's", "slack", "C", 0, nil},
+		{"empty channel", "slack", "C9", 0, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := open().ListPending(ctx, tc.platform, tc.channel)
+			got, err := open().ListPending(ctx, tc.platform, tc.channel, tc.limit)
 			if err != nil {
 				t.Fatalf("ListPending: %v", err)
 			}
@@ -670,12 +676,58 @@ func testListPending(t *testing.T, open func() approval.Store) {
 		})
 	}
 	// A full record comes back, not just the id.
-	got, err := s.ListPending(ctx, "slack", "C1")
+	got, err := s.ListPending(ctx, "slack", "C1", 0)
 	if err != nil || len(got) == 0 {
 		t.Fatalf("ListPending = %v, %v", got, err)
 	}
 	if diff := cmp.Diff(a, got[0], approvalOpts); diff != "" {
 		t.Errorf("ListPending record (-want +got):\n%s", diff)
+	}
+}
+
+// testListPendingMany: with more approvals than a limit, in an order of
+// creation unlike the order they were created in and with ties of time
+// (broken by id), ListPending returns exactly the oldest limit, in order.
+func testListPendingMany(t *testing.T, open func() approval.Store) {
+	ctx := context.Background()
+	s := open()
+	const n, limit = 300, 120
+	type key struct {
+		created time.Time
+		id      string
+	}
+	var all []key
+	for i := range n {
+		a := Sample(fmt.Sprint("many-", i))
+		a.Conversation.Channel = "many"
+		a.CreatedAt = t0.Add(time.Duration((i*7919)%101) * time.Second) // scrambled, with ties
+		a.ExpiresAt = a.CreatedAt.Add(time.Hour)
+		got := create(t, s, a)
+		all = append(all, key{got.CreatedAt, got.ID})
+	}
+	slices.SortFunc(all, func(a, b key) int {
+		if c := a.created.Compare(b.created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	var want []string
+	for _, k := range all[:limit] {
+		want = append(want, k.id)
+	}
+	list, err := open().ListPending(ctx, "slack", "many", limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, a := range list {
+		ids = append(ids, a.ID)
+	}
+	if diff := cmp.Diff(want, ids); diff != "" {
+		t.Errorf("ListPending(limit %d) of %d (-want +got):\n%s", limit, n, diff)
+	}
+	if c, err := open().CountPending(ctx, "slack", "many"); err != nil || c != n {
+		t.Errorf("CountPending = %d, %v; want %d", c, err, n)
 	}
 }
 
@@ -1007,7 +1059,7 @@ func testReopen(t *testing.T, open func() approval.Store) {
 	if got := get(t, s, a.ID); got.State != approval.Approved || got.DecidedBy == nil || *got.DecidedBy != alice {
 		t.Errorf("after reopening, approval a = %+v, want approved by alice", got)
 	}
-	if got, err := s.ListPending(ctx, "slack", "C1"); err != nil || len(got) != 1 || got[0].ID != b.ID {
+	if got, err := s.ListPending(ctx, "slack", "C1", 0); err != nil || len(got) != 1 || got[0].ID != b.ID {
 		t.Errorf("after reopening, ListPending = %v, %v; want just b", got, err)
 	}
 	turn, err := s.GetTurn(ctx, "turn-1")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,4 +46,55 @@ func BenchDecideClaim(b *testing.B, s approval.Store) {
 	slices.Sort(took)
 	b.ReportMetric(float64(took[len(took)/2].Nanoseconds())/1e3, "median-µs")
 	b.ReportMetric(float64(took[len(took)*99/100].Nanoseconds())/1e3, "p99-µs")
+}
+
+// BenchPending measures what !pending asks of a store with n approvals
+// pending in one channel (and as many again in another, so that a count of
+// everything is not one channel's): ListPending plus CountPending of the
+// channel, as the bot's !pending does, and CountPending of everything, as
+// the metrics do. The approvals are created once, outside the timers, by
+// a few goroutines at a time.
+func BenchPending(b *testing.B, s approval.Store, n int) {
+	ctx := context.Background()
+	prefix := randHex(4)
+	channels := []string{"bench-" + prefix, "other-" + prefix}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Go(func() {
+			for i := w; i < 2*n; i += 8 {
+				a := Sample(fmt.Sprint("pending-", prefix, "-", i))
+				a.Conversation.Channel = channels[i%2]
+				a.CreatedAt = t0.Add(time.Duration(i) * time.Millisecond)
+				a.ExpiresAt = a.CreatedAt.Add(time.Hour)
+				if _, _, err := s.Create(ctx, a); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatalf("Create: %v", err)
+	}
+	b.Run("pending-command", func(b *testing.B) {
+		for b.Loop() {
+			list, err := s.ListPending(ctx, "slack", channels[0], 25)
+			if err != nil || len(list) == 0 || list[0].CreatedAt != t0 {
+				b.Fatalf("ListPending = %d, %v; want the oldest first", len(list), err)
+			}
+			if c, err := s.CountPending(ctx, "slack", channels[0]); err != nil || c != n {
+				b.Fatalf("CountPending = %d, %v; want %d", c, err, n)
+			}
+		}
+	})
+	b.Run("count-all", func(b *testing.B) {
+		for b.Loop() {
+			if c, err := s.CountPending(ctx, "", ""); err != nil || c < 2*n {
+				b.Fatalf("CountPending of everything = %d, %v; want at least %d", c, err, 2*n)
+			}
+		}
+	})
 }

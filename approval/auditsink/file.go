@@ -124,6 +124,11 @@ func (s *File) Write(_ context.Context, e approval.Event) error {
 	if s.f == nil {
 		return ErrClosed
 	}
+	if s.rotate {
+		if err := s.samePathLocked(); err != nil {
+			return err
+		}
+	}
 	if s.rotate && s.size > 0 && s.size+int64(len(line)) > s.maxSize {
 		if err := s.rotateLocked(); err != nil {
 			return err
@@ -137,6 +142,34 @@ func (s *File) Write(_ context.Context, e approval.Event) error {
 	if err != nil {
 		return fmt.Errorf("write audit file: %w", err)
 	}
+	return nil
+}
+
+// samePathLocked checks that Path still names the open file before a
+// write. A file whose name is gone still takes writes, and they would
+// reach no reader: when its folder has disappeared the write fails (fail
+// closed; the folder is not made again behind the operator's back), and
+// when only the file was removed or replaced, it is opened again at Path.
+func (s *File) samePathLocked() error {
+	st, err := os.Stat(s.Path)
+	if err == nil {
+		if cur, err := s.f.Stat(); err == nil && os.SameFile(cur, st) {
+			return nil
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("write audit file: check %s: %w", s.Path, err)
+	} else if _, derr := os.Stat(filepath.Dir(s.Path)); derr != nil {
+		return fmt.Errorf("write audit file: its folder %s is gone (%w), so the event cannot be kept: make the folder again (the next event then starts the file anew) or point the audit file elsewhere and restart", filepath.Dir(s.Path), derr)
+	}
+	old := s.f
+	if err := s.open(); err != nil {
+		if s.f != old {
+			_ = s.f.Close()
+		}
+		s.f = old
+		return fmt.Errorf("write audit file: %s was removed or replaced, and opening it again failed: %w", s.Path, err)
+	}
+	_ = old.Close() // its name is gone: nothing more reaches a reader through it
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -160,5 +161,80 @@ func TestWrapKeepsDedupe(t *testing.T) {
 	}
 	if first, _ := s.FirstDelivery(ctx, "slack:Ev1", time.Minute); first {
 		t.Error("a redelivery was first again: the wrapper does not reach the store")
+	}
+}
+
+// TestWrapFailsClosedWhenTheAuditFolderIsGone: a required audit file whose
+// folder was removed under the running bot takes no more writes that no
+// reader would see: the store's Audit fails, so the operation it describes
+// does not run, and the folder is not made again behind the operator's
+// back. Once the operator makes it again, the next event starts a new file.
+func TestWrapFailsClosedWhenTheAuditFolderIsGone(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "logs")
+	path := filepath.Join(dir, "audit.jsonl")
+	f, err := auditsink.OpenFile(auditsink.FileOptions{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := memstore.New(memstore.Options{Logger: quiet()})
+	s := auditsink.Wrap(inner, []auditsink.Configured{{Name: "file", Sink: f, Required: true}}, quiet())
+	defer s.Close()
+	ev := func(id string) approval.Event { return approval.Event{Kind: approval.KindCard, ApprovalID: id} }
+	if err := s.Audit(ctx, ev("before")); err != nil {
+		t.Fatalf("Audit with the folder there: %v", err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Audit(ctx, ev("gone"))
+	if err == nil || !strings.Contains(err.Error(), "folder") {
+		t.Fatalf("Audit with the folder gone = %v, want an error naming the folder", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the folder was made again (stat: %v)", err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Audit(ctx, ev("after")); err != nil {
+		t.Fatalf("Audit once the folder is back: %v", err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(data); !strings.Contains(got, `"after"`) || strings.Contains(got, `"gone"`) {
+		t.Errorf("the new file holds %q, want the event after the folder came back and not the refused one", got)
+	}
+}
+
+// TestFileReopensARemovedFile: a file removed (or moved away) while its
+// folder stays is opened again at its path, so later events reach a reader
+// instead of a file with no name.
+func TestFileReopensARemovedFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	f, err := auditsink.OpenFile(auditsink.FileOptions{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ev := func(id string) approval.Event { return approval.Event{Kind: approval.KindCard, ApprovalID: id} }
+	if err := f.Write(ctx, ev("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path, path+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Write(ctx, ev("two")); err != nil {
+		t.Fatalf("Write after the file was moved away: %v", err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no file at the path after a write: %v", err)
+	}
+	if !strings.Contains(string(data), `"two"`) {
+		t.Errorf("the file at the path holds %q, want the event written after the move", data)
 	}
 }

@@ -44,6 +44,8 @@ type Options struct {
 	Retention time.Duration
 	// TurnTTL is how long a suspended turn is kept. Default 25h.
 	TurnTTL time.Duration
+	// ListLimit caps how many approvals ListPending returns. Default 1000.
+	ListLimit int
 }
 
 // Store is the in-memory approval store.
@@ -52,6 +54,7 @@ type Store struct {
 	now       func() time.Time
 	retention time.Duration
 	turnTTL   time.Duration
+	listLimit int
 
 	mu         sync.Mutex
 	closed     bool
@@ -59,6 +62,7 @@ type Store struct {
 	byToolCall map[string]string // tool call id → approval id
 	turns      map[string]*turn
 	convs      map[string]conv
+	pending    pendingIndex
 	creates    int                  // since the last prune
 	events     map[string]time.Time // chat event key → when it is forgotten
 	deliveries int                  // since the last prune of events
@@ -104,6 +108,8 @@ func New(opts Options) *Store {
 		now:        opts.Now,
 		retention:  opts.Retention,
 		turnTTL:    opts.TurnTTL,
+		listLimit:  opts.ListLimit,
+		pending:    pendingIndex{byChannel: make(map[string][]pendingRef)},
 		approvals:  make(map[string]entry),
 		byToolCall: make(map[string]string),
 		turns:      make(map[string]*turn),
@@ -121,6 +127,9 @@ func New(opts Options) *Store {
 	}
 	if s.turnTTL <= 0 {
 		s.turnTTL = 25 * time.Hour
+	}
+	if s.listLimit <= 0 {
+		s.listLimit = 1000
 	}
 	n := opts.AuditCap
 	if n <= 0 {
@@ -164,11 +173,18 @@ func (s *Store) put(a *approval.Approval) (*approval.Approval, error) {
 	if err := json.Unmarshal(b, &out); err != nil {
 		return nil, fmt.Errorf("decode approval %s: %w", a.ID, err)
 	}
-	old := s.approvals[a.ID]
-	s.approvals[a.ID] = entry{
+	old, had := s.approvals[a.ID]
+	e := entry{
 		data: b, state: a.State, created: a.CreatedAt, expires: a.ExpiresAt,
 		platform: a.Conversation.Platform, channel: a.Conversation.Channel, toolCall: a.ToolCallID,
 		unsettled: old.unsettled, life: old.life,
+	}
+	s.approvals[a.ID] = e
+	switch was := had && old.state == approval.Pending; {
+	case was && e.state != approval.Pending:
+		s.pending.remove(a.ID, old)
+	case !was && e.state == approval.Pending:
+		s.pending.add(a.ID, e)
 	}
 	return &out, nil
 }
@@ -440,48 +456,6 @@ func (s *Store) SetPreview(ctx context.Context, id string, p *tools.Preview) (*a
 	}
 	a.Preview = p
 	return s.put(a)
-}
-
-// ListPending lists the pending approvals of a channel, oldest first.
-func (s *Store) ListPending(ctx context.Context, platform, channel string) ([]*approval.Approval, error) {
-	if err := s.lock(); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	var out []*approval.Approval
-	for id, e := range s.approvals {
-		if e.state != approval.Pending || e.platform != platform || e.channel != channel {
-			continue
-		}
-		a, err := s.get(id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	slices.SortFunc(out, func(a, b *approval.Approval) int {
-		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
-	})
-	return out, nil
-}
-
-// CountPending counts the pending approvals of a channel, or of every
-// channel when platform and channel are both "".
-func (s *Store) CountPending(ctx context.Context, platform, channel string) (int, error) {
-	if err := approval.CheckCount(platform, channel); err != nil {
-		return 0, err
-	}
-	if err := s.lock(); err != nil {
-		return 0, err
-	}
-	defer s.mu.Unlock()
-	n := 0
-	for _, e := range s.approvals {
-		if e.state == approval.Pending && (platform == "" || e.platform == platform && e.channel == channel) {
-			n++
-		}
-	}
-	return n, nil
 }
 
 // Due lists pending approvals whose deadline is at or before now (in whole

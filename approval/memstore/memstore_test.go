@@ -189,3 +189,9 @@ func TestMemoryPerPending(t *testing.T) {
 	t.Logf("memory per pending approval: %d bytes", (int64(after.HeapAlloc)-int64(before.HeapAlloc))/n)
 	runtime.KeepAlive(s)
 }
+
+// BenchmarkPending: !pending and the pending count with 50,000 approvals
+// pending in a channel (see approvaltest.BenchPending).
+func BenchmarkPending(b *testing.B) {
+	approvaltest.BenchPending(b, memstore.New(memstore.Options{Logger: quiet()}), 50000)
+}

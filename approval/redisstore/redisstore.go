@@ -6,11 +6,14 @@
 //
 // With the default prefix "cs":
 //
-//	cs:{<id>}:a            hash: one approval (see scripts.go for fields)
+//	cs:{s<n>}:a:<id>       hash: one approval (see scripts.go for fields);
+//	                       n, 0 to 63, is the CRC-32 of the id modulo 64
+//	cs:{s<n>}:pending      sorted set: the pending approvals of shard n, all
+//	                       of score 0, each member its channel, creation and
+//	                       id (pendingMember), so one channel's entries are
+//	                       one lexical range, oldest first
 //	cs:tc:<tool call id>   string: the approval id, for idempotent Create
 //	cs:due                 sorted set: pending ids by deadline (unix ms)
-//	cs:pending:<platform>:<channel>
-//	                       sorted set: pending ids by creation (unix ms)
 //	cs:{t:<turn id>}:t     hash: a suspended turn and its approvals
 //	                       still pending (see scripts.go; turns saved by
 //	                       earlier versions also have a set, cs:{t:…}:p)
@@ -21,20 +24,33 @@
 //	                       longer than 128 bytes are hashed: approval.EventKey)
 //	cs:audit               stream: the audit log, capped
 //
+// Versions before the shards kept a record at cs:{<id>}:a and indexed it
+// in cs:pending:<platform>:<channel>; such records are still read, decided
+// and run (every read by id falls back to the old key), listed and counted
+// from the old index, which empties as they are decided or expire.
+//
 // # Atomicity and Cluster
 //
 // Every transition is one Lua script over the keys of one hash tag (one
-// approval, or one turn), so it is atomic and runs in one slot of a
-// cluster. The global indexes (cs:tc, cs:due, cs:pending) live in other
-// slots and are never touched inside a script: they are updated in a
+// shard of approvals, or one turn), so it is atomic and runs in one slot
+// of a cluster. A shard's pending index shares its records' tag, so the
+// scripts that make and decide an approval add and remove its entry in
+// the same step: CountPending is one ZLEXCOUNT per shard and ListPending
+// reads the oldest entries of each shard, merged, then only the records it
+// returns, however many are pending. The 64 shards spread the approvals
+// over 64 slots of a cluster. The global indexes (cs:tc, cs:due) live in
+// other slots and are never touched inside a script: they are updated in a
 // separate step, before or after the atomic transition, and their readers
-// are tolerant. Create writes the record, then the indexes, then claims the
-// tool call id with SET NX (a loser deletes what it wrote and returns the
-// winner's record). Decide removes the id from the indexes after the
-// transition. Due and ListPending re-check each record's state and drop
-// stale entries, so a crash between the steps leaves at most an index entry
-// that the next reader removes; and since expiring goes through Decide, a
-// stale Due entry can never expire a decided approval.
+// are tolerant. Create writes the record and its pending entry, then the
+// deadline index, then claims the tool call id with SET NX (a loser
+// deletes what it wrote and returns the winner's record). Decide removes
+// the id from the deadline index after the transition. Due re-checks each
+// record's state and drops stale entries, so a crash between the steps
+// leaves at most an index entry that the next reader removes; and since
+// expiring goes through Decide, a stale Due entry can never expire a
+// decided approval. A pending record that outlives its TTL unswept (no
+// replica ran for a day) leaves a pending entry, counted until a listing
+// of its channel finds the record gone and drops it.
 //
 // cs:unsettled is written before each transition (Decide, Claim, Finish;
 // on one server in the same pipeline as the script, one round trip, see
@@ -154,14 +170,10 @@ func New(c redis.UniversalClient, opts Options) *Store {
 	return s
 }
 
-func (s *Store) recordKey(id string) string { return s.prefix + ":{" + id + "}:a" }
 func (s *Store) toolCallKey(tc string) string {
 	return s.prefix + ":tc:" + tc
 }
 func (s *Store) dueKey() string { return s.prefix + ":due" }
-func (s *Store) pendingKey(platform, channel string) string {
-	return s.prefix + ":pending:" + platform + ":" + channel
-}
 func (s *Store) turnKeys(id string) []string {
 	tag := s.prefix + ":{t:" + id + "}"
 	return []string{tag + ":t", tag + ":p"}
@@ -199,31 +211,23 @@ func (s *Store) Create(ctx context.Context, a *approval.Approval) (*approval.App
 		return nil, false, fmt.Errorf("encode approval %s: %w", c.ID, err)
 	}
 	ttl := c.ExpiresAt.Sub(c.CreatedAt) + s.retention
-	rk := s.recordKey(c.ID)
-	ok, err := createScript.Run(ctx, s.c, []string{rk}, r, string(approval.Pending), c.ExpiresAt.UnixMilli(), ms(ttl)).Int()
+	keys := s.keys(c.ID)
+	member := pendingMember(c.Conversation.Platform, c.Conversation.Channel, c.CreatedAt, c.ID)
+	ok, err := createScript.Run(ctx, s.c, keys, r, string(approval.Pending), c.ExpiresAt.UnixMilli(), ms(ttl), member).Int()
 	if err != nil {
 		return nil, false, fmt.Errorf("create approval %s: %w", c.ID, err)
 	}
 	if ok == 0 {
 		return nil, false, fmt.Errorf("create approval %s: %w: id already in use", c.ID, approval.ErrConflict)
 	}
-	pk := s.pendingKey(c.Conversation.Platform, c.Conversation.Channel)
 	undo := func() {
 		// A fresh context: the caller's may be what failed.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		_, _ = s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.ZRem(ctx, s.dueKey(), c.ID)
-			p.ZRem(ctx, pk, c.ID)
-			p.Del(ctx, rk)
-			return nil
-		})
+		_ = dropScript.Run(ctx, s.c, keys, member).Err()
+		_ = s.c.ZRem(ctx, s.dueKey(), c.ID).Err()
 	}
-	if _, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.ZAdd(ctx, s.dueKey(), redis.Z{Score: float64(c.ExpiresAt.UnixMilli()), Member: c.ID})
-		p.ZAdd(ctx, pk, redis.Z{Score: float64(c.CreatedAt.UnixMilli()), Member: c.ID})
-		return nil
-	}); err != nil {
+	if err := s.c.ZAdd(ctx, s.dueKey(), redis.Z{Score: float64(c.ExpiresAt.UnixMilli()), Member: c.ID}).Err(); err != nil {
 		undo()
 		return nil, false, fmt.Errorf("index approval %s: %w", c.ID, err)
 	}
@@ -263,7 +267,10 @@ func (s *Store) byToolCall(ctx context.Context, tc string) (*approval.Approval, 
 
 // Get returns the record id, or an error wrapping approval.ErrNotFound.
 func (s *Store) Get(ctx context.Context, id string) (*approval.Approval, error) {
-	m, err := s.c.HGetAll(ctx, s.recordKey(id)).Result()
+	m, err := s.c.HGetAll(ctx, s.keys(id)[0]).Result()
+	if err == nil && len(m) == 0 {
+		m, err = s.c.HGetAll(ctx, s.legacyKey(id)).Result()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("get approval %s: %w", id, err)
 	}
@@ -352,7 +359,7 @@ func decodeFields(id string, v any) (*approval.Approval, map[string]string, bool
 
 // run runs a transition script on the record id.
 func (s *Store) run(ctx context.Context, what string, sc *redis.Script, id string, args ...any) (*approval.Approval, bool, error) {
-	v, err := sc.Run(ctx, s.c, []string{s.recordKey(id)}, args...).Result()
+	v, err := s.eval(ctx, sc, id, args...)
 	if errors.Is(err, redis.Nil) {
 		return nil, false, fmt.Errorf("%s approval %s: %w", what, id, approval.ErrNotFound)
 	}
@@ -377,11 +384,13 @@ func (s *Store) Decide(ctx context.Context, id string, to approval.State, by app
 	if err != nil {
 		return approval.DecideResult{}, err
 	}
-	// Out of the indexes, whoever won: the winner may have died before
-	// doing it. A failure here leaves entries the readers skip and drop.
+	// Out of the deadline index (the script took it out of the pending
+	// one), whoever won: the winner may have died before doing it. A
+	// failure here leaves an entry Due skips and drops. A record of an
+	// earlier version also leaves that version's channel index.
 	_, _ = s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRem(ctx, s.dueKey(), id)
-		p.ZRem(ctx, s.pendingKey(a.Conversation.Platform, a.Conversation.Channel), id)
+		p.ZRem(ctx, s.legacyPendingKey(a.Conversation.Platform, a.Conversation.Channel), id)
 		return nil
 	})
 	return approval.DecideResult{Approval: a, Won: won}, nil
@@ -424,8 +433,8 @@ func (s *Store) FinishAbandoned(ctx context.Context, id string, to approval.Stat
 	if err != nil {
 		return nil, fmt.Errorf("encode result of %s: %w", id, err)
 	}
-	v, err := finishAbandonedScript.Run(ctx, s.c, []string{s.recordKey(id)},
-		string(to), timeText(at), res, ms(s.retention), at.UnixMilli(), cutoff.UnixMilli()).Result()
+	v, err := s.eval(ctx, finishAbandonedScript, id,
+		string(to), timeText(at), res, ms(s.retention), at.UnixMilli(), cutoff.UnixMilli())
 	if errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("finish abandoned approval %s: %w", id, approval.ErrNotFound)
 	}
@@ -489,7 +498,7 @@ func (s *Store) transition(ctx context.Context, what string, sc *redis.Script, i
 		}
 		return s.run(ctx, what, sc, id, args...)
 	}
-	keys := []string{s.recordKey(id)}
+	keys := s.keys(id)
 	var marked *redis.IntCmd
 	var ran *redis.Cmd
 	// The commands' own errors are read below.
@@ -503,6 +512,10 @@ func (s *Store) transition(ctx context.Context, what string, sc *redis.Script, i
 		// The server has not seen the script yet (a restart, a failover):
 		// the mark is written, so run the script by its text.
 		v, err = sc.Run(ctx, s.c, keys, args...).Result()
+	}
+	if errors.Is(err, redis.Nil) {
+		// Not in the shards: a record of an earlier version, or none.
+		v, err = sc.Run(ctx, s.c, []string{s.legacyKey(id)}, args...).Result()
 	}
 	if errors.Is(err, redis.Nil) {
 		return nil, false, fmt.Errorf("%s approval %s: %w", what, id, approval.ErrNotFound)
@@ -529,7 +542,8 @@ func (s *Store) transition(ctx context.Context, what string, sc *redis.Script, i
 // the record (field l, by script, only while running) and then in
 // cs:unsettled.
 func (s *Store) Heartbeat(ctx context.Context, id string, at time.Time) error {
-	running, err := heartbeatScript.Run(ctx, s.c, []string{s.recordKey(id)}, at.UnixMilli()).Int()
+	v, err := s.eval(ctx, heartbeatScript, id, at.UnixMilli())
+	running, _ := v.(int64)
 	if errors.Is(err, redis.Nil) {
 		return fmt.Errorf("heartbeat of approval %s: %w", id, approval.ErrNotFound)
 	}
@@ -618,7 +632,10 @@ func (s *Store) Unsettled(ctx context.Context, decidedBefore, runningBefore time
 
 // Settle records that a final approval's decision reached its turn.
 func (s *Store) Settle(ctx context.Context, id string) error {
-	st, err := s.c.HGet(ctx, s.recordKey(id), "s").Result()
+	st, err := s.c.HGet(ctx, s.keys(id)[0], "s").Result()
+	if errors.Is(err, redis.Nil) {
+		st, err = s.c.HGet(ctx, s.legacyKey(id), "s").Result()
+	}
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("settle approval %s: %w", id, err)
 	}
@@ -633,12 +650,12 @@ func (s *Store) Settle(ctx context.Context, id string) error {
 
 // SetMessageRef records the card's message id.
 func (s *Store) SetMessageRef(ctx context.Context, id, ref string) error {
-	n, err := setRefScript.Run(ctx, s.c, []string{s.recordKey(id)}, ref).Int()
+	_, err := s.eval(ctx, setRefScript, id, ref)
+	if errors.Is(err, redis.Nil) {
+		return fmt.Errorf("set message ref of approval %s: %w", id, approval.ErrNotFound)
+	}
 	if err != nil {
 		return fmt.Errorf("set message ref of approval %s: %w", id, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("set message ref of approval %s: %w", id, approval.ErrNotFound)
 	}
 	return nil
 }
@@ -659,90 +676,6 @@ func (s *Store) SetPreview(ctx context.Context, id string, p *tools.Preview) (*a
 	return a, nil
 }
 
-// ListPending lists the pending approvals of a channel, oldest first, at
-// most Options.ListLimit. Entries whose record is gone or decided are
-// dropped from the index on the way.
-func (s *Store) ListPending(ctx context.Context, platform, channel string) ([]*approval.Approval, error) {
-	pk := s.pendingKey(platform, channel)
-	ids, err := s.c.ZRange(ctx, pk, 0, s.listLimit-1).Result()
-	if err != nil {
-		return nil, fmt.Errorf("list pending approvals of %s:%s: %w", platform, channel, err)
-	}
-	recs, err := s.getMany(ctx, ids)
-	if err != nil {
-		return nil, fmt.Errorf("list pending approvals of %s:%s: %w", platform, channel, err)
-	}
-	out := make([]*approval.Approval, 0, len(ids))
-	var stale []any
-	for i, r := range recs {
-		a := r.a
-		if a == nil || a.State != approval.Pending || a.Conversation.Platform != platform || a.Conversation.Channel != channel {
-			stale = append(stale, ids[i])
-			continue
-		}
-		out = append(out, a)
-	}
-	if len(stale) > 0 {
-		s.c.ZRem(ctx, pk, stale...) // best effort: the next reader drops them too
-	}
-	return out, nil
-}
-
-// countChunk is how many index entries CountPending checks per round trip.
-const countChunk = 1000
-
-// CountPending counts the pending approvals of a channel (its
-// cs:pending:<platform>:<channel> index), or of every channel (cs:due)
-// when platform and channel are both "". The indexes may hold stale
-// entries (a decision whose index removal was lost, a Create undone): the
-// count reads the state of every entry, countChunk per pipeline, counts
-// those still pending and drops the others from the index on the way, so
-// it is exact as of its reads. It costs one HGET per entry, about a
-// millisecond per thousand on loopback.
-func (s *Store) CountPending(ctx context.Context, platform, channel string) (int, error) {
-	if err := approval.CheckCount(platform, channel); err != nil {
-		return 0, err
-	}
-	key := s.dueKey()
-	if platform != "" {
-		key = s.pendingKey(platform, channel)
-	}
-	ids, err := s.c.ZRange(ctx, key, 0, -1).Result()
-	if err != nil {
-		return 0, fmt.Errorf("count pending approvals of %q: %w", key, err)
-	}
-	n := 0
-	for len(ids) > 0 {
-		chunk := ids[:min(countChunk, len(ids))]
-		ids = ids[len(chunk):]
-		states := make([]*redis.StringCmd, len(chunk))
-		if _, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, id := range chunk {
-				states[i] = p.HGet(ctx, s.recordKey(id), "s")
-			}
-			return nil
-		}); err != nil && !errors.Is(err, redis.Nil) {
-			return 0, fmt.Errorf("count pending approvals of %q: %w", key, err)
-		}
-		var stale []any
-		for i, c := range states {
-			st, err := c.Result()
-			switch {
-			case errors.Is(err, redis.Nil) || (err == nil && st != string(approval.Pending)):
-				stale = append(stale, chunk[i])
-			case err != nil:
-				return 0, fmt.Errorf("count pending approvals of %q: %w", key, err)
-			default:
-				n++
-			}
-		}
-		if len(stale) > 0 {
-			s.c.ZRem(ctx, key, stale...) // best effort: the next reader drops them too
-		}
-	}
-	return n, nil
-}
-
 // stored is a record as getMany read it: the approval (nil when missing or
 // unreadable) and its last life, from the same HGETALL.
 type stored struct {
@@ -753,19 +686,12 @@ type stored struct {
 
 // getMany reads records in one pipeline.
 func (s *Store) getMany(ctx context.Context, ids []string) ([]stored, error) {
-	cmds := make([]*redis.MapStringStringCmd, len(ids))
-	_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			cmds[i] = p.HGetAll(ctx, s.recordKey(id))
-		}
-		return nil
-	})
+	maps, err := s.hgetAll(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]stored, len(ids))
-	for i, c := range cmds {
-		m := c.Val()
+	for i, m := range maps {
 		if a, err := decode(ids[i], m); err == nil {
 			out[i].a = a
 			out[i].life, out[i].hasLife = lifeOf(m)
@@ -813,27 +739,18 @@ func (s *Store) duePass(ctx context.Context, now time.Time, limit int64) ([]stri
 	if len(ids) == 0 {
 		return nil, 0, nil
 	}
-	states := make([]*redis.StringCmd, len(ids))
-	if _, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			states[i] = p.HGet(ctx, s.recordKey(id), "s")
-		}
-		return nil
-	}); err != nil && !errors.Is(err, redis.Nil) {
+	maps, err := s.hgetAll(ctx, ids)
+	if err != nil {
 		return nil, 0, fmt.Errorf("check due approvals: %w", err)
 	}
 	out := make([]string, 0, len(ids))
 	var stale []any
-	for i, c := range states {
-		st, err := c.Result()
-		switch {
-		case errors.Is(err, redis.Nil) || (err == nil && st != string(approval.Pending)):
+	for i, m := range maps {
+		if m["s"] != string(approval.Pending) {
 			stale = append(stale, ids[i])
-		case err != nil:
-			return nil, 0, fmt.Errorf("check due approval %s: %w", ids[i], err)
-		default:
-			out = append(out, ids[i])
+			continue
 		}
+		out = append(out, ids[i])
 	}
 	if len(stale) > 0 {
 		if err := s.c.ZRem(ctx, s.dueKey(), stale...).Err(); err != nil {

@@ -95,7 +95,7 @@ func TestTTL(t *testing.T) {
 		key  string
 		want time.Duration
 	}{
-		{"pending record: deadline plus retention", p + ":{" + a.ID + "}:a", pending},
+		{"pending record: deadline plus retention", redisstore.RecordKey(s, a.ID), pending},
 		{"tool call key: the same", p + ":tc:call-1", pending},
 		{"turn", p + ":{t:turn-1}:t", 25 * time.Hour},
 		{"conversation", p + ":conv:slack:C1:T1", 2 * time.Hour},
@@ -114,13 +114,14 @@ func TestTTL(t *testing.T) {
 	if _, err := s.Decide(ctx, a.ID, approval.Approved, approval.User{ID: "U2"}, "", approvaltest.Sample("x").CreatedAt); err != nil {
 		t.Fatal(err)
 	}
-	if got := raw.PTTL(ctx, p+":{"+a.ID+"}:a").Val(); got > 24*time.Hour || got < 23*time.Hour {
+	if got := raw.PTTL(ctx, redisstore.RecordKey(s, a.ID)).Val(); got > 24*time.Hour || got < 23*time.Hour {
 		t.Errorf("PTTL of a decided record = %v, want about the 24h retention", got)
 	}
 }
 
-// TestKeyLayout: every key of one approval or one turn carries its hash
-// tag, and the only other keys are the documented global ones.
+// TestKeyLayout: every key of one approval carries its shard's hash tag,
+// every key of a turn its own, and the only other keys are the documented
+// global ones.
 func TestKeyLayout(t *testing.T) {
 	ctx := context.Background()
 	p := prefix()
@@ -149,10 +150,10 @@ func TestKeyLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]bool{
-		p + ":{" + a.ID + "}:a":              true,
+		redisstore.RecordKey(s, a.ID):        true,
+		redisstore.PendingIndex(s, a.ID):     true,
 		p + ":tc:call-1":                     true,
 		p + ":due":                           true,
-		p + ":pending:slack:C1":              true,
 		p + ":{t:turn-1}:t":                  true,
 		p + ":conv:slack:C1:T1":              true,
 		p + ":audit":                         true,
@@ -241,8 +242,9 @@ func TestAuditCap(t *testing.T) {
 	}
 }
 
-// TestStaleIndexes: index entries left by a crash between the atomic
-// transition and the index update are skipped and dropped by the readers.
+// TestStaleIndexes: deadline index entries left by a crash between the
+// atomic transition and the index update, and channel index entries an
+// earlier version left, are skipped and dropped by the readers.
 func TestStaleIndexes(t *testing.T) {
 	ctx := context.Background()
 	p := prefix()
@@ -260,7 +262,8 @@ func TestStaleIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	ghost := approval.NewID()
-	// As if Decide's index step and a Create's undo had been lost.
+	// As if Decide's index step and a Create's undo had been lost, and an
+	// earlier version had indexed them by channel.
 	for _, k := range []string{p + ":due", p + ":pending:slack:C1"} {
 		raw.ZAdd(ctx, k, redis.Z{Score: 0, Member: decided.ID}, redis.Z{Score: 0, Member: ghost})
 	}
@@ -273,17 +276,142 @@ func TestStaleIndexes(t *testing.T) {
 	if len(due) != 1 || due[0] != a.ID {
 		t.Errorf("Due = %v, want just %s", due, a.ID)
 	}
-	list, err := s.ListPending(ctx, "slack", "C1")
+	list, err := s.ListPending(ctx, "slack", "C1", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list) != 1 || list[0].ID != a.ID {
 		t.Errorf("ListPending = %d records, want just %s", len(list), a.ID)
 	}
-	for _, k := range []string{p + ":due", p + ":pending:slack:C1"} {
-		if n := raw.ZCard(ctx, k).Val(); n != 1 {
-			t.Errorf("%s holds %d entries after the readers ran, want 1", k, n)
+	if n := raw.ZCard(ctx, p+":due").Val(); n != 1 {
+		t.Errorf("the deadline index holds %d entries after the readers ran, want 1", n)
+	}
+	if n := raw.Exists(ctx, p+":pending:slack:C1").Val(); n != 0 {
+		t.Errorf("the earlier version's channel index is still there after the readers emptied it")
+	}
+}
+
+// TestCountPendingExact: the count reads the shards' pending indexes, which
+// the scripts keep exact: a decided approval leaves them in the same step
+// as its decision, stale entries elsewhere do not count, and the entry of
+// a record that ran out of time unswept is dropped by the next listing.
+func TestCountPendingExact(t *testing.T) {
+	ctx := context.Background()
+	p := prefix()
+	s := open(t, p)
+	raw := newClient(t)
+	var ids []string
+	for i := range 4 {
+		a, _, err := s.Create(ctx, approvaltest.Sample(fmt.Sprint("call-", i)))
+		if err != nil {
+			t.Fatal(err)
 		}
+		ids = append(ids, a.ID)
+	}
+	other := approvaltest.Sample("call-other")
+	other.Conversation.Channel = "C2"
+	if _, _, err := s.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Decide(ctx, ids[0], approval.Cancelled, approval.User{ID: "U2"}, "", approvaltest.Sample("x").CreatedAt); err != nil {
+		t.Fatal(err)
+	}
+	raw.ZAdd(ctx, p+":due", redis.Z{Score: 0, Member: ids[0]}, redis.Z{Score: 0, Member: approval.NewID()})
+	count := func(platform, channel string) int {
+		t.Helper()
+		n, err := s.CountPending(ctx, platform, channel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if c1, c2, all := count("slack", "C1"), count("slack", "C2"), count("", ""); c1 != 3 || c2 != 1 || all != 4 {
+		t.Errorf("counts C1 %d, C2 %d, all %d; want 3, 1, 4", c1, c2, all)
+	}
+	if n := count("slack", "C"); n != 0 {
+		t.Errorf("channel C, a prefix of C1, counts %d; want 0", n)
+	}
+	// A record gone with its TTL while pending: counted until a listing
+	// of its channel drops its entry.
+	if err := raw.Del(ctx, redisstore.RecordKey(s, ids[1])).Err(); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.ListPending(ctx, "slack", "C1", 0)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("ListPending = %d, %v; want the 2 still there", len(list), err)
+	}
+	if c1, all := count("slack", "C1"), count("", ""); c1 != 2 || all != 3 {
+		t.Errorf("after the listing: counts C1 %d, all %d; want 2, 3", c1, all)
+	}
+}
+
+// TestApprovalOfAnEarlierVersion: a pending approval written by a version
+// before the shards (its record at {id}, its channel in a channel index)
+// is listed, counted, read, decided once and claimed once.
+func TestApprovalOfAnEarlierVersion(t *testing.T) {
+	ctx := context.Background()
+	p := prefix()
+	s := open(t, p)
+	raw := newClient(t)
+	// Write it as that version did, through a throwaway store's record.
+	tmp := open(t, prefix())
+	a, _, err := tmp.Create(ctx, approvaltest.Sample("call-old"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields, err := raw.HGetAll(ctx, redisstore.RecordKey(tmp, a.ID)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(fields, "i") // that version kept no index member
+	old := redisstore.LegacyKey(s, a.ID)
+	if err := raw.HSet(ctx, old, fields).Err(); err != nil {
+		t.Fatal(err)
+	}
+	raw.ZAdd(ctx, p+":pending:slack:C1", redis.Z{Score: float64(a.CreatedAt.UnixMilli()), Member: a.ID})
+	raw.ZAdd(ctx, p+":due", redis.Z{Score: float64(a.ExpiresAt.UnixMilli()), Member: a.ID})
+	fresh, _, err := s.Create(ctx, approvaltest.Sample("call-new"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	list, err := s.ListPending(ctx, "slack", "C1", 0)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("ListPending = %d, %v; want the old and the new", len(list), err)
+	}
+	if n, err := s.CountPending(ctx, "slack", "C1"); err != nil || n != 2 {
+		t.Errorf("CountPending = %d, %v; want 2", n, err)
+	}
+	if got, err := s.Get(ctx, a.ID); err != nil || got.State != approval.Pending {
+		t.Fatalf("Get of the old record = %+v, %v", got, err)
+	}
+	at := a.CreatedAt.Add(time.Minute)
+	for i, want := range []bool{true, false} {
+		d, err := s.Decide(ctx, a.ID, approval.Approved, approval.User{ID: fmt.Sprint("U", i)}, "", at)
+		if err != nil || d.Won != want {
+			t.Fatalf("Decide %d of the old record = %+v, %v; want won %v", i, d, err, want)
+		}
+	}
+	for i, want := range []bool{true, false} {
+		if _, ok, err := s.Claim(ctx, a.ID, at); err != nil || ok != want {
+			t.Fatalf("Claim %d of the old record = %v, %v; want %v", i, ok, err, want)
+		}
+	}
+	if err := s.SetMessageRef(ctx, a.ID, "m1"); err != nil {
+		t.Errorf("SetMessageRef of the old record: %v", err)
+	}
+	if err := s.Heartbeat(ctx, a.ID, at.Add(time.Second)); err != nil {
+		t.Errorf("Heartbeat of the old record: %v", err)
+	}
+	list, err = s.ListPending(ctx, "slack", "C1", 0)
+	if err != nil || len(list) != 1 || list[0].ID != fresh.ID {
+		t.Errorf("ListPending after the decision = %d, %v; want the new one alone", len(list), err)
+	}
+	if n, err := s.CountPending(ctx, "slack", "C1"); err != nil || n != 1 {
+		t.Errorf("CountPending after the decision = %d, %v; want 1", n, err)
+	}
+	if n := raw.Exists(ctx, redisstore.RecordKey(s, a.ID)).Val(); n != 0 {
+		t.Errorf("a record was made in the shards for the old approval")
 	}
 }
 
@@ -324,12 +452,16 @@ func TestMemoryPerPending(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, k := range []string{p + ":{" + a.ID + "}:a", p + ":tc:" + a.ToolCallID} {
+		for _, k := range []string{redisstore.RecordKey(s, a.ID), p + ":tc:" + a.ToolCallID} {
 			own += raw.MemoryUsage(ctx, k).Val()
 		}
 	}
-	var index int64
-	for _, k := range []string{p + ":due", p + ":pending:slack:C1"} {
+	index := raw.MemoryUsage(ctx, p+":due").Val()
+	shardIndexes, err := raw.Keys(ctx, p+":{s*}:pending").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range shardIndexes {
 		index += raw.MemoryUsage(ctx, k).Val()
 	}
 	per := (own + index) / n
@@ -396,39 +528,6 @@ func TestStaleUnsettledEntries(t *testing.T) {
 	}
 }
 
-// TestCountPendingStale: index entries left by a crash (a decided record,
-// a record gone) are not counted, and the count drops them.
-func TestCountPendingStale(t *testing.T) {
-	ctx := context.Background()
-	p := prefix()
-	s := open(t, p)
-	raw := newClient(t)
-	if _, _, err := s.Create(ctx, approvaltest.Sample("call-1")); err != nil {
-		t.Fatal(err)
-	}
-	decided, _, err := s.Create(ctx, approvaltest.Sample("call-2"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Decide(ctx, decided.ID, approval.Cancelled, approval.User{ID: "U2"}, "", decided.CreatedAt); err != nil {
-		t.Fatal(err)
-	}
-	keys := []string{p + ":due", p + ":pending:slack:C1"}
-	for _, k := range keys {
-		raw.ZAdd(ctx, k, redis.Z{Score: 0, Member: decided.ID}, redis.Z{Score: 0, Member: approval.NewID()})
-	}
-	for _, args := range [][2]string{{"slack", "C1"}, {"", ""}} {
-		if n, err := s.CountPending(ctx, args[0], args[1]); err != nil || n != 1 {
-			t.Errorf("CountPending(%q, %q) = %d, %v; want 1", args[0], args[1], n, err)
-		}
-	}
-	for _, k := range keys {
-		if n := raw.ZCard(ctx, k).Val(); n != 1 {
-			t.Errorf("%s holds %d entries after the counts, want 1", k, n)
-		}
-	}
-}
-
 // TestTurnSavedByAnEarlierVersion: a turn kept the earlier way (the order
 // as field o, the pending ids in a set of their own) is still read and
 // resolved: exactly one Resolve, the one that empties it, reports last.
@@ -465,4 +564,10 @@ func TestTurnSavedByAnEarlierVersion(t *testing.T) {
 	if got, err := s.GetTurn(ctx, "turn-old"); err != nil || len(got.Pending) != 0 {
 		t.Errorf("GetTurn after the last Resolve = %+v, %v; want none pending", got, err)
 	}
+}
+
+// BenchmarkPending: !pending and the pending count with 50,000 approvals
+// pending in a channel (see approvaltest.BenchPending).
+func BenchmarkPending(b *testing.B) {
+	approvaltest.BenchPending(b, open(b, prefix()), 50000)
 }

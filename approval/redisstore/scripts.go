@@ -2,36 +2,43 @@ package redisstore
 
 import "github.com/redis/go-redis/v9"
 
-// The Lua scripts. Each touches only keys of one hash tag (one approval, or
-// one turn), so it runs in a single slot of a cluster; Redis runs a script
-// atomically, which makes every transition happen exactly once however many
-// clients race. The scripts return the record as HGETALL gives it, so a
-// loser learns who won in the same round trip. A missing record returns
-// false (nil in Go: ErrNotFound).
+// The Lua scripts. Each touches only keys of one hash tag (one shard of
+// approvals, or one turn), so it runs in a single slot of a cluster; Redis
+// runs a script atomically, which makes every transition happen exactly
+// once however many clients race. The scripts return the record as HGETALL
+// gives it, so a loser learns who won in the same round trip. A missing
+// record returns false (nil in Go: ErrNotFound).
+//
+// The approval scripts take KEYS[1] the record and KEYS[2] its shard's
+// pending index (see the package doc); a record kept by an earlier version
+// outside the shards is run with KEYS[1] alone, and has no index entry.
 //
 // Record hash fields: r immutable JSON, s state, e deadline (unix ms),
 // b decided_by JSON, d decided_at, n reason, sa started_at, ea ended_at,
 // x result JSON, m message ref, p preview JSON (when it replaced the one
 // in r), l last life (unix ms: the decision, the
-// claim, the latest heartbeat or the finish).
+// claim, the latest heartbeat or the finish), i its member in the shard's
+// pending index while pending.
 //
 // l is written by the same script as the state it goes with, so a reader
 // of the record sees the two together; recovery judges a record by its l
 // (Unsettled, finishAbandonedScript), never by the cs:unsettled score read
 // in an earlier round trip, which another replica may have moved since.
 
-// createScript: KEYS[1] record. ARGV: r, s, e, ttl ms. Returns 1, or 0 when
-// the id is taken.
+// createScript: KEYS[1] record, KEYS[2] pending index. ARGV: r, s, e,
+// ttl ms, index member. Returns 1, or 0 when the id is taken.
 var createScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'r', ARGV[1], 's', ARGV[2], 'e', ARGV[3])
+redis.call('HSET', KEYS[1], 'r', ARGV[1], 's', ARGV[2], 'e', ARGV[3], 'i', ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('ZADD', KEYS[2], 0, ARGV[5])
 return 1
 `)
 
-// decideScript: KEYS[1] record. ARGV: to, decided_by, decided_at, reason,
-// at ms, ttl ms. pending → to, except that an approval at or after the
-// deadline records expired; l = at. Returns {won 0|1, HGETALL}.
+// decideScript: KEYS[1] record, KEYS[2] pending index. ARGV: to,
+// decided_by, decided_at, reason, at ms, ttl ms. pending → to, except that
+// an approval at or after the deadline records expired; l = at; the entry
+// leaves the pending index. Returns {won 0|1, HGETALL}.
 var decideScript = redis.NewScript(`
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return false end
@@ -42,7 +49,27 @@ if to == 'approved' and tonumber(ARGV[5]) >= tonumber(redis.call('HGET', KEYS[1]
 end
 redis.call('HSET', KEYS[1], 's', to, 'b', ARGV[2], 'd', ARGV[3], 'n', ARGV[4], 'l', ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
+local i = redis.call('HGET', KEYS[1], 'i')
+if i and KEYS[2] then
+  redis.call('ZREM', KEYS[2], i)
+  redis.call('HDEL', KEYS[1], 'i')
+end
 return {1, redis.call('HGETALL', KEYS[1])}
+`)
+
+// dropScript: KEYS[1] record, KEYS[2] pending index. ARGV: member. Undoes
+// createScript (a Create that lost its tool call id, or failed after).
+var dropScript = redis.NewScript(`
+redis.call('ZREM', KEYS[2], ARGV[1])
+return redis.call('DEL', KEYS[1])
+`)
+
+// healScript: KEYS[1] record, KEYS[2] pending index. ARGV: member. Drops
+// the index entry of a record that is gone (its TTL ran out while nobody
+// swept it) or no longer holds that entry. Returns 1 when it dropped it.
+var healScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], 'i') == ARGV[1] then return 0 end
+return redis.call('ZREM', KEYS[2], ARGV[1])
 `)
 
 // claimScript: KEYS[1] record. ARGV: started_at, ttl ms, at ms. approved →
@@ -113,10 +140,10 @@ end
 return n
 `)
 
-// setRefScript: KEYS[1] record. ARGV: ref. Returns 1, or 0 when missing
-// (a plain HSET would create a stray record).
+// setRefScript: KEYS[1] record. ARGV: ref. Returns 1, or false when
+// missing (a plain HSET would create a stray record).
 var setRefScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 redis.call('HSET', KEYS[1], 'm', ARGV[1])
 return 1
 `)

@@ -268,6 +268,9 @@ bot:
     require_second_person: true
   sweep_interval: 250ms
   shutdown_grace: 10s
+tools:
+  execute_command:
+    allow_root: true # run as root, commands would run as nobody, who may not enter the test's folders
 log:
   level: info
 `, ttl, redisURL)

@@ -56,7 +56,7 @@ func runMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptible(stderr)
 	defer stop()
-	if err := run(ctx, configPath(*path), stdin, stdout, stderr, withRoot(*root)); err != nil {
+	if err := run(ctx, configPath(*path), stdin, stdout, stderr, withRoot(*root), commandsNotAsRoot(os.Geteuid())); err != nil {
 		fmt.Fprintf(stderr, "countersign: %v\n", err)
 		return 1
 	}

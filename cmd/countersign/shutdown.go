@@ -57,7 +57,7 @@ func interruptible(stderr io.Writer) (ctx context.Context, stop func()) {
 func (a *app) sayPending(out io.Writer) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	list, err := a.store.ListPending(ctx, "terminal", terminal.Channel)
+	list, err := a.store.ListPending(ctx, "terminal", terminal.Channel, 0)
 	if err != nil {
 		a.log.Warn("list the pending approvals at quit", "err", err)
 		return

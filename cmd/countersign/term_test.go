@@ -48,7 +48,16 @@ func TestRunRoot(t *testing.T) {
 	t.Setenv(DefaultRedisURLEnv, "")
 	t.Setenv("OPENAI_API_KEY", "")
 	t.Setenv("OPENAI_BASE_URL", "")
-	root := t.TempDir()
+	// A folder every user may enter, not t.TempDir (0700 in a 0700 folder):
+	// a test run as root runs its commands as nobody.
+	root, err := os.MkdirTemp("", "countersign-root-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(root, "only-in-root.txt"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}

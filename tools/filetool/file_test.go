@@ -468,6 +468,28 @@ func TestAppendRefusesHardLinkedFiles(t *testing.T) {
 	}
 }
 
+// Reading through a hard link would show a file that may live outside the
+// root, or be a secret under another name: read refuses a file with more
+// than one name, and reads it again once it has one.
+func TestReadRefusesHardLinkedFiles(t *testing.T) {
+	tool := newTool(t, nil)
+	outside := filepath.Join(t.TempDir(), "secret")
+	write(t, outside, "SECRET")
+	if err := os.Link(outside, filepath.Join(tool.cfg.Root, "hard")); err != nil {
+		t.Skipf("no hard links across these directories: %v", err)
+	}
+	res := call(t, tool, `{"operation":"read","path":"hard"}`)
+	if res.Status != tools.StatusDenied || !strings.Contains(res.Error, "hard link") || strings.Contains(res.Content, "SECRET") {
+		t.Errorf("read: %s, want it refused for the hard link", res.JSON())
+	}
+	if err := os.Remove(outside); err != nil {
+		t.Fatal(err)
+	}
+	if res := call(t, tool, `{"operation":"read","path":"hard"}`); res.Status != tools.StatusOK || res.Content != "SECRET" {
+		t.Errorf("read of a file with one name: %s", res.JSON())
+	}
+}
+
 // A FIFO swapped in between append's check and its open must not hang the
 // call waiting for a reader.
 func TestAppendNeverWaitsOnAFIFO(t *testing.T) {

@@ -37,6 +37,9 @@ func (t *Tool) read(o op) tools.Result {
 	case !fi.Mode().IsRegular():
 		return *invalid(&tools.ArgError{Arg: "path", Problem: fmt.Sprintf("%q is a %s, not a regular file", o.shown, typeName(fi.Mode()))})
 	}
+	if bad := o.oneName(fi, "read"); bad != nil {
+		return *bad
+	}
 	buf := make([]byte, min(fi.Size(), t.cfg.MaxReadBytes)+1)
 	n, err := io.ReadFull(io.LimitReader(f, t.cfg.MaxReadBytes+1), buf)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
@@ -291,8 +294,17 @@ func (o op) appendable(f *os.File) *tools.Result {
 	if !fi.Mode().IsRegular() {
 		return invalid(&tools.ArgError{Arg: "path", Problem: fmt.Sprintf("%q is a %s, not a regular file", o.shown, typeName(fi.Mode()))})
 	}
+	return o.oneName(fi, "appended to; write replaces this name only")
+}
+
+// oneName refuses a file with more than one name (hard links): one of its
+// other names may be outside the file root, or be a sensitive file the
+// assessment would have asked about, and nothing in this name tells. The
+// check is on the open file, so a link made after a Stat cannot slip by.
+// not says what is not done to it.
+func (o op) oneName(fi fs.FileInfo, not string) *tools.Result {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-		r := tools.Denied(fmt.Errorf("%q has %d names (hard links), and another may be outside the file root, so it is not appended to; write replaces this name only", o.shown, st.Nlink))
+		r := tools.Denied(fmt.Errorf("%q has %d names (hard links), and another may be outside the file root, so it is not %s", o.shown, st.Nlink, not))
 		return &r
 	}
 	return nil

@@ -95,3 +95,27 @@ func validEnvName(s string) bool {
 	}
 	return true
 }
+
+// Unprivileged is the user a bot running as root runs commands as when
+// run_as is empty (see RootDefault).
+const Unprivileged = "nobody"
+
+// unprivilegedID is Unprivileged's uid and gid where no such user exists.
+const unprivilegedID = "65534:65534"
+
+// RootDefault is the run_as to use for a bot whose effective uid is euid
+// and whose configuration says runAs. A bot running as root with no run_as
+// runs its commands as Unprivileged (65534:65534 where the system has no
+// such user): as root, a command could read the bot's environment and
+// memory under /proc whatever else is done (root passes the dumpable
+// check), and its configuration file. Any other case keeps runAs; to run
+// commands as root knowingly, set run_as to root.
+func RootDefault(runAs string, euid int) string {
+	if runAs != "" || euid != 0 {
+		return runAs
+	}
+	if _, err := user.Lookup(Unprivileged); err != nil {
+		return unprivilegedID
+	}
+	return Unprivileged
+}

@@ -27,15 +27,16 @@ import (
 // start other child processes of its own (the bot starts none). Until
 // FenceProcess is called there is no sweep, so a library user's own
 // children are left alone.
-var children = &reaper{live: map[int]struct{}{}}
+var children = &reaper{live: map[int]struct{}{}, guards: map[int]bool{}}
 
 type reaper struct {
 	once    sync.Once
 	err     error       // from becoming a subreaper
 	enabled atomic.Bool // the process is a subreaper: sweep after each command
 
-	mu   sync.Mutex
-	live map[int]struct{} // pids of the shells of running commands
+	mu     sync.Mutex
+	live   map[int]struct{} // pids of the shells and guards of running commands
+	guards map[int]bool     // the guards among them: each leads its command's group
 }
 
 // Bounds of one sweep.
@@ -57,27 +58,58 @@ func (r *reaper) enable() error {
 	return r.err
 }
 
-// start starts cmd, passing on no descriptor but its own 0, 1 and 2, and
-// records its shell as running.
-func (r *reaper) start(cmd *exec.Cmd) error {
+// start starts a guard (see spawn.go) as cred, then cmd's shell in the
+// guard's process group, both with a parent-death signal, passing on no
+// descriptor but their own 0, 1 and 2, and records both as running. It
+// returns the guard, whose pid is the group's. Without a guard the command
+// does not start: it could outlive the bot.
+func (r *reaper) start(cmd *exec.Cmd, shell string, cred *syscall.Credential) (*exec.Cmd, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := closeOnExec(); err != nil {
-		return fmt.Errorf("keeping the bot's descriptors from the command: %w", err)
+		return nil, fmt.Errorf("keeping the bot's descriptors from the command: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
-		return err
+	g := exec.Command(shell, "-c", guardScript)
+	g.Dir = "/"
+	g.Env = []string{"PATH=" + DefaultPath}
+	g.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred, Pdeathsig: syscall.SIGTERM}
+	var err error
+	onSpawnThread(func() { err = g.Start() })
+	if err != nil {
+		return nil, fmt.Errorf("starting the guard that ends the command if the bot dies: %w", err)
+	}
+	r.live[g.Process.Pid] = struct{}{}
+	r.guards[g.Process.Pid] = true
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Pgid = true, g.Process.Pid
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	onSpawnThread(func() { err = cmd.Start() })
+	if err != nil {
+		_ = killGroup(g.Process.Pid)
+		_ = g.Wait()
+		delete(r.live, g.Process.Pid)
+		delete(r.guards, g.Process.Pid)
+		return nil, err
 	}
 	r.live[cmd.Process.Pid] = struct{}{}
-	return nil
+	if forcedQuit.Load() {
+		_ = killGroup(g.Process.Pid) // started as the bot quits: ends at once
+	}
+	return g, nil
 }
 
-// finish forgets the shell pid, which cmd.Wait has reaped, and, once the
-// process is a subreaper, kills and reaps whatever commands left behind.
-func (r *reaper) finish(pid int) {
+// finish forgets the pids of a command's shell and guard, which Wait has
+// reaped, and, once the process is a subreaper, kills and reaps whatever
+// commands left behind.
+func (r *reaper) finish(pids ...int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.live, pid)
+	for _, pid := range pids {
+		delete(r.live, pid)
+		delete(r.guards, pid)
+	}
 	if !r.enabled.Load() {
 		return
 	}

@@ -70,9 +70,11 @@ type Config struct {
 	// PreviewLimit caps how many paths a preview lists. Default 50.
 	PreviewLimit int `yaml:"preview_limit"`
 	// RunAs runs commands as another user: "uid:gid", "uid" or a user
-	// name. Empty: the bot's own user. A bot running as root should set it:
-	// a root command can read the bot's memory and environment whatever
-	// else is done.
+	// name. Empty: the bot's own user, except that the countersign binary
+	// running as root makes it Unprivileged ("nobody", see RootDefault):
+	// a root command can read the bot's memory, environment and
+	// configuration whatever else is done. "root" runs commands as root
+	// knowingly.
 	RunAs string `yaml:"run_as"`
 	// KeepDumpable leaves the bot process dumpable. By default
 	// FenceProcess marks the process not dumpable (prctl PR_SET_DUMPABLE
@@ -315,18 +317,23 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 	cmd.Stdin = nil // the null device
 	cmd.Stdout = outW
 	cmd.Stderr = errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: t.cred}
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: t.cred}
+	// The group is the guard's, set by children.start before the start.
+	cmd.Cancel = func() error { return killGroup(cmd.SysProcAttr.Pgid) }
 
-	err = children.start(cmd)
+	g, err := children.start(cmd, t.shell, t.cred)
 	outW.Close()
 	errW.Close()
 	if err != nil {
 		outR.Close()
 		errR.Close()
+		if t.cred != nil && errors.Is(err, syscall.EACCES) {
+			return tools.NotStarted(fmt.Errorf("could not start the command as %s (uid %d), who may not enter %s or run %s: "+
+				"give that user the folder, or set run_as to one who may: %w", t.runAs(), t.cred.Uid, c.dir, t.shell, err))
+		}
 		return tools.NotStarted(fmt.Errorf("could not start the command: %w", err))
 	}
-	pgid := cmd.Process.Pid
+	pgid := g.Process.Pid
 
 	var readers sync.WaitGroup
 	readers.Go(func() { copyPipe(outR, stdout, tail) })
@@ -339,7 +346,8 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 	// and so does what left the group (setsid, job control), so nothing
 	// outlives the call or keeps the output pipes open.
 	_ = killGroup(pgid)
-	children.finish(pgid)
+	_ = g.Wait()
+	children.finish(cmd.Process.Pid, pgid)
 	// Should anything still hold a pipe (a leftover stuck in the kernel),
 	// give it a moment, then stop reading.
 	deadline := time.Now().Add(drainGrace)
@@ -437,6 +445,9 @@ func (t *Tool) result(ctx, runCtx context.Context, c call, ps *os.ProcessState, 
 	}
 	res.ExitCode = &code
 	switch {
+	case signal != "" && forcedQuit.Load():
+		res.Status = tools.StatusError
+		res.Error = "the bot was forced to quit before the run finished; the command and every process it started were killed"
 	case ctx.Err() != nil:
 		res.Status = tools.StatusError
 		res.Error = "the run was stopped before it finished; the command and every process it started were killed"
@@ -477,6 +488,14 @@ func signalName(s syscall.Signal) string {
 		return "SIGPIPE"
 	}
 	return fmt.Sprintf("signal %d (%v)", int(s), s)
+}
+
+// runAs names the user commands run as, for messages.
+func (t *Tool) runAs() string {
+	if t.cfg.RunAs == "" {
+		return "the bot's user"
+	}
+	return t.cfg.RunAs
 }
 
 // Config returns the configuration the tool runs with, defaults filled in.

@@ -95,9 +95,9 @@ func (s *meteredStore) SetPreview(ctx context.Context, id string, p *tools.Previ
 	return a, err
 }
 
-func (s *meteredStore) ListPending(ctx context.Context, platform, channel string) ([]*approval.Approval, error) {
+func (s *meteredStore) ListPending(ctx context.Context, platform, channel string, limit int) ([]*approval.Approval, error) {
 	start := time.Now()
-	l, err := s.inner.ListPending(ctx, platform, channel)
+	l, err := s.inner.ListPending(ctx, platform, channel, limit)
 	s.done("list_pending", start, err)
 	return l, err
 }
