@@ -133,12 +133,20 @@ func testQuorumCount(t *testing.T, open func() approval.Quorum) {
 	if got := get(t, s, a.ID); got.State != approval.Pending {
 		t.Fatalf("after one of two votes the state is %s, want pending", got.State)
 	}
+	if n, err := s.CountPending(ctx, a.Conversation.Platform, a.Conversation.Channel); err != nil || n != 1 {
+		t.Errorf("pending count after one of two votes = %d, %v; want 1", n, err)
+	}
 
 	carol := vote("carol", at.Add(2*time.Second), 2)
 	carol.Reason = "checked the migration"
 	r = approve(t, q, a.ID, carol)
 	if !r.Counted || !r.Won || r.Approval.State != approval.Approved {
 		t.Fatalf("carol's vote = counted %v won %v state %s, want the winning vote to approved", r.Counted, r.Won, r.Approval.State)
+	}
+	// The winning vote leaves the pending index in the same step, as
+	// Decide does: !pending and the count must not show it.
+	if n, err := s.CountPending(ctx, a.Conversation.Platform, a.Conversation.Channel); err != nil || n != 0 {
+		t.Errorf("pending count after the winning vote = %d, %v; want 0", n, err)
 	}
 	if r.Approval.DecidedBy == nil || r.Approval.DecidedBy.ID != "carol" || !r.Approval.DecidedAt.Equal(carol.At) || r.Approval.Reason != carol.Reason {
 		t.Errorf("decided by %v at %v reason %q, want carol at %v with her reason", r.Approval.DecidedBy, r.Approval.DecidedAt, r.Approval.Reason, carol.At)

@@ -17,7 +17,7 @@ import (
 
 var _ approval.Quorum = (*Store)(nil)
 
-// Votes live in the approval's own hash, cs:{<id>}:a, beside the fields of
+// Votes live in the approval record's own hash, beside the fields of
 // scripts.go, so that one script over one key (one slot of a cluster)
 // counts a vote and makes the transition:
 //
@@ -36,12 +36,13 @@ const (
 	voteCounted   = 5 // counted, more are needed
 )
 
-// approveScript: KEYS[1] record. ARGV: voter id, vote JSON, need, at ms,
+// approveScript: KEYS[1] record, KEYS[2] its shard's pending index (absent
+// for a record of an earlier version). ARGV: voter id, vote JSON, need, at ms,
 // decided_by JSON, decided_at, reason, ttl ms, self-approval "1"|"0".
 // The refusals change nothing. A counted vote at the count makes the
 // transition of decideScript (s, b, d, n, l and the TTL), and so does a
 // vote at or after the deadline, to expired, as decideScript does for a
-// late approval. Returns {code, HGETALL}, or false when the record is
+// late approval, and either leaves the pending index. Returns {code, HGETALL}, or false when the record is
 // missing.
 var approveScript = redis.NewScript(`
 local s = redis.call('HGET', KEYS[1], 's')
@@ -60,6 +61,11 @@ end
 if tonumber(ARGV[4]) >= tonumber(redis.call('HGET', KEYS[1], 'e')) then
   redis.call('HSET', KEYS[1], 's', 'expired', 'b', ARGV[5], 'd', ARGV[6], 'n', ARGV[7], 'l', ARGV[4])
   redis.call('PEXPIRE', KEYS[1], ARGV[8])
+  local i = redis.call('HGET', KEYS[1], 'i')
+  if i and KEYS[2] then
+    redis.call('ZREM', KEYS[2], i)
+    redis.call('HDEL', KEYS[1], 'i')
+  end
   return {4, redis.call('HGETALL', KEYS[1])}
 end
 local need = tonumber(redis.call('HGET', KEYS[1], 'q'))
@@ -72,6 +78,11 @@ redis.call('HSET', KEYS[1], 'v:' .. c, ARGV[2], 'vu:' .. ARGV[1], c)
 if c < need then return {5, redis.call('HGETALL', KEYS[1])} end
 redis.call('HSET', KEYS[1], 's', 'approved', 'b', ARGV[5], 'd', ARGV[6], 'n', ARGV[7], 'l', ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[8])
+local i = redis.call('HGET', KEYS[1], 'i')
+if i and KEYS[2] then
+  redis.call('ZREM', KEYS[2], i)
+  redis.call('HDEL', KEYS[1], 'i')
+end
 return {1, redis.call('HGETALL', KEYS[1])}
 `)
 
@@ -94,7 +105,7 @@ return n
 // ResetVotes forgets the votes of a pending approval in one Lua script,
 // keeping its Need.
 func (s *Store) ResetVotes(ctx context.Context, id string) (int, error) {
-	n, err := resetVotesScript.Run(ctx, s.c, []string{s.recordKey(id)}).Int()
+	n, err := redis.NewCmdResult(s.eval(ctx, resetVotesScript, id)).Int()
 	if errors.Is(err, redis.Nil) {
 		return 0, fmt.Errorf("reset votes of approval %s: %w", id, approval.ErrNotFound)
 	}
@@ -133,8 +144,8 @@ func (s *Store) Approve(ctx context.Context, id string, v approval.Vote) (approv
 	if err := s.touch(ctx, id, v.At, false); err != nil {
 		return approval.ApproveResult{}, fmt.Errorf("approve approval %s: %w", id, err)
 	}
-	reply, err := approveScript.Run(ctx, s.c, []string{s.recordKey(id)},
-		v.By.ID, vote, need, v.At.UnixMilli(), by, timeText(v.At), v.Reason, ms(s.retention), self).Result()
+	reply, err := s.eval(ctx, approveScript, id,
+		v.By.ID, vote, need, v.At.UnixMilli(), by, timeText(v.At), v.Reason, ms(s.retention), self)
 	if errors.Is(err, redis.Nil) {
 		return approval.ApproveResult{}, fmt.Errorf("approve approval %s: %w", id, approval.ErrNotFound)
 	}
@@ -175,7 +186,7 @@ func (s *Store) Approve(ctx context.Context, id string, v approval.Vote) (approv
 		// Out of the indexes, as after Decide, whoever won.
 		_, _ = s.c.Pipelined(ctx, func(pl redis.Pipeliner) error {
 			pl.ZRem(ctx, s.dueKey(), id)
-			pl.ZRem(ctx, s.pendingKey(a.Conversation.Platform, a.Conversation.Channel), id)
+			pl.ZRem(ctx, s.legacyPendingKey(a.Conversation.Platform, a.Conversation.Channel), id)
 			return nil
 		})
 	}
@@ -184,10 +195,11 @@ func (s *Store) Approve(ctx context.Context, id string, v approval.Vote) (approv
 
 // Progress returns the votes counted for id so far.
 func (s *Store) Progress(ctx context.Context, id string) (approval.Progress, error) {
-	m, err := s.c.HGetAll(ctx, s.recordKey(id)).Result()
+	recs, err := s.hgetAll(ctx, []string{id})
 	if err != nil {
 		return approval.Progress{}, fmt.Errorf("progress of approval %s: %w", id, err)
 	}
+	m := recs[0]
 	if len(m) == 0 || m["r"] == "" {
 		return approval.Progress{}, fmt.Errorf("progress of approval %s: %w", id, approval.ErrNotFound)
 	}
