@@ -32,6 +32,7 @@ var (
 func (m *Metrics) MeterAdapter(ad adapters.Adapter) adapters.Adapter {
 	ma := &meteredAdapter{inner: ad, m: m, platform: ad.Name()}
 	m.platform(ma.platform)
+	m.undelivered.add(ma.platform, ad)
 	if i, ok := ad.(adapters.Interactive); ok {
 		return meteredInteractive{ma, i}
 	}

@@ -73,7 +73,8 @@ type Metrics struct {
 	storeLatency *prometheus.HistogramVec // op
 	storeErrors  *prometheus.CounterVec   // op
 
-	pending *pendingCollector
+	pending     *pendingCollector
+	undelivered *undeliveredCollector
 
 	cards cardTimes // approval id → when its card was audited
 	tools []string  // the tool names a label may hold; others are "other"
@@ -142,6 +143,8 @@ func NewMetrics(toolNames []string, log *slog.Logger) *Metrics {
 	m.pending = &pendingCollector{log: log, desc: prometheus.NewDesc("countersign_pending_approvals",
 		"Approvals waiting for a decision, across every platform and channel (when the store can count them).", nil, nil)}
 	m.register("countersign_pending_approvals", m.pending)
+	m.undelivered = newUndeliveredCollector()
+	m.register("countersign_chat_undelivered_total", m.undelivered)
 	return m
 }
 

@@ -738,3 +738,22 @@ func TestMeteredStoreForwardsEveryMethod(t *testing.T) {
 		}
 	})
 }
+
+// losingAdapter is an adapter that has given up n sends.
+type losingAdapter struct {
+	adapters.Adapter
+	n uint64
+}
+
+func (l losingAdapter) Undelivered() uint64 { return l.n }
+
+func TestUndeliveredSends(t *testing.T) {
+	m := NewMetrics(nil, quietLog())
+	m.MeterAdapter(losingAdapter{adaptertest.NewFake("slack"), 3})
+	m.MeterAdapter(plainAdapter{adaptertest.NewFake("terminal")})
+	for platform, want := range map[string]float64{"slack": 3, "terminal": 0} {
+		if got := value(t, m, "countersign_chat_undelivered_total", map[string]string{"platform": platform}); got != want {
+			t.Errorf("countersign_chat_undelivered_total{platform=%q} = %v, want %v", platform, got, want)
+		}
+	}
+}
