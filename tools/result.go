@@ -55,6 +55,9 @@ type Result struct {
 	// Truncated is set when any output was capped; Note says how.
 	Truncated bool   `json:"truncated,omitempty"`
 	Note      string `json:"note,omitempty"`
+	// Redacted is how many values that looked like secrets were replaced
+	// by "[redacted: <rule>]" before anyone saw the result.
+	Redacted int `json:"redacted,omitempty"`
 
 	DurationMS int64 `json:"duration_ms"`
 
