@@ -7,14 +7,25 @@
 // Building the detector compiles every rule's regular expression, which is
 // costly, so a Redactor is built once at start (in cmd) and shared: Redact
 // only reads it and is safe for concurrent use.
+//
+// gitleaks scans a whole file at once; on output most lines hold none of
+// its rules' keywords, so Redact first finds the lines that do (one
+// Aho-Corasick pass) and gives the detector only those, each with the line
+// after it, and a private key's block whole. A value found there is hidden
+// wherever it appears in the text. Runs of base64 are decoded and scanned
+// on their own, so a secret printed encoded (a Kubernetes secret as YAML)
+// is hidden too.
 package redact
 
 import (
+	"encoding/base64"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
+	ahocorasick "github.com/BobuSumisu/aho-corasick"
 	"github.com/spf13/viper"
 	"github.com/zricethezav/gitleaks/v8/config"
 	"github.com/zricethezav/gitleaks/v8/detect"
@@ -23,8 +34,9 @@ import (
 
 // Redactor replaces secrets in text by "[redacted: <rule>]".
 type Redactor struct {
-	det   *detect.Detector
-	allow map[string]bool
+	det      *detect.Detector
+	keywords *ahocorasick.Trie // every rule's keywords, lower case
+	allow    map[string]bool
 	// pemBegin and pemEnd find the parts of a private key block that a
 	// cap or a tail cut in two, which no gitleaks rule matches: a
 	// header with no end after it, or an end with no header before it.
@@ -49,15 +61,24 @@ func New(allow []string) (*Redactor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compile the gitleaks rule set: %w", err)
 	}
+	var words []string
+	for _, rule := range cfg.Rules {
+		if len(rule.Keywords) == 0 && rule.Regex != nil {
+			// Every content rule of the set has keywords; one without
+			// would have to see all the text, which windows cannot give.
+			return nil, fmt.Errorf("gitleaks rule %s has no keywords; the redactor's windows cannot serve it", rule.RuleID)
+		}
+		for _, k := range rule.Keywords {
+			words = append(words, strings.ToLower(k))
+		}
+	}
 	r := &Redactor{
 		det:      detect.NewDetector(cfg),
+		keywords: ahocorasick.NewTrieBuilder().AddStrings(words).Build(),
 		allow:    map[string]bool{},
 		pemBegin: regexp.MustCompile(`(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`),
 		pemEnd:   regexp.MustCompile(`(?i)-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`),
 	}
-	// Values hidden in base64 or percent-encoding are decoded once and
-	// scanned again (a Kubernetes secret printed as YAML).
-	r.det.MaxDecodeDepth = 1
 	// Output cannot vouch for itself: a "gitleaks:allow" comment in a file
 	// the model reads does not let its secret through.
 	r.det.IgnoreGitleaksAllow = true
@@ -81,15 +102,19 @@ func (r *Redactor) Redact(s string) (string, int) {
 	if r == nil || s == "" {
 		return s, 0
 	}
-	findings := r.det.DetectString(s)
-	if len(findings) == 0 && !strings.Contains(s, "-----") {
-		return s, 0
+	lower := asciiLower(s)
+	var spans []span
+	for _, w := range r.windows(s, lower) {
+		spans = append(spans, r.find(s, w[0], w[1])...)
 	}
-	spans := r.spans(s, findings)
-	spans = r.cutKeys(s, spans)
+	spans = append(spans, r.encoded(s)...)
+	if strings.Contains(lower, "private key") {
+		spans = r.cutKeys(s, spans)
+	}
 	if len(spans) == 0 {
 		return s, 0
 	}
+	spans = merge(spans)
 	var b strings.Builder
 	b.Grow(len(s))
 	at := 0
@@ -102,6 +127,154 @@ func (r *Redactor) Redact(s string) (string, int) {
 	}
 	b.WriteString(s[at:])
 	return b.String(), len(spans)
+}
+
+// asciiLower lower-cases ASCII letters only, so that byte offsets in the
+// result are those of s.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// windows returns the byte ranges of s the detector must see: each line
+// holding a rule's keyword, with the line after it (a YAML value may sit
+// under its key), and a private key's block from its header to its end.
+// Adjacent ranges are joined.
+func (r *Redactor) windows(s, lower string) [][2]int {
+	var out [][2]int
+	add := func(start, end int) {
+		if n := len(out); n > 0 && start <= out[n-1][1] {
+			out[n-1][1] = max(out[n-1][1], end)
+			return
+		}
+		out = append(out, [2]int{start, end})
+	}
+	lineEnd := func(i int) int { // past the newline ending the line at i
+		if j := strings.IndexByte(s[i:], '\n'); j >= 0 {
+			return i + j + 1
+		}
+		return len(s)
+	}
+	covered := 0
+	r.keywords.Walk([]byte(lower), func(end, n, _ int64) bool {
+		at := int(end)
+		if at < covered {
+			return true
+		}
+		start := strings.LastIndexByte(s[:at], '\n') + 1
+		stop := lineEnd(lineEnd(at))
+		if strings.HasPrefix(lower[at-int(n)+1:], "-----begin") {
+			if e := strings.Index(lower[at:], "-----end"); e >= 0 {
+				stop = max(stop, lineEnd(at+e))
+			} else {
+				stop = len(s)
+			}
+		}
+		add(start, stop)
+		covered = stop
+		return true
+	})
+	return out
+}
+
+// find runs the detector over s[start:end] and returns the spans of what
+// it found, in the whole of s.
+func (r *Redactor) find(s string, start, end int) []span {
+	fs := r.det.DetectString(s[start:end])
+	return r.spans(s, fs, start, end)
+}
+
+// spans turns findings into byte ranges of s. A secret is hidden wherever
+// it appears in s (so a value printed twice is hidden twice, and a key's
+// name stays visible). A finding whose secret cannot be placed hides its
+// whole window: better a missing line than a leaked value.
+func (r *Redactor) spans(s string, findings []report.Finding, wstart, wend int) []span {
+	var out []span
+	for _, f := range findings {
+		secret := strings.Trim(f.Secret, "\n")
+		if r.allow[secret] || r.allow[strings.Trim(f.Match, "\n")] {
+			continue
+		}
+		if secret == "" || !strings.Contains(s, secret) {
+			out = append(out, span{wstart, wend, f.RuleID})
+			continue
+		}
+		for i := 0; ; {
+			j := strings.Index(s[i:], secret)
+			if j < 0 {
+				break
+			}
+			out = append(out, span{i + j, i + j + len(secret), f.RuleID})
+			i += j + len(secret)
+		}
+	}
+	return out
+}
+
+// encoded finds runs of base64 (16 characters or more) whose decoded text
+// holds a secret, and hides each run whole.
+func (r *Redactor) encoded(s string) []span {
+	var out []span
+	for i := 0; i < len(s); {
+		if !isB64(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isB64(s[j]) {
+			j++
+		}
+		for k := 0; k < 2 && j < len(s) && s[j] == '='; k++ {
+			j++
+		}
+		if j-i >= 16 {
+			if rule := r.decodedSecret(s[i:j]); rule != "" {
+				out = append(out, span{i, j, rule})
+			}
+		}
+		i = j
+	}
+	return out
+}
+
+func isB64(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_'
+}
+
+// decodedSecret decodes a base64 run and names the rule of the first
+// secret in it, or returns "".
+func (r *Redactor) decodedSecret(run string) string {
+	body := strings.TrimRight(run, "=")
+	var dec []byte
+	var err error
+	if strings.ContainsAny(body, "-_") {
+		dec, err = base64.RawURLEncoding.DecodeString(body)
+	} else {
+		dec, err = base64.RawStdEncoding.DecodeString(body)
+	}
+	if err != nil || !utf8.Valid(dec) {
+		return ""
+	}
+	text := string(dec)
+	hit := false
+	r.keywords.Walk([]byte(asciiLower(text)), func(int64, int64, int64) bool {
+		hit = true
+		return false
+	})
+	if !hit {
+		return ""
+	}
+	for _, f := range r.det.DetectString(text) {
+		if !r.allow[strings.Trim(f.Secret, "\n")] {
+			return f.RuleID
+		}
+	}
+	return ""
 }
 
 // cutKeys adds the parts of private keys that a cut left unmatched: a
@@ -117,7 +290,6 @@ func (r *Redactor) cutKeys(s string, spans []span) []span {
 		}
 		return false
 	}
-	var extra []span
 	begins := r.pemBegin.FindAllStringIndex(s, -1)
 	ends := r.pemEnd.FindAllStringIndex(s, -1)
 	for _, b := range begins {
@@ -131,55 +303,18 @@ func (r *Redactor) cutKeys(s string, spans []span) []span {
 				break
 			}
 		}
-		extra = append(extra, span{b[0], end, "private-key"})
+		spans = append(spans, span{b[0], end, "private-key"})
 	}
 	if len(ends) > 0 && !covered(ends[0][0]) && (len(begins) == 0 || begins[0][0] > ends[0][0]) {
-		extra = append(extra, span{0, ends[0][1], "private-key"})
+		spans = append(spans, span{0, ends[0][1], "private-key"})
 	}
-	if len(extra) == 0 {
-		return spans
-	}
-	return merge(append(spans, extra...))
+	return spans
 }
 
 // span is a byte range of the text to replace.
 type span struct {
 	start, end int
 	rule       string
-}
-
-// spans turns findings into sorted, non-overlapping byte ranges. A finding
-// whose secret is in the text covers every occurrence of it (so a value
-// printed twice is hidden twice, and a key's name stays visible); a secret
-// found only after decoding covers the encoded text, placed by the
-// finding's line and columns.
-func (r *Redactor) spans(s string, findings []report.Finding) []span {
-	var out []span
-	for _, f := range findings {
-		secret := strings.Trim(f.Secret, "\n")
-		if secret == "" || r.allow[secret] || r.allow[f.Match] {
-			continue
-		}
-		if strings.Contains(s, secret) {
-			for i := 0; ; {
-				j := strings.Index(s[i:], secret)
-				if j < 0 {
-					break
-				}
-				out = append(out, span{i + j, i + j + len(secret), f.RuleID})
-				i += j + len(secret)
-			}
-			continue
-		}
-		sp, ok := located(s, f)
-		if !ok {
-			// A finding that cannot be placed hides the whole text:
-			// better an empty answer than a leaked secret.
-			sp = span{0, len(s), f.RuleID}
-		}
-		out = append(out, sp)
-	}
-	return merge(out)
 }
 
 // merge sorts spans and joins those that overlap: what any rule covers is
@@ -200,48 +335,4 @@ func merge(out []span) []span {
 		merged = append(merged, sp)
 	}
 	return merged
-}
-
-// located places a finding by its lines and columns, as gitleaks computes
-// them: lines count from 0; on line 0 a column is the byte offset plus one,
-// on a later line it is the offset from that line's newline. When the
-// position does not fit the text, the whole lines are covered.
-func located(s string, f report.Finding) (span, bool) {
-	lineStart := func(n int) (int, bool) {
-		at := 0
-		for range n {
-			i := strings.IndexByte(s[at:], '\n')
-			if i < 0 {
-				return 0, false
-			}
-			at += i + 1
-		}
-		return at, true
-	}
-	ls, ok1 := lineStart(f.StartLine)
-	le, ok2 := lineStart(f.EndLine)
-	if !ok1 || !ok2 {
-		return span{}, false
-	}
-	// gitleaks counts a later line's columns from its newline byte.
-	base := func(line, start int) int {
-		if line == 0 {
-			return 0
-		}
-		return start - 1
-	}
-	start := base(f.StartLine, ls) + f.StartColumn - 1
-	end := base(f.EndLine, le) + f.EndColumn
-	if start >= 0 && start < end && end <= len(s) {
-		return span{start, end, f.RuleID}, true
-	}
-	// Cover the lines whole rather than let the value through.
-	lineEnd := len(s)
-	if i := strings.IndexByte(s[le:], '\n'); i >= 0 {
-		lineEnd = le + i
-	}
-	if ls >= lineEnd {
-		return span{}, false
-	}
-	return span{ls, lineEnd, f.RuleID}, true
 }
