@@ -51,6 +51,7 @@ type Policy struct {
 	sensitive *sensitive.Matcher
 	shell     *shell.Analyzer
 	sql       *sqlrisk.Analyzer
+	taint     bool // Config.Taint
 }
 
 type channelModes struct {
@@ -70,6 +71,7 @@ func New(cfg Config) (*Policy, error) {
 		toolModes: map[string]Mode{},
 		channels:  map[string]channelModes{},
 		preauth:   map[string]*preauth{},
+		taint:     cfg.Taint == nil || *cfg.Taint,
 	}
 	if err := p.addTools(cfg.Tools); err != nil {
 		return nil, err
@@ -159,6 +161,10 @@ type judgement struct {
 	danger    []string // rule 4
 	readOnly  bool     // rule 6
 	why       []string // why it is whitelisted, or why not
+	// unvouched says why the LLM's low counts as absent at rule 5: the
+	// call holds what the assessor cannot read, or the turn read text
+	// from outside (vouch.go).
+	unvouched []string
 }
 
 func malformed(err error) judgement {
@@ -207,7 +213,8 @@ func (p *Policy) Assess(c Call) (v Verdict) {
 		return v
 	}
 
-	v = p.decide(c.Tool, mode, llm, j)
+	trusted, j := p.vouch(c, llm, j)
+	v = p.decide(c.Tool, mode, trusted, j)
 	v.LLMLevel = llm
 	// The full slice expression makes append copy: reasons may come from an
 	// analyzer and must not be written to.
@@ -358,7 +365,7 @@ func (p *Policy) judgeSQL(a args) judgement {
 		return malformed(err)
 	}
 	an := p.sql.Analyze(text)
-	j := judgement{op: text, danger: an.Danger}
+	j := judgement{op: text, danger: an.Danger, unvouched: an.RunTime}
 	j.readOnly = an.ReadOnly && len(an.Danger) == 0
 	if j.readOnly {
 		j.why = []string{"a single read-only statement"}

@@ -49,6 +49,12 @@ type Analysis struct {
 	ReadOnly bool
 	// Unknown holds why the text is not read-only when it is not dangerous.
 	Unknown []string
+	// RunTime holds why the text runs SQL built at run time (EXECUTE of a
+	// prepared statement, PREPARE or EXECUTE IMMEDIATE of a variable or
+	// an expression): the assessor cannot read it, so the LLM's low
+	// risk_level must count as absent. Each reason is in Unknown or
+	// Danger too.
+	RunTime []string
 }
 
 // DefaultSQLMode is the sql_mode the SQL tool pins in its DSN and the parser
@@ -227,6 +233,7 @@ func containsFold(s, sub string) bool {
 type judgement struct {
 	dangers  []string
 	unknowns []string
+	runtime  []string
 	reads    int // statements found to be plain reads
 	others   int // statements that are not
 }
@@ -238,6 +245,18 @@ func (j *judgement) danger(reason string) {
 		}
 	}
 	j.dangers = append(j.dangers, reason)
+}
+
+// builtAtRunTime notes SQL whose text only exists at run time: not a
+// read, and not something the LLM can vouch for.
+func (j *judgement) builtAtRunTime(reason string) {
+	j.unknown(reason)
+	for _, r := range j.runtime {
+		if r == reason {
+			return
+		}
+	}
+	j.runtime = append(j.runtime, reason)
 }
 
 func (j *judgement) unknown(reason string) {
@@ -256,5 +275,5 @@ func (j *judgement) analysis() Analysis {
 	if !ro && len(j.dangers) == 0 && len(j.unknowns) == 0 {
 		j.unknown("the statement is not a plain read")
 	}
-	return Analysis{Danger: j.dangers, ReadOnly: ro, Unknown: j.unknowns}
+	return Analysis{Danger: j.dangers, ReadOnly: ro, Unknown: j.unknowns, RunTime: j.runtime}
 }
