@@ -30,9 +30,11 @@ import (
 //     blocked as the metadata endpoint they resolve to; a person sees the
 //     rest). Wildcard-DNS names that spell an address (169.254.169.254.nip.io,
 //     a9fea9fe.nip.io, fd00-ec2--254.sslip.io) are judged as that address. A
-//     GET from a secret manager's API (Kubernetes secrets, Vault, Key Vault)
-//     is a secret read: a danger. A method
-//     is not trimmed: the tool refuses " GET", so the policy does too.
+//     request that reads a secret through its manager's API (Kubernetes
+//     secrets, Vault, AWS Secrets Manager, SSM and KMS, GCP Secret Manager,
+//     Key Vault) is a secret read, a danger whatever the method; a secret
+//     store's health endpoint is not (secretRead). A method is not
+//     trimmed: the tool refuses " GET", so the policy does too.
 //     Private and loopback addresses are left to the tool's dialer.
 //   - execute_command: a workdir that leaves the root is blocked, like a
 //     file path that does; one that holds secrets (.ssh, .aws, .docker) is

@@ -31,7 +31,7 @@ func (a *Analyzer) executeImmediate(j *judgement, text string, st []token) bool 
 	return true
 }
 
-// unquote returns the value of a MySQL string literal: ” or "" inside
+// unquote returns the value of a MySQL string literal: a doubled quote inside
 // stands for one quote, and a backslash escapes the next character unless
 // noBackslash (NO_BACKSLASH_ESCAPES).
 func unquote(lit string, noBackslash bool) (string, bool) {
