@@ -78,6 +78,10 @@ func build(ctx context.Context, cfg fileConfig, e env) (a *app, err error) {
 	if a.cfg.Risk.Mode == "" {
 		a.cfg.Risk.Mode = risk.Smart
 	}
+	if a.cfg.Risk.Taint == nil {
+		taint := true
+		a.cfg.Risk.Taint = &taint
+	}
 	if err := a.buildTools(cfg.Tools, cfg.Risk.SensitivePaths); err != nil {
 		return a, err
 	}
