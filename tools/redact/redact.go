@@ -35,8 +35,15 @@ import (
 // Redactor replaces secrets in text by "[redacted: <rule>]".
 type Redactor struct {
 	det      *detect.Detector
-	keywords *ahocorasick.Trie // every rule's keywords, lower case
-	allow    map[string]bool
+	keywords *ahocorasick.Trie // the keywords of det's rules, lower case
+	// generic is the detector of the one rule that costs most, gitleaks'
+	// generic "key = value" rule, whose keywords (key, token, auth, …)
+	// are everywhere in output; it sees only the lines where such a
+	// keyword is followed by an assignment (genericWindows). Nil when the
+	// rule set has no such rule.
+	generic      *detect.Detector
+	genericWords *ahocorasick.Trie
+	allow        map[string]bool
 	// pemBegin and pemEnd find the parts of a private key block that a
 	// cap or a tail cut in two, which no gitleaks rule matches: a
 	// header with no end after it, or an end with no header before it.
@@ -61,8 +68,9 @@ func New(allow []string) (*Redactor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compile the gitleaks rule set: %w", err)
 	}
+	main, generic := split(cfg, genericRule)
 	var words []string
-	for _, rule := range cfg.Rules {
+	for _, rule := range main.Rules {
 		if len(rule.Keywords) == 0 && rule.Regex != nil {
 			// Every content rule of the set has keywords; one without
 			// would have to see all the text, which windows cannot give.
@@ -73,11 +81,16 @@ func New(allow []string) (*Redactor, error) {
 		}
 	}
 	r := &Redactor{
-		det:      detect.NewDetector(cfg),
+		det:      detect.NewDetector(main),
 		keywords: ahocorasick.NewTrieBuilder().AddStrings(words).Build(),
 		allow:    map[string]bool{},
 		pemBegin: regexp.MustCompile(`(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`),
 		pemEnd:   regexp.MustCompile(`(?i)-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`),
+	}
+	if len(generic.Rules) > 0 {
+		r.generic = detect.NewDetector(generic)
+		r.genericWords = ahocorasick.NewTrieBuilder().AddStrings(lowerKeys(generic.Keywords)).Build()
+		r.generic.IgnoreGitleaksAllow = true
 	}
 	// Output cannot vouch for itself: a "gitleaks:allow" comment in a file
 	// the model reads does not let its secret through.
@@ -91,8 +104,43 @@ func New(allow []string) (*Redactor, error) {
 	return r, nil
 }
 
+// genericRule is the ID of gitleaks' generic assignment rule.
+const genericRule = "generic-api-key"
+
+// split returns cfg without the rule id, and a config of that rule alone.
+func split(cfg config.Config, id string) (rest, alone config.Config) {
+	rest, alone = cfg, cfg
+	rest.Rules, rest.Keywords = map[string]config.Rule{}, map[string]struct{}{}
+	alone.Rules, alone.Keywords = map[string]config.Rule{}, map[string]struct{}{}
+	for rid, rule := range cfg.Rules {
+		c := &rest
+		if rid == id {
+			c = &alone
+		}
+		c.Rules[rid] = rule
+		for _, k := range rule.Keywords {
+			c.Keywords[strings.ToLower(k)] = struct{}{}
+		}
+	}
+	return rest, alone
+}
+
+func lowerKeys(m map[string]struct{}) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, strings.ToLower(k))
+	}
+	return out
+}
+
 // Rules is the number of rules the scanner applies.
-func (r *Redactor) Rules() int { return len(r.det.Config.Rules) }
+func (r *Redactor) Rules() int {
+	n := len(r.det.Config.Rules)
+	if r.generic != nil {
+		n += len(r.generic.Config.Rules)
+	}
+	return n
+}
 
 // Redact returns s with every secret the rules find replaced by
 // "[redacted: <rule id>]", and how many values it replaced. Text with no
@@ -104,8 +152,13 @@ func (r *Redactor) Redact(s string) (string, int) {
 	}
 	lower := asciiLower(s)
 	var spans []span
-	for _, w := range r.windows(s, lower) {
-		spans = append(spans, r.find(s, w[0], w[1])...)
+	for _, w := range windows(s, lower, r.keywords, nil) {
+		spans = append(spans, r.find(r.det, s, w[0], w[1])...)
+	}
+	if r.generic != nil {
+		for _, w := range windows(s, lower, r.genericWords, assigned) {
+			spans = append(spans, r.find(r.generic, s, w[0], w[1])...)
+		}
 	}
 	spans = append(spans, r.encoded(s)...)
 	if strings.Contains(lower, "private key") {
@@ -141,11 +194,12 @@ func asciiLower(s string) string {
 	return string(b)
 }
 
-// windows returns the byte ranges of s the detector must see: each line
-// holding a rule's keyword, with the line after it (a YAML value may sit
-// under its key), and a private key's block from its header to its end.
-// Adjacent ranges are joined.
-func (r *Redactor) windows(s, lower string) [][2]int {
+// windows returns the byte ranges of s a detector must see: each line
+// holding one of its rules' keywords (and, when keep is set, where keep
+// accepts what follows the keyword), with the line after it (a YAML value
+// may sit under its key), and a private key's block from its header to
+// its end. Adjacent ranges are joined.
+func windows(s, lower string, words *ahocorasick.Trie, keep func(rest string) bool) [][2]int {
 	var out [][2]int
 	add := func(start, end int) {
 		if n := len(out); n > 0 && start <= out[n-1][1] {
@@ -161,9 +215,9 @@ func (r *Redactor) windows(s, lower string) [][2]int {
 		return len(s)
 	}
 	covered := 0
-	r.keywords.Walk([]byte(lower), func(end, n, _ int64) bool {
+	words.Walk([]byte(lower), func(end, n, _ int64) bool {
 		at := int(end)
-		if at < covered {
+		if at < covered || keep != nil && !keep(s[at+1:]) {
 			return true
 		}
 		start := strings.LastIndexByte(s[:at], '\n') + 1
@@ -182,10 +236,27 @@ func (r *Redactor) windows(s, lower string) [][2]int {
 	return out
 }
 
-// find runs the detector over s[start:end] and returns the spans of what
-// it found, in the whole of s.
-func (r *Redactor) find(s string, start, end int) []span {
-	fs := r.det.DetectString(s[start:end])
+// assigned reports whether the text after a keyword can be the rest of
+// gitleaks' generic rule: within 24 bytes of name characters, blanks and
+// quotes, an assignment (=, :, >, ||, ?=, a comma).
+func assigned(rest string) bool {
+	for i := 0; i < len(rest) && i < 24; i++ {
+		switch c := rest[i]; {
+		case c == '=' || c == ':' || c == '>' || c == '|' || c == '?' || c == ',':
+			return true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\'' || c == '"' || c == '.' || c == '-' || c == '_' ||
+			'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9':
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// find runs det over s[start:end] and returns the spans of what it found,
+// in the whole of s.
+func (r *Redactor) find(det *detect.Detector, s string, start, end int) []span {
+	fs := det.DetectString(s[start:end])
 	return r.spans(s, fs, start, end)
 }
 
@@ -261,17 +332,26 @@ func (r *Redactor) decodedSecret(run string) string {
 		return ""
 	}
 	text := string(dec)
-	hit := false
-	r.keywords.Walk([]byte(asciiLower(text)), func(int64, int64, int64) bool {
-		hit = true
-		return false
-	})
-	if !hit {
-		return ""
-	}
-	for _, f := range r.det.DetectString(text) {
-		if !r.allow[strings.Trim(f.Secret, "\n")] {
-			return f.RuleID
+	lower := []byte(asciiLower(text))
+	for _, d := range []struct {
+		det   *detect.Detector
+		words *ahocorasick.Trie
+	}{{r.det, r.keywords}, {r.generic, r.genericWords}} {
+		if d.det == nil {
+			continue
+		}
+		hit := false
+		d.words.Walk(lower, func(int64, int64, int64) bool {
+			hit = true
+			return false
+		})
+		if !hit {
+			continue
+		}
+		for _, f := range d.det.DetectString(text) {
+			if !r.allow[strings.Trim(f.Secret, "\n")] {
+				return f.RuleID
+			}
 		}
 	}
 	return ""

@@ -238,7 +238,10 @@ func BenchmarkRedact(b *testing.B) {
 		dirty.WriteString(ordinary["journalctl"])
 		dirty.WriteString(planted[dirty.Len()%len(planted)].text)
 	}
-	for _, c := range []struct{ name, text string }{{"ordinary", plain.String()}, {"with-secrets", dirty.String()}} {
+	small := ordinary["kubectl get pods"] + ordinary["df -h"] + ordinary["docker ps"]
+	for _, c := range []struct{ name, text string }{
+		{"ordinary-64KiB", plain.String()}, {"ordinary-1KiB", small}, {"with-secrets-64KiB", dirty.String()},
+	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(c.text)))
 			b.ReportAllocs()
