@@ -8,13 +8,18 @@
 // danger, so the LLM's risk_level cannot lower it. Naming harmless columns
 // (SELECT user, host FROM mysql.user) stays a plain read.
 //
-// The floor also sees (floor.go): a WHERE that is a simple tautology or a
-// constant (id = id, LIKE '%', NOW() > 0) as no WHERE; DML on the grant
-// tables as user management; the managed services' kill and replication
-// procedures (mysql.rds_kill, mysql.az_replication_stop) as dangers, any
-// other CALL as unknown; OPTIMIZE and REPAIR as DDL; PREPARE as the
-// statement it prepares. MariaDB's LIMIT ROWS EXAMINED and FOR SYSTEM_TIME,
-// which the grammar lacks, are cut out and the rest judged (mariadb.go).
+// The floor also sees (floor.go): a WHERE that is a simple tautology, a
+// constant or otherwise the same for every row (id = id, LIKE '%',
+// NOW() > 0, EXISTS (SELECT 1), @@version > 0, an uncorrelated subquery)
+// as no WHERE; DML on the grant tables as user management; the managed
+// services' kill and replication procedures (mysql.rds_kill,
+// mysql.az_replication_stop) as dangers, any other CALL as unknown;
+// OPTIMIZE and REPAIR as DDL; PREPARE as the statement it prepares;
+// EXECUTE, and PREPARE or EXECUTE IMMEDIATE of a variable or an
+// expression, as SQL built at run time (Analysis.RunTime), which the LLM
+// cannot vouch for. MariaDB syntax the grammar lacks (LIMIT ROWS EXAMINED,
+// FOR SYSTEM_TIME, SHOW ERRORS LIMIT, JSON_TABLE) is rewritten and the
+// rest judged (mariadb.go).
 //
 // The analyzer assumes the connection's character set is UTF-8 (or another
 // in which a multi-byte character never ends in a '\' or '`' byte). Under
