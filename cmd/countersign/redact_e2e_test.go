@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -132,5 +133,33 @@ log:
 				t.Errorf("%s holds the %s", where, what)
 			}
 		}
+	}
+}
+
+// TestConfigCheckShowsRedaction: the effective configuration shows the
+// scanner on by default and risk.taint on, and never the allowed values,
+// which look like secrets; an empty allowed value is refused with its key.
+func TestConfigCheckShowsRedaction(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv(DefaultRedisURLEnv, "")
+	t.Chdir(t.TempDir())
+	allowed := "xoxb-" + "1234567890123-1234567890123-abcdefabcdefabcdefabcdef"
+	var stdout, stderr bytes.Buffer
+	conf := writeConfig(t, "tools:\n  redact:\n    allow: [\""+allowed+"\"]\n")
+	if code := dispatch([]string{"config", "check", "--config", conf}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	out := stdout.String()
+	if strings.Contains(out, allowed) || !strings.Contains(out, "redact:\n        enabled: true\n        allow:\n            - ••••••") ||
+		!strings.Contains(out, "taint: true") {
+		t.Errorf("the effective configuration does not show redaction as it applies:\n%s", out)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	conf = writeConfig(t, "tools:\n  redact:\n    allow: [\"\"]\n")
+	if code := dispatch([]string{"config", "check", "--config", conf}, strings.NewReader(""), &stdout, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), "tools.redact.allow: allow entry #1 is empty") {
+		t.Errorf("an empty allowed value: exit %d, %s", code, stderr.String())
 	}
 }
