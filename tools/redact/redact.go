@@ -48,6 +48,27 @@ type Redactor struct {
 	// cap or a tail cut in two, which no gitleaks rule matches: a
 	// header with no end after it, or an end with no header before it.
 	pemBegin, pemEnd *regexp.Regexp
+	// extras are rules gitleaks lacks for what on-call output often
+	// holds: a password in a URL's user information, and one on a
+	// command line as ps shows it.
+	extras []extra
+}
+
+// extra is a rule of our own: the first group of re is the secret.
+type extra struct {
+	id string
+	re *regexp.Regexp
+}
+
+// extraRules are the rules gitleaks lacks (see Redactor.extras).
+var extraRules = []struct{ id, re string }{
+	// scheme://user:password@host (postgres, mysql, redis, amqp, https…).
+	{"url-password", `(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@'"]*:([^\s/@'"]+)@`},
+	// --password=secret, --password secret (mysql, mysqldump, redis-cli,
+	// kcadm, curl --proxy-password, …).
+	{"cli-password", `--(?:[a-z]+-)?password(?:=|[ \t]+)([^\s'"-][^\s'"]*)`},
+	// mysql -psecret, as ps aux and shell history show it.
+	{"cli-password", `\b(?:mysql|mysqldump|mysqladmin|mysqlcheck|mysqlimport|mysqlshow|mysqlbinlog|mariadb|mariadb-dump|mariadb-admin)\b[^\n]*?[ \t]-p([^\s'"-][^\s'"]*)`},
 }
 
 // New compiles the gitleaks default rule set. Values in allow are let
@@ -91,6 +112,9 @@ func New(allow []string) (*Redactor, error) {
 		r.generic = detect.NewDetector(generic)
 		r.genericWords = ahocorasick.NewTrieBuilder().AddStrings(lowerKeys(generic.Keywords)).Build()
 		r.generic.IgnoreGitleaksAllow = true
+	}
+	for _, e := range extraRules {
+		r.extras = append(r.extras, extra{e.id, regexp.MustCompile(e.re)})
 	}
 	// Output cannot vouch for itself: a "gitleaks:allow" comment in a file
 	// the model reads does not let its secret through.
@@ -161,6 +185,7 @@ func (r *Redactor) Redact(s string) (string, int) {
 		}
 	}
 	spans = append(spans, r.encoded(s)...)
+	spans = append(spans, r.extra(s, lower)...)
 	if strings.Contains(lower, "private key") {
 		spans = r.cutKeys(s, spans)
 	}
@@ -251,6 +276,40 @@ func assigned(rest string) bool {
 		}
 	}
 	return false
+}
+
+// extra applies the rules gitleaks lacks. A value that is plainly a
+// placeholder ($VAR, ${VAR}, <password>, ***, xxx) is left alone.
+func (r *Redactor) extra(s, lower string) []span {
+	if !strings.Contains(lower, "://") && !strings.Contains(lower, "password") && !strings.Contains(lower, " -p") && !strings.Contains(lower, "\t-p") {
+		return nil
+	}
+	var out []span
+	for _, e := range r.extras {
+		for _, m := range e.re.FindAllStringSubmatchIndex(s, -1) {
+			v := s[m[2]:m[3]]
+			if placeholder(v) || r.allow[v] {
+				continue
+			}
+			out = append(out, span{m[2], m[3], e.id})
+		}
+	}
+	return out
+}
+
+// placeholder reports whether a value stands for a password rather than
+// being one: a variable or template ($VAR, ${VAR}, <password>, {{ .pw }},
+// %s), a mask (***, xxx), a word used in examples (password, secret,
+// changeme), or too short to be a real one (pw).
+func placeholder(v string) bool {
+	if len(v) < 4 || strings.HasPrefix(v, "$") || strings.HasPrefix(v, "<") || strings.HasPrefix(v, "%") || strings.HasPrefix(v, "{{") {
+		return true
+	}
+	switch strings.ToLower(v) {
+	case "pass", "password", "passwd", "secret", "changeme", "example", "redacted":
+		return true
+	}
+	return strings.Trim(v, "*xX•.") == ""
 }
 
 // find runs det over s[start:end] and returns the spans of what it found,

@@ -36,6 +36,10 @@ var planted = []struct {
 	{"rsa key", "MIICeQIBADANBgkqhkiG9w0BAQEFAASCAmMwggJfAgEAAoGBANue53", rsaKey},
 	{"stripe key", stripeLive, `{"stripe":{"secret_key":"` + stripeLive + `"}}`},
 	{"slack webhook", "aB3dE5fG7hJ9kL1mN3pQ5rS7", "WEBHOOK=" + slackWebhook},
+	{"password in a url", "S3cr3t-Pa55w0rd", "DATABASE_URL=postgres://app:S3cr3t-Pa55w0rd@db.internal:5432/app\n"},
+	{"password in a redis url", "hunter2hunter2", "  REDIS_URL: redis://:hunter2hunter2@redis:6379/0\n"},
+	{"mysql -p in ps", "Sup3rS3cret", "root  4410  0.0  0.1  12345  6789 ?  S  10:00  0:00 mysql -u root -pSup3rS3cret -h db shop\n"},
+	{"--password=", "Sup3rS3cret", "mysqldump --user=backup --password=Sup3rS3cret --all-databases\n"},
 	{"key in base64", awsKeyID, "data:\n  credentials: " + base64.StdEncoding.EncodeToString([]byte("aws_access_key_id="+awsKeyID)) + "\n"},
 }
 
@@ -141,6 +145,18 @@ Content-Type: application/json
 ETag: "33a64df551425fcc55e4d42a148795d9f25f89d4"
 X-Request-Id: 5f2b1c9e-8d7a-4e3b-9c1d-2a6f8e4b7c0d
 Cache-Control: max-age=3600
+`,
+	"urls without passwords": `remote: https://github.com/acme/app.git
+origin  git@github.com:acme/app.git (fetch)
+REDIS_URL=redis://redis:6379/0
+DATABASE_URL=mysql://app@db:3306/shop
+DATABASE_URL=postgres://app:${DB_PASSWORD}@db:5432/app
+curl -s http://localhost:8080/health
+so http://user:pw@host:bad/ put the password into the error
+see https://user:password@example.com/ in the docs
+mysql -u app -p -h db shop
+mysqldump --password --single-transaction shop
+redis-cli --pass-file /run/secrets/redis
 `,
 	"env without secrets": `HOME=/home/deploy
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin
