@@ -95,3 +95,39 @@ func TestRoundThree(t *testing.T) {
 		})
 	}
 }
+
+// FuzzRewrites: the rewrites of round three (JSON_TABLE, SHOW … LIMIT,
+// EXECUTE IMMEDIATE, correlated subqueries) never make the analyzer panic
+// (Analyze would hide a panic as a danger), and a JSON_TABLE select that
+// comes out read-only stays so only while it is one statement.
+func FuzzRewrites(f *testing.F) {
+	for _, s := range []string{
+		`SELECT * FROM JSON_TABLE('[1]', '$[*]' COLUMNS (a INT PATH '$')) AS jt`,
+		"SELECT o.id FROM orders o, JSON_TABLE(o.items, '$[*]' COLUMNS (sku VARCHAR(32) PATH '$.sku', NESTED PATH '$.x' COLUMNS (y INT PATH '$'))) jt",
+		"SELECT * FROM JSON_TABLE(JSON_TABLE(",
+		"SELECT JSON_TABLE( COLUMNS ) ) (",
+		"SHOW WARNINGS LIMIT 5, 10",
+		"SHOW ERRORS LIMIT",
+		"EXECUTE IMMEDIATE 'SELECT 1' USING @a",
+		`EXECUTE IMMEDIATE 'it''s \'quoted\''`,
+		"EXECUTE IMMEDIATE",
+		"DELETE FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.a = t.b AND (SELECT @x := 1))",
+	} {
+		f.Add(s)
+	}
+	a, err := New("")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		got := a.Analyze(text)
+		for _, d := range got.Danger {
+			if strings.Contains(d, "analyzer failed") {
+				t.Fatalf("Analyze(%q) panicked", text)
+			}
+		}
+		if got.ReadOnly && len(got.RunTime) > 0 {
+			t.Fatalf("Analyze(%q) is read-only with SQL built at run time: %+v", text, got)
+		}
+	})
+}
