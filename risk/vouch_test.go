@@ -55,6 +55,7 @@ func TestSQLBuiltAtRunTime(t *testing.T) {
 			want: llm(with(deflt, "built at run time"), Low)},
 		{name: "execute without a level", tool: ToolSQL, args: `{"sql":"EXECUTE s"}`, want: with(deflt, "built at run time")},
 		{name: "prepare from a variable", tool: ToolSQL, args: `{"sql":"PREPARE s FROM @q","risk_level":"low"}`, want: llm(with(danger, "built at run time"), Low)},
+		{name: "call with low", tool: ToolSQL, args: `{"sql":"CALL report_daily()","risk_level":"low"}`, want: llm(with(deflt, "stored routine"), Low)},
 		{name: "a plain update with low is trusted", tool: ToolSQL, args: `{"sql":"UPDATE t SET a = 1 WHERE id = 3","risk_level":"low"}`,
 			want: llm(want{decision: Auto, rule: RuleLLM}, Low)},
 	})

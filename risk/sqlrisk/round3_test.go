@@ -46,6 +46,11 @@ func TestRoundThree(t *testing.T) {
 		{"execute immediate of a read", "EXECUTE IMMEDIATE 'SELECT 1'", confirm, "EXECUTE IMMEDIATE runs", false},
 		{"prepare of a literal is read", "PREPARE s FROM 'SELECT 1'", confirm, "", false},
 		{"deallocate", "DEALLOCATE PREPARE s", confirm, "", false},
+		// A stored routine's body is not in the text either.
+		{"call a procedure", "CALL report_daily()", confirm, "stored procedure", true},
+		{"select a stored function", "SELECT app.total(42)", confirm, "stored function", true},
+		{"select an unknown function", "SELECT my_udf(id) FROM t", confirm, "not a known built-in", true},
+		{"select a sys function stays a read", "SELECT sys.format_bytes(1024)", auto, "", false},
 
 		// 9. MariaDB reads that are auto-run now.
 		{"show errors", "SHOW ERRORS", auto, "", false},
@@ -59,7 +64,7 @@ func TestRoundThree(t *testing.T) {
 		{"json_table nested path", "SELECT * FROM t, JSON_TABLE(t.doc, '$' COLUMNS (id FOR ORDINALITY, NESTED PATH '$.tags[*]' COLUMNS (tag TEXT PATH '$'))) AS j", auto, "", false},
 		// … and their look-alikes.
 		{"json_table reading a file", "SELECT * FROM JSON_TABLE(LOAD_FILE('/etc/passwd'), '$' COLUMNS (a TEXT PATH '$')) AS jt", danger, "LOAD_FILE", false},
-		{"json_table with a stored function", "SELECT * FROM JSON_TABLE(app.f(), '$' COLUMNS (a TEXT PATH '$')) AS jt", confirm, "stored function", false},
+		{"json_table with a stored function", "SELECT * FROM JSON_TABLE(app.f(), '$' COLUMNS (a TEXT PATH '$')) AS jt", confirm, "stored function", true},
 		{"json_table locking read", `SELECT * FROM JSON_TABLE('[1]', '$[*]' COLUMNS (a INT PATH '$')) AS jt FOR UPDATE`, confirm, "", false},
 		{"json_table with a subquery in columns", "SELECT * FROM JSON_TABLE('[1]', '$' COLUMNS (a INT PATH (SELECT SLEEP(9)))) AS jt", danger, "does not accept", false},
 		{"json_table in a delete", "DELETE FROM t WHERE id IN (SELECT a FROM JSON_TABLE('[1]', '$[*]' COLUMNS (a INT PATH '$')) jt)", danger, "does not accept", false},

@@ -54,11 +54,11 @@ type Analysis struct {
 	ReadOnly bool
 	// Unknown holds why the text is not read-only when it is not dangerous.
 	Unknown []string
-	// RunTime holds why the text runs SQL built at run time (EXECUTE of a
-	// prepared statement, PREPARE or EXECUTE IMMEDIATE of a variable or
-	// an expression): the assessor cannot read it, so the LLM's low
-	// risk_level must count as absent. Each reason is in Unknown or
-	// Danger too.
+	// RunTime holds why the text runs SQL the assessor cannot read: built
+	// at run time (EXECUTE of a prepared statement, PREPARE or EXECUTE
+	// IMMEDIATE of a variable or an expression) or in the body of a stored
+	// procedure or function. The LLM's low risk_level must then count as
+	// absent. The text is never read-only when RunTime is set.
 	RunTime []string
 }
 

@@ -319,6 +319,7 @@ func (w *walker) call(f *ast.FuncCallExpr) {
 			return
 		}
 		w.j.unknown(f.Schema.O + "." + f.FnName.O + "() is a stored function, which may write")
+		w.j.storedBody()
 		return
 	}
 	if e, ok := sideEffect[name]; ok {
@@ -331,6 +332,7 @@ func (w *walker) call(f *ast.FuncCallExpr) {
 	}
 	if !isBuiltin(name) {
 		w.j.unknown(f.FnName.O + "() is not a known built-in function; a stored function may write")
+		w.j.storedBody()
 	}
 }
 
