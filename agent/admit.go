@@ -62,8 +62,9 @@ func auditFailed() tools.Result {
 // now, a blocked call gets its blocked result, and a call that needs a
 // person gets a stored approval (callState.approval) whose card the caller
 // posts. Every failure becomes a result that did not run; admit never
-// runs a call it could not audit.
-func (a *Agent) admit(ctx context.Context, conv approval.Conversation, user approval.User, tc ToolCall, turnID string) callState {
+// runs a call it could not audit. outside names the public host the turn
+// has read from, if any (taint.go).
+func (a *Agent) admit(ctx context.Context, conv approval.Conversation, user approval.User, tc ToolCall, turnID, outside string) callState {
 	cs := callState{ID: tc.ID, Tool: tc.Name}
 	set := func(r tools.Result) callState { cs.Result = &r; return cs }
 
@@ -81,7 +82,7 @@ func (a *Agent) admit(ctx context.Context, conv approval.Conversation, user appr
 	}
 	cs.Args = args
 
-	v := a.policy.Assess(risk.Call{Tool: tc.Name, Args: args, Channel: conv.Channel})
+	v := a.policy.Assess(risk.Call{Tool: tc.Name, Args: args, Channel: conv.Channel, Outside: outside})
 	if v.Decision != risk.Auto && v.Decision != risk.Block {
 		v.Decision = risk.Confirm // the zero value, or anything unknown, waits for a person
 	}

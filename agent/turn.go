@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -100,8 +101,10 @@ func (a *Agent) loop(ctx context.Context, conv approval.Conversation, user appro
 		turnID := approval.NewID()
 		calls := make([]callState, len(msg.ToolCalls))
 		var cards []*approval.Approval
+		outside := turnOutside(msgs) // taint.go
 		for i, tc := range msg.ToolCalls {
-			calls[i] = a.admit(ctx, conv, user, tc, turnID)
+			calls[i] = a.admit(ctx, conv, user, tc, turnID, outside)
+			outside = cmp.Or(outside, outsideOf(calls[i]))
 			if calls[i].approval != nil {
 				cards = append(cards, calls[i].approval)
 			}

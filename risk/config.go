@@ -41,6 +41,13 @@ type Config struct {
 	// inside such a directory, "app/*/token" the last segments of a path.
 	// Case is ignored.
 	SensitivePaths []string `yaml:"sensitive_paths"`
+	// Taint, true by default, makes the assistant's low risk_level count
+	// as absent for the rest of a turn once the turn has read an HTTP
+	// response from a public host (Call.Outside): text from outside (a
+	// web page, an issue comment) may carry instructions the model
+	// follows, so what it rates low after reading it is judged without
+	// its word. Off, the model's low is trusted in smart mode as before.
+	Taint *bool `yaml:"taint"`
 }
 
 // ToolConfig is the global setting for one tool.

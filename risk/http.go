@@ -75,14 +75,14 @@ func (p *Policy) judgeHTTP(a args) judgement {
 		j.absurd = append(j.absurd, why)
 		return j
 	}
+	if why := secretRead(a, u); why != "" {
+		j.danger = append(j.danger, why)
+	}
 	if !readMethods[method] {
 		j.why = []string{method + " is not a read-only HTTP method"}
 		return j
 	}
 	j.why = notRead(a, method, host)
-	if why := secretAPI(u); why != "" {
-		j.danger = append(j.danger, why)
-	}
 	if len(j.why) == 0 {
 		j.readOnly = true
 		j.why = []string{method + " is a read-only HTTP method"}
@@ -353,22 +353,44 @@ func embeddedAddrs(a netip.Addr) []netip.Addr {
 	return out
 }
 
-// secretAPIPaths are the URL paths of secret managers' HTTP APIs: reading
-// a secret through them is a secret read, as cat .env is (issue 11).
+// secretAPIPaths are URL paths of secret managers' HTTP APIs: reading a
+// secret through them is a secret read, as cat .env is (issue 11). The
+// Vault paths are matched under /v1/ only.
 var secretAPIPaths = []string{
-	"/secrets",               // Kubernetes: /api/v1/namespaces/N/secrets[/NAME], Docker Engine /secrets
-	"/v1/secret/",            // Vault KV v1 and the default mount
-	"/v1/kv/",                // Vault KV (and Consul KV: /v1/kv/ holds configs with passwords)
-	"/data/",                 // Vault KV v2: /v1/<mount>/data/<path>
-	"/v1/auth/token/lookup",  // Vault token lookups
-	"/v1/sys/",               // Vault system backend
+	"/secrets",               // Kubernetes: /api/v1/namespaces/N/secrets[/NAME], Docker Engine /secrets, Key Vault
 	"/secretsmanager",        // AWS Secrets Manager behind a proxy
 	"/computemetadata/",      // GCP metadata (also blocked by host)
 	"/latest/meta-data/iam/", // AWS instance credentials (also blocked by host)
 }
 
-// secretAPI returns why a URL reads a secret through its manager, or "".
-func secretAPI(raw string) string {
+// vaultSecretPaths are Vault API paths (after /v1/) that return secrets:
+// KV v1, the cubbyhole, token lookups, the system backend (unwrapping, raw
+// storage, root generation; all of it but the health endpoints), OIDC
+// tokens; and Consul's KV store.
+var vaultSecretPaths = []string{"secret/", "kv/", "cubbyhole/", "auth/token/lookup", "sys/", "identity/oidc/token/"}
+
+// vaultSecretSegments are path segments after /v1/<mount>/ that return
+// secrets whatever the mount is called: KV v2 and dynamic credentials on
+// any host; on a host that is plainly Vault (vault.*, port 8200) also
+// transit decryption and export, and issued or signed certificates.
+var (
+	vaultSecretSegments = []string{"/data/", "/creds/"}
+	vaultOnlySegments   = []string{"/decrypt/", "/export/", "/issue/", "/sign/"}
+	vaultHealth         = map[string]bool{"sys/health": true, "sys/seal-status": true, "sys/leader": true, "sys/ha-status": true, "sys/init": true, "sys/version-history": true}
+)
+
+// awsSecretTargets are X-Amz-Target values (the JSON APIs' operation) that
+// return a secret value: Secrets Manager, SSM parameters (SecureString
+// values come back decrypted on request), KMS decryption.
+var awsSecretTargets = []string{
+	"secretsmanager.getsecretvalue", "secretsmanager.batchgetsecretvalue",
+	"amazonssm.getparameter", "amazonssm.getparameters", "amazonssm.getparametersbypath", "amazonssm.getparameterhistory",
+	"trentservice.decrypt", "trentservice.generatedatakey",
+}
+
+// secretRead returns why a request reads a secret through its manager's
+// API, whatever its method, or "".
+func secretRead(a args, raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return ""
@@ -377,18 +399,71 @@ func secretAPI(raw string) string {
 	if dp, err := url.PathUnescape(p); err == nil {
 		p = strings.ToLower(dp)
 	}
-	host := strings.ToLower(u.Hostname())
-	for _, s := range secretAPIPaths {
-		if s == "/data/" && !strings.HasPrefix(p, "/v1/") {
-			continue
+	host := normalHost(u.Hostname())
+	reads := fmt.Sprintf("%s reads a secret through its manager's API", clip(raw))
+	if target := amzTarget(a); target != "" {
+		for _, t := range awsSecretTargets {
+			if target == t {
+				return fmt.Sprintf("the request (X-Amz-Target: %s) reads a secret value", clip(target))
+			}
 		}
-		if strings.Contains(p, s) {
-			return fmt.Sprintf("%s reads a secret through its manager's API", clip(raw))
+		if strings.HasPrefix(host, "secretsmanager.") {
+			return "" // another Secrets Manager operation: names and metadata
 		}
 	}
-	if strings.HasPrefix(host, "secretsmanager.") || strings.HasPrefix(host, "vault.") && strings.HasPrefix(p, "/v1/") ||
-		strings.HasSuffix(host, ".vault.azure.net") || host == "secretmanager.googleapis.com" {
-		return fmt.Sprintf("%s reads a secret through its manager's API", clip(raw))
+	switch {
+	case host == "secretmanager.googleapis.com" || strings.HasSuffix(host, "-secretmanager.googleapis.com"):
+		if strings.HasSuffix(p, ":access") {
+			return reads
+		}
+		return "" // listing secrets and reading their metadata shows no value
+	case strings.HasPrefix(host, "secretsmanager."):
+		return reads
+	}
+	if rest, ok := strings.CutPrefix(p, "/v1/"); ok {
+		// A health check of a secret store is no secret read
+		// (mechanism 9): /v1/sys/health, seal-status, leader, ...
+		rest = strings.TrimRight(rest, "/")
+		if vaultHealth[rest] {
+			return ""
+		}
+		for _, v := range vaultSecretPaths {
+			if strings.HasPrefix(rest+"/", v) || strings.HasPrefix(rest, v) {
+				return reads
+			}
+		}
+		segs := vaultSecretSegments
+		vault := strings.HasPrefix(host, "vault.") || u.Port() == "8200"
+		if vault {
+			segs = append(segs[:len(segs):len(segs)], vaultOnlySegments...)
+		}
+		for _, seg := range segs {
+			if strings.Contains("/"+rest+"/", seg) {
+				return reads
+			}
+		}
+		if vault {
+			return reads // any other Vault API path but its health
+		}
+	}
+	for _, s := range secretAPIPaths {
+		if strings.Contains(p, s) {
+			return reads
+		}
 	}
 	return ""
+}
+
+// amzTarget returns the request's X-Amz-Target header in lower case, or "".
+func amzTarget(a args) string {
+	raw, ok := a.get("headers")
+	if !ok {
+		return ""
+	}
+	h, err := parseArgs(raw)
+	if err != nil {
+		return ""
+	}
+	v, _, _ := h.str("X-Amz-Target")
+	return strings.ToLower(strings.TrimSpace(v))
 }

@@ -30,9 +30,11 @@ import (
 //     blocked as the metadata endpoint they resolve to; a person sees the
 //     rest). Wildcard-DNS names that spell an address (169.254.169.254.nip.io,
 //     a9fea9fe.nip.io, fd00-ec2--254.sslip.io) are judged as that address. A
-//     GET from a secret manager's API (Kubernetes secrets, Vault, Key Vault)
-//     is a secret read: a danger. A method
-//     is not trimmed: the tool refuses " GET", so the policy does too.
+//     request that reads a secret through its manager's API (Kubernetes
+//     secrets, Vault, AWS Secrets Manager, SSM and KMS, GCP Secret Manager,
+//     Key Vault) is a secret read, a danger whatever the method; a secret
+//     store's health endpoint is not (secretRead). A method is not
+//     trimmed: the tool refuses " GET", so the policy does too.
 //     Private and loopback addresses are left to the tool's dialer.
 //   - execute_command: a workdir that leaves the root is blocked, like a
 //     file path that does; one that holds secrets (.ssh, .aws, .docker) is
@@ -51,6 +53,7 @@ type Policy struct {
 	sensitive *sensitive.Matcher
 	shell     *shell.Analyzer
 	sql       *sqlrisk.Analyzer
+	taint     bool // Config.Taint
 }
 
 type channelModes struct {
@@ -70,6 +73,7 @@ func New(cfg Config) (*Policy, error) {
 		toolModes: map[string]Mode{},
 		channels:  map[string]channelModes{},
 		preauth:   map[string]*preauth{},
+		taint:     cfg.Taint == nil || *cfg.Taint,
 	}
 	if err := p.addTools(cfg.Tools); err != nil {
 		return nil, err
@@ -159,6 +163,10 @@ type judgement struct {
 	danger    []string // rule 4
 	readOnly  bool     // rule 6
 	why       []string // why it is whitelisted, or why not
+	// unvouched says why the LLM's low counts as absent at rule 5: the
+	// call holds what the assessor cannot read, or the turn read text
+	// from outside (vouch.go).
+	unvouched []string
 }
 
 func malformed(err error) judgement {
@@ -207,7 +215,8 @@ func (p *Policy) Assess(c Call) (v Verdict) {
 		return v
 	}
 
-	v = p.decide(c.Tool, mode, llm, j)
+	trusted, j := p.vouch(c, llm, j)
+	v = p.decide(c.Tool, mode, trusted, j)
 	v.LLMLevel = llm
 	// The full slice expression makes append copy: reasons may come from an
 	// analyzer and must not be written to.
@@ -358,7 +367,7 @@ func (p *Policy) judgeSQL(a args) judgement {
 		return malformed(err)
 	}
 	an := p.sql.Analyze(text)
-	j := judgement{op: text, danger: an.Danger}
+	j := judgement{op: text, danger: an.Danger, unvouched: an.RunTime}
 	j.readOnly = an.ReadOnly && len(an.Danger) == 0
 	if j.readOnly {
 		j.why = []string{"a single read-only statement"}

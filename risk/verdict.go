@@ -72,6 +72,10 @@ type Call struct {
 	Channel string `json:"channel,omitempty"`
 	// Mode, when set, overrides every configured mode for this call.
 	Mode Mode `json:"mode,omitempty"`
+	// Outside, when set, names the public host whose HTTP response the
+	// turn has read before this call: the assistant's low risk_level then
+	// counts as absent (Config.Taint).
+	Outside string `json:"outside,omitempty"`
 }
 
 // Verdict is the judgement of one call. Reasons are short sentences that an

@@ -32,6 +32,10 @@ type Registry struct {
 	tools map[string]Tool
 	specs []Spec // in registration order
 	off   []NamedDirect
+	// shown are the tools as everything downstream gets them: wrapped so
+	// that their output passes through redactor (see Redact).
+	shown    map[string]Tool
+	redactor Redactor
 }
 
 // NewRegistry checks and indexes the tools. An empty or duplicate name, a
@@ -60,8 +64,13 @@ func NewRegistry(ts ...Tool) (*Registry, error) {
 	return r, nil
 }
 
-// Lookup returns the tool with that name.
+// Lookup returns the tool with that name, as callers must run it: when
+// the registry redacts (Redact), its results and previews are redacted.
 func (r *Registry) Lookup(name string) (Tool, bool) {
+	if r.shown != nil {
+		t, ok := r.shown[name]
+		return t, ok
+	}
 	t, ok := r.tools[name]
 	return t, ok
 }
@@ -114,7 +123,7 @@ func withRiskLevel(schema json.RawMessage) (json.RawMessage, error) {
 // result instead of taking the caller down (it is marked executed, since it
 // may have started). DurationMS is filled in when the tool left it zero.
 func (r *Registry) Run(ctx context.Context, name string, args json.RawMessage, opts RunOptions) (res Result) {
-	t, ok := r.tools[name]
+	t, ok := r.Lookup(name)
 	if !ok {
 		return NotStarted(fmt.Errorf("there is no tool named %q", name))
 	}
@@ -134,7 +143,8 @@ func (r *Registry) Run(ctx context.Context, name string, args json.RawMessage, o
 // tool has none to offer (unknown tool, or not a Previewer). A panicking
 // previewer gives a preview whose Err says so.
 func (r *Registry) Preview(ctx context.Context, name string, args json.RawMessage) (p Preview, ok bool) {
-	pv, isPreviewer := r.tools[name].(Previewer)
+	t, _ := r.Lookup(name)
+	pv, isPreviewer := t.(Previewer)
 	if !isPreviewer {
 		return Preview{}, false
 	}

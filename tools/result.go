@@ -47,6 +47,12 @@ type Result struct {
 	HTTPStatus int               `json:"http_status,omitempty"`
 	Headers    map[string]string `json:"headers,omitempty"`
 	Body       string            `json:"body,omitempty"`
+	// Outside names the host a response came from when the operator did
+	// not make it reachable (tools.http_request.allow_hosts, allow_cidrs):
+	// a public host, whose text may try to steer the model. The agent
+	// tells the policy, which trusts the model's low risk_level no more
+	// for the rest of the turn (risk.taint).
+	Outside string `json:"outside,omitempty"`
 
 	// Files and anything else structured (entries of a list, a stat).
 	Content string          `json:"content,omitempty"`
@@ -55,6 +61,9 @@ type Result struct {
 	// Truncated is set when any output was capped; Note says how.
 	Truncated bool   `json:"truncated,omitempty"`
 	Note      string `json:"note,omitempty"`
+	// Redacted is how many values that looked like secrets were replaced
+	// by "[redacted: <rule>]" before anyone saw the result.
+	Redacted int `json:"redacted,omitempty"`
 
 	DurationMS int64 `json:"duration_ms"`
 

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/countersign/countersign/tools"
 	"github.com/countersign/countersign/tools/filetool"
 	"github.com/countersign/countersign/tools/httptool"
+	"github.com/countersign/countersign/tools/redact"
 	"github.com/countersign/countersign/tools/shelltool"
 	"github.com/countersign/countersign/tools/sqltool"
 )
@@ -75,6 +77,10 @@ func build(ctx context.Context, cfg fileConfig, e env) (a *app, err error) {
 	}
 	if a.cfg.Risk.Mode == "" {
 		a.cfg.Risk.Mode = risk.Smart
+	}
+	if a.cfg.Risk.Taint == nil {
+		taint := true
+		a.cfg.Risk.Taint = &taint
 	}
 	if err := a.buildTools(cfg.Tools, cfg.Risk.SensitivePaths); err != nil {
 		return a, err
@@ -173,6 +179,9 @@ func (a *app) buildTools(c toolsConfig, secrets []string) error {
 	reg, err := tools.NewRegistry(list...)
 	if err != nil {
 		return fmt.Errorf("tools: %w", err)
+	}
+	if err := a.buildRedactor(reg, c.Redact); err != nil {
+		return err
 	}
 	// A direct command of a tool that is off says which key turns it on.
 	for _, off := range []struct {
@@ -397,4 +406,25 @@ func newLogger(c logConfig, e env) (*slog.Logger, func() error, error) {
 		return slog.New(slog.NewTextHandler(out, ho)), closeOut, nil
 	}
 	return slog.New(slog.NewJSONHandler(out, ho)), closeOut, nil
+}
+
+// buildRedactor puts the secret scanner between every tool and everything
+// downstream, unless tools.redact.enabled is false. It is compiled once
+// here. The effective configuration shows how many values are allowed,
+// not the values, which look like secrets.
+func (a *app) buildRedactor(reg *tools.Registry, c redact.Config) error {
+	on := c.On()
+	a.cfg.Tools.Redact.Enabled = &on
+	if len(c.Allow) > 0 {
+		a.cfg.Tools.Redact.Allow = slices.Repeat([]string{tools.Mask}, len(c.Allow))
+	}
+	if !on {
+		return nil
+	}
+	x, err := redact.New(c.Allow)
+	if err != nil {
+		return fmt.Errorf("tools.redact.allow: %w", err)
+	}
+	reg.Redact(x)
+	return nil
 }

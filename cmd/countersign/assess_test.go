@@ -163,7 +163,7 @@ func TestAssessFlagsAndConfig(t *testing.T) {
 		{name: "stray argument", args: []string{"calls.jsonl"}, code: 2, stderr: "unexpected argument"},
 		{name: "missing config", args: []string{"--config", filepath.Join(dir, "none.yaml")}, code: 2, stderr: "read config"},
 		{name: "unknown key", args: []string{"--config", write("unknown.yaml", "risk:\n  mood: smart\n")}, code: 2,
-			stderr: "risk.mood: unknown key; the keys here are channels, mode, sensitive_paths, tools"},
+			stderr: "risk.mood: unknown key; the keys here are channels, mode, sensitive_paths, taint, tools"},
 		{name: "unknown section", args: []string{"--config", write("section.yaml", "sentry:\n  dsn: x\n")}, code: 2,
 			stderr: "sentry: unknown key"},
 		{name: "bad mode in config", args: []string{"--config", write("mode.yaml", "risk:\n  tools:\n    execute_sql:\n      mode: stric\n")},

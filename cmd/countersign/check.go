@@ -101,6 +101,10 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 			} else {
 				fmt.Fprintf(stdout, "#   ok    %s\n", r.name)
 			}
+			if r.warn != "" {
+				fmt.Fprintf(stdout, "#   warn  %s: %s\n", r.name, r.warn)
+				fmt.Fprintf(stderr, "countersign config check: warning: %s: %s\n", r.name, r.warn)
+			}
 		}
 	}
 	_, _ = stdout.Write(out)

@@ -25,6 +25,7 @@ import (
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools/filetool"
 	"github.com/countersign/countersign/tools/httptool"
+	"github.com/countersign/countersign/tools/redact"
 	"github.com/countersign/countersign/tools/shelltool"
 	"github.com/countersign/countersign/tools/sqltool"
 )
@@ -71,6 +72,8 @@ type toolsConfig struct {
 	Files   toolSection[filetool.Config] `yaml:"file_operations"`
 	SQL     toolSection[sqltool.Config]  `yaml:"execute_sql"`
 	HTTP    toolSection[httptool.Config] `yaml:"http_request"`
+	// Redact hides secrets in every tool's output (tools/redact).
+	Redact redact.Config `yaml:"redact"`
 }
 
 // commandSection is execute_command's section: a tool section, and

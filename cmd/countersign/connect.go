@@ -21,12 +21,16 @@ type backend struct {
 	// "SQL connection orders (read-only account)".
 	name  string
 	check func(context.Context) error // its error is a plain sentence
+	// warn, when set, runs once check passed and returns a warning
+	// sentence, or "" (connect_file.go).
+	warn func(context.Context) string
 }
 
 // reach is one backend's outcome.
 type reach struct {
 	name string
 	err  error
+	warn string
 }
 
 // backends lists every server the configuration names: the Redis store,
@@ -52,9 +56,18 @@ func (a *app) backends(cfg fileConfig, getenv func(string) string, full bool) []
 		for _, n := range names {
 			c := cfg.Tools.SQL.Config.Connections[n]
 			dsn := pick(c.DSN, c.DSNEnv, getenv)
-			bs = append(bs, backend{name: "SQL connection " + n, check: sqlProbe(dsn)})
-			if ro := pick(c.ReadOnlyDSN, c.ReadOnlyDSNEnv, getenv); ro != "" {
-				bs = append(bs, backend{name: "SQL connection " + n + " (read-only account)", check: sqlProbe(ro)})
+			ro := pick(c.ReadOnlyDSN, c.ReadOnlyDSNEnv, getenv)
+			main := backend{name: "SQL connection " + n, check: sqlProbe(dsn)}
+			if ro == "" && full {
+				main.warn = fileWarning(dsn, "its account, which auto-run SELECTs use (no readonly_dsn),")
+			}
+			bs = append(bs, main)
+			if ro != "" {
+				b := backend{name: "SQL connection " + n + " (read-only account)", check: sqlProbe(ro)}
+				if full {
+					b.warn = fileWarning(ro, "the read-only account")
+				}
+				bs = append(bs, b)
 			}
 		}
 	}
@@ -89,6 +102,9 @@ func reachAll(ctx context.Context, bs []backend) []reach {
 			cctx, cancel := context.WithTimeout(ctx, connectTimeout)
 			defer cancel()
 			out[i] = reach{name: b.name, err: b.check(cctx)}
+			if out[i].err == nil && b.warn != nil {
+				out[i].warn = b.warn(cctx)
+			}
 		})
 	}
 	wg.Wait()

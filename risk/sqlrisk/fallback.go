@@ -10,7 +10,9 @@ import "strings"
 //   - MariaDB's ANALYZE statement, which runs the statement it analyses and
 //     is judged as that statement;
 //   - SOUNDS LIKE, judged as "=";
-//   - MariaDB's LIMIT ROWS EXAMINED and FOR SYSTEM_TIME (mariadb.go).
+//   - MariaDB's LIMIT ROWS EXAMINED and FOR SYSTEM_TIME, SHOW ERRORS and
+//     SHOW WARNINGS with a LIMIT, and JSON_TABLE in a SELECT (mariadb.go);
+//   - MariaDB's EXECUTE IMMEDIATE (runtime.go).
 //
 // The statements are still named by their first words, so that a DROP or a
 // RESET the parser does not know stays a danger.
@@ -29,7 +31,8 @@ func (a *Analyzer) fallback(j *judgement, text string, lx lexResult, perr error)
 			return
 		}
 		if a.explainOtherFormat(j, text, stmts[0]) || a.analyzeStatement(j, text, stmts[0]) ||
-			a.soundsLike(j, text, stmts[0]) || a.mariadbClauses(j, text, stmts[0]) {
+			a.soundsLike(j, text, stmts[0]) || a.mariadbClauses(j, text, stmts[0]) ||
+			a.executeImmediate(j, text, stmts[0]) || a.showLimit(j, text, stmts[0]) || a.jsonTable(j, text, stmts[0]) {
 			return
 		}
 	}

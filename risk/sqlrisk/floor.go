@@ -67,6 +67,20 @@ func (j *judgement) call(s *ast.CallStmt) {
 		return
 	}
 	j.unknown("CALL runs a stored procedure that may write")
+	j.storedBody()
+}
+
+// storedBody notes a stored procedure or function: its body is not in the
+// text, may hold SQL built at run time (PREPARE … EXECUTE) or LOAD_FILE,
+// and the LLM cannot vouch for what nobody here can read.
+func (j *judgement) storedBody() {
+	const reason = "a stored routine's body, which may hold SQL built at run time, is not in the text and the assessor cannot read it"
+	for _, r := range j.runtime {
+		if r == reason {
+			return
+		}
+	}
+	j.runtime = append(j.runtime, reason)
 }
 
 // grantWrite records a danger when a row write names a grant table.

@@ -16,6 +16,8 @@ var sideEffect = map[string]struct {
 	danger bool
 }{
 	"load_file":                         {"LOAD_FILE() reads a file on the database server", true},
+	"password":                          {"PASSWORD() prints a password hash", true},
+	"old_password":                      {"OLD_PASSWORD() prints a password hash", true},
 	"sleep":                             {"SLEEP() holds the connection and does nothing", false},
 	"benchmark":                         {"BENCHMARK() burns server CPU", false},
 	"get_lock":                          {"GET_LOCK() takes a named lock that outlives the query and the read-only transaction", true},

@@ -93,3 +93,94 @@ func isNumber(text string, t token) bool {
 	}
 	return true
 }
+
+// showLimit judges "SHOW ERRORS|WARNINGS LIMIT [offset,] n" (and LIMIT n
+// OFFSET m), whose LIMIT the grammar lacks, as the SHOW without it: a
+// LIMIT of numbers only narrows what is shown.
+func (a *Analyzer) showLimit(j *judgement, text string, st []token) bool {
+	if len(st) < 4 || word(text, st[0]) != "SHOW" || word(text, st[2]) != "LIMIT" {
+		return false
+	}
+	if w := word(text, st[1]); w != "ERRORS" && w != "WARNINGS" {
+		return false
+	}
+	for _, t := range st[3:] {
+		if !isNumber(text, t) && word(text, t) != "OFFSET" && !(t.kind == tokPunct && text[t.start] == ',') {
+			return false
+		}
+	}
+	return a.judgeAgain(j, text[:st[2].start])
+}
+
+// jsonTable judges a SELECT that reads JSON_TABLE(expr, path COLUMNS(...)),
+// which the grammar lacks, with each JSON_TABLE replaced by the derived
+// table (SELECT expr, path): the expression and the path are judged as
+// any select list is, and the COLUMNS clause, which may hold only names,
+// types, string paths and literal defaults, is checked to hold nothing
+// else.
+func (a *Analyzer) jsonTable(j *judgement, text string, st []token) bool {
+	if len(st) < 4 || word(text, st[0]) != "SELECT" && word(text, st[0]) != "WITH" {
+		return false
+	}
+	rest, found := text, false
+	next := len(st) // the first token of the JSON_TABLE replaced last
+	// From the end, so earlier offsets stay right.
+	for i := len(st) - 2; i >= 1; i-- {
+		if word(text, st[i]) != "JSON_TABLE" || !isPunct(text, st[i+1], '(') {
+			continue
+		}
+		closeAt, columns := -1, -1
+		depth := 0
+		for k := i + 1; k < len(st); k++ {
+			switch {
+			case isPunct(text, st[k], '('):
+				depth++
+			case isPunct(text, st[k], ')'):
+				depth--
+			case depth == 1 && columns < 0 && word(text, st[k]) == "COLUMNS":
+				columns = k
+			}
+			if depth == 0 {
+				closeAt = k
+				break
+			}
+		}
+		if closeAt < 0 || closeAt >= next || columns < 0 || !plainColumns(text, st[columns+1:closeAt]) {
+			return false // not closed, nested in another, or with more than a column list
+		}
+		next = i
+		args := text[st[i+1].end:st[columns].start]
+		rest = rest[:st[i].start] + "(SELECT " + args + ")" + rest[st[closeAt].end:]
+		found = true
+	}
+	if !found {
+		return false
+	}
+	return a.judgeAgain(j, rest)
+}
+
+// plainColumns reports whether the tokens of a JSON_TABLE COLUMNS clause
+// are only words, strings and the punctuation of a column list.
+func plainColumns(text string, st []token) bool {
+	for _, t := range st {
+		switch t.kind {
+		case tokWord:
+			if w := word(text, t); w == "SELECT" || w == "VALUES" || w == "TABLE" {
+				return false
+			}
+		case tokString, tokQuoted:
+		case tokPunct:
+			switch text[t.start] {
+			case '(', ')', ',', '.', '-':
+			default:
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// isPunct reports whether t is the punctuation c.
+func isPunct(text string, t token, c byte) bool {
+	return t.kind == tokPunct && text[t.start] == c
+}

@@ -234,8 +234,7 @@ var oncallReads = []string{
 // with the reason. The test fails when one of them becomes auto (remove it
 // here) and reports the needless-confirm rate.
 var oncallConfirmed = map[string]string{
-	`SELECT * FROM JSON_TABLE('[{"a":1}]', '$[*]' COLUMNS (a INT PATH '$.a')) AS jt`: `the parser has no JSON_TABLE, and text it cannot read is never auto-run`,
-	`SHOW TABLE STATUS WHERE Rows > 1000000`:                                         "ROWS is a keyword to the parser; `Rows` in backquotes is read",
+	`SHOW TABLE STATUS WHERE Rows > 1000000`: "ROWS is a keyword to the parser; `Rows` in backquotes is read",
 }
 
 // oncallLookalikes look like the reads above but write, lock, wait, read

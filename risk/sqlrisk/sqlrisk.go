@@ -8,13 +8,18 @@
 // danger, so the LLM's risk_level cannot lower it. Naming harmless columns
 // (SELECT user, host FROM mysql.user) stays a plain read.
 //
-// The floor also sees (floor.go): a WHERE that is a simple tautology or a
-// constant (id = id, LIKE '%', NOW() > 0) as no WHERE; DML on the grant
-// tables as user management; the managed services' kill and replication
-// procedures (mysql.rds_kill, mysql.az_replication_stop) as dangers, any
-// other CALL as unknown; OPTIMIZE and REPAIR as DDL; PREPARE as the
-// statement it prepares. MariaDB's LIMIT ROWS EXAMINED and FOR SYSTEM_TIME,
-// which the grammar lacks, are cut out and the rest judged (mariadb.go).
+// The floor also sees (floor.go): a WHERE that is a simple tautology, a
+// constant or otherwise the same for every row (id = id, LIKE '%',
+// NOW() > 0, EXISTS (SELECT 1), @@version > 0, an uncorrelated subquery)
+// as no WHERE; DML on the grant tables as user management; the managed
+// services' kill and replication procedures (mysql.rds_kill,
+// mysql.az_replication_stop) as dangers, any other CALL as unknown;
+// OPTIMIZE and REPAIR as DDL; PREPARE as the statement it prepares;
+// EXECUTE, and PREPARE or EXECUTE IMMEDIATE of a variable or an
+// expression, as SQL built at run time (Analysis.RunTime), which the LLM
+// cannot vouch for. MariaDB syntax the grammar lacks (LIMIT ROWS EXAMINED,
+// FOR SYSTEM_TIME, SHOW ERRORS LIMIT, JSON_TABLE) is rewritten and the
+// rest judged (mariadb.go).
 //
 // The analyzer assumes the connection's character set is UTF-8 (or another
 // in which a multi-byte character never ends in a '\' or '`' byte). Under
@@ -49,6 +54,12 @@ type Analysis struct {
 	ReadOnly bool
 	// Unknown holds why the text is not read-only when it is not dangerous.
 	Unknown []string
+	// RunTime holds why the text runs SQL the assessor cannot read: built
+	// at run time (EXECUTE of a prepared statement, PREPARE or EXECUTE
+	// IMMEDIATE of a variable or an expression) or in the body of a stored
+	// procedure or function. The LLM's low risk_level must then count as
+	// absent. The text is never read-only when RunTime is set.
+	RunTime []string
 }
 
 // DefaultSQLMode is the sql_mode the SQL tool pins in its DSN and the parser
@@ -227,6 +238,7 @@ func containsFold(s, sub string) bool {
 type judgement struct {
 	dangers  []string
 	unknowns []string
+	runtime  []string
 	reads    int // statements found to be plain reads
 	others   int // statements that are not
 }
@@ -238,6 +250,18 @@ func (j *judgement) danger(reason string) {
 		}
 	}
 	j.dangers = append(j.dangers, reason)
+}
+
+// builtAtRunTime notes SQL whose text only exists at run time: not a
+// read, and not something the LLM can vouch for.
+func (j *judgement) builtAtRunTime(reason string) {
+	j.unknown(reason)
+	for _, r := range j.runtime {
+		if r == reason {
+			return
+		}
+	}
+	j.runtime = append(j.runtime, reason)
 }
 
 func (j *judgement) unknown(reason string) {
@@ -256,5 +280,5 @@ func (j *judgement) analysis() Analysis {
 	if !ro && len(j.dangers) == 0 && len(j.unknowns) == 0 {
 		j.unknown("the statement is not a plain read")
 	}
-	return Analysis{Danger: j.dangers, ReadOnly: ro, Unknown: j.unknowns}
+	return Analysis{Danger: j.dangers, ReadOnly: ro, Unknown: j.unknowns, RunTime: j.runtime}
 }

@@ -58,6 +58,15 @@ func (j *judgement) kind(s ast.StmtNode) bool {
 		j.kind(s.DMLStmt)
 	case *ast.SetStmt:
 		j.set(s)
+	case *ast.ExecuteStmt:
+		j.builtAtRunTime(executeReason)
+	case *ast.PrepareStmt:
+		if s.SQLVar != nil {
+			j.danger("PREPARE of a statement built at run time is never run without approval")
+			j.runtime = append(j.runtime, "PREPARE from a variable prepares SQL built at run time, which the assessor cannot read")
+		} else {
+			j.unknown(notARead(s))
+		}
 	default:
 		if what, ok := neverRun(s); ok {
 			j.danger(what + " is never run without approval")
@@ -179,8 +188,6 @@ func neverRun(s ast.StmtNode) (string, bool) {
 		return "CREATE PROCEDURE", true
 	case *ast.OptimizeTableStmt:
 		return "OPTIMIZE TABLE (a table rebuild)", true
-	case *ast.PrepareStmt:
-		return "PREPARE of a statement built at run time", s.SQLVar != nil
 	}
 	return "", false
 }
@@ -312,6 +319,7 @@ func (w *walker) call(f *ast.FuncCallExpr) {
 			return
 		}
 		w.j.unknown(f.Schema.O + "." + f.FnName.O + "() is a stored function, which may write")
+		w.j.storedBody()
 		return
 	}
 	if e, ok := sideEffect[name]; ok {
@@ -324,6 +332,7 @@ func (w *walker) call(f *ast.FuncCallExpr) {
 	}
 	if !isBuiltin(name) {
 		w.j.unknown(f.FnName.O + "() is not a known built-in function; a stored function may write")
+		w.j.storedBody()
 	}
 }
 
@@ -346,14 +355,24 @@ func matchesAll(e ast.ExprNode) bool {
 	return !r.found
 }
 
-// rowRef finds anything in an expression that depends on the row.
+// rowRef finds anything in an expression that depends on the row. A
+// variable read (@x, @@version) is the same for every row; an assignment
+// (@n := @n + 1) is not. A subquery depends on the row only when it is
+// correlated: EXISTS (SELECT 1) and (SELECT COUNT(*) FROM t) > 0 are the
+// same for every row (see correlated).
 type rowRef struct{ found bool }
 
 // Enter implements ast.Visitor.
 func (r *rowRef) Enter(n ast.Node) (ast.Node, bool) {
 	switch n := n.(type) {
-	case *ast.ColumnNameExpr, *ast.SubqueryExpr, *ast.ExistsSubqueryExpr, *ast.DefaultExpr, *ast.VariableExpr:
+	case *ast.ColumnNameExpr, *ast.DefaultExpr:
 		r.found = true
+		return n, true
+	case *ast.VariableExpr:
+		r.found = r.found || n.Value != nil
+		return n, true
+	case *ast.SubqueryExpr:
+		r.found = r.found || correlated(n.Query)
 		return n, true
 	case *ast.FuncCallExpr:
 		// NOW() > 0 is folded as a constant: a built-in function depends
@@ -369,6 +388,59 @@ func (r *rowRef) Enter(n ast.Node) (ast.Node, bool) {
 
 // Leave implements ast.Visitor.
 func (r *rowRef) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// correlated reports whether a subquery may refer to the outer row: it
+// names a column qualified by a table or alias it does not define itself,
+// or an unqualified column while it reads no table (SELECT a, with a
+// from outside). An unqualified column in a subquery that reads tables is
+// taken as its own, as the server takes it when such a table has the
+// column: EXISTS (SELECT 1 FROM u WHERE x = 1) reads u.x.
+func correlated(q ast.Node) bool {
+	if q == nil {
+		return true
+	}
+	var s subqueryNames
+	q.Accept(&s)
+	for _, c := range s.columns {
+		switch {
+		case c.Table.L != "" && !s.tables[c.Table.L]:
+			return true
+		case c.Table.L == "" && len(s.tables) == 0:
+			return true
+		}
+	}
+	return false
+}
+
+// subqueryNames collects the tables and aliases a subquery defines and the
+// columns it names.
+type subqueryNames struct {
+	tables  map[string]bool
+	columns []*ast.ColumnName
+}
+
+// Enter implements ast.Visitor.
+func (s *subqueryNames) Enter(n ast.Node) (ast.Node, bool) {
+	if s.tables == nil {
+		s.tables = map[string]bool{}
+	}
+	switch n := n.(type) {
+	case *ast.TableSource:
+		if n.AsName.L != "" {
+			s.tables[n.AsName.L] = true
+		}
+	case *ast.TableName:
+		s.tables[n.Name.L] = true
+	case *ast.CommonTableExpression:
+		s.tables[n.Name.L] = true
+	case *ast.ColumnNameExpr:
+		s.columns = append(s.columns, n.Name)
+	}
+	return n, false
+}
+
+// Leave implements ast.Visitor.
+func (s *subqueryNames) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // deleteTables names the tables a DELETE removes rows from.
 func deleteTables(s *ast.DeleteStmt) string {
@@ -456,6 +528,9 @@ func leadWords(text string) string {
 }
 
 func isLetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
+
+// executeReason is why EXECUTE is confirmed whatever the LLM says.
+const executeReason = "EXECUTE runs a prepared statement, SQL built at run time that the assessor cannot read"
 
 // Reasons for SHOW statements that print password hashes.
 const (

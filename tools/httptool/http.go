@@ -17,6 +17,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"time"
@@ -258,6 +259,9 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage) tools.Result {
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.Timeout)
 	defer cancel()
+	var seen chain
+	seen.host(rq.url.Hostname())
+	ctx = httptrace.WithClientTrace(ctx, seen.trace())
 	var body io.Reader
 	if rq.body != nil {
 		body = strings.NewReader(*rq.body)
@@ -278,6 +282,7 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage) tools.Result {
 			}
 			hops = len(via)
 			last = r.URL
+			seen.host(r.URL.Hostname())
 			if len(via) > t.cfg.MaxRedirects {
 				return errTooManyRedirects
 			}
@@ -289,7 +294,9 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage) tools.Result {
 		return t.failure(ctx, rq, err, hops, last)
 	}
 	defer resp.Body.Close()
-	return t.response(rq, resp, hops)
+	res := t.response(rq, resp, hops)
+	res.Outside = seen.outside(t.guard)
+	return res
 }
 
 // failure words a request that got no response.

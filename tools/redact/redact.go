@@ -1,0 +1,477 @@
+// Package redact owns the secret scanner that every tool's output passes
+// through before the model, a card, the chat or the audit log sees it
+// (issue 16, mechanism 7). It is built on the rule set of gitleaks v8
+// (about two hundred maintained rules: cloud keys, chat and forge tokens,
+// private keys, generic "password = …" assignments with an entropy test).
+//
+// Building the detector compiles every rule's regular expression, which is
+// costly, so a Redactor is built once at start (in cmd) and shared: Redact
+// only reads it and is safe for concurrent use.
+//
+// gitleaks scans a whole file at once; on output most lines hold none of
+// its rules' keywords, so Redact first finds the lines that do (one
+// Aho-Corasick pass) and gives the detector only those, each with the line
+// after it, and a private key's block whole. A value found there is hidden
+// wherever it appears in the text. Runs of base64 are decoded and scanned
+// on their own, so a secret printed encoded (a Kubernetes secret as YAML)
+// is hidden too.
+package redact
+
+import (
+	"encoding/base64"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	ahocorasick "github.com/BobuSumisu/aho-corasick"
+	"github.com/spf13/viper"
+	"github.com/zricethezav/gitleaks/v8/config"
+	"github.com/zricethezav/gitleaks/v8/detect"
+	"github.com/zricethezav/gitleaks/v8/report"
+)
+
+// Redactor replaces secrets in text by "[redacted: <rule>]".
+type Redactor struct {
+	det      *detect.Detector
+	keywords *ahocorasick.Trie // the keywords of det's rules, lower case
+	// generic is the detector of the one rule that costs most, gitleaks'
+	// generic "key = value" rule, whose keywords (key, token, auth, …)
+	// are everywhere in output; it sees only the lines where such a
+	// keyword is followed by an assignment (genericWindows). Nil when the
+	// rule set has no such rule.
+	generic      *detect.Detector
+	genericWords *ahocorasick.Trie
+	allow        map[string]bool
+	// pemBegin and pemEnd find the parts of a private key block that a
+	// cap or a tail cut in two, which no gitleaks rule matches: a
+	// header with no end after it, or an end with no header before it.
+	pemBegin, pemEnd *regexp.Regexp
+	// extras are rules gitleaks lacks for what on-call output often
+	// holds: a password in a URL's user information, and one on a
+	// command line as ps shows it.
+	extras []extra
+}
+
+// extra is a rule of our own: the first group of re is the secret.
+type extra struct {
+	id string
+	re *regexp.Regexp
+}
+
+// extraRules are the rules gitleaks lacks (see Redactor.extras).
+var extraRules = []struct{ id, re string }{
+	// scheme://user:password@host (postgres, mysql, redis, amqp, https…).
+	{"url-password", `(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@'"]*:([^\s/@'"]+)@`},
+	// --password=secret, --password secret (mysql, mysqldump, redis-cli,
+	// kcadm, curl --proxy-password, …).
+	{"cli-password", `--(?:[a-z]+-)?password(?:=|[ \t]+)([^\s'"-][^\s'"]*)`},
+	// mysql -psecret, as ps aux and shell history show it.
+	{"cli-password", `\b(?:mysql|mysqldump|mysqladmin|mysqlcheck|mysqlimport|mysqlshow|mysqlbinlog|mariadb|mariadb-dump|mariadb-admin)\b[^\n]*?[ \t]-p([^\s'"-][^\s'"]*)`},
+}
+
+// New compiles the gitleaks default rule set. Values in allow are let
+// through even when a rule matches them (an operator's known test token, a
+// public key id that looks like a secret); an empty value is an error, as
+// it would name nothing.
+func New(allow []string) (*Redactor, error) {
+	v := viper.New() // not the package-level viper gitleaks' own helper uses
+	v.SetConfigType("toml")
+	if err := v.ReadConfig(strings.NewReader(config.DefaultConfig)); err != nil {
+		return nil, fmt.Errorf("read the gitleaks rule set: %w", err)
+	}
+	var vc config.ViperConfig
+	if err := v.Unmarshal(&vc); err != nil {
+		return nil, fmt.Errorf("decode the gitleaks rule set: %w", err)
+	}
+	cfg, err := vc.Translate()
+	if err != nil {
+		return nil, fmt.Errorf("compile the gitleaks rule set: %w", err)
+	}
+	main, generic := split(cfg, genericRule)
+	var words []string
+	for _, rule := range main.Rules {
+		if len(rule.Keywords) == 0 && rule.Regex != nil {
+			// Every content rule of the set has keywords; one without
+			// would have to see all the text, which windows cannot give.
+			return nil, fmt.Errorf("gitleaks rule %s has no keywords; the redactor's windows cannot serve it", rule.RuleID)
+		}
+		for _, k := range rule.Keywords {
+			words = append(words, strings.ToLower(k))
+		}
+	}
+	r := &Redactor{
+		det:      detect.NewDetector(main),
+		keywords: ahocorasick.NewTrieBuilder().AddStrings(words).Build(),
+		allow:    map[string]bool{},
+		pemBegin: regexp.MustCompile(`(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`),
+		pemEnd:   regexp.MustCompile(`(?i)-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`),
+	}
+	if len(generic.Rules) > 0 {
+		r.generic = detect.NewDetector(generic)
+		r.genericWords = ahocorasick.NewTrieBuilder().AddStrings(lowerKeys(generic.Keywords)).Build()
+		r.generic.IgnoreGitleaksAllow = true
+	}
+	for _, e := range extraRules {
+		r.extras = append(r.extras, extra{e.id, regexp.MustCompile(e.re)})
+	}
+	// Output cannot vouch for itself: a "gitleaks:allow" comment in a file
+	// the model reads does not let its secret through.
+	r.det.IgnoreGitleaksAllow = true
+	for i, a := range allow {
+		if a == "" {
+			return nil, fmt.Errorf("allow entry #%d is empty; remove it or give the exact value that must pass", i+1)
+		}
+		r.allow[a] = true
+	}
+	return r, nil
+}
+
+// genericRule is the ID of gitleaks' generic assignment rule.
+const genericRule = "generic-api-key"
+
+// split returns cfg without the rule id, and a config of that rule alone.
+func split(cfg config.Config, id string) (rest, alone config.Config) {
+	rest, alone = cfg, cfg
+	rest.Rules, rest.Keywords = map[string]config.Rule{}, map[string]struct{}{}
+	alone.Rules, alone.Keywords = map[string]config.Rule{}, map[string]struct{}{}
+	for rid, rule := range cfg.Rules {
+		c := &rest
+		if rid == id {
+			c = &alone
+		}
+		c.Rules[rid] = rule
+		for _, k := range rule.Keywords {
+			c.Keywords[strings.ToLower(k)] = struct{}{}
+		}
+	}
+	return rest, alone
+}
+
+func lowerKeys(m map[string]struct{}) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, strings.ToLower(k))
+	}
+	return out
+}
+
+// Rules is the number of rules the scanner applies.
+func (r *Redactor) Rules() int {
+	n := len(r.det.Config.Rules)
+	if r.generic != nil {
+		n += len(r.generic.Config.Rules)
+	}
+	return n
+}
+
+// Redact returns s with every secret the rules find replaced by
+// "[redacted: <rule id>]", and how many values it replaced. Text with no
+// secret comes back unchanged (the same string). A nil Redactor changes
+// nothing.
+func (r *Redactor) Redact(s string) (string, int) {
+	if r == nil || s == "" {
+		return s, 0
+	}
+	lower := asciiLower(s)
+	var spans []span
+	for _, w := range windows(s, lower, r.keywords, nil) {
+		spans = append(spans, r.find(r.det, s, w[0], w[1])...)
+	}
+	if r.generic != nil {
+		for _, w := range windows(s, lower, r.genericWords, assigned) {
+			spans = append(spans, r.find(r.generic, s, w[0], w[1])...)
+		}
+	}
+	spans = append(spans, r.encoded(s)...)
+	spans = append(spans, r.extra(s, lower)...)
+	if strings.Contains(lower, "private key") {
+		spans = r.cutKeys(s, spans)
+	}
+	if len(spans) == 0 {
+		return s, 0
+	}
+	spans = merge(spans)
+	var b strings.Builder
+	b.Grow(len(s))
+	at := 0
+	for _, sp := range spans {
+		b.WriteString(s[at:sp.start])
+		b.WriteString("[redacted: ")
+		b.WriteString(sp.rule)
+		b.WriteString("]")
+		at = sp.end
+	}
+	b.WriteString(s[at:])
+	return b.String(), len(spans)
+}
+
+// asciiLower lower-cases ASCII letters only, so that byte offsets in the
+// result are those of s.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// windows returns the byte ranges of s a detector must see: each line
+// holding one of its rules' keywords (and, when keep is set, where keep
+// accepts what follows the keyword), with the line after it (a YAML value
+// may sit under its key), and a private key's block from its header to
+// its end. Adjacent ranges are joined.
+func windows(s, lower string, words *ahocorasick.Trie, keep func(rest string) bool) [][2]int {
+	var out [][2]int
+	add := func(start, end int) {
+		if n := len(out); n > 0 && start <= out[n-1][1] {
+			out[n-1][1] = max(out[n-1][1], end)
+			return
+		}
+		out = append(out, [2]int{start, end})
+	}
+	lineEnd := func(i int) int { // past the newline ending the line at i
+		if j := strings.IndexByte(s[i:], '\n'); j >= 0 {
+			return i + j + 1
+		}
+		return len(s)
+	}
+	covered := 0
+	words.Walk([]byte(lower), func(end, n, _ int64) bool {
+		at := int(end)
+		if at < covered || keep != nil && !keep(s[at+1:]) {
+			return true
+		}
+		start := strings.LastIndexByte(s[:at], '\n') + 1
+		stop := lineEnd(lineEnd(at))
+		if strings.HasPrefix(lower[at-int(n)+1:], "-----begin") {
+			if e := strings.Index(lower[at:], "-----end"); e >= 0 {
+				stop = max(stop, lineEnd(at+e))
+			} else {
+				stop = len(s)
+			}
+		}
+		add(start, stop)
+		covered = stop
+		return true
+	})
+	return out
+}
+
+// assigned reports whether the text after a keyword can be the rest of
+// gitleaks' generic rule: within 24 bytes of name characters, blanks and
+// quotes, an assignment (=, :, >, ||, ?=, a comma).
+func assigned(rest string) bool {
+	for i := 0; i < len(rest) && i < 24; i++ {
+		switch c := rest[i]; {
+		case c == '=' || c == ':' || c == '>' || c == '|' || c == '?' || c == ',':
+			return true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\'' || c == '"' || c == '.' || c == '-' || c == '_' ||
+			'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9':
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// extra applies the rules gitleaks lacks. A value that is plainly a
+// placeholder ($VAR, ${VAR}, <password>, ***, xxx) is left alone.
+func (r *Redactor) extra(s, lower string) []span {
+	if !strings.Contains(lower, "://") && !strings.Contains(lower, "password") && !strings.Contains(lower, " -p") && !strings.Contains(lower, "\t-p") {
+		return nil
+	}
+	var out []span
+	for _, e := range r.extras {
+		for _, m := range e.re.FindAllStringSubmatchIndex(s, -1) {
+			v := s[m[2]:m[3]]
+			if placeholder(v) || r.allow[v] {
+				continue
+			}
+			out = append(out, span{m[2], m[3], e.id})
+		}
+	}
+	return out
+}
+
+// placeholder reports whether a value stands for a password rather than
+// being one: a variable or template ($VAR, ${VAR}, <password>, {{ .pw }},
+// %s), a mask (***, xxx), a word used in examples (password, secret,
+// changeme), or too short to be a real one (pw).
+func placeholder(v string) bool {
+	if len(v) < 4 || strings.HasPrefix(v, "$") || strings.HasPrefix(v, "<") || strings.HasPrefix(v, "%") || strings.HasPrefix(v, "{{") {
+		return true
+	}
+	switch strings.ToLower(v) {
+	case "pass", "password", "passwd", "secret", "changeme", "example", "redacted":
+		return true
+	}
+	return strings.Trim(v, "*xX•.") == ""
+}
+
+// find runs det over s[start:end] and returns the spans of what it found,
+// in the whole of s.
+func (r *Redactor) find(det *detect.Detector, s string, start, end int) []span {
+	fs := det.DetectString(s[start:end])
+	return r.spans(s, fs, start, end)
+}
+
+// spans turns findings into byte ranges of s. A secret is hidden wherever
+// it appears in s (so a value printed twice is hidden twice, and a key's
+// name stays visible). A finding whose secret cannot be placed hides its
+// whole window: better a missing line than a leaked value.
+func (r *Redactor) spans(s string, findings []report.Finding, wstart, wend int) []span {
+	var out []span
+	for _, f := range findings {
+		secret := strings.Trim(f.Secret, "\n")
+		if r.allow[secret] || r.allow[strings.Trim(f.Match, "\n")] {
+			continue
+		}
+		if secret == "" || !strings.Contains(s, secret) {
+			out = append(out, span{wstart, wend, f.RuleID})
+			continue
+		}
+		for i := 0; ; {
+			j := strings.Index(s[i:], secret)
+			if j < 0 {
+				break
+			}
+			out = append(out, span{i + j, i + j + len(secret), f.RuleID})
+			i += j + len(secret)
+		}
+	}
+	return out
+}
+
+// encoded finds runs of base64 (16 characters or more) whose decoded text
+// holds a secret, and hides each run whole.
+func (r *Redactor) encoded(s string) []span {
+	var out []span
+	for i := 0; i < len(s); {
+		if !isB64(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isB64(s[j]) {
+			j++
+		}
+		for k := 0; k < 2 && j < len(s) && s[j] == '='; k++ {
+			j++
+		}
+		if j-i >= 16 {
+			if rule := r.decodedSecret(s[i:j]); rule != "" {
+				out = append(out, span{i, j, rule})
+			}
+		}
+		i = j
+	}
+	return out
+}
+
+func isB64(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_'
+}
+
+// decodedSecret decodes a base64 run and names the rule of the first
+// secret in it, or returns "".
+func (r *Redactor) decodedSecret(run string) string {
+	body := strings.TrimRight(run, "=")
+	var dec []byte
+	var err error
+	if strings.ContainsAny(body, "-_") {
+		dec, err = base64.RawURLEncoding.DecodeString(body)
+	} else {
+		dec, err = base64.RawStdEncoding.DecodeString(body)
+	}
+	if err != nil || !utf8.Valid(dec) {
+		return ""
+	}
+	text := string(dec)
+	lower := []byte(asciiLower(text))
+	for _, d := range []struct {
+		det   *detect.Detector
+		words *ahocorasick.Trie
+	}{{r.det, r.keywords}, {r.generic, r.genericWords}} {
+		if d.det == nil {
+			continue
+		}
+		hit := false
+		d.words.Walk(lower, func(int64, int64, int64) bool {
+			hit = true
+			return false
+		})
+		if !hit {
+			continue
+		}
+		for _, f := range d.det.DetectString(text) {
+			if !r.allow[strings.Trim(f.Secret, "\n")] {
+				return f.RuleID
+			}
+		}
+	}
+	return ""
+}
+
+// cutKeys adds the parts of private keys that a cut left unmatched: a
+// header not followed by its end (the text was capped) is hidden to the
+// end of the text, and an end with no header before it (the text is a
+// tail) is hidden from the start of the text.
+func (r *Redactor) cutKeys(s string, spans []span) []span {
+	covered := func(i int) bool {
+		for _, sp := range spans {
+			if sp.start <= i && i < sp.end {
+				return true
+			}
+		}
+		return false
+	}
+	begins := r.pemBegin.FindAllStringIndex(s, -1)
+	ends := r.pemEnd.FindAllStringIndex(s, -1)
+	for _, b := range begins {
+		if covered(b[0]) {
+			continue
+		}
+		end := len(s)
+		for _, e := range ends {
+			if e[0] > b[1] {
+				end = e[1]
+				break
+			}
+		}
+		spans = append(spans, span{b[0], end, "private-key"})
+	}
+	if len(ends) > 0 && !covered(ends[0][0]) && (len(begins) == 0 || begins[0][0] > ends[0][0]) {
+		spans = append(spans, span{0, ends[0][1], "private-key"})
+	}
+	return spans
+}
+
+// span is a byte range of the text to replace.
+type span struct {
+	start, end int
+	rule       string
+}
+
+// merge sorts spans and joins those that overlap: what any rule covers is
+// hidden, under the first rule's name.
+func merge(out []span) []span {
+	slices.SortFunc(out, func(a, b span) int {
+		if a.start != b.start {
+			return a.start - b.start
+		}
+		return b.end - a.end // the longer first
+	})
+	merged := out[:0]
+	for _, sp := range out {
+		if n := len(merged); n > 0 && sp.start < merged[n-1].end {
+			merged[n-1].end = max(merged[n-1].end, sp.end)
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	return merged
+}

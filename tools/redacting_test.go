@@ -1,0 +1,157 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/countersign/countersign/tools"
+	"github.com/countersign/countersign/tools/filetool"
+	"github.com/countersign/countersign/tools/redact"
+	"github.com/countersign/countersign/tools/shelltool"
+)
+
+// Secrets put together at run time, so this file is no finding itself.
+var (
+	leakAWS   = "AKIA" + "QX3ZT7WNBV2MRL5K"
+	leakSlack = "xoxb-" + "1234567890123-1234567890123-" + "aB3dE5fG7hJ9kL1mN3pQ5rS7"
+	leakLog   = "2026-11-26 10:00 deploy with " + leakAWS + "\n2026-11-26 10:01 notify via " + leakSlack + "\n"
+)
+
+func redactor(t *testing.T) *redact.Redactor {
+	t.Helper()
+	x, err := redact.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// leakyTool returns a secret in every field of its result and preview, and
+// in its progress reports.
+type leakyTool struct{}
+
+func (leakyTool) Name() string            { return "leaky" }
+func (leakyTool) Description() string     { return "leaks" }
+func (leakyTool) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (leakyTool) Run(_ context.Context, _ json.RawMessage, opts tools.RunOptions) tools.Result {
+	if opts.Progress != nil {
+		opts.Progress(tools.Progress{Tail: leakLog})
+	}
+	data, _ := json.Marshal(map[string]any{"token": leakSlack, "list": []any{leakAWS, 1}})
+	return tools.Result{
+		Status: tools.StatusOK, Executed: true,
+		Stdout: leakLog, Stderr: leakLog, Body: leakLog, Content: leakLog,
+		Error: leakLog, Message: leakLog, Note: "capped",
+		Columns: []tools.Column{{Name: "'" + leakAWS + "'", Type: "VARCHAR"}},
+		Rows:    [][]any{{leakSlack, int64(3), nil}},
+		Headers: map[string]string{"X-Token": leakSlack},
+		Data:    data,
+	}
+}
+
+func (leakyTool) Preview(context.Context, json.RawMessage) tools.Preview {
+	return tools.Preview{Summary: leakLog, Items: []string{leakAWS}, Err: leakSlack}
+}
+
+func TestRegistryRedactsEveryPath(t *testing.T) {
+	r, err := tools.NewRegistry(leakyTool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Redact(redactor(t))
+	ctx := context.Background()
+	var tails []string
+	opts := tools.RunOptions{Progress: func(p tools.Progress) { tails = append(tails, p.Tail) }}
+	looked, ok := r.Lookup("leaky")
+	if !ok {
+		t.Fatal("Lookup lost the tool")
+	}
+	pv, ok := looked.(tools.Previewer)
+	if !ok {
+		t.Fatal("the redacting wrapper dropped the Previewer capability")
+	}
+	viaRun := r.Run(ctx, "leaky", nil, opts)
+	viaLookup := looked.Run(ctx, nil, opts)
+	preview, _ := r.Preview(ctx, "leaky", nil)
+	seen := map[string]any{
+		"Registry.Run": viaRun, "Lookup().Run": viaLookup,
+		"Registry.Preview": preview, "Lookup().Preview": pv.Preview(ctx, nil),
+		"progress": tails,
+	}
+	for path, v := range seen {
+		b, _ := json.Marshal(v)
+		if strings.Contains(string(b), leakAWS) || strings.Contains(string(b), leakSlack) {
+			t.Errorf("%s let a secret through: %s", path, b)
+		}
+	}
+	if len(tails) != 2 {
+		t.Errorf("progress reported %d times, want 2", len(tails))
+	}
+	// 2 per log text × 6 texts, 1 column, 1 row, 1 header, 2 in data.
+	if viaRun.Redacted != 17 || !strings.Contains(viaRun.Note, "17 values that look like secrets were replaced") ||
+		!strings.HasPrefix(viaRun.Note, "capped; ") {
+		t.Errorf("Redacted = %d, Note = %q", viaRun.Redacted, viaRun.Note)
+	}
+	if !strings.Contains(viaRun.Stdout, "[redacted: aws-access-token]") || !strings.Contains(viaRun.Stdout, "[redacted: slack-bot-token]") {
+		t.Errorf("Stdout = %q: the rule is not named", viaRun.Stdout)
+	}
+	if !strings.Contains(viaRun.JSON(), `"redacted":17`) {
+		t.Errorf("the model is not told how many values were redacted: %s", viaRun.JSON())
+	}
+}
+
+// TestRegistryRedactsRealTools reads a log holding secrets with the file
+// tool and with cat through the shell tool.
+func TestRegistryRedactsRealTools(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "app.log"), []byte(leakLog), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ft, err := filetool.New(filetool.Config{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := shelltool.New(shelltool.Config{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := tools.NewRegistry(ft, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Redact(redactor(t))
+	ctx := context.Background()
+	for name, call := range map[string]struct {
+		tool string
+		args string
+	}{
+		"file read": {filetool.Name, `{"operation":"read","path":"app.log"}`},
+		"cat":       {shelltool.Name, `{"command":"cat app.log; cat app.log >&2"}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := r.Run(ctx, call.tool, json.RawMessage(call.args), tools.RunOptions{AutoRun: true})
+			js := res.JSON()
+			if res.Status != tools.StatusOK || !strings.Contains(js, "[redacted: ") {
+				t.Fatalf("result = %s", js)
+			}
+			if strings.Contains(js, leakAWS) || strings.Contains(js, leakSlack) {
+				t.Errorf("a secret went through: %s", js)
+			}
+		})
+	}
+}
+
+func TestRegistryWithoutRedactorChangesNothing(t *testing.T) {
+	r, err := tools.NewRegistry(leakyTool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Redact(nil)
+	if res := r.Run(context.Background(), "leaky", nil, tools.RunOptions{}); res.Stdout != leakLog || res.Redacted != 0 {
+		t.Errorf("Redact(nil) changed the result: %+v", res)
+	}
+}
