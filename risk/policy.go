@@ -51,6 +51,7 @@ type Policy struct {
 	sensitive *sensitive.Matcher
 	shell     *shell.Analyzer
 	sql       *sqlrisk.Analyzer
+	mcp       map[string]MCPTool // by function name; see mcp.go
 }
 
 type channelModes struct {
@@ -188,6 +189,9 @@ func (p *Policy) Assess(c Call) (v Verdict) {
 		extra = append(extra, modeNote)
 	}
 
+	if t, ok := p.mcp[c.Tool]; ok {
+		return p.assessMCP(c.Tool, t, a, mode, llm, extra)
+	}
 	var j judgement
 	switch c.Tool {
 	case ToolCommand:
