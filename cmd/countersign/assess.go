@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -58,6 +59,11 @@ Flags:
                            preauthorized: ["systemctl restart nginx", "re:ls( .*)?"]
                        channels:
                          C0PROD: {mode: strict}
+  --mcp            start the MCP servers of the config's "mcp:" section to list
+                   their tools (none is called), so that a call of one, by its
+                   function name ({"tool":"fs__write_file",...}), is judged by the
+                   MCP rules (operator setting, trusted read-only hint,
+                   destructive hints); without it such a call is an unknown tool
   --mode MODE      the mode of every call that does not carry its own "mode";
                    it overrides the config's global, per-tool and per-channel modes
 `
@@ -67,6 +73,7 @@ func assessMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("assess", flag.ContinueOnError)
 	configPath := fs.String("config", "", "YAML configuration file")
 	mode := fs.String("mode", "", "strict, guarded or smart")
+	withMCP := fs.Bool("mcp", false, "start the configured MCP servers to list their tools")
 	if code, done := parseFlags(fs, args, assessHelp, stdout, stderr); done {
 		return code
 	}
@@ -84,6 +91,12 @@ func assessMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "countersign assess: config: %v\n", err)
 		return 2
+	}
+	if *withMCP {
+		if policy, err = assessWithMCP(context.Background(), cfg, policy, stderr); err != nil { // mcp.go
+			fmt.Fprintf(stderr, "countersign assess: config: %v\n", err)
+			return 2
+		}
 	}
 	if os.Getenv("GOGC") == "" {
 		// Every call leaves short-lived parse trees behind and the live heap

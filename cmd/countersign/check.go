@@ -102,6 +102,7 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stdout, "#   ok    %s\n", r.name)
 			}
 		}
+		a.printMCPListed(stdout) // mcp.go
 	}
 	_, _ = stdout.Write(out)
 	return code

@@ -23,6 +23,7 @@ import (
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools/filetool"
 	"github.com/countersign/countersign/tools/httptool"
+	"github.com/countersign/countersign/tools/mcptool"
 	"github.com/countersign/countersign/tools/shelltool"
 	"github.com/countersign/countersign/tools/sqltool"
 )
@@ -47,6 +48,7 @@ type fileConfig struct {
 	Discord  discord.Config   `yaml:"discord"`
 	Log      logConfig        `yaml:"log"`
 	Ops      opsConfig        `yaml:"ops"`
+	MCP      mcptool.Config   `yaml:"mcp"`
 }
 
 // terminalConfig is the terminal's section: whether it starts, and its
