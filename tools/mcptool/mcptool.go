@@ -6,7 +6,7 @@
 // official Go SDK, github.com/modelcontextprotocol/go-sdk.
 //
 // Names. A tool's function name is the server's name, "__", and the tool's
-// name, with every byte outside [A-Za-z0-9_-] replaced by "_", so that it
+// name, with every character outside [A-Za-z0-9_-] replaced by "_", so that it
 // is a name the chat-completions API accepts (^[a-zA-Z0-9_-]{1,64}$). A
 // name longer than 64 bytes, or one that is already taken (by a built-in
 // tool, or by an earlier tool in server-name order then the server's
