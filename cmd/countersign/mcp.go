@@ -108,7 +108,9 @@ func (a *app) mcpBackends(c mcptool.Config) []backend {
 	for _, name := range slices.Sorted(maps.Keys(c.Servers)) {
 		one := mcptool.Config{Servers: map[string]mcptool.ServerConfig{name: c.Servers[name]}}
 		bs = append(bs, backend{name: "MCP server " + name, check: func(ctx context.Context) error {
-			m, warnings := mcptool.Start(ctx, one, mcptool.Options{Log: a.log, Version: version()})
+			// Its own start_timeout applies, not the backends' 5s: npx may
+			// need longer to fetch a server the first time.
+			m, warnings := mcptool.Start(context.WithoutCancel(ctx), one, mcptool.Options{Log: a.log, Version: version()})
 			defer m.Close()
 			if len(m.Summary()) == 0 && len(warnings) > 0 {
 				return fmt.Errorf("%s", warnings[0])
@@ -252,7 +254,7 @@ func mcpList(ctx context.Context, a *app, cfg fileConfig, pins approval.MCPPinne
 	for _, t := range m.Tools() {
 		mt := p.MCPTools()[t.Name()]
 		v := p.Assess(risk.Call{Tool: t.Name(), Args: []byte(`{}`)})
-		hint := "readOnlyHint"
+		hint := "read-only"
 		switch {
 		case mt.Destructive():
 			hint = "destructive"
