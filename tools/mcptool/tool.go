@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/countersign/countersign/risk"
@@ -155,6 +156,13 @@ func (t *Tool) Run(ctx context.Context, raw json.RawMessage, _ tools.RunOptions)
 		return tools.Failed(fmt.Errorf("the call was stopped before it finished; the MCP server %s was told to cancel it, and it may have partly run", t.srv.name))
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
 		return tools.Failed(fmt.Errorf("the call timed out after %v (mcp.servers.%s.timeout); the server was told to cancel it, and it may have partly run", t.srv.cfg.Timeout, t.srv.name))
+	}
+	// A refusal of the request itself (unknown tool, arguments that do not
+	// fit its schema) means the tool did not run; any other error may come
+	// after it started.
+	var we *jsonrpc.Error
+	if errors.As(err, &we) && (we.Code == jsonrpc.CodeInvalidParams || we.Code == jsonrpc.CodeMethodNotFound) {
+		return tools.InvalidArgs(fmt.Errorf("the MCP server %s refused the call: %s", t.srv.name, we.Message))
 	}
 	return tools.Failed(fmt.Errorf("the MCP server %s answered with an error: %v", t.srv.name, err))
 }
