@@ -98,3 +98,23 @@ func TestMCPAcceptNeedsRedis(t *testing.T) {
 		t.Errorf("accept without a server: exit %d: %s", code, stderr.String())
 	}
 }
+
+// TestAssessMCP: assess --mcp lists the configured server's tools and
+// judges their calls by the MCP rules; without --mcp they are unknown
+// tools, and a server that cannot start is said on stderr.
+func TestAssessMCP(t *testing.T) {
+	cfg := writeConfig(t, "mcp:\n  servers:\n    ops:\n      url: "+inprocMCP(t, "Reports the status.")+
+		"\n      policy: {status: block}\n    gone:\n      url: http://127.0.0.1:1/mcp\n")
+	in := `{"tool":"ops__status","args":{"risk_level":"low"}}` + "\n"
+	got, code, stderr := runAssess(t, in, "--mcp", "--config", cfg)
+	if code != 0 || len(got) != 1 || got[0].Decision != "block" || got[0].Rule != "operator" {
+		t.Errorf("assess --mcp: exit %d, %+v, stderr %s", code, got, stderr)
+	}
+	if !strings.Contains(stderr, "MCP server gone could not start") {
+		t.Errorf("stderr does not name the server that could not start: %q", stderr)
+	}
+	got, _, _ = runAssess(t, in, "--config", cfg)
+	if len(got) != 1 || got[0].Decision != "auto" || got[0].Rule != "llm" {
+		t.Errorf("assess without --mcp judges an unknown tool: %+v", got)
+	}
+}
