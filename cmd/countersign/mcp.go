@@ -77,8 +77,19 @@ func (a *app) startMCP(ctx context.Context, c mcptool.Config) error {
 	for _, line := range m.Summary() {
 		a.log.Info("MCP server started", "summary", line)
 	}
+	// The banner names each server and how many tools it offers; the log,
+	// config check --connect and mcp list name the tools.
+	count := map[string]int{}
+	var servers []string
 	for _, t := range m.Tools() {
-		a.names = append(a.names, t.Name())
+		srv := t.(*mcptool.Tool).Server()
+		if count[srv] == 0 {
+			servers = append(servers, srv)
+		}
+		count[srv]++
+	}
+	for _, srv := range servers {
+		a.names = append(a.names, fmt.Sprintf("MCP %s (%d tools)", srv, count[srv]))
 	}
 	for _, w := range warnings {
 		a.log.Warn("MCP server problem at start", "problem", w)

@@ -78,7 +78,7 @@ mcp:
 		}
 	}
 	waitFor(t, out, regexp.MustCompile(`approvals: memory`))
-	if !strings.Contains(out.String(), "fs__read_text_file") {
+	if !strings.Contains(out.String(), "MCP fs (14 tools)") {
 		t.Errorf("the banner does not list the MCP tools:\n%s", out)
 	}
 
