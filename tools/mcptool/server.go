@@ -34,6 +34,9 @@ type server struct {
 	stderr  *tailBuffer
 	stopped chan struct{} // closed by close
 	done    chan struct{} // closed when the supervisor has returned
+	// life is cancelled by close, so that a restart in progress gives up.
+	life   context.Context
+	cancel context.CancelFunc
 }
 
 // Backoff between restarts of a server that died: doubling from
@@ -44,7 +47,9 @@ var (
 )
 
 func newServer(name string, cfg ServerConfig, opts Options) *server {
+	life, cancel := context.WithCancel(context.Background())
 	return &server{
+		life: life, cancel: cancel,
 		name: name, cfg: cfg, opts: opts,
 		log: opts.Log.With("mcp_server", name),
 		client: mcp.NewClient(&mcp.Implementation{Name: "countersign", Version: opts.Version},
@@ -141,6 +146,7 @@ func (s *server) startError(err error) error {
 func (s *server) start(ctx context.Context) (*mcp.ClientSession, error) {
 	sess, cmd, err := s.connect(ctx)
 	if err != nil {
+		s.cancel()
 		close(s.done)
 		return nil, err
 	}
@@ -176,7 +182,7 @@ func (s *server) supervise(sess *mcp.ClientSession) {
 				return
 			case <-time.After(wait):
 			}
-			ns, ncmd, err := s.connect(context.Background())
+			ns, ncmd, err := s.connect(s.life)
 			if err == nil {
 				s.mu.Lock()
 				if s.closed {
@@ -231,6 +237,7 @@ func (s *server) close() {
 	}
 	s.closed = true
 	close(s.stopped)
+	s.cancel()
 	sess, cmd := s.sess, s.cmd
 	s.sess, s.cmd = nil, nil
 	s.mu.Unlock()
