@@ -187,3 +187,44 @@ func writeFile(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// TestRunMCPStop: a running MCP call stopped from its card ends at once
+// (the server is told to cancel), and the model learns it was stopped
+// part-way.
+func TestRunMCPStop(t *testing.T) {
+	bin := filepath.Join(testenv.MCPDir(t), "node_modules", ".bin")
+	config := filepath.Join(t.TempDir(), "countersign.yaml")
+	writeFile(t, config, "mcp:\n  servers:\n    everything:\n      command: ["+quoteJSON(filepath.Join(bin, "mcp-server-everything"))+"]\n")
+	srv := agenttest.NewServer(t,
+		agenttest.Calls(agenttest.Call("c1", "everything__trigger-long-running-operation", `{"duration":120,"steps":60}`)),
+		agenttest.Text("Stopped, as asked."),
+	)
+	t.Setenv(DefaultRedisURLEnv, "")
+	in, out, done := startRun(t, t.TempDir(), config, "OPENAI_BASE_URL", srv.BaseURL(), "OPENAI_MODEL", "m")
+	say := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(in, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, out, regexp.MustCompile(`approvals: memory`))
+	say("run the long operation")
+	id := waitFor(t, out, regexp.MustCompile(`approve ([a-z0-9]{20,})`))
+	say("/as bob")
+	say("approve " + id)
+	waitFor(t, out, regexp.MustCompile(`type: !stop `+id))
+	say("!stop " + id)
+	waitFor(t, out, regexp.MustCompile(`Stopped, as asked\.`))
+	in.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("model requests = %d, want 2", len(reqs))
+	}
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	if last.Role != "tool" || !strings.Contains(last.Content, "stopped by bob while it ran") || !strings.Contains(last.Content, `"executed":true`) {
+		t.Errorf("the model was told: %+v", last)
+	}
+}
