@@ -63,7 +63,9 @@ Flags:
                    their tools (none is called), so that a call of one, by its
                    function name ({"tool":"fs__write_file",...}), is judged by the
                    MCP rules (operator setting, trusted read-only hint,
-                   destructive hints); without it such a call is an unknown tool
+                   destructive hints). Without it, the tools a server lists in
+                   the config (mcp.servers.NAME.tools) are judged so, and any
+                   other call is an unknown tool's
   --mode MODE      the mode of every call that does not carry its own "mode";
                    it overrides the config's global, per-tool and per-channel modes
 `
@@ -92,11 +94,9 @@ func assessMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "countersign assess: config: %v\n", err)
 		return 2
 	}
-	if *withMCP {
-		if policy, err = assessWithMCP(context.Background(), cfg, policy, stderr); err != nil { // mcp.go
-			fmt.Fprintf(stderr, "countersign assess: config: %v\n", err)
-			return 2
-		}
+	if policy, err = assessWithMCP(context.Background(), cfg, policy, *withMCP, stderr); err != nil { // mcp.go
+		fmt.Fprintf(stderr, "countersign assess: config: %v\n", err)
+		return 2
 	}
 	if os.Getenv("GOGC") == "" {
 		// Every call leaves short-lived parse trees behind and the live heap

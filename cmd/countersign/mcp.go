@@ -147,14 +147,18 @@ func (a *app) printMCPListed(w io.Writer) {
 	}
 }
 
-// assessWithMCP is assess --mcp: the configured servers are started to
-// list their tools (none is called), so that calls of their tools are
-// judged by the MCP rules; a server that cannot start is said on stderr
-// and its calls are judged as any unknown tool's.
-func assessWithMCP(ctx context.Context, cfg fileConfig, p *risk.Policy, stderr io.Writer) (*risk.Policy, error) {
+// assessWithMCP gives assess the MCP tools: those the configuration lists
+// (mcp.servers.NAME.tools), or with --mcp (start) those the servers list
+// when started (none is called), so that their calls are judged by the
+// MCP rules. A server that cannot start is said on stderr, and its calls
+// are judged as any unknown tool's.
+func assessWithMCP(ctx context.Context, cfg fileConfig, p *risk.Policy, start bool, stderr io.Writer) (*risk.Policy, error) {
 	c, err := cfg.MCP.WithDefaults()
 	if err != nil {
 		return nil, err
+	}
+	if !start {
+		return p.WithMCP(mcptool.Declared(c, builtinTool)), nil
 	}
 	m, warnings := mcptool.Start(ctx, c, mcptool.Options{Log: discardLogger(), Version: version()})
 	defer m.Close()
@@ -300,3 +304,9 @@ func (r readOnlyPins) PinMCP(ctx context.Context, server, tool, hash string) (st
 
 // discardLogger drops the log of short-lived commands (assess, mcp).
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// builtinTool reports whether name is one of the built-in tools, whose
+// names an MCP tool never takes.
+func builtinTool(name string) bool {
+	return slices.Contains([]string{risk.ToolCommand, risk.ToolSQL, risk.ToolFile, risk.ToolHTTP}, name)
+}

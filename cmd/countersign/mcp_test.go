@@ -118,3 +118,23 @@ func TestAssessMCP(t *testing.T) {
 		t.Errorf("assess without --mcp judges an unknown tool: %+v", got)
 	}
 }
+
+// TestAssessDeclaredMCP: without --mcp, assess judges the tools a server
+// lists in the configuration, starting nothing.
+func TestAssessDeclaredMCP(t *testing.T) {
+	cfg := writeConfig(t, `mcp:
+  servers:
+    fs:
+      url: http://127.0.0.1:1/mcp
+      trusted: true
+      tools:
+        - {name: read_text_file, annotations: {readOnlyHint: true}}
+        - {name: write_file, annotations: {destructiveHint: true}}
+`)
+	in := `{"tool":"fs__read_text_file","args":{}}` + "\n" + `{"tool":"fs__write_file","args":{"risk_level":"low"}}` + "\n"
+	got, code, stderr := runAssess(t, in, "--config", cfg)
+	if code != 0 || len(got) != 2 || got[0].Decision != "auto" || got[0].Rule != "whitelist" ||
+		got[1].Decision != "confirm" || got[1].Rule != "danger" || stderr != "" {
+		t.Errorf("assess with the tools in the config: exit %d, %+v, stderr %q", code, got, stderr)
+	}
+}

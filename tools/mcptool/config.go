@@ -61,6 +61,24 @@ type ServerConfig struct {
 	StartTimeout time.Duration `yaml:"start_timeout"`
 	// MaxOutputBytes caps the text of a result (default 64 KiB).
 	MaxOutputBytes int `yaml:"max_output_bytes"`
+
+	// Tools optionally lists the server's tools as its tools/list gives
+	// them (name and annotations), for `countersign assess` to judge calls
+	// without starting the server. The bot itself always asks the server.
+	Tools []DeclaredTool `yaml:"tools"`
+}
+
+// DeclaredTool is one tool of a server's list in the configuration.
+type DeclaredTool struct {
+	Name        string              `yaml:"name"`
+	Annotations DeclaredAnnotations `yaml:"annotations"`
+}
+
+// DeclaredAnnotations are the hints the policy reads, spelled as MCP
+// spells them; an absent destructiveHint is true, as in the spec.
+type DeclaredAnnotations struct {
+	ReadOnlyHint    bool  `yaml:"readOnlyHint"`
+	DestructiveHint *bool `yaml:"destructiveHint"`
 }
 
 // The defaults.
@@ -146,6 +164,13 @@ func (s ServerConfig) withDefaults(key, name string) (ServerConfig, error) {
 		if !envNameRE.MatchString(v) {
 			return s, fmt.Errorf("%s.headers_env.%s: %q is not a variable name", key, h, v)
 		}
+	}
+	seen := map[string]bool{}
+	for i, t := range s.Tools {
+		if t.Name == "" || seen[t.Name] {
+			return s, fmt.Errorf("%s.tools[%d]: each tool needs a name of its own", key, i)
+		}
+		seen[t.Name] = true
 	}
 	if _, err := risk.CompileMCPRules(key+".policy", s.Policy); err != nil {
 		return s, err

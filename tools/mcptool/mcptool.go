@@ -153,6 +153,32 @@ func Start(ctx context.Context, cfg Config, opts Options) (*Manager, []string) {
 	return m, warnings
 }
 
+// Declared is what the policy needs to judge the tools the configuration
+// lists (mcp.servers.<name>.tools), by function name, named as Start would
+// name them; taken reports the names of the built-in tools. Nothing is
+// started.
+func Declared(cfg Config, taken func(string) bool) map[string]risk.MCPTool {
+	out := map[string]risk.MCPTool{}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
+		s := cfg.Servers[name]
+		rules, err := risk.CompileMCPRules("mcp.servers."+name+".policy", s.Policy)
+		if err != nil {
+			continue // WithDefaults reports it
+		}
+		for _, t := range s.Tools {
+			fn := functionName(name, t.Name, func(n string) bool { _, ok := out[n]; return ok || taken(n) })
+			if fn == "" {
+				continue
+			}
+			mt := risk.MCPTool{Server: name, Tool: t.Name, Trusted: s.Trusted,
+				ReadOnlyHint: t.Annotations.ReadOnlyHint, DestructiveHint: t.Annotations.DestructiveHint}
+			mt.Setting, mt.From = rules.For(t.Name)
+			out[fn] = mt
+		}
+	}
+	return out
+}
+
 // listTools lists every tool of a session, page by page.
 func listTools(ctx context.Context, sess *mcp.ClientSession) ([]*mcp.Tool, error) {
 	var out []*mcp.Tool
