@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/countersign/countersign/approval"
@@ -124,7 +126,8 @@ func (a *app) mcpBackends(c mcptool.Config) []backend {
 			m, warnings := mcptool.Start(context.WithoutCancel(ctx), one, mcptool.Options{Log: a.log, Version: version()})
 			defer m.Close()
 			if len(m.Summary()) == 0 && len(warnings) > 0 {
-				return fmt.Errorf("%s", warnings[0])
+				why := strings.TrimPrefix(warnings[0], "MCP server "+name+" could not start: ")
+				return errors.New(strings.TrimSuffix(why, "; its tools are not offered until the bot restarts."))
 			}
 			a.mcp.mu.Lock()
 			a.mcp.listed = append(a.mcp.listed, m.Summary()...)
