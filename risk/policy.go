@@ -54,6 +54,7 @@ type Policy struct {
 	shell     *shell.Analyzer
 	sql       *sqlrisk.Analyzer
 	taint     bool // Config.Taint
+	mcp       map[string]MCPTool // by function name; see mcp.go
 }
 
 type channelModes struct {
@@ -196,6 +197,9 @@ func (p *Policy) Assess(c Call) (v Verdict) {
 		extra = append(extra, modeNote)
 	}
 
+	if t, ok := p.mcp[c.Tool]; ok {
+		return p.assessMCP(c.Tool, t, a, mode, llm, extra)
+	}
 	var j judgement
 	switch c.Tool {
 	case ToolCommand:

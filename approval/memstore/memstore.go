@@ -70,6 +70,8 @@ type Store struct {
 	audit     []approval.Event // ring of cap AuditCap
 	auditNext int              // where the next event goes
 	auditLen  int
+
+	pins mcpPins // see mcppin.go
 }
 
 // entry is one record as JSON, with the fields the scans filter on.

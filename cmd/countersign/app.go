@@ -43,6 +43,7 @@ type app struct {
 	model  agent.Model
 	redis  redis.UniversalClient // nil when the store is in memory
 	closer []func() error
+	mcp    mcpState // mcp.go
 }
 
 // env is what build reads from the process, so tests can give their own.
@@ -89,6 +90,9 @@ func build(ctx context.Context, cfg fileConfig, e env) (a *app, err error) {
 		return a, err
 	}
 	if err := a.buildStore(ctx, cfg.Store, e); err != nil {
+		return a, err
+	}
+	if err := a.checkMCP(cfg.MCP); err != nil { // mcp.go
 		return a, err
 	}
 	if err := a.buildAudit(ctx, cfg.Audit, e); err != nil { // audit.go

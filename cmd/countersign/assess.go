@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -54,6 +55,13 @@ Flags:
                            preauthorized: ["systemctl restart nginx", "re:ls( .*)?"]
                        channels:
                          C0PROD: {mode: strict}
+  --mcp            start the MCP servers of the config's "mcp:" section to list
+                   their tools (none is called), so that a call of one, by its
+                   function name ({"tool":"fs__write_file",...}), is judged by the
+                   MCP rules (operator setting, trusted read-only hint,
+                   destructive hints). Without it, the tools a server lists in
+                   the config (mcp.servers.NAME.tools) are judged so, and any
+                   other call is an unknown tool's
   --mode MODE      the mode of every call that does not carry its own "mode";
                    it overrides the config's global, per-tool and per-channel modes
 `
@@ -63,6 +71,7 @@ func assessMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("assess", flag.ContinueOnError)
 	configPath := fs.String("config", "", "YAML configuration file")
 	mode := fs.String("mode", "", "strict, guarded or smart")
+	withMCP := fs.Bool("mcp", false, "start the configured MCP servers to list their tools")
 	if code, done := parseFlags(fs, args, assessHelp, stdout, stderr); done {
 		return code
 	}
@@ -78,6 +87,10 @@ func assessMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	policy, err := risk.New(cfg.Risk)
 	if err != nil {
+		fmt.Fprintf(stderr, "countersign assess: config: %v\n", err)
+		return 2
+	}
+	if policy, err = assessWithMCP(context.Background(), cfg, policy, *withMCP, stderr); err != nil { // mcp.go
 		fmt.Fprintf(stderr, "countersign assess: config: %v\n", err)
 		return 2
 	}

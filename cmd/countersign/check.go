@@ -106,6 +106,7 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "countersign config check: warning: %s: %s\n", r.name, r.warn)
 			}
 		}
+		a.printMCPListed(stdout) // mcp.go
 	}
 	_, _ = stdout.Write(out)
 	return code

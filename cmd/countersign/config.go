@@ -26,6 +26,7 @@ import (
 	"github.com/countersign/countersign/tools/filetool"
 	"github.com/countersign/countersign/tools/httptool"
 	"github.com/countersign/countersign/tools/redact"
+	"github.com/countersign/countersign/tools/mcptool"
 	"github.com/countersign/countersign/tools/shelltool"
 	"github.com/countersign/countersign/tools/sqltool"
 )
@@ -50,6 +51,7 @@ type fileConfig struct {
 	Discord  discord.Config   `yaml:"discord"`
 	Log      logConfig        `yaml:"log"`
 	Ops      ops.Config       `yaml:"ops"`
+	MCP      mcptool.Config   `yaml:"mcp"`
 }
 
 // terminalConfig is the terminal's section: whether it starts, and its

@@ -76,6 +76,9 @@ func (a *app) backends(cfg fileConfig, getenv func(string) string, full bool) []
 			bs = append(bs, backend{name: "audit table (audit.mysql)", check: func(ctx context.Context) error { return auditsink.ProbeMySQL(ctx, dsn) }})
 		}
 	}
+	if full {
+		bs = append(bs, a.mcpBackends(cfg.MCP)...) // mcp.go
+	}
 	if m, ok := a.model.(*llm.Client); ok && !full {
 		bs = append(bs, backend{name: "model server " + m.Server(), check: m.Dial})
 	} else if ok {

@@ -13,6 +13,7 @@ import (
 var helpCommands = [][]string{
 	{"run"}, {"assess"}, {"config"}, {"config", "check"}, {"config", "example"}, {"version"}, {"help"},
 	{"audit"}, {"audit", "tail"}, {"audit", "export"},
+	{"mcp"}, {"mcp", "accept"}, {"mcp", "list"},
 }
 
 // TestEveryCommandAnswersHelp: --help, -h and -help after any subcommand

@@ -31,6 +31,8 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return auditMain(rest, stdout, stderr)
 	case "config":
 		return configMain(rest, stdout, stderr)
+	case "mcp":
+		return mcpMain(rest, stdout, stderr)
 	case "version", "--version":
 		fs := flag.NewFlagSet("version", flag.ContinueOnError)
 		if code, done := parseFlags(fs, rest, versionHelp, stdout, stderr); done {
@@ -68,6 +70,8 @@ Commands:
   config    config check: validate and print the effective configuration;
             config example: print the documented example
   assess    judge tool calls read from standard input (see countersign assess --help)
+  mcp       mcp accept SERVER: pin an MCP server's changed tools; mcp list
+            (see countersign mcp --help)
   audit     audit tail: the latest audit events; audit export: them filtered,
             as JSON lines (see countersign audit --help)
   version   print the version

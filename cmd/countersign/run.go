@@ -83,6 +83,9 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 		return err
 	}
 	defer a.close()
+	if err := a.startMCP(ctx, cfg.MCP); err != nil { // mcp.go
+		return err
+	}
 
 	ads, err := chatAdapters(cfg, os.Getenv, a.log)
 	if err != nil {

@@ -16,6 +16,7 @@ func (a *app) startWarnings(ctx context.Context, cfg fileConfig, euid int) []str
 		a.log.Info("a backend is down at start", "problem", d)
 		lines = append(lines, d+"; what needs it fails until it is back.")
 	}
+	lines = append(lines, a.mcpWarnings()...) // mcp.go
 	if w := rootWarning(a.cfg, euid); w != "" {
 		a.log.Info("commands run as root", "fix", "set tools.execute_command.run_as")
 		lines = append(lines, w)
