@@ -155,3 +155,32 @@ func TestRegistryWithoutRedactorChangesNothing(t *testing.T) {
 		t.Errorf("Redact(nil) changed the result: %+v", res)
 	}
 }
+
+// TestRegistryWithRedacts: tools added later (MCP servers' tools, With)
+// are found and redacted like the first ones.
+func TestRegistryWithRedacts(t *testing.T) {
+	r, err := tools.NewRegistry(stubTool{"a", objSchema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Redact(redactor(t))
+	q, err := r.With(leakyTool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	looked, ok := q.Lookup("leaky")
+	if !ok {
+		t.Fatal("a tool added with With is not found in a redacting registry")
+	}
+	for path, res := range map[string]tools.Result{
+		"Registry.Run": q.Run(context.Background(), "leaky", nil, tools.RunOptions{}),
+		"Lookup().Run": looked.Run(context.Background(), nil, tools.RunOptions{}),
+	} {
+		if b, _ := json.Marshal(res); strings.Contains(string(b), leakAWS) || res.Redacted == 0 {
+			t.Errorf("%s of a tool added with With let a secret through: %s", path, b)
+		}
+	}
+	if _, ok := q.Lookup("a"); !ok {
+		t.Error("With lost the first registry's tool")
+	}
+}

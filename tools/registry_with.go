@@ -26,5 +26,10 @@ func (r *Registry) With(ts ...Tool) (*Registry, error) {
 		q.tools[s.Name] = extra.tools[s.Name]
 		q.specs = append(q.specs, s)
 	}
+	if r.shown != nil {
+		// The new tools' output passes through the same redactor as
+		// every other tool's.
+		q.Redact(r.redactor)
+	}
 	return &q, nil
 }
