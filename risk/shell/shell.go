@@ -98,6 +98,11 @@ type Analysis struct {
 	// Unknown holds why the script is not read-only when it is neither absurd
 	// nor dangerous: "unknown command deploy.sh", "does not parse: ...".
 	Unknown []string
+	// RunTime holds why part of what runs is built at run time (a command
+	// name or verb from a variable, a substitution, "$@"): the assessor
+	// cannot read it, so the model's low risk_level cannot vouch for it,
+	// and the script is not read-only (issue 16).
+	RunTime []string
 }
 
 // Options configure an Analyzer.
@@ -178,7 +183,7 @@ func (a *Analyzer) Analyze(script string) (res Analysis) {
 	if j.seeksSecrets && j.unseenContent {
 		res.Danger = addReason(res.Danger, "prints the files find found by a secret's name")
 	}
-	if parsed && len(res.Absurd) == 0 && len(res.Danger) == 0 && len(res.Unknown) == 0 {
+	if parsed && len(res.Absurd) == 0 && len(res.Danger) == 0 && len(res.Unknown) == 0 && len(res.RunTime) == 0 {
 		if j.commands == 0 {
 			res.Unknown = append(res.Unknown, "no command to run")
 		} else {

@@ -831,6 +831,8 @@ func terraformCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		return ""
 	case verb == "providers" && len(args) > 1 && in(args[1].text, "lock", "mirror"):
 		return c.name + " providers " + args[1].text + " downloads providers and writes files"
+	case verb == "providers" && len(args) > 1 && args[1].text != "schema" && !strings.HasPrefix(args[1].text, "-"):
+		return c.name + " providers " + args[1].text + " is not a look"
 	case in(verb, "version", "providers", "graph", "validate", "-version", "--version"):
 		return ""
 	case verb == "fmt":

@@ -27,6 +27,7 @@ type judge struct {
 func (j *judge) absurd(why string)  { j.res.Absurd = addReason(j.res.Absurd, why) }
 func (j *judge) danger(why string)  { j.res.Danger = addReason(j.res.Danger, why) }
 func (j *judge) unknown(why string) { j.res.Unknown = addReason(j.res.Unknown, why) }
+func (j *judge) runTime(why string) { j.res.RunTime = addReason(j.res.RunTime, why) }
 
 // addReason appends why unless the list already holds it.
 func addReason(list []string, why string) []string {
@@ -249,7 +250,11 @@ func (j *judge) command(argv []arg, depth int) {
 		if j.funcs[name] {
 			return // its body was judged where it was defined
 		}
-		if !hasEffect {
+		if v := leadingVerb(argv[1:]); v != "" && !hasEffect {
+			// foo cluster destroy, invoke-rc.d nginx stop: a CLI with no
+			// row, whose subcommand is a destructive verb (issue 16).
+			j.danger(argv[0].text + " " + v + " " + effDestructiveVerb)
+		} else if !hasEffect {
 			j.unknown("unknown command " + argv[0].text)
 		}
 		j.wrapped(argv[1:], depth)
