@@ -159,6 +159,9 @@ type judgement struct {
 	danger    []string // rule 4
 	readOnly  bool     // rule 6
 	why       []string // why it is whitelisted, or why not
+	// unvouched says why the assessor could not read what runs (a command
+	// or verb built at run time): the LLM's low counts as absent (rule 5).
+	unvouched []string
 }
 
 func malformed(err error) judgement {
@@ -257,6 +260,12 @@ func (p *Policy) decide(tool string, mode Mode, llm Level, j judgement) Verdict 
 		return Verdict{Decision: Confirm, Risk: llm, Rule: RuleLLM,
 			Reasons: []string{"the assistant rated this call " + string(llm) + " risk"}}
 	case Low:
+		if mode == Smart && len(j.unvouched) > 0 {
+			v := Verdict{Decision: Confirm, Risk: Medium, Rule: RuleDefault, Reasons: j.unvouched}
+			v.Reasons = append(v.Reasons[:len(v.Reasons):len(v.Reasons)],
+				"the assistant's low risk_level cannot vouch for what the assessor cannot read")
+			return v
+		}
 		if mode == Smart {
 			return Verdict{Decision: Auto, Risk: Low, Rule: RuleLLM,
 				Reasons: []string{"the assistant rated this call low risk, which smart mode trusts"}}
@@ -340,9 +349,13 @@ func (p *Policy) judgeCommand(a args) judgement {
 	// must not be written to.
 	j.danger = append(j.danger[:len(j.danger):len(j.danger)], an.Danger...)
 	j.readOnly = an.ReadOnly && len(j.danger) == 0 && len(an.Absurd) == 0
-	if j.readOnly {
+	j.unvouched = an.RunTime
+	switch {
+	case j.readOnly:
 		j.why = []string{"every command is a known reader used read-only"}
-	} else {
+	case len(an.RunTime) > 0:
+		j.why = append(an.RunTime[:len(an.RunTime):len(an.RunTime)], an.Unknown...)
+	default:
 		j.why = notWhitelisted(an.Unknown, "the command is not a known read-only command")
 	}
 	return j

@@ -18,7 +18,14 @@ func deferred(j *judge, c *cmd) {
 		}
 		text := a.text
 		if c.name == "alias" {
-			_, text, _ = strings.Cut(text, "=")
+			var name string
+			name, text, _ = strings.Cut(text, "=")
+			if !a.dynamic && text != "" {
+				if j.aliases == nil {
+					j.aliases = map[string]string{}
+				}
+				j.aliases[name] = text
+			}
 		}
 		if a.dynamic {
 			j.danger(c.name + " runs a command built at run time")

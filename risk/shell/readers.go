@@ -356,6 +356,11 @@ func (rd *reader) judgeArgs(j *judge, c *cmd) {
 	if unresolved != "" {
 		defer j.unknown(unresolved)
 	}
+	if rd.raw || len(rd.groups) > 0 {
+		if v, ok := leadingVerbWord(c.args); ok && v.dynamic {
+			j.runTime(c.shown + " " + v.text + ": the command's verb is built at run time, so what it does cannot be read")
+		}
+	}
 	opts, operands := rd.opts.parseArgs(c.args)
 	for _, o := range opts {
 		if rd.deny.has(o) {
@@ -776,4 +781,31 @@ func getentCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
 		}
 	}
 	return ""
+}
+
+// globalValued are the global options of the raw readers (kubectl, git,
+// docker, helm...) that take the next word as their value.
+var globalValued = map[string]bool{"-n": true, "--namespace": true, "--context": true, "--cluster": true,
+	"--kubeconfig": true, "-C": true, "-c": true, "--git-dir": true, "--work-tree": true, "-H": true, "--host": true,
+	"--config": true, "-f": true, "--file": true, "-p": true, "--project-name": true, "--project-directory": true,
+	"--env-file": true, "--profile": true, "-s": true, "--server": true, "--user": true, "--as": true,
+	"--kube-context": true, "--namespace-id": true, "--root": true, "-M": true, "--machine": true, "-chdir": true}
+
+// leadingVerbWord returns the first word of a raw reader's command line
+// that is neither an option nor a global option's value: its verb.
+func leadingVerbWord(args []arg) (arg, bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a.text == "--" && !a.dynamic {
+			return arg{}, false
+		}
+		if a.isOption() {
+			if globalValued[a.text] {
+				i++
+			}
+			continue
+		}
+		return a, true
+	}
+	return arg{}, false
 }

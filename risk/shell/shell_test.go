@@ -15,10 +15,11 @@ const (
 	unknown              // not read-only, nothing dangerous: confirm
 	danger               // code-level danger: confirm, the LLM cannot lower it
 	absurd               // never runs: block
+	runTime              // a command or verb built at run time: confirm, the LLM cannot vouch for it
 )
 
 func (w want) String() string {
-	return [...]string{"read-only", "unknown", "danger", "absurd"}[w]
+	return [...]string{"read-only", "unknown", "danger", "absurd", "built at run time"}[w]
 }
 
 func kind(a Analysis) want {
@@ -27,6 +28,8 @@ func kind(a Analysis) want {
 		return absurd
 	case len(a.Danger) > 0:
 		return danger
+	case len(a.RunTime) > 0:
+		return runTime
 	case a.ReadOnly:
 		return readOnly
 	}
@@ -61,11 +64,11 @@ func run(t *testing.T, cases []tcase) {
 			if res.ReadOnly != (tt.want == readOnly) {
 				t.Fatalf("Analyze(%q).ReadOnly = %v: %+v", tt.script, res.ReadOnly, res)
 			}
-			if tt.want != readOnly && len(res.Absurd)+len(res.Danger)+len(res.Unknown) == 0 {
+			if tt.want != readOnly && len(res.Absurd)+len(res.Danger)+len(res.Unknown)+len(res.RunTime) == 0 {
 				t.Fatalf("Analyze(%q) is not read-only but gives no reason", tt.script)
 			}
 			if tt.reason != "" {
-				all := strings.Join(append(append(append([]string{}, res.Absurd...), res.Danger...), res.Unknown...), "\n")
+				all := strings.Join(append(append(append(append([]string{}, res.Absurd...), res.Danger...), res.Unknown...), res.RunTime...), "\n")
 				if !strings.Contains(all, tt.reason) {
 					t.Fatalf("Analyze(%q) reasons %q lack %q", tt.script, all, tt.reason)
 				}
@@ -458,7 +461,7 @@ func TestReadOnly(t *testing.T) {
 		{"bash -c reader", "bash -c 'ls | wc -l'", readOnly, ""},
 		{"sh -c nested reader", `sh -c "bash -c 'uptime'"`, readOnly, ""},
 		{"stdbuf", "stdbuf -oL grep x f", readOnly, ""},
-		{"functions", "f() { ls; }; f", readOnly, ""},
+		{"functions defined, not called", "f() { ls; }", readOnly, ""},
 		{"variable", "n=5; head -n $n f", readOnly, ""},
 		{"tee dev null", "ls | tee /dev/null", readOnly, ""},
 		{"sleep", "sleep 1; uptime", readOnly, ""},
@@ -773,7 +776,7 @@ func TestHiddenPaths(t *testing.T) {
 		{"c-style loop", "for ((i=0; i<n; i++)); do echo $i; done", unknown, ""},
 		{"c-style constant", "for ((;;)); do break; done", readOnly, ""},
 		{"dynamic word may split into -o", "sort $X f", unknown, ""},
-		{"dynamic git", "git $SUB", unknown, ""},
+		{"dynamic git", "git $SUB", runTime, ""},
 	})
 }
 

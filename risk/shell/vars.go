@@ -42,14 +42,38 @@ func (j *judge) assign(as *syntax.Assign, prefixFor string, depth int) {
 	if (riskyVar(n) || n == "KUBECONFIG" || n == "DOCKER_CONFIG") && !safePrefixVar(n, value, known) {
 		j.unknown("sets " + n + ", which changes what later commands do")
 	}
+	j.follow(n, as)
+}
+
+// follow keeps the value of a simple assignment for the commands after
+// it (R=/; rm -rf $R), appends (c=r; c+=m) and values built of known
+// variables (a=r; b=m; c=$a$b) included; any other assignment forgets
+// the name, so an old value is never taken for a new one.
+func (j *judge) follow(n string, as *syntax.Assign) {
+	if as.Array != nil || as.Index != nil {
+		delete(j.vars, n)
+		return
+	}
+	v, ok := "", true
 	if as.Value != nil {
-		if v, ok := word(as.Value).lit(); ok {
-			if j.vars == nil {
-				j.vars = map[string]string{}
-			}
-			j.vars[n] = v
+		w := word(as.Value)
+		v, ok = w.lit()
+		if !ok && w.dynamic && !w.glob {
+			v, ok = j.expandVars(w.text)
 		}
 	}
+	if as.Append {
+		old, known := j.vars[n]
+		v, ok = old+v, ok && known
+	}
+	if !ok {
+		delete(j.vars, n)
+		return
+	}
+	if j.vars == nil {
+		j.vars = map[string]string{}
+	}
+	j.vars[n] = v
 }
 
 // safePrefixVar reports whether exporting name=value to a reader keeps it a

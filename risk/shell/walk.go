@@ -12,7 +12,12 @@ type judge struct {
 	a        *Analyzer
 	res      *Analysis
 	commands int               // simple commands seen
-	funcs    map[string]bool   // functions the script defines (their bodies are judged where they stand)
+	funcs    map[string]*syntax.Stmt // functions the script defines: judged where they stand, and again at each call
+	aliases  map[string]string       // aliases the script defines, by name
+	// positional holds the words a script-defined function was called
+	// with, while its body is judged again for that call ($1, "$@").
+	positional []arg
+	expanding  int // calls being expanded, against maxDepth
 	cwd      string            // directory a literal cd moved to: relative when the start is not known, "" when nothing is
 	vars     map[string]string // variables assigned a literal value (X=/)
 	loops    map[string][]arg  // for loop variables and the words they take (for f in *.log)
@@ -210,12 +215,23 @@ func (j *judge) command(argv []arg, depth int) {
 		}
 		return
 	}
+	if j.positional != nil {
+		argv = j.spliceParams(argv)
+		if len(argv) == 0 {
+			return
+		}
+	}
+	if value, ok := j.aliases[argv[0].text]; ok && !argv[0].dynamic && j.expanding < maxDepth {
+		j.callAlias(argv, value, depth)
+		return
+	}
 	name, trusted, ok := commandName(argv[0])
 	if !ok && argv[0].dynamic {
 		// cmd=rm; $cmd -rf /: judge what the variable holds, never as a reader.
 		if v := j.resolve(argv[0]); v != argv[0].text {
 			name, _, ok = commandName(arg{text: v})
 			trusted = false
+			j.runTime("the command " + argv[0].text + " is built at run time (it holds " + clipWord(v) + "), so the assistant cannot vouch for it")
 		}
 	}
 	if !ok {
@@ -246,10 +262,11 @@ func (j *judge) command(argv []arg, depth int) {
 	if netClients[name] {
 		j.metadataReach(name, argv[1:])
 	}
+	if body, ok := j.funcs[name]; ok && argv[0].text == name {
+		j.callFunction(name, body, argv[1:], depth)
+		return
+	}
 	if !found {
-		if j.funcs[name] {
-			return // its body was judged where it was defined
-		}
 		if v := leadingVerb(argv[1:]); v != "" && !hasEffect {
 			// foo cluster destroy, invoke-rc.d nginx stop: a CLI with no
 			// row, whose subcommand is a destructive verb (issue 16).
@@ -335,9 +352,9 @@ func (j *judge) function(fd *syntax.FuncDecl) {
 	}
 	name := fd.Name.Value
 	if j.funcs == nil {
-		j.funcs = map[string]bool{}
+		j.funcs = map[string]*syntax.Stmt{}
 	}
-	j.funcs[name] = true
+	j.funcs[name] = fd.Body
 	self, spawns := 0, false
 	syntax.Walk(fd.Body, func(n syntax.Node) bool {
 		switch n := n.(type) {
@@ -355,4 +372,108 @@ func (j *judge) function(fd *syntax.FuncDecl) {
 	if self > 0 && spawns {
 		j.absurd("function " + name + " calls itself in a pipe or in the background: a fork bomb")
 	}
+}
+
+// callFunction judges a call of a function the script defined: the name
+// is not a command anybody can read off the line, so the assistant's
+// low risk_level cannot vouch for it, and the body is judged again with
+// the call's words as $1, $2, "$@" (f() { "$@"; }; f rm -rf /).
+func (j *judge) callFunction(name string, body *syntax.Stmt, args []arg, depth int) {
+	j.runTime(name + " is a function defined in the script, so what runs is built at run time")
+	if j.expanding >= maxDepth || body == nil {
+		if j.expanding >= maxDepth {
+			j.danger("functions call each other too deep to judge")
+		}
+		return
+	}
+	outer, outerVars := j.positional, j.vars
+	j.positional = append(make([]arg, 0, len(args)), args...)
+	j.vars = make(map[string]string, len(outerVars)+len(args)+1)
+	for k, v := range outerVars {
+		j.vars[k] = v
+	}
+	for k := 1; k <= 9; k++ {
+		delete(j.vars, string(rune('0'+k)))
+	}
+	for k, a := range args {
+		if v, ok := a.lit(); ok && k < 9 {
+			j.vars[string(rune('1'+k))] = v
+		}
+	}
+	j.expanding++
+	j.ownCwd([]*syntax.Stmt{body}, depth)
+	j.expanding--
+	j.positional, j.vars = outer, outerVars
+}
+
+// callAlias judges a call of an alias the script defined as its value
+// followed by the call's words.
+func (j *judge) callAlias(argv []arg, value string, depth int) {
+	j.runTime(argv[0].text + " is an alias defined in the script, so what runs is built at run time")
+	var b strings.Builder
+	b.WriteString(value)
+	for _, a := range argv[1:] {
+		b.WriteByte(' ')
+		if q, err := syntax.Quote(a.text, syntax.LangBash); err == nil && !a.dynamic {
+			b.WriteString(q)
+		} else {
+			b.WriteString(a.text)
+		}
+	}
+	j.expanding++
+	j.nested(b.String(), depth)
+	j.expanding--
+}
+
+// spliceParams puts the words of the call being expanded in place of
+// "$@", "$*", $1..$9 when they stand as whole words.
+func (j *judge) spliceParams(argv []arg) []arg {
+	var out []arg
+	for i, a := range argv {
+		var with []arg
+		switch t := a.text; {
+		case !a.dynamic:
+		case t == "$@" || t == "${@}" || t == "$*" || t == "${*}":
+			with = j.positional
+			if with == nil {
+				with = []arg{}
+			}
+		case len(t) == 2 && t[0] == '$' && t[1] >= '1' && t[1] <= '9', len(t) == 4 && strings.HasPrefix(t, "${") && t[2] >= '1' && t[2] <= '9' && t[3] == '}':
+			k := int(t[len(t)-1-btoi(t[len(t)-1] == '}')] - '1')
+			if k < len(j.positional) {
+				with = j.positional[k : k+1]
+			} else {
+				with = []arg{}
+			}
+		}
+		if with == nil {
+			if out != nil {
+				out = append(out, a)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]arg, 0, len(argv)+len(j.positional)), argv[:i]...)
+		}
+		out = append(out, with...)
+	}
+	if out == nil {
+		return argv
+	}
+	return out
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// clipWord shortens a value shown in a reason.
+func clipWord(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
 }
