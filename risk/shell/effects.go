@@ -196,10 +196,15 @@ var effectRows = []effectRow{
 	// Secrets read through their own manager (cluster secrets, secret
 	// stores, infrastructure state).
 	{Effect: effSecret, Tools: "vault", Words: "read|get, kv get|metadata, token lookup|create", Sample: "vault kv get secret/prod/db"},
-	{Effect: effSecret, Tools: "aws", Words: "secretsmanager get-secret-value|batch-get-secret-value, ssm get-parameter|get-parameters|get-parameters-by-path, kms decrypt, sts get-session-token|assume-role, ecr get-login-password|get-authorization-token, rds generate-db-auth-token, eks get-token, iam create-access-key", Sample: "aws secretsmanager get-secret-value --secret-id prod/db"},
+	{Effect: effSecret, Tools: "aws", Words: "secretsmanager get-secret-value|batch-get-secret-value, kms decrypt, sts get-session-token|assume-role, ecr get-login-password|get-authorization-token, rds generate-db-auth-token, eks get-token, iam create-access-key", Sample: "aws secretsmanager get-secret-value --secret-id prod/db"},
 	{Effect: effSecret, Tools: "gcloud", Words: "secrets versions access, auth print-access-token|print-identity-token|application-default, sql generate-login-token, container clusters get-credentials", Sample: "gcloud secrets versions access latest --secret=db"},
 	{Effect: effSecret, Tools: "az", Words: "keyvault secret|key|certificate show|download|backup, account get-access-token, aks get-credentials, storage account keys, acr login|credential", Sample: "az keyvault secret show --vault-name v --name db"},
+	{Effect: effSecret, Tools: "aws", Words: "ssm get-parameter|get-parameters|get-parameters-by-path", Opts: "--with-decryption", Sample: "aws ssm get-parameter --name /prod/db --with-decryption"},
 	{Effect: effSecret, Tools: "op", Words: "read|inject, item|document get", Sample: "op read op://prod/db/password"},
+	{Effect: effSecret, Tools: "gh glab", Words: "auth token, auth status", Opts: "-t --show-token", Sample: "gh auth status -t"},
+	{Effect: effSecret, Tools: "gh", Words: "auth token", Sample: "gh auth token"},
+	{Effect: effSecret, Tools: "doctl heroku", Words: "auth token|auth:token, auth:token", Sample: "heroku auth:token"},
+	{Effect: effSecret, Tools: "vault", Words: "print token", Sample: "vault print token"},
 	{Effect: effSecret, Tools: "pass gopass bw lpass doppler chamber sops age ansible-vault secret-tool security", Words: "show|get|cat|decrypt|view|read|run|lookup|export|-d|--decrypt|find-generic-password|find-internet-password|dump-keychain, secrets get|download", Sample: "pass show prod/db"},
 	{Effect: effSecret, Tools: "sops age ansible-vault", Opts: "-d --decrypt", Sample: "sops -d secrets.enc.yaml"},
 	{Effect: effSecret, Tools: "gpg gpg2", Opts: "-d --decrypt --export-secret-keys --export-secret-subkeys", Sample: "gpg -d secrets.gpg"},

@@ -158,23 +158,6 @@ func rsync(j *judge, c *cmd) {
 	j.unknown(c.name + " copies files")
 }
 
-// cloudCLI: aws, gcloud, az, doctl: a subcommand that deletes, destroys or
-// terminates is teardown; the rest are API calls, never a look from here.
-func cloudCLI(j *judge, c *cmd) {
-	for _, a := range c.args {
-		t := strings.ToLower(a.text)
-		if strings.HasPrefix(t, "-") {
-			continue
-		}
-		if in(t, "delete", "destroy", "rm", "rb", "remove", "purge", "terminate") || strings.HasPrefix(t, "delete-") ||
-			strings.HasPrefix(t, "terminate-") || strings.HasPrefix(t, "remove-") || strings.HasPrefix(t, "deregister") {
-			j.danger(c.name + " " + a.text + " tears down cloud resources")
-			return
-		}
-	}
-	j.unknown(c.name + " calls a cloud API")
-}
-
 // zfs destroy and zpool destroy remove data sets and pools. The verb is the
 // first word that is not an option: zpool create -f list /dev/sdb makes a
 // pool called list.

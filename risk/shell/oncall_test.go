@@ -15,6 +15,29 @@ import (
 // second list of 248 written after the first fixes, as a held-out check:
 // 33 of its 229 looks were still confirmed then.
 var oncallLooks = []string{
+	// Issue 16: the cloud CLIs' reads, a secret store's health, submodules.
+	`aws ec2 describe-instances --instance-ids i-0123`,
+	`gcloud compute instances list`,
+	`aws sts get-caller-identity`,
+	`aws s3 ls s3://logs-bucket/2024/ --recursive --human-readable`,
+	`aws logs tail /aws/lambda/api --since 30m`,
+	`aws --region eu-west-1 rds describe-db-instances --query 'DBInstances[].DBInstanceStatus'`,
+	`aws cloudwatch get-metric-statistics --namespace AWS/EC2 --metric-name CPUUtilization --statistics Average --period 300 --start-time 2024-01-01T00:00:00Z --end-time 2024-01-01T01:00:00Z`,
+	`aws ssm get-parameter --name /prod/api/feature-flag`,
+	`aws secretsmanager describe-secret --secret-id prod/db`,
+	`aws ecs describe-services --cluster prod --services api`,
+	`aws elbv2 describe-target-health --target-group-arn arn:aws:elasticloadbalancing:x`,
+	`gcloud compute instances describe drain-worker-1 --zone europe-west1-b`,
+	`gcloud logging read 'severity>=ERROR' --limit 20 --format json`,
+	`gcloud container clusters list --project p`,
+	`gcloud sql instances describe db1`,
+	`az vm list -o table`,
+	`az aks show -g rg -n prod`,
+	`az monitor metrics list --resource x --metric Percentage CPU`,
+	`az keyvault secret list --vault-name v`,
+	`vault status`,
+	`git submodule status`,
+	`git submodule status --recursive`,
 	// Issue 11: looks still sent to a person before, held in this list so
 	// they stay looks: global options before git's subcommand, storage,
 	// time sync, containers, DNS, MySQL/MariaDB from the shell.
@@ -511,8 +534,6 @@ var oncallNotLooks = []struct{ script, why string }{
 	{"multipath -F", "flushes multipath maps"},
 	{"nvme format /dev/nvme0n1", "formats the namespace"},
 	{"etcdctl get / --prefix --keys-only=false", "prints keys, which hold the cluster's Secrets"},
-	{"aws ec2 describe-instances --instance-ids i-0123", "cloud CLIs: no rule set yet"},
-	{"gcloud compute instances list", "cloud CLIs: no rule set yet"},
 	{"cat ~/.ssh/config", "everything under .ssh/ is a sensitive path"},
 	{"ls ~/.ssh", "lists a directory that holds secrets, like the file tool's list of .ssh"},
 	{"git fetch --dry-run", "fetches objects into the repository"},

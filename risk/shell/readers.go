@@ -305,6 +305,9 @@ func readers() map[string]reader {
 		"ctr": r("-n --namespace -a --address --timeout", "", "").
 			withVerbs("version, containers|c|container|images|image|i|tasks|task|t|namespaces|ns|snapshots|snapshot|content|plugins|plugin|leases ls|list|info|ps|metrics").
 			samples([]string{"ctr -n k8s.io containers ls", "ctr version", "ctr -n k8s.io t ls"}, "ctr -n k8s.io task kill abc", "ctr images rm x", "ctr", "ctr -n k8s.io containers delete x", "ctr run --rm x y sh"), "nerdctl": anyArgs().withRaw(dockerCheck),
+		"vault": r("", "", "").
+			withVerbs("status, version, secrets list, auth list, policy list, audit list, plugin list, namespace list, operator raft list-peers, operator members").
+			samples([]string{"vault status", "vault secrets list -format=json"}, "vault kv get secret/x", "vault read secret/x", "vault operator seal", "vault token create", "vault", "vault policy write p p.hcl"),
 		"etcdctl": r("--endpoints --cacert --cert --key --user --password --command-timeout --dial-timeout -w --write-out", "", "").withCheck(etcdctlCheck).
 			withVerbs("version, check perf|datascale, member list, endpoint status|health|hashkv, alarm list, get").
 			samples([]string{"etcdctl endpoint health --cluster", "etcdctl member list -w table"}, "etcdctl del --prefix /registry/pods", "etcdctl get / --prefix", "etcdctl member remove 8e9e", "etcdctl compact 5", "etcdctl"),

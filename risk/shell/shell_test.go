@@ -710,7 +710,7 @@ func TestLaterAndElsewhere(t *testing.T) {
 		{"aws terminate", "aws ec2 terminate-instances --instance-ids i-1", danger, ""},
 		{"aws s3 rm", "aws s3 rm --recursive s3://bucket", danger, ""},
 		{"gcloud delete", "gcloud compute instances delete vm1", danger, ""},
-		{"aws read", "aws s3 ls", unknown, ""},
+		{"aws read", "aws s3 ls", readOnly, ""},
 		{"mysqladmin drop", "mysqladmin drop prod", danger, ""},
 		{"heredoc to bash", "bash <<EOF\nrm -rf /\nEOF", absurd, ""},
 		{"here-string to sh", "sh <<< 'mkfs.ext4 /dev/sda1'", absurd, ""},

@@ -65,6 +65,16 @@ func gitCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		return "git reflog " + rest[0].text + " changes the reflog"
 	case "checkout":
 		return gitCheckout(j, rest)
+	case "submodule":
+		// git submodule [status|summary] only reads; foreach runs commands.
+		if len(rest) == 0 || in(rest[0].text, "status", "summary") || rest[0].text == "--quiet" && len(rest) > 1 && in(rest[1].text, "status", "summary") {
+			return gitLook(j, sub, rest)
+		}
+		return "git submodule " + rest[0].text + " changes submodules"
+	case "credential", "credential-store", "credential-cache", "credential-osxkeychain", "credential-libsecret", "credential-manager", "credential-netrc":
+		// A credential helper asked for a credential prints it.
+		j.danger("git " + sub + " asks a credential helper for a stored credential")
+		return ""
 	case "stash", "worktree", "push", "reset", "clean", "restore", "switch":
 		return gitDiscards(j, sub, rest)
 	}

@@ -11,18 +11,19 @@ import (
 type judge struct {
 	a        *Analyzer
 	res      *Analysis
-	commands int               // simple commands seen
+	commands int                     // simple commands seen
 	funcs    map[string]*syntax.Stmt // functions the script defines: judged where they stand, and again at each call
 	aliases  map[string]string       // aliases the script defines, by name
 	// positional holds the words a script-defined function was called
 	// with, while its body is judged again for that call ($1, "$@").
 	positional []arg
-	expanding  int // calls being expanded, against maxDepth
-	cwd      string            // directory a literal cd moved to: relative when the start is not known, "" when nothing is
-	vars     map[string]string // variables assigned a literal value (X=/)
-	loops    map[string][]arg  // for loop variables and the words they take (for f in *.log)
-	assigned map[string]bool   // variables set some other way (x=..., read x), so a loop's words are not all they hold
-	variants int               // command copies made for loop words, against maxLoopVariants
+	expanding  int               // calls being expanded, against maxDepth
+	hadEffect  bool              // an effect row matched the command being handled, which says its danger
+	cwd        string            // directory a literal cd moved to: relative when the start is not known, "" when nothing is
+	vars       map[string]string // variables assigned a literal value (X=/)
+	loops      map[string][]arg  // for loop variables and the words they take (for f in *.log)
+	assigned   map[string]bool   // variables set some other way (x=..., read x), so a loop's words are not all they hold
+	variants   int               // command copies made for loop words, against maxLoopVariants
 	// seeksSecrets is set when find looks for secrets by name, and
 	// unseenContent when a reader prints files named at run time; together
 	// (find . -name .env | xargs cat) they print secrets.
@@ -266,6 +267,11 @@ func (j *judge) command(argv []arg, depth int) {
 		j.callFunction(name, body, argv[1:], depth)
 		return
 	}
+	if credentialHelper(name) {
+		j.danger(argv[0].text + " asks a credential helper for a stored credential")
+		return
+	}
+	j.hadEffect = hasEffect
 	if !found {
 		if v := leadingVerb(argv[1:]); v != "" && !hasEffect {
 			// foo cluster destroy, invoke-rc.d nginx stop: a CLI with no
@@ -476,4 +482,11 @@ func clipWord(s string) string {
 		return s[:40] + "…"
 	}
 	return s
+}
+
+// credentialHelper reports whether a command is a credential helper
+// (docker-credential-desktop, git-credential-store): asked, it prints a
+// stored credential.
+func credentialHelper(name string) bool {
+	return strings.HasPrefix(name, "docker-credential-") || strings.HasPrefix(name, "git-credential-")
 }
