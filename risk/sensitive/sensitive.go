@@ -34,6 +34,9 @@ var Defaults = []string{
 	".gem/credentials", ".terraform.d/credentials.tfrc.json", "*.tfstate", "*.tfstate.backup",
 	"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d/", "/etc/ssl/private/",
 	"/etc/mysql/debian.cnf", "run/secrets/",
+	// Orchestrator secret volumes as the node sees them (issue 16).
+	// A container's config.v2.json holds its environment.
+	"kubernetes.io~secret/", "kubernetes.io~projected/", "/var/lib/docker/containers/*/config.v2.json",
 	"kubeconfig*", "*.kubeconfig", ".kube/config", ".kube/",
 	"*credentials*.json", "service-account*.json",
 	// Histories hold what was typed, passwords included.
@@ -230,6 +233,9 @@ func cleanPath(p string) string {
 
 // match is Match of p, given as cleanPath(p).
 func (m *Matcher) match(p, clean string) (reason string, ok bool) {
+	if why := ProcSecret(clean); why != "" {
+		return p + " " + why, true
+	}
 	base := path.Base(clean)
 	if text, ok := m.literal[base]; ok {
 		return fmt.Sprintf("%s is a sensitive path (%s)", p, text), true
@@ -376,3 +382,31 @@ var runsLaterDirs = []string{"/etc/cron", "/etc/systemd/", "/etc/profile", "/etc
 // accountFiles decide who may log in and as whom.
 var accountFiles = map[string]bool{"/etc/passwd": true, "/etc/shadow": true, "/etc/group": true,
 	"/etc/gshadow": true, "/etc/subuid": true, "/etc/subgid": true, "/etc/login.defs": true}
+
+// ProcSecret says why a clean absolute path under /proc reaches another
+// process's secrets, or "": its environment (/proc/PID/environ, under any
+// pid, task or spelling), and anything read through its working
+// directory, its root or its open files (/proc/PID/cwd/config.yaml,
+// /proc/PID/root/..., /proc/PID/fd/3), where the bot's own tokens and
+// config live even though the shell's environment is scrubbed. The pid
+// may be anything, a variable included (/proc/$PPID/cwd/x): the shell
+// judge passes it with the variable in place. The directories themselves
+// (ls /proc/1234/fd) are not secrets: they show names only.
+func ProcSecret(clean string) string {
+	rest, ok := strings.CutPrefix(clean, "/proc/")
+	if !ok {
+		return ""
+	}
+	_, rest, _ = strings.Cut(rest, "/") // the pid, self, thread-self, $PPID
+	if t, ok := strings.CutPrefix(rest, "task/"); ok {
+		_, rest, _ = strings.Cut(t, "/")
+	}
+	what, inside, _ := strings.Cut(rest, "/")
+	switch {
+	case what == "environ":
+		return "is a process's environment, which holds its secrets"
+	case inside != "" && (what == "cwd" || what == "root" || what == "fd" || what == "map_files"):
+		return "reads through another process's " + what + ", where its secrets and config live"
+	}
+	return ""
+}

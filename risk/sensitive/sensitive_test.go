@@ -202,3 +202,28 @@ func TestIssue11Lists(t *testing.T) {
 		}
 	}
 }
+
+// TestProcSecret: another process's environment, and what is read
+// through its working directory, root or open files, under any pid.
+func TestProcSecret(t *testing.T) {
+	m, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/proc/1/environ", "/proc/self/environ", "/proc/$PPID/environ", "/proc/1/task/2/environ",
+		"/proc/$PPID/cwd/config.yaml", "/proc/1/cwd/countersign.yaml", "/proc/1/root/etc/countersign/config.yaml",
+		"/proc/12/fd/3", "/proc/x/map_files/1-2",
+		"/var/lib/kubelet/pods/ab/volumes/kubernetes.io~secret/db/password",
+		"/var/lib/kubelet/pods/ab/volumes/kubernetes.io~projected/kube-api-access/token",
+		"/var/lib/docker/containers/abc/config.v2.json"} {
+		if _, ok := m.Match(p); !ok {
+			t.Errorf("%s is not sensitive", p)
+		}
+	}
+	for _, p := range []string{"/proc/1/status", "/proc/1/cmdline", "/proc/1/fd", "/proc/1/cwd", "/proc/meminfo",
+		"/proc/sys/vm/swappiness", "/proc/1/limits", "/proc/environment-notes"} {
+		if why, ok := m.Match(p); ok {
+			t.Errorf("%s is sensitive: %s", p, why)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package shell
 
 import (
+	"cmp"
+	"path"
 	"strings"
 )
 
@@ -570,6 +572,22 @@ func cdCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
 		j.cwd = "~"
 	case len(operands) == 0:
 		j.cwd = "" // pushd with no operand swaps the top two directories
+	case operands[0].dynamic && !operands[0].glob:
+		// cd /proc/$PPID && cat environ: a directory under /proc stays
+		// known as /proc/*, so what is read there is still judged.
+		p := j.resolve(operands[0])
+		if p != operands[0].text { // a variable assigned a literal
+			j.cwd = cmp.Or(joinPath(j.cwd, p), p)
+			break
+		}
+		w := wildPath(p)
+		if !strings.HasPrefix(w, "/") && strings.HasPrefix(j.cwd, "/proc") {
+			w = j.cwd + "/" + w
+		}
+		j.cwd = ""
+		if w == "/proc" || strings.HasPrefix(w, "/proc/") {
+			j.cwd = path.Clean(w)
+		}
 	case operands[0].dynamic || operands[0].glob || operands[0].text == "-":
 		j.cwd = ""
 	case j.cwd == "":

@@ -68,8 +68,19 @@ func (j *judge) follow(n string, as *syntax.Assign) {
 	}
 	if !ok {
 		delete(j.vars, n)
+		// P=/proc/$PPID: keep the shape, so cat $P/environ is still seen
+		// to read a process's environment.
+		if w := word(as.Value); as.Value != nil && !as.Append && w.dynamic {
+			if j.wild == nil {
+				j.wild = map[string]string{}
+			}
+			j.wild[n] = j.wildOf(w.text)
+		} else {
+			delete(j.wild, n)
+		}
 		return
 	}
+	delete(j.wild, n)
 	if j.vars == nil {
 		j.vars = map[string]string{}
 	}

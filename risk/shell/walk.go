@@ -21,6 +21,7 @@ type judge struct {
 	hadEffect  bool              // an effect row matched the command being handled, which says its danger
 	cwd        string            // directory a literal cd moved to: relative when the start is not known, "" when nothing is
 	vars       map[string]string // variables assigned a literal value (X=/)
+	wild       map[string]string // variables assigned a value with a part computed at run time, that part as "*" (P=/proc/*)
 	loops      map[string][]arg  // for loop variables and the words they take (for f in *.log)
 	assigned   map[string]bool   // variables set some other way (x=..., read x), so a loop's words are not all they hold
 	variants   int               // command copies made for loop words, against maxLoopVariants
