@@ -236,7 +236,12 @@ func (j *judge) resolve(a arg) string {
 // expandVars replaces every $NAME and ${NAME} in text with the value a
 // literal assignment gave it (c=r; c+=m; $c, R=/; ${R}x). It fails when
 // any other expansion is left ($(…), ${x:-y}, a variable never assigned).
-func (j *judge) expandVars(text string) (string, bool) {
+func (j *judge) expandVars(text string) (string, bool) { return j.expand(text, false) }
+
+// expand is expandVars; with once set, only variables assigned once in
+// the script are put in, so that a value set in one branch is not taken
+// for the value.
+func (j *judge) expand(text string, once bool) (string, bool) {
 	var b strings.Builder
 	for i := 0; i < len(text); i++ {
 		c := text[i]
@@ -268,7 +273,7 @@ func (j *judge) expandVars(text string) (string, bool) {
 			i += n
 		}
 		v, ok := j.vars[name]
-		if name == "" || !ok {
+		if name == "" || !ok || once && j.sets[name] != 1 {
 			return "", false
 		}
 		b.WriteString(v)

@@ -55,6 +55,11 @@ func ssh(j *judge, c *cmd) {
 	j.unknown(c.name + " runs commands on another host")
 	if len(rest) > 1 {
 		j.remote(func() { j.shellString(c.name, rest[1:], c.depth) })
+		if len(rest) == 2 && shells[rest[1].text] {
+			j.danger(c.name + " " + rest[0].text + " " + rest[1].text + " " + effBlindShell)
+		}
+	} else if len(rest) == 1 && !hasAnyOpt(c.args, "-N -O -G -V -Q") {
+		j.danger(c.name + " " + rest[0].text + " " + effBlindShell)
 	}
 }
 

@@ -655,7 +655,7 @@ func TestLookAlikes(t *testing.T) {
 		{"ethtool -E eeprom write", "ethtool -E eth0 magic 0x1 offset 0 value 0", unknown, "changes the device"},
 		{"ethtool -t self-test", "ethtool -t eth0", unknown, "changes the device"},
 		{"systemd-analyze set-log-level", "systemd-analyze log-level debug", unknown, "not a look"},
-		{"crictl exec", "crictl exec -it 0f3a sh", unknown, "not a look"},
+		{"crictl exec", "crictl exec -it 0f3a sh", danger, "no script"},
 		{"crictl rm", "crictl rmp -a", danger, "not a look"},
 		{"ssh-keygen makes a key", "ssh-keygen -t ed25519 -f /tmp/k", unknown, "makes or changes keys"},
 		{"ssh-keygen -R edits known_hosts", "ssh-keygen -R host", unknown, "makes or changes keys"},

@@ -71,3 +71,100 @@ func TestSecretsByMechanism(t *testing.T) {
 		{"secret names in the cluster", "kubectl get secrets -n prod", readOnly, ""},
 	})
 }
+
+// Issue 16, mechanism 4: commands carried to another machine, container
+// or namespace are judged, and so is the vehicle.
+func TestCarriedElsewhere(t *testing.T) {
+	run(t, []tcase{
+		{"ssh with no command", "ssh host", danger, "no script"},
+		{"ssh -t with no command", "ssh -t bastion", danger, "no script"},
+		{"ssh to a bare shell", "ssh host bash", danger, "no script"},
+		{"ssh carries an absurd command", "ssh host 'rm -rf /'", absurd, ""},
+		{"privileged container with a host mount", "docker run --rm --privileged -v /:/host alpine chroot /host", danger, "host's privileges"},
+		{"host pid namespace", "docker run --rm --pid=host alpine ps", danger, "host's privileges"},
+		{"docker socket mounted", "docker run --rm -v /var/run/docker.sock:/var/run/docker.sock docker:cli ps", danger, "host's privileges"},
+		{"mount form", "docker run --rm --mount type=bind,source=/etc,target=/x alpine cat /x/hostname", danger, "host's privileges"},
+		{"capability added", "podman run --cap-add SYS_ADMIN alpine ls", danger, "host's privileges"},
+		{"seccomp off", "docker run --security-opt seccomp=unconfined alpine ls", danger, "host's privileges"},
+		{"absurd inside run after valued options", "docker run --rm --cpus 2 -m 1g alpine rm -rf /", absurd, ""},
+		{"absurd through the entry point", "docker run --entrypoint sh alpine -c 'rm -rf /'", absurd, ""},
+		{"absurd in the health check", "docker run -d --health-cmd 'rm -rf /' alpine", absurd, ""},
+		{"interactive run with no command", "docker run --rm -it alpine", danger, "no script"},
+		{"exec a bare shell", "docker exec -it api sh", danger, "no script"},
+		{"exec through container", "docker container exec -it api bash", danger, "no script"},
+		{"exec a script that is absurd", "docker exec api sh -c 'rm -rf /'", absurd, ""},
+		{"exec env", "docker exec api env", danger, "environment"},
+		{"exec printenv", "podman exec api printenv DB_PASSWORD", danger, "environment"},
+		{"inspect the environment", "docker inspect -f '{{.Config.Env}}' api", danger, "environment"},
+		{"kubectl exec a bare shell", "kubectl exec -it api -- sh", danger, "no script"},
+		{"kubectl exec env", "kubectl exec api -n prod -- env", danger, "environment"},
+		{"kubectl exec absurd", "kubectl exec api -- rm -rf /", absurd, ""},
+		{"kubectl debug a node", "kubectl debug node/n1 -it --image=ubuntu", danger, "host's privileges"},
+		{"kubectl run a shell", "kubectl run x --rm -it --image=busybox -- sh", danger, "no script"},
+		{"kubectl run with host pid", `kubectl run x --image=busybox --overrides='{"spec":{"hostPID":true}}' -- ps`, danger, "host's privileges"},
+		{"crictl exec a shell", "crictl exec -it abc sh", danger, "no script"},
+		{"crictl exec absurd", "crictl exec abc rm -rf /", absurd, ""},
+		{"nsenter into pid 1", "nsenter -t 1 -m -u -i -n -p -- ls /", danger, "host's privileges"},
+		{"nsenter a shell", "nsenter -t 4242 -n", danger, "no script"},
+		{"nsenter absurd", "nsenter -t 4242 -m rm -rf /", absurd, ""},
+		{"chroot with no command", "chroot /host", danger, "no script"},
+		{"chroot absurd", "chroot /host rm -rf /", absurd, ""},
+		{"unshare as root", "unshare -r sh -c id", danger, "host's privileges"},
+		{"az run-command", "az vm run-command invoke -g rg -n vm --command-id RunShellScript --scripts 'rm -rf /'", absurd, ""},
+		{"ssm send-command", "aws ssm send-command --document-name AWS-RunShellScript --targets Key=instanceids,Values=i-1 --parameters commands='rm -rf /'", absurd, ""},
+		{"ssm send-command json", `aws ssm send-command --document-name AWS-RunShellScript --parameters '{"commands":["rm -rf /"]}'`, absurd, ""},
+		{"ssm session", "aws ssm start-session --target i-1", danger, "no script"},
+		{"gcloud ssh --command", "gcloud compute ssh vm --command 'rm -rf /'", absurd, ""},
+		{"gcloud ssh --", "gcloud compute ssh vm -- 'sudo rm -rf /'", absurd, ""},
+		{"gcloud ssh interactive", "gcloud compute ssh vm --zone z", danger, "no script"},
+		{"ecs execute-command shell", "aws ecs execute-command --cluster c --task t --interactive --command sh", danger, "no script"},
+		{"ansible ad-hoc", "ansible all -a 'rm -rf /'", absurd, ""},
+		{"pdsh", "pdsh -w web1 'rm -rf /'", absurd, ""},
+
+		// Look-alikes: not looks (they run elsewhere), but no danger.
+		{"ssh a look", "ssh host uptime", unknown, ""},
+		{"exec a look", "docker exec api ls /app", unknown, ""},
+		{"kubectl exec a look", "kubectl exec api -- ls /app", unknown, ""},
+		{"nsenter into a container's net", "nsenter -t 4242 -n ss -tlnp", unknown, ""},
+		{"chroot a look", "chroot /host ls /etc", unknown, ""},
+		{"run with a project mount", "docker run --rm -v /srv/app/data:/data alpine ls /data", unknown, ""},
+		{"az run-command a look", "az vm run-command invoke -g rg -n vm --command-id RunShellScript --scripts 'df -h'", unknown, ""},
+		{"inspect a status", "docker inspect -f '{{.State.Status}}' api", readOnly, ""},
+	})
+}
+
+// Issue 16, mechanism 2: what the assessor cannot read the model cannot
+// vouch for; absurd commands spelled through assignments, aliases and
+// functions are still blocked.
+func TestBuiltAtRunTime(t *testing.T) {
+	run(t, []tcase{
+		{"appended name", "c=r; c+=m; $c -rf /", absurd, ""},
+		{"concatenated name", "a=r; b=m; $a$b -rf /", absurd, ""},
+		{"name built of variables", "a=r; b=m; c=$a$b; $c -rf /", absurd, ""},
+		{"target in a variable", "R=/; rm -rf $R", absurd, ""},
+		{"target in braces", "R=/; rm -rf \"${R}\"", absurd, ""},
+		{"target appended", "R=/e; R+=tc; rm -rf $R", absurd, ""},
+		{"function with $@", "f() { \"$@\"; }; f rm -rf /", absurd, ""},
+		{"function with $1", "f() { rm -rf \"$1\"; }; f /", absurd, ""},
+		{"function keyword", "function g { $1 -rf $2; }; g rm /", absurd, ""},
+		{"nested functions", "a() { \"$@\"; }; b() { a \"$@\"; }; b rm -rf /", absurd, ""},
+		{"alias", "alias x='rm -rf /'; x", absurd, ""},
+		{"alias with arguments", "alias del='rm -rf'; del /", absurd, ""},
+		{"verb from a variable", "kubectl $verb pods", runTime, "built at run time"},
+		{"verb of a verb row", "ceph osd $op 3", runTime, "built at run time"},
+		{"name from a variable", "k=kubectl; $k get pods", runTime, "built at run time"},
+		{"function call", "f() { ls; }; f", runTime, "function defined in the script"},
+		{"alias call", "alias k=kubectl; k get pods", runTime, "alias defined in the script"},
+		{"cloud verb from a variable", "aws ec2 $OP", runTime, "built at run time"},
+		{"reassigned from a substitution forgets the value", "f=ok.txt; f=$(echo x); cat ~/.ssh/$f", danger, ""},
+		{"recursive function", "f() { f; }; f", danger, "too deep"},
+		{"assigned twice is not taken", "if x; then N='-o /etc/passwd'; else N=prod; fi; sort $N", unknown, ""},
+
+		// Look-alikes that stay looks.
+		{"variable in an operand", "N=prod; kubectl get pods -n $N", readOnly, ""},
+		{"variable in a path", "D=/var/log/nginx; tail -n 50 $D/error.log", readOnly, ""},
+		{"loop over namespaces", "for ns in a b; do kubectl get pods -n \"$ns\"; done", readOnly, ""},
+		{"function defined but not called", "f() { ls; }", readOnly, ""},
+		{"literal look", "kubectl get pods", readOnly, ""},
+	})
+}

@@ -538,7 +538,7 @@ func TestUnknown(t *testing.T) {
 		{"dmesg -n", "dmesg -n 1", unknown, ""},
 		{"journalctl vacuum", "journalctl --vacuum-size=100M", danger, ""},
 		{"journalctl rotate", "journalctl --rotate", danger, ""},
-		{"kubectl exec", "kubectl exec -it pod -- sh", unknown, ""},
+		{"kubectl exec", "kubectl exec -it pod -- sh", danger, "no script"},
 		{"kubectl apply", "kubectl apply -f x.yaml", unknown, ""},
 		{"kubectl edit", "kubectl edit deploy x", unknown, ""},
 		{"kubectl port-forward", "kubectl port-forward svc/x 8080", unknown, ""},

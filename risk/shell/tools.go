@@ -527,8 +527,6 @@ var dockerObjectReads = map[string][]string{
 
 var dockerDangers = []string{"rm", "rmi", "kill", "stop", "restart", "prune", "remove", "down", "leave", "update"}
 
-var dockerRunSpec = mustSpec("-e -u -w --env --env-file --user --workdir --detach-keys --name --network --entrypoint -v --volume -p --publish --mount --platform")
-
 func dockerCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	globals, rest := dockerGlobal.parseLeading(c.args)
 	if len(rest) == 0 {
@@ -561,12 +559,8 @@ func dockerCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	if in(sub, dockerReads...) {
 		return ""
 	}
-	if sub == "exec" || sub == "run" {
-		_, inner := dockerRunSpec.parseLeading(rest[1:])
-		if len(inner) > 1 {
-			j.execIn(inner[1:], c.depth)
-		}
-	}
+	// exec and run: the command carried into the container is judged in
+	// vehicles.go.
 	if in(sub, dockerDangers...) {
 		j.danger(c.name + " " + sub + " removes or stops containers or images")
 		return ""
@@ -708,12 +702,7 @@ func kubectlLook(j *judge, c *cmd, opts []opt, verb, second string) (why string,
 func kubectlChange(j *judge, c *cmd, opts []opt, verb, second string) string {
 	switch {
 	case verb == "exec" || verb == "debug" || verb == "run":
-		for i, a := range c.args {
-			if a.text == "--" {
-				j.execIn(c.args[i+1:], c.depth)
-				break
-			}
-		}
+		// The command carried into the container is judged in vehicles.go.
 	case verb == "rollout" && in(second, "restart", "undo", "pause"):
 		j.danger(c.name + " rollout " + second + " restarts or rolls back workloads")
 		return ""

@@ -50,6 +50,10 @@ func (j *judge) assign(as *syntax.Assign, prefixFor string, depth int) {
 // variables (a=r; b=m; c=$a$b) included; any other assignment forgets
 // the name, so an old value is never taken for a new one.
 func (j *judge) follow(n string, as *syntax.Assign) {
+	if j.sets == nil {
+		j.sets = map[string]int{}
+	}
+	j.sets[n]++
 	if as.Array != nil || as.Index != nil {
 		delete(j.vars, n)
 		return

@@ -21,6 +21,7 @@ type judge struct {
 	hadEffect  bool              // an effect row matched the command being handled, which says its danger
 	cwd        string            // directory a literal cd moved to: relative when the start is not known, "" when nothing is
 	vars       map[string]string // variables assigned a literal value (X=/)
+	sets       map[string]int    // how many assignments each variable has, so far
 	wild       map[string]string // variables assigned a value with a part computed at run time, that part as "*" (P=/proc/*)
 	loops      map[string][]arg  // for loop variables and the words they take (for f in *.log)
 	assigned   map[string]bool   // variables set some other way (x=..., read x), so a loop's words are not all they hold
@@ -207,6 +208,7 @@ func (j *judge) command(argv []arg, depth int) {
 	}
 	if len(j.vars) > 0 {
 		argv = j.splitVars(argv)
+		argv = j.knownArgs(argv)
 	}
 	if variants, ok := j.loopVariants(argv); ok {
 		// for ns in prod staging; do kubectl get pods -n "$ns"; done: judge
@@ -260,6 +262,7 @@ func (j *judge) command(argv []arg, depth int) {
 	}
 	hasEffect := j.effects(argv[0].text, name, argv[1:])
 	hasEffect = j.carriedBy(name, argv[1:], depth) || hasEffect
+	hasEffect = j.vehicle(argv[0].text, name, argv[1:], depth) || hasEffect
 	hasEffect = j.wipesDisk(name, argv[1:]) || hasEffect
 	if netClients[name] {
 		j.metadataReach(name, argv[1:])
@@ -490,4 +493,30 @@ func clipWord(s string) string {
 // stored credential.
 func credentialHelper(name string) bool {
 	return strings.HasPrefix(name, "docker-credential-") || strings.HasPrefix(name, "git-credential-")
+}
+
+// knownArgs puts in the value of the words after the command name that
+// hold only variables assigned a literal once (N=prod; kubectl get pods
+// -n $N), so the rules read them as written. The command name stays as
+// written: a name held in a variable is built at run time.
+func (j *judge) knownArgs(argv []arg) []arg {
+	var out []arg
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		if !a.dynamic || a.glob || j.loops[strings.TrimPrefix(strings.Trim(a.text, "${}"), "$")] != nil {
+			continue
+		}
+		v, ok := j.expand(a.text, true)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = append(make([]arg, 0, len(argv)), argv...)
+		}
+		out[i] = arg{text: v, glob: a.split && hasGlobMeta(v)}
+	}
+	if out == nil {
+		return argv
+	}
+	return out
 }

@@ -363,7 +363,9 @@ func chroot(j *judge, c *cmd) {
 	_, rest := chrootSpec.parseLeading(c.args)
 	j.unknown("chroot runs a command in another root")
 	if len(rest) > 1 {
-		j.command(rest[1:], c.depth)
+		j.farSide("chroot "+rest[0].text, rest[1:], c.depth)
+	} else {
+		j.danger("chroot " + effBlindShell)
 	}
 }
 
