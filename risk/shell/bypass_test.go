@@ -203,7 +203,7 @@ func TestBypasses(t *testing.T) {
 		{"perl here-string", "perl <<< 'unlink \"x\"'", danger, "here-document"},
 		{"echo into python", "echo 'import os' | python3", danger, "piped into it"},
 		{"python -m json.tool reads data", "kubectl get pods -o json | python3 -m json.tool", unknown, "runs a program"},
-		{"kubectl resource from a variable after --", "x=secrets; kubectl get -o yaml -- $x", danger, "cannot tell"},
+		{"kubectl resource from a variable after --", "x=secrets; kubectl get -o yaml -- $x", danger, "secret"},
 		{"loop variable used by a function after the loop", "for o in a; do :; done; f() { sort $o; }; o=-o; f", runTime, "cannot tell"},
 		{"function defined in the loop", "for o in a; do f() { sort $o; }; done; o=-o; f", runTime, "cannot tell"},
 		{"loop words after the loop", "for f in a; do :; done; sort $f", unknown, "cannot tell"},
