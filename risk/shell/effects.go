@@ -31,6 +31,7 @@ const (
 	effHistory   effect = "rewrites or throws away history"
 	effApply     effect = "applies infrastructure changes nobody has reviewed here"
 	effSecret    effect = "reads a secret through its manager"
+	effPersist   effect = "changes what the service manager or the login starts, for every later run"
 )
 
 // effectRow is one spelling of an effect.
@@ -149,6 +150,12 @@ var effectRows = []effectRow{
 	{Effect: effPrivilege, Tools: "gcloud", Words: "* add-iam-policy-binding|set-iam-policy", Sample: "gcloud projects add-iam-policy-binding p --member user:x --role roles/owner"},
 	{Effect: effPrivilege, Tools: "az", Words: "role assignment create", Sample: "az role assignment create --role Owner --assignee x"},
 	{Effect: effPrivilege, Tools: "setenforce aa-disable aa-complain", Sample: "setenforce 0"},
+	{Effect: effPersist, Tools: "systemctl", Words: "set-environment|import-environment|unset-environment|enable|link|preset|preset-all|add-wants|add-requires|set-property|edit|revert|daemon-reload", Sample: "systemctl set-environment LD_PRELOAD=/tmp/x.so"},
+	{Effect: effPersist, Tools: "launchctl", Words: "setenv|load|bootstrap|enable|submit|config", Sample: "launchctl setenv DYLD_INSERT_LIBRARIES /tmp/x.dylib"},
+	{Effect: effPersist, Tools: "initctl", Words: "set-env|unset-env|reload-configuration", Sample: "initctl set-env LD_PRELOAD=/tmp/x.so"},
+	{Effect: effPersist, Tools: "dbus-update-activation-environment", Sample: "dbus-update-activation-environment LD_PRELOAD=/tmp/x.so"},
+	{Effect: effPersist, Tools: "loginctl", Words: "enable-linger", Sample: "loginctl enable-linger app"},
+	{Effect: effPersist, Tools: "chsh chfn update-alternatives ldconfig update-rc.d chkconfig rc-update", Sample: "chsh -s /tmp/sh root"},
 	{Effect: effPrivilege, Tools: "ssh-copy-id", Sample: "ssh-copy-id user@host"},
 
 	// Firewall.

@@ -11,7 +11,12 @@ var crontabSpec = mustSpec("-u")
 
 // crontab -l lists; -r deletes every job; anything else installs jobs.
 func crontab(j *judge, c *cmd) {
-	opts, _ := crontabSpec.parseArgs(c.args)
+	opts, ops := crontabSpec.parseArgs(c.args)
+	if len(ops) > 0 && !hasOpt(opts, 'l', "") && !hasOpt(opts, 'r', "") {
+		// crontab FILE, crontab -: replaces the cron jobs with the file's.
+		j.danger("crontab " + ops[0].text + " " + effCron)
+		return
+	}
 	list := false
 	for _, o := range opts {
 		switch {

@@ -168,3 +168,93 @@ func TestBuiltAtRunTime(t *testing.T) {
 		{"literal look", "kubectl get pods", readOnly, ""},
 	})
 }
+
+// Issue 16, mechanism 5: privilege and persistence are a danger however
+// they are spelled.
+func TestPrivilegeAndPersistence(t *testing.T) {
+	run(t, []tcase{
+		{"chmod u+s", "chmod u+s /usr/bin/find", danger, "setuid"},
+		{"chmod 4755", "chmod 4755 /tmp/x", danger, "setuid"},
+		{"chmod 04755", "chmod 04755 ./x", danger, "setuid"},
+		{"chmod 2755", "chmod 2755 ./x", danger, "setuid"},
+		{"chmod +s", "chmod +s x", danger, "setuid"},
+		{"chmod g+s", "chmod g+s shared", danger, "setuid"},
+		{"chmod a=rwxs", "chmod a=rwxs x", danger, "setuid"},
+		{"chmod ug+rws", "chmod ug+rws x", danger, "setuid"},
+		{"chmod clause list", "chmod u=rwx,g=rx,u+s x", danger, "setuid"},
+		{"sudo chmod", "sudo chmod 6755 /usr/local/bin/x", danger, "setuid"},
+		{"install -m", "install -m 4755 x /usr/local/bin/x", danger, "setuid"},
+		{"install --mode=", "install --mode=6755 x /usr/local/bin/x", danger, "setuid"},
+		{"install -m glued", "install -m4755 x /usr/local/bin/x", danger, "setuid"},
+		{"setcap", "setcap cap_setuid+ep /usr/bin/python3", danger, ""},
+		{"LD_PRELOAD prefix", "LD_PRELOAD=/tmp/x.so ls", danger, "preloads"},
+		{"export LD_PRELOAD", "export LD_PRELOAD=/tmp/x.so", danger, "preloads"},
+		{"declare -x LD_AUDIT", "declare -x LD_AUDIT=/tmp/x.so", danger, "preloads"},
+		{"env LD_PRELOAD", "env LD_PRELOAD=/tmp/x.so id", danger, ""},
+		{"preload file redirect", "echo /tmp/x.so > /etc/ld.so.preload", danger, ""},
+		{"preload file tee", "echo /tmp/x.so | tee -a /etc/ld.so.preload", danger, ""},
+		{"preload file cp", "cp x.so /etc/ld.so.preload", danger, "runs later"},
+		{"cron link", "ln -s /tmp/job /etc/cron.d/job", danger, "runs later"},
+		{"cron copy", "cp job /etc/cron.daily/", danger, "runs later"},
+		{"hook copy", "cp x .git/hooks/pre-commit", danger, "runs later"},
+		{"bashrc move", "mv x ~/.bashrc", danger, "runs later"},
+		{"systemd global environment", "systemctl set-environment LD_PRELOAD=/tmp/x.so", danger, "service manager"},
+		{"systemd import environment", "systemctl --user import-environment PATH", danger, "service manager"},
+		{"launchctl setenv", "launchctl setenv DYLD_INSERT_LIBRARIES /tmp/x.dylib", danger, ""},
+		{"linger", "loginctl enable-linger app", danger, ""},
+		{"crontab from a file", "crontab /tmp/cron.txt", danger, "crontab"},
+		{"crontab from stdin", "echo '* * * * * id' | crontab -", danger, ""},
+		{"crontab for a user from a file", "crontab -u app /tmp/c", danger, "crontab"},
+		{"sudoers tee", "echo 'app ALL=(ALL) NOPASSWD:ALL' | tee /etc/sudoers.d/app", danger, ""},
+		{"sudoers append", "echo 'app ALL=(ALL) NOPASSWD:ALL' >> /etc/sudoers", danger, ""},
+		{"git hooks path", "git config core.hooksPath /tmp/h", danger, ""},
+		{"git pager", "git config --global core.pager 'sh -c id'", danger, ""},
+		{"git credential helper", "git config credential.helper store", danger, ""},
+		{"git ssh command", "git config core.sshCommand 'ssh -i /tmp/k'", danger, ""},
+		{"git fsmonitor", "git config core.fsmonitor /tmp/x", danger, ""},
+		{"git alias that runs", "git config alias.st '!sh -c id'", danger, ""},
+
+		// Look-alikes.
+		{"chmod 755", "chmod 755 x", unknown, ""},
+		{"chmod removes setuid", "chmod u-s x", unknown, ""},
+		{"chmod -s", "chmod -s x", unknown, ""},
+		{"install 755", "install -m 755 x ./bin/x", unknown, ""},
+		{"crontab -l", "crontab -l", readOnly, ""},
+		{"git config get", "git config --get core.pager", readOnly, ""},
+		{"cp elsewhere", "cp a.txt /tmp/b.txt", unknown, ""},
+		{"getcap", "getcap /usr/bin/ping", readOnly, ""},
+		{"find setuid files", "find / -xdev -perm -4000 -type f", readOnly, ""},
+	})
+}
+
+// Issue 16, mechanism 3 beside 1: the verb lexicon on rows and CLIs
+// with no row, and the looks it leaves alone.
+func TestVerbLexiconLookAlikes(t *testing.T) {
+	run(t, []tcase{
+		{"ceph osd pool rm", "ceph osd pool rm p p --yes-i-really-really-mean-it", danger, "destructive verb"},
+		{"ceph mon remove", "ceph mon remove a", danger, "destructive verb"},
+		{"ceph pg repair", "ceph pg repair 1.2", danger, "destructive verb"},
+		{"ceph fs fail", "ceph fs fail cephfs", danger, "destructive verb"},
+		{"nvme delete-ns", "nvme delete-ns /dev/nvme0 -n 1", danger, "destructive verb"},
+		{"nvme format", "nvme format /dev/nvme0n1", absurd, ""},
+		{"loginctl terminate", "loginctl terminate-session 3", danger, "destructive verb"},
+		{"etcdctl member remove", "etcdctl member remove 8e9e", danger, ""},
+		{"rndc flush", "rndc flush", danger, "destructive verb"},
+		{"unknown restart", "myctl service restart api", danger, "destructive verb"},
+		{"unknown uninstall", "brew-ish uninstall x", danger, "destructive verb"},
+		{"unknown purge", "cachectl purge --all", danger, "destructive verb"},
+		{"unknown wipe", "diskutil-ish wipe disk2", danger, "destructive verb"},
+		{"script down", "./run.sh down", danger, "destructive verb"},
+		{"ceph status", "ceph status", readOnly, ""},
+		{"ceph health detail", "ceph health detail", readOnly, ""},
+		{"ceph osd df", "ceph osd df tree", readOnly, ""},
+		{"ceph pool ls detail", "ceph osd pool ls detail", readOnly, ""},
+		{"ceph pg by pool", "ceph pg ls-by-pool rbd", readOnly, ""},
+		{"nvme smart log", "nvme smart-log /dev/nvme0", readOnly, ""},
+		{"ceph safe to destroy", "ceph osd safe-to-destroy 3", readOnly, ""},
+		{"unknown list", "myctl service list", unknown, "unknown command"},
+		{"unknown get of a word", "myctl get restart-policy", unknown, "unknown command"},
+		{"unknown with an option first", "myctl --mode stop", unknown, "unknown command"},
+		{"unknown status", "./run.sh status", unknown, "unknown command"},
+	})
+}

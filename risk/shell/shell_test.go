@@ -569,7 +569,7 @@ func TestUnknown(t *testing.T) {
 		{"curl", "curl https://example.com", unknown, ""},
 		{"wget", "wget https://example.com/x", unknown, ""},
 		{"PATH prefix", "PATH=/tmp ls", unknown, ""},
-		{"LD_PRELOAD", "LD_PRELOAD=/tmp/x.so ls", unknown, ""},
+		{"LD_PRELOAD", "LD_PRELOAD=/tmp/x.so ls", danger, ""},
 		{"export PATH", "export PATH=/tmp:$PATH; ls", unknown, ""},
 		{"env PATH", "env PATH=/tmp ls", unknown, ""},
 		{"pager prefix", "PAGER=./x git log", unknown, ""},

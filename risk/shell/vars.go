@@ -18,6 +18,7 @@ func (j *judge) assign(as *syntax.Assign, prefixFor string, depth int) {
 	}
 	n := as.Name.Value
 	j.markAssigned(n)
+	j.exportsPreload(n)
 	if as.Value != nil {
 		j.carriedVar(n, word(as.Value), depth) // PAGER='...', GIT_SSH_COMMAND=...
 	}
@@ -157,6 +158,7 @@ func (j *judge) declare(d *syntax.DeclClause, depth int) {
 				// declare 'b[$(cmd)]=1' is an assignment the parser saw as a word.
 				j.unknown(d.Variant.Value + " " + f.text + " assigns through a quoted word, whose subscript can run code")
 			} else if _, v, ok := strings.Cut(f.text, "="); ok && (riskyVar(name) || j.a.carriers.vars[name] != nil) {
+				j.exportsPreload(name)
 				j.carriedVar(name, arg{text: v, dynamic: f.dynamic}, depth)
 				j.unknown(d.Variant.Value + " " + f.text + " sets " + name + ", which changes what later commands do")
 			}

@@ -263,6 +263,8 @@ func (j *judge) command(argv []arg, depth int) {
 	hasEffect := j.effects(argv[0].text, name, argv[1:])
 	hasEffect = j.carriedBy(name, argv[1:], depth) || hasEffect
 	hasEffect = j.vehicle(argv[0].text, name, argv[1:], depth) || hasEffect
+	hasEffect = j.privilegeBits(name, argv[1:]) || hasEffect
+	hasEffect = j.plantsLater(name, argv[1:]) || hasEffect
 	hasEffect = j.wipesDisk(name, argv[1:]) || hasEffect
 	if netClients[name] {
 		j.metadataReach(name, argv[1:])

@@ -130,6 +130,7 @@ func env(j *judge, c *cmd) {
 	for len(rest) > 0 && isAssignment(rest[0].text) {
 		name, value, _ := strings.Cut(rest[0].text, "=")
 		j.carriedVar(name, arg{text: value, dynamic: rest[0].dynamic}, c.depth)
+		j.exportsPreload(name)
 		if !safePrefixVar(name, value, !rest[0].dynamic) {
 			j.unknown("env sets " + name)
 		}
