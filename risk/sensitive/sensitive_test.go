@@ -1,7 +1,9 @@
 package sensitive
 
 import (
+	"fmt"
 	"path"
+	"strings"
 	"testing"
 )
 
@@ -225,5 +227,66 @@ func TestProcSecret(t *testing.T) {
 		if why, ok := m.Match(p); ok {
 			t.Errorf("%s is sensitive: %s", p, why)
 		}
+	}
+}
+
+// scanMatch is the matcher as it was before it was indexed: every pattern
+// tried in order. The indexed one must agree with it on every path.
+func scanMatch(m *Matcher, p string) (string, bool) {
+	try := func(clean string) (string, bool) {
+		if why := ProcSecret(clean); why != "" {
+			return p + " " + why, true
+		}
+		base := path.Base(clean)
+		if text, ok := m.literal[base]; ok {
+			return fmt.Sprintf("%s is a sensitive path (%s)", p, text), true
+		}
+		for i := range m.patterns {
+			pt := &m.patterns[i]
+			if m.matches(pt, clean, base) {
+				if pt.dir {
+					return fmt.Sprintf("%s is inside %s/, which holds secrets", p, pt.text), true
+				}
+				return fmt.Sprintf("%s is a sensitive path (%s)", p, pt.text), true
+			}
+		}
+		return "", false
+	}
+	clean := cleanPath(p)
+	if why, ok := try(clean); ok {
+		return why, true
+	}
+	if orig := original(clean); orig != "" {
+		if why, ok := try(orig); ok {
+			return why + ", as a backup or copy", true
+		}
+	}
+	return "", false
+}
+
+func TestIndexedMatchAgreesWithScan(t *testing.T) {
+	m, err := New([]string{"*.secret", "deploy/*/token", "vault/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, d := range Defaults {
+		d = strings.TrimSuffix(d, "/")
+		for _, fill := range []string{"x", "prod", "a.b"} {
+			q := strings.ReplaceAll(strings.ReplaceAll(d, "*", fill), "?", "q")
+			paths = append(paths, q, "/home/u/"+q, "/srv/"+q+"/inner", q+".bak", "~/"+q, strings.ToUpper(q), q+"x", "x"+q)
+		}
+	}
+	paths = append(paths, "/etc/passwd", "config.yaml", "/var/log/syslog", "a.secret", "deploy/prod/token", "/x/vault/y",
+		"/var/lib/rancher/k3s/server/tls/x.key", "/var/lib/rancher/k3s/server/tls", "", "/", ".", "..")
+	for _, p := range paths {
+		got, gok := m.Match(p)
+		want, wok := scanMatch(m, p)
+		if got != want || gok != wok {
+			t.Errorf("Match(%q) = %q, %v; the scan says %q, %v", p, got, gok, want, wok)
+		}
+	}
+	if len(paths) < 1000 {
+		t.Errorf("only %d paths tried", len(paths))
 	}
 }
