@@ -230,15 +230,86 @@ var effectRows = []effectRow{
 	{Effect: effApply, Tools: "pulumi", Words: "up|update|refresh|import", Opts: "-y --yes -f --skip-preview", Sample: "pulumi up --yes"},
 }
 
-// effectIndex is effectRows by command name, built once in New.
-type effectIndex map[string][]*effectRow
+// effectIndex is effectRows by command name, compiled once in New.
+type effectIndex map[string][]*compiledRow
+
+// compiledRow is an effect row with its words and options split once.
+type compiledRow struct {
+	row  *effectRow
+	seqs [][]wordPat // the word sequences, any of which may match
+	opts []optPat    // the options, one of which must be present
+}
+
+// wordPat is one word position: its alternatives.
+type wordPat []altPat
+
+// altPat is one alternative of a word: "rm", "delete-*", "*exec:*", "*".
+type altPat struct {
+	text string // lower case
+	kind uint8  // altExact, altAny, altGlob, altContains
+}
+
+const (
+	altExact uint8 = iota
+	altAny
+	altGlob
+	altContains
+)
+
+// optPat is one option of a row: "-f", "--force", "--replicas=0".
+type optPat struct {
+	name   string
+	hasVal bool
+	val    wordPat
+}
+
+func compileWord(alts string) wordPat {
+	var w wordPat
+	for _, alt := range strings.Split(alts, "|") {
+		alt = strings.ToLower(alt)
+		a := altPat{text: alt}
+		switch {
+		case alt == "*":
+			a.kind = altAny
+		case strings.Count(alt, "*") == 2 && strings.HasPrefix(alt, "*") && strings.HasSuffix(alt, "*") && !strings.ContainsAny(alt, "?[\\"):
+			a.kind, a.text = altContains, strings.Trim(alt, "*")
+		case strings.ContainsRune(alt, '*'):
+			a.kind = altGlob
+		}
+		w = append(w, a)
+	}
+	return w
+}
+
+func compileOpts(spec string) []optPat {
+	var out []optPat
+	for _, want := range strings.Fields(spec) {
+		name, val, hasVal := strings.Cut(want, "=")
+		o := optPat{name: name, hasVal: hasVal}
+		if hasVal {
+			o.val = compileWord(val)
+		}
+		out = append(out, o)
+	}
+	return out
+}
 
 func buildEffects() effectIndex {
 	idx := effectIndex{}
 	for i := range effectRows {
 		row := &effectRows[i]
+		c := &compiledRow{row: row, opts: compileOpts(row.Opts)}
+		if row.Words != "" {
+			for _, seq := range strings.Split(row.Words, ", ") {
+				var words []wordPat
+				for _, w := range strings.Fields(seq) {
+					words = append(words, compileWord(w))
+				}
+				c.seqs = append(c.seqs, words)
+			}
+		}
 		for _, t := range strings.Fields(row.Tools) {
-			idx[t] = append(idx[t], row)
+			idx[t] = append(idx[t], c)
 		}
 	}
 	return idx
@@ -256,7 +327,8 @@ func (j *judge) effects(shown, name string, args []arg) bool {
 	if len(rows) == 0 {
 		return false
 	}
-	ops := make([]operand, 0, len(args))
+	var buf [16]operand
+	ops := buf[:0]
 	for i, a := range args {
 		if a.text == "--" {
 			continue
@@ -272,10 +344,10 @@ func (j *judge) effects(shown, name string, args []arg) bool {
 	for _, row := range rows {
 		if row.matches(ops, args) {
 			what := shown
-			if row.Words != "" && len(ops) > 0 {
+			if row.row.Words != "" && len(ops) > 0 {
 				what += " " + ops[0].text
 			}
-			j.danger(what + " " + string(row.Effect))
+			j.danger(what + " " + string(row.row.Effect))
 			return true
 		}
 	}
@@ -293,19 +365,18 @@ type operand struct {
 // words start at the first operand, or after operands that may be the
 // values of options the table does not know (aws --region eu-west-1 ec2
 // ..., kubectl -n prod delete ...).
-func (row *effectRow) matches(ops []operand, args []arg) bool {
-	if row.Opts != "" && !hasAnyOpt(args, row.Opts) {
+func (row *compiledRow) matches(ops []operand, args []arg) bool {
+	if len(row.opts) > 0 && !hasOpts(args, row.opts) {
 		return false
 	}
-	if row.Words == "" {
+	if row.seqs == nil {
 		return true
 	}
-	for _, seq := range strings.Split(row.Words, ", ") {
-		words := strings.Fields(seq)
+	for _, words := range row.seqs {
 		for start := 0; start <= len(ops)-len(words); start++ {
 			ok := true
 			for k, w := range words {
-				if !wordMatches(w, ops[start+k].text) {
+				if !w.matches(ops[start+k].text) {
 					ok = false
 					break
 				}
@@ -322,19 +393,31 @@ func (row *effectRow) matches(ops []operand, args []arg) bool {
 }
 
 // wordMatches matches one operand against "a|b|c*|*x*", case-insensitively.
-func wordMatches(alts, op string) bool {
-	op = strings.ToLower(op)
-	for _, alt := range strings.Split(alts, "|") {
-		alt = strings.ToLower(alt)
-		if alt == "*" || alt == op {
-			return true
+func wordMatches(alts, op string) bool { return compileWord(alts).matches(op) }
+
+// matches matches one operand against the alternatives, ignoring case.
+func (w wordPat) matches(op string) bool {
+	low := op
+	for i := 0; i < len(op); i++ {
+		if c := op[i]; c >= 'A' && c <= 'Z' || c >= 0x80 {
+			low = strings.ToLower(op)
+			break
 		}
-		if strings.ContainsRune(alt, '*') {
-			if ok, _ := path.Match(alt, op); ok {
+	}
+	for _, a := range w {
+		switch a.kind {
+		case altAny:
+			return true
+		case altExact:
+			if a.text == low {
 				return true
 			}
-			if strings.Count(alt, "*") == 2 && strings.HasPrefix(alt, "*") && strings.HasSuffix(alt, "*") &&
-				strings.Contains(op, strings.Trim(alt, "*")) {
+		case altContains:
+			if strings.Contains(low, a.text) {
+				return true
+			}
+		case altGlob:
+			if ok, _ := path.Match(a.text, low); ok {
 				return true
 			}
 		}
@@ -346,9 +429,12 @@ func wordMatches(alts, op string) bool {
 // --force --replicas=0 --add-*". A short option counts inside a cluster
 // of letters; a long one also when abbreviated past its first four
 // letters; a value pattern matches "--x=v" and "--x v".
-func hasAnyOpt(args []arg, spec string) bool {
-	for _, want := range strings.Fields(spec) {
-		name, val, hasVal := strings.Cut(want, "=")
+func hasAnyOpt(args []arg, spec string) bool { return hasOpts(args, compileOpts(spec)) }
+
+// hasOpts is hasAnyOpt with the spec compiled.
+func hasOpts(args []arg, spec []optPat) bool {
+	for _, want := range spec {
+		name := want.name
 		for i, a := range args {
 			t := a.text
 			if a.dynamic || len(t) < 2 || t[0] != '-' {
@@ -371,7 +457,7 @@ func hasAnyOpt(args []arg, spec string) bool {
 				if k < 0 {
 					continue
 				}
-				if hasVal && k > 0 {
+				if want.hasVal && k > 0 {
 					continue // a valued short option leads its cluster
 				}
 				given, gotVal = t[2+k:], len(t) > 2+k
@@ -380,13 +466,13 @@ func hasAnyOpt(args []arg, spec string) bool {
 					continue
 				}
 			}
-			if !hasVal {
+			if !want.hasVal {
 				return true
 			}
 			if !gotVal && i+1 < len(args) {
 				given, gotVal = args[i+1].text, true
 			}
-			if gotVal && wordMatches(val, given) {
+			if gotVal && want.val.matches(given) {
 				return true
 			}
 		}
