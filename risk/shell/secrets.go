@@ -198,6 +198,11 @@ func globMatch(pattern, name string) bool {
 	if strings.HasPrefix(name, ".") && !strings.HasPrefix(pattern, ".") {
 		return false
 	}
+	// A literal tail after the last wildcard must end the name: *.gz
+	// cannot match id_rsa, whatever path.Match would say at more cost.
+	if k := strings.LastIndexAny(pattern, "*?]\\"); k >= 0 && pattern[k] != '\\' && !strings.HasSuffix(name, pattern[k+1:]) {
+		return false
+	}
 	ok, err := path.Match(pattern, name)
 	return ok || err != nil
 }

@@ -46,6 +46,21 @@ var (
 	nsenterSpec  = mustSpec("-t --target -S --setuid -G --setgid -r --root -w --wd --env -Z")
 )
 
+// vehicleNames are the programs vehicle knows; vehicleVerbs, for those
+// with subcommands, the words one of which must be on the line for it to
+// carry a command (a cheap test before the options are parsed).
+var (
+	vehicleNames = map[string]bool{"docker": true, "podman": true, "nerdctl": true, "kubectl": true, "oc": true,
+		"crictl": true, "ctr": true, "nsenter": true, "unshare": true, "aws": true, "gcloud": true, "az": true}
+	vehicleVerbs = map[string][]string{
+		"docker": {"run", "create", "exec", "inspect"}, "podman": {"run", "create", "exec", "inspect"},
+		"nerdctl": {"run", "create", "exec", "inspect"}, "kubectl": {"exec", "debug", "run", "attach"},
+		"oc": {"exec", "debug", "run", "attach"}, "crictl": {"exec"}, "ctr": {"exec", "run"},
+		"aws": {"send-command", "start-session", "execute-command", "ssh"}, "gcloud": {"ssh"},
+		"az": {"run-command", "exec", "invoke", "ssh"},
+	}
+)
+
 // hostDirs are host paths whose mount into a container gives it the host.
 var hostDirs = []string{"/", "/etc", "/root", "/home", "/var", "/var/lib", "/var/run", "/run", "/proc", "/sys",
 	"/dev", "/boot", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/opt", "/srv"}
@@ -107,6 +122,9 @@ func privileged(opts []opt) string {
 // vehicle judges the commands a program carries elsewhere, and the
 // vehicle; it reports whether it found one.
 func (j *judge) vehicle(shown, name string, args []arg, depth int) bool {
+	if verbs, ok := vehicleVerbs[name]; !vehicleNames[name] || ok && !hasOperand(args, verbs) {
+		return false
+	}
 	switch name {
 	case "docker", "podman", "nerdctl":
 		return j.containerVehicle(shown, args, depth)

@@ -254,8 +254,10 @@ func (j *judge) command(argv []arg, depth int) {
 	if !found && isMkfs(name) {
 		h, found = mkfs, true
 	}
-	if _, interp := interpreters[interpreterName(name)]; !found && interp {
-		h, found = interpreter, true
+	if !found {
+		if _, interp := interpreters[interpreterName(name)]; interp {
+			h, found = interpreter, true
+		}
 	}
 	if !j.a.passThrough[name] {
 		j.touchesSecret(argv)
