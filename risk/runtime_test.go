@@ -12,7 +12,7 @@ func TestBuiltAtRunTime(t *testing.T) {
 	runCases(t, p, []policyCase{
 		{name: "verb from a variable", tool: ToolCommand, args: `{"command":"kubectl $verb pods","risk_level":"low"}`, want: with(unvouched, "built at run time")},
 		{name: "verb of a verb row from a variable", tool: ToolCommand, args: `{"command":"ceph osd $v 3","risk_level":"low"}`, want: with(unvouched, "built at run time")},
-		{name: "name from a variable", tool: ToolCommand, args: `{"command":"k=kubectl; $k delete-ish","risk_level":"low"}`, want: with(unvouched, "built at run time")},
+		{name: "name from a variable", tool: ToolCommand, args: `{"command":"k=kubectl; $k get pods","risk_level":"low"}`, want: with(unvouched, "built at run time")},
 		{name: "function call", tool: ToolCommand, args: `{"command":"f() { ls; }; f","risk_level":"low"}`, want: with(unvouched, "function defined in the script")},
 		{name: "alias call", tool: ToolCommand, args: `{"command":"alias k=kubectl; k get pods","risk_level":"low"}`, want: with(unvouched, "alias defined in the script")},
 		{name: "the card says the assistant cannot vouch", tool: ToolCommand, args: `{"command":"f() { ls; }; f","risk_level":"low"}`, want: with(unvouched, "cannot vouch")},

@@ -123,6 +123,8 @@ func (j *judge) awsRead(c *cmd, ops []arg) string {
 	case (strings.HasPrefix(op, "get-") || strings.HasPrefix(op, "generate-") || strings.HasPrefix(op, "batch-get-")) && printsSecret(op):
 		j.danger("aws " + svc + " " + op + " prints a secret or a token")
 		return ""
+	case svc == "s3api" && op == "get-object", svc == "s3api" && op == "get-object-torrent":
+		return "aws s3api " + op + " downloads an object into a file"
 	case svc == "configure" && op == "list", svc == "s3" && op == "ls", svc == "logs" && op == "tail" && !hasAnyOpt(c.args, "--follow"),
 		strings.HasPrefix(op, "describe-"), strings.HasPrefix(op, "list-"), strings.HasPrefix(op, "get-"),
 		svc == "s3api" && strings.HasPrefix(op, "head-"), op == "filter-log-events", op == "lookup-events":

@@ -110,12 +110,20 @@ func FuzzAbsurdAnywhere(f *testing.F) {
 		if err != nil {
 			t.Fatalf("carrier %q does not parse: %v", hidden, err)
 		}
-		edge := file.Stmts[len(file.Stmts)-1]
-		if before {
-			edge = file.Stmts[0]
-		}
-		if !sameShape(edge, alone.Stmts[len(alone.Stmts)-1]) && !sameShape(edge, alone.Stmts[0]) {
+		// Every statement of the hidden part must stand whole at its edge
+		// (an alias defined in one statement and used in the next).
+		n := len(alone.Stmts)
+		if len(file.Stmts) < n {
 			return
+		}
+		edge := file.Stmts[len(file.Stmts)-n:]
+		if before {
+			edge = file.Stmts[:n]
+		}
+		for i := range n {
+			if !sameShape(edge[i], alone.Stmts[i]) {
+				return
+			}
 		}
 		res := a.Analyze(combined)
 		checkConsistent(t, combined, res)

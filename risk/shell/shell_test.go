@@ -549,7 +549,7 @@ func TestUnknown(t *testing.T) {
 		{"helm install", "helm install x y", unknown, ""},
 		{"hostname set", "hostname newname", unknown, ""},
 		{"ip addr add", "ip addr add 10.0.0.1/24 dev eth0", unknown, ""},
-		{"ip link set", "ip link set eth0 down", unknown, ""},
+		{"ip link set", "ip link set eth0 down", danger, "destructive verb"},
 		{"ip batch", "ip -batch cmds", unknown, ""},
 		{"sysctl -w", "sysctl -w net.ipv4.ip_forward=1", danger, ""},
 		{"sysctl assign", "sysctl net.ipv4.ip_forward=1", unknown, ""},
