@@ -374,7 +374,7 @@ func (rd *reader) judgeArgs(j *judge, c *cmd) {
 			j.runTime(c.shown + " " + v.text + ": the command's verb is built at run time, so what it does cannot be read")
 		}
 	}
-	opts, operands := rd.opts.parseArgs(c.args)
+	opts, operands := rd.opts.parseInto(j, c.args)
 	for _, o := range opts {
 		if rd.deny.has(o) {
 			j.unknown(c.name + " " + o.String() + " " + rd.denyWhy)

@@ -136,6 +136,7 @@ type Analyzer struct {
 	effects     effectIndex     // the danger rows by command name (effects.go)
 	carriers    carrierIndex    // where programs carry commands (carriers.go)
 	parsers     sync.Pool
+	judges      sync.Pool // *judge, whose slabs are reused from call to call
 }
 
 // New builds an Analyzer and its lookup tables.
@@ -151,6 +152,7 @@ func New(opts Options) (*Analyzer, error) {
 	if a.forbidden == nil {
 		a.forbidden = plainMetadata
 	}
+	a.judges.New = func() any { return &judge{} }
 	a.parsers.New = func() any {
 		return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
 	}
@@ -175,7 +177,9 @@ func (a *Analyzer) Analyze(script string) (res Analysis) {
 			res.Danger = append(res.Danger, fmt.Sprintf("shell analysis failed: %v", r))
 		}
 	}()
-	j := &judge{a: a, res: &res}
+	j := a.judges.Get().(*judge)
+	*j = judge{a: a, res: &res, argSlab: j.argSlab[:0], optSlab: j.optSlab[:0], cmdSlab: j.cmdSlab[:0]}
+	defer a.judges.Put(j)
 	parsed := j.script(script, 0)
 	if !parsed {
 		j.salvage(script)

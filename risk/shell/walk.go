@@ -26,6 +26,12 @@ type judge struct {
 	loops      map[string][]arg  // for loop variables and the words they take (for f in *.log)
 	assigned   map[string]bool   // variables set some other way (x=..., read x), so a loop's words are not all they hold
 	variants   int               // command copies made for loop words, against maxLoopVariants
+	// argSlab and optSlab hand out the word and option lists of one
+	// Analyze call; they are kept, emptied, for the next call, so that
+	// judging a command does not allocate them (STYLE habit 4).
+	argSlab []arg
+	optSlab []opt
+	cmdSlab []cmd
 	// seeksSecrets is set when find looks for secrets by name, and
 	// unseenContent when a reader prints files named at run time; together
 	// (find . -name .env | xargs cat) they print secrets.
@@ -188,7 +194,7 @@ func (j *judge) call(c *syntax.CallExpr, depth int) {
 		j.commands++
 		return
 	}
-	argv := words(c.Args, make([]arg, 0, len(c.Args)+2))
+	argv := words(c.Args, j.newArgs(len(c.Args)+2))
 	j.command(argv, depth)
 }
 
@@ -291,7 +297,9 @@ func (j *judge) command(argv []arg, depth int) {
 		j.wrapped(argv[1:], depth)
 		return
 	}
-	h(j, &cmd{name: name, shown: argv[0].text, args: argv[1:], trusted: trusted, depth: depth})
+	c := j.newCmd()
+	*c = cmd{name: name, shown: argv[0].text, args: argv[1:], trusted: trusted, depth: depth}
+	h(j, c)
 }
 
 // splitVars splits the unquoted variables of a command line whose known
@@ -523,4 +531,34 @@ func (j *judge) knownArgs(argv []arg) []arg {
 		return argv
 	}
 	return out
+}
+
+// newArgs returns an empty list with room for n words, cut from the
+// judge's slab: an append past n copies, so lists never overlap.
+func (j *judge) newArgs(n int) []arg {
+	if cap(j.argSlab)-len(j.argSlab) < n {
+		j.argSlab = make([]arg, 0, max(256, n))
+	}
+	start := len(j.argSlab)
+	j.argSlab = j.argSlab[:start+n]
+	return j.argSlab[start:start:start+n]
+}
+
+// newOpts is newArgs for options.
+func (j *judge) newOpts(n int) []opt {
+	if cap(j.optSlab)-len(j.optSlab) < n {
+		j.optSlab = make([]opt, 0, max(128, n))
+	}
+	start := len(j.optSlab)
+	j.optSlab = j.optSlab[:start+n]
+	return j.optSlab[start:start:start+n]
+}
+
+// newCmd returns a command record cut from the judge's slab.
+func (j *judge) newCmd() *cmd {
+	if len(j.cmdSlab) == cap(j.cmdSlab) {
+		j.cmdSlab = make([]cmd, 0, 32)
+	}
+	j.cmdSlab = j.cmdSlab[:len(j.cmdSlab)+1]
+	return &j.cmdSlab[len(j.cmdSlab)-1]
 }
