@@ -541,7 +541,7 @@ func (j *judge) newArgs(n int) []arg {
 	}
 	start := len(j.argSlab)
 	j.argSlab = j.argSlab[:start+n]
-	return j.argSlab[start:start:start+n]
+	return j.argSlab[start : start : start+n]
 }
 
 // newOpts is newArgs for options.
@@ -551,7 +551,7 @@ func (j *judge) newOpts(n int) []opt {
 	}
 	start := len(j.optSlab)
 	j.optSlab = j.optSlab[:start+n]
-	return j.optSlab[start:start:start+n]
+	return j.optSlab[start : start : start+n]
 }
 
 // newCmd returns a command record cut from the judge's slab.
