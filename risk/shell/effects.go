@@ -392,9 +392,6 @@ func (row *compiledRow) matches(ops []operand, args []arg) bool {
 	return false
 }
 
-// wordMatches matches one operand against "a|b|c*|*x*", case-insensitively.
-func wordMatches(alts, op string) bool { return compileWord(alts).matches(op) }
-
 // matches matches one operand against the alternatives, ignoring case.
 func (w wordPat) matches(op string) bool {
 	low := op

@@ -545,21 +545,6 @@ func psCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
 	return ""
 }
 
-// subcommands allows only the listed first operands (or none).
-func subcommands(allowed ...string) check {
-	return func(j *judge, c *cmd, opts []opt, operands []arg) string {
-		if len(operands) == 0 {
-			return ""
-		}
-		for _, a := range allowed {
-			if operands[0].text == a {
-				return ""
-			}
-		}
-		return c.name + " " + operands[0].text + " is not a look"
-	}
-}
-
 func teeCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
 	for _, f := range operands {
 		if t, ok := f.lit(); ok && harmlessSinks[t] {
