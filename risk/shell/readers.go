@@ -310,6 +310,12 @@ func readers() map[string]reader {
 		"vault": r("", "", "").
 			withVerbs("status, version, secrets list, auth list, policy list, audit list, plugin list, namespace list, operator raft list-peers, operator members").
 			samples([]string{"vault status", "vault secrets list -format=json"}, "vault kv get secret/x", "vault read secret/x", "vault operator seal", "vault token create", "vault", "vault policy write p p.hcl"),
+		"consul": r("", "", "").
+			withVerbs("members, info, version, catalog services|nodes|datacenters, operator raft list-peers, operator autopilot state|get-config, intention list, config list, acl auth-method list").
+			samples([]string{"consul members", "consul catalog services"}, "consul kv delete -recurse x", "consul leave", "consul force-leave n1", "consul kv get secret/x", "consul snapshot restore s.snap"),
+		"nomad": r("", "", "").
+			withVerbs("(none) status, version, job status|history|periodic, node status, alloc status|logs, server members, deployment status|list, eval status|list, operator raft list-peers, system gc-status").
+			samples([]string{"nomad status", "nomad job status api", "nomad node status -verbose", "nomad alloc logs -stderr abc"}, "nomad job stop api", "nomad job run x.nomad", "nomad alloc exec abc sh", "nomad node drain -enable n1", "nomad system gc"),
 		"etcdctl": r("--endpoints --cacert --cert --key --user --password --command-timeout --dial-timeout -w --write-out", "", "").withCheck(etcdctlCheck).
 			withVerbs("version, check perf|datascale, member list, endpoint status|health|hashkv, alarm list, get").
 			samples([]string{"etcdctl endpoint health --cluster", "etcdctl member list -w table"}, "etcdctl del --prefix /registry/pods", "etcdctl get / --prefix", "etcdctl member remove 8e9e", "etcdctl compact 5", "etcdctl"),

@@ -97,8 +97,11 @@ func (j *judge) follow(n string, as *syntax.Assign) {
 func safePrefixVar(name, value string, known bool) bool {
 	switch name {
 	case "LANG", "LANGUAGE", "TZ", "COLUMNS", "LINES", "NO_COLOR", "TERM", "CLICOLOR",
-		"FORCE_COLOR", "TIME_STYLE", "SYSTEMD_COLORS", "GREP_COLOR", "GREP_COLORS", "LS_COLORS":
-		return true
+		"FORCE_COLOR", "TIME_STYLE", "SYSTEMD_COLORS", "GREP_COLOR", "GREP_COLORS", "LS_COLORS",
+		// Which account, region and project a cloud CLI reads from.
+		"AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_DEFAULT_OUTPUT", "CLOUDSDK_CORE_PROJECT",
+		"CLOUDSDK_COMPUTE_REGION", "CLOUDSDK_COMPUTE_ZONE", "AZURE_DEFAULTS_GROUP", "NOMAD_NAMESPACE", "NOMAD_REGION":
+		return known
 	case "PAGER", "GIT_PAGER", "SYSTEMD_PAGER", "MANPAGER":
 		return known && (value == "" || value == "cat")
 	case "KUBECONFIG", "DOCKER_CONFIG":
