@@ -290,3 +290,32 @@ func TestIndexedMatchAgreesWithScan(t *testing.T) {
 		t.Errorf("only %d paths tried", len(paths))
 	}
 }
+
+func TestSecretAPI(t *testing.T) {
+	for _, c := range []struct{ host, path string }{
+		{"k8s", "/api/v1/namespaces/prod/secrets/db"},
+		{"vault.internal", "/v1/secret/prod/db"},
+		{"x", "/v1/kv/data/app"},
+		{"x", "/v1/secret/data/app"},
+		{"x", "/v1/apps/data/db"},
+		{"secretmanager.googleapis.com", "/v1/projects/p/secrets/db/versions/latest:access"},
+		{"kv1.vault.azure.net", "/secrets/db"},
+		{"secretsmanager.eu-west-1.amazonaws.com", "/"},
+		{"x", "/v1/auth/token/lookup-self"},
+	} {
+		if SecretAPI(c.host, c.path) == "" {
+			t.Errorf("%s%s is not a secret read", c.host, c.path)
+		}
+	}
+	for _, c := range []struct{ host, path string }{
+		{"vault.internal", "/v1/sys/health"},
+		{"x", "/v1/sys/seal-status"},
+		{"k8s", "/api/v1/namespaces/prod/pods"},
+		{"status.example.com", "/api/v2/health"},
+		{"x", "/healthz"},
+	} {
+		if why := SecretAPI(c.host, c.path); why != "" {
+			t.Errorf("%s%s: %s", c.host, c.path, why)
+		}
+	}
+}

@@ -52,6 +52,10 @@ func TestSecretsByMechanism(t *testing.T) {
 		{"vault kv get", "vault kv get secret/prod/db", danger, ""},
 		{"vault read", "vault read -field=password secret/db", danger, ""},
 		{"kubectl get secret yaml", "kubectl get secret db -n prod -o yaml", danger, ""},
+		{"curl vault", "curl -s -H 'X-Vault-Token: x' https://vault.internal:8200/v1/secret/data/db", danger, "manager's API"},
+		{"curl kubernetes secrets", "curl -sk https://10.0.0.1:6443/api/v1/namespaces/prod/secrets", danger, "manager's API"},
+		{"wget key vault", "wget -qO- https://kv1.vault.azure.net/secrets/db?api-version=7.4", danger, "manager's API"},
+		{"curl vault health", "curl -s https://vault.internal:8200/v1/sys/health", unknown, ""},
 
 		// Look-alikes that stay looks.
 		{"a process's status after cd", "cd /proc/$PPID && cat status", readOnly, ""},

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"net/url"
 	"path"
 	"strings"
 
@@ -240,4 +241,32 @@ func (j *judge) varShape(name string) string {
 		}
 	}
 	return "*"
+}
+
+// secretAPIReach records a danger when an HTTP client (curl, wget...) is
+// aimed at a secret manager's API (Vault, Kubernetes secrets, Key Vault):
+// the list the HTTP tool's judge shares (sensitive.SecretAPI).
+func (j *judge) secretAPIReach(name string, args []arg) {
+	for _, a := range args {
+		t := a.text
+		if _, v, ok := strings.Cut(t, "="); ok && strings.HasPrefix(t, "-") {
+			t = v
+		}
+		i := strings.Index(t, "://")
+		if i < 0 {
+			continue
+		}
+		u, err := url.Parse(t)
+		if err != nil {
+			continue
+		}
+		p := u.Path
+		if dp, err := url.PathUnescape(u.EscapedPath()); err == nil {
+			p = dp
+		}
+		if why := sensitive.SecretAPI(u.Hostname(), p); why != "" {
+			j.danger(name + " " + a.text + " " + why)
+			return
+		}
+	}
 }

@@ -276,6 +276,7 @@ func (j *judge) command(argv []arg, depth int) {
 	hasEffect = j.wipesDisk(name, argv[1:]) || hasEffect
 	if netClients[name] {
 		j.metadataReach(name, argv[1:])
+		j.secretAPIReach(argv[0].text, argv[1:])
 	}
 	if body, ok := j.funcs[name]; ok && argv[0].text == name {
 		j.callFunction(name, body, argv[1:], depth)
