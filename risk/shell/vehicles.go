@@ -44,6 +44,9 @@ var (
 	ctrRun       = mustSpec("--mount --env --env-file --label --runtime --cwd --user -u --with-ns --cap-add --snapshotter --platform --cni")
 	unshareSpec  = mustSpec("--propagation --setgroups --map-user --map-group --setuid --setgid --root --wd -S -G -R -w --kill-child --monotonic --boottime --map-users --map-groups")
 	nsenterSpec  = mustSpec("-t --target -S --setuid -G --setgid -r --root -w --wd --env -Z")
+	nspawnSpec   = mustSpec("-D -i -M -u -E --directory --image --machine --user --setenv --bind --bind-ro --chdir --network-interface --private-users")
+	composeSpec  = mustSpec("-f -p --file --project-name --project-directory --env-file --profile --ansi --parallel --progress")
+	composeRun   = mustSpec("-e -u -w -l -p -v --env --user --workdir --label --publish --volume --name --entrypoint --index")
 )
 
 // vehicleNames are the programs vehicle knows; vehicleVerbs, for those
@@ -51,11 +54,15 @@ var (
 // carry a command (a cheap test before the options are parsed).
 var (
 	vehicleNames = map[string]bool{"docker": true, "podman": true, "nerdctl": true, "kubectl": true, "oc": true,
-		"crictl": true, "ctr": true, "nsenter": true, "unshare": true, "aws": true, "gcloud": true, "az": true}
+		"crictl": true, "ctr": true, "nsenter": true, "unshare": true, "aws": true, "gcloud": true, "az": true,
+		"docker-compose": true, "podman-compose": true, "lxc": true, "incus": true, "vagrant": true, "multipass": true,
+		"machinectl": true, "systemd-nspawn": true}
 	vehicleVerbs = map[string][]string{
 		"docker": {"run", "create", "exec", "inspect"}, "podman": {"run", "create", "exec", "inspect"},
 		"nerdctl": {"run", "create", "exec", "inspect"}, "kubectl": {"exec", "debug", "run", "attach"},
-		"oc": {"exec", "debug", "run", "attach"}, "crictl": {"exec"}, "ctr": {"exec", "run"},
+		"oc": {"exec", "debug", "run", "attach", "rsh"}, "crictl": {"exec"}, "ctr": {"exec", "run"},
+		"docker-compose": {"exec", "run"}, "podman-compose": {"exec", "run"}, "lxc": {"exec", "shell"}, "incus": {"exec", "shell"},
+		"vagrant": {"ssh"}, "multipass": {"exec", "shell"}, "machinectl": {"shell", "login"},
 		"aws": {"send-command", "start-session", "execute-command", "ssh"}, "gcloud": {"ssh"},
 		"az": {"run-command", "exec", "invoke", "ssh"},
 	}
@@ -177,6 +184,40 @@ func (j *judge) vehicle(shown, name string, args []arg, depth int) bool {
 		return true
 	case "aws", "gcloud", "az":
 		return j.cloudRemote(shown, name, args, depth)
+	case "docker-compose", "podman-compose":
+		return j.composeVehicle(shown, args, depth)
+	case "lxc", "incus", "multipass", "machinectl":
+		// lxc exec NAME -- CMD, lxc shell NAME, multipass exec NAME -- CMD,
+		// machinectl shell NAME [CMD].
+		j.unknown(shown + " runs a command in a container or another machine")
+		for i, a := range args {
+			if a.text == "--" && !a.dynamic {
+				j.farSide(shown, args[i+1:], depth)
+				return true
+			}
+		}
+		ops := cloudOperands(args)
+		if len(ops) > 2 && name == "machinectl" {
+			j.farSide(shown, ops[2:], depth)
+			return true
+		}
+		j.danger(shown + " " + effBlindShell)
+		return true
+	case "vagrant":
+		j.unknown(shown + " runs a command on another machine")
+		vals := optValues(args, "-c", "--command")
+		if len(vals) == 0 {
+			j.danger(shown + " ssh " + effBlindShell)
+		}
+		for _, v := range vals {
+			j.carry(shown+" ssh -c", v, shellText, depth)
+		}
+		return true
+	case "systemd-nspawn":
+		j.unknown(shown + " runs a command in a container")
+		_, rest := nspawnSpec.parseLeading(args)
+		j.farSide("systemd-nspawn", rest, depth)
+		return true
 	}
 	return false
 }
@@ -186,6 +227,9 @@ func (j *judge) containerVehicle(shown string, args []arg, depth int) bool {
 	_, rest := dockerGlobal.parseLeading(args)
 	if len(rest) > 0 && rest[0].text == "container" {
 		rest = rest[1:]
+	}
+	if len(rest) > 0 && rest[0].text == "compose" {
+		return j.composeVehicle(shown+" compose", rest[1:], depth)
 	}
 	if len(rest) > 0 && rest[0].text == "inspect" {
 		// docker inspect -f '{{.Config.Env}}': the container's environment.
@@ -225,8 +269,17 @@ func (j *judge) containerVehicle(shown string, args []arg, depth int) bool {
 // kubeVehicle: kubectl exec|debug|run|attach ... [-- CMD].
 func (j *judge) kubeVehicle(shown string, args []arg, depth int) bool {
 	opts, ops := kubectlSpec.parseArgs(args)
-	if len(ops) == 0 || !in(ops[0].text, "exec", "debug", "run", "attach") {
+	if len(ops) == 0 || !in(ops[0].text, "exec", "debug", "run", "attach", "rsh") {
 		return false
+	}
+	if ops[0].text == "rsh" && len(ops) > 2 {
+		// oc rsh POD CMD: the words after the pod are the command.
+		for i, a := range args {
+			if a.text == ops[1].text {
+				j.farSide(shown+" rsh", args[i+1:], depth)
+				return true
+			}
+		}
 	}
 	verb := ops[0].text
 	var carried []arg
@@ -263,7 +316,8 @@ func (j *judge) kubeVehicle(shown string, args []arg, depth int) bool {
 	switch {
 	case carried != nil:
 		j.farSide(shown+" "+verb, carried, depth)
-	case verb == "attach", verb == "exec" && hasAnyOpt(args, "-i --stdin") && hasAnyOpt(args, "-t --tty"):
+	case verb == "attach", verb == "rsh", hasAnyOpt(args, "-i --stdin") && hasAnyOpt(args, "-t --tty"):
+		// kubectl debug -it pod --image=busybox, oc rsh pod: a shell.
 		j.danger(shown + " " + verb + " " + effBlindShell)
 	}
 	return true
@@ -407,7 +461,7 @@ func (j *judge) farSideText(name string, v arg, depth int) {
 // the environment there, is a danger. Nothing there is a look from here.
 func (j *judge) farSide(name string, argv []arg, depth int) {
 	if len(argv) == 0 {
-		if strings.HasPrefix(name, "nsenter") || strings.HasPrefix(name, "unshare") || strings.HasPrefix(name, "chroot") {
+		if strings.HasPrefix(name, "nsenter") || strings.HasPrefix(name, "unshare") || strings.HasPrefix(name, "chroot") || strings.HasPrefix(name, "systemd-nspawn") {
 			j.danger(name + " " + effBlindShell)
 		}
 		return
@@ -452,6 +506,23 @@ func onlyOptions(args []arg) bool {
 		if !strings.HasPrefix(a.text, "-") || a.dynamic {
 			return false
 		}
+	}
+	return true
+}
+
+// composeVehicle: docker compose exec|run SERVICE CMD.
+func (j *judge) composeVehicle(shown string, args []arg, depth int) bool {
+	_, rest := composeSpec.parseLeading(args)
+	if len(rest) == 0 || !in(rest[0].text, "exec", "run") {
+		return false
+	}
+	sub := rest[0].text
+	opts, inner := composeRun.parseLeading(rest[1:])
+	if why := privileged(opts); why != "" {
+		j.danger(shown + " " + sub + " " + why + " " + effPrivilegedVehicle)
+	}
+	if len(inner) > 1 {
+		j.farSide(shown+" "+sub, inner[1:], depth)
 	}
 	return true
 }

@@ -230,8 +230,8 @@ func destructiveVerb(w string) bool {
 		return false
 	}
 	low := strings.ToLower(w)
-	if destructiveVerbs[low] {
-		return true
+	if destructiveVerbs[low] || destructiveVerbs[strings.TrimSuffix(low, "all")] && len(low) > 5 && strings.HasSuffix(low, "all") {
+		return true // stopall, deleteall
 	}
 	if !strings.ContainsAny(low, "-_") {
 		return false
@@ -244,6 +244,22 @@ func destructiveVerb(w string) bool {
 		}
 	}
 	return false
+}
+
+// destructiveOption reports whether an unknown CLI's option names a
+// destructive verb: kafka-topics --delete, tool --purge, --force-delete.
+func destructiveOption(args []arg) string {
+	for _, a := range args {
+		t := a.text
+		if a.dynamic || !strings.HasPrefix(t, "--") || len(t) < 4 {
+			continue
+		}
+		name, _, _ := strings.Cut(t[2:], "=")
+		if destructiveVerb(name) && !in(name, "out", "down", "clear", "cancel", "fail", "set-password", "passwd", "format") {
+			return t
+		}
+	}
+	return ""
 }
 
 // leadingVerb returns the first word in the lexicon among a command's

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"cmp"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -288,7 +289,7 @@ func (j *judge) command(argv []arg, depth int) {
 	}
 	j.hadEffect = hasEffect
 	if !found {
-		if v := leadingVerb(argv[1:]); v != "" && !hasEffect {
+		if v := cmp.Or(leadingVerb(argv[1:]), destructiveOption(argv[1:])); v != "" && !hasEffect {
 			// foo cluster destroy, invoke-rc.d nginx stop: a CLI with no
 			// row, whose subcommand is a destructive verb (issue 16).
 			j.danger(argv[0].text + " " + v + " " + effDestructiveVerb)
