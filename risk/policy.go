@@ -34,6 +34,10 @@ import (
 //     is a secret read: a danger. A method
 //     is not trimmed: the tool refuses " GET", so the policy does too.
 //     Private and loopback addresses are left to the tool's dialer.
+//   - execute_command: a command name or verb the shell rules cannot read
+//     (built at run time, a function or alias the script defines) makes
+//     the LLM's low count as absent: the call is confirmed by rule
+//     "default", and the card says why (issue 16).
 //   - execute_command: a workdir that leaves the root is blocked, like a
 //     file path that does; one that holds secrets (.ssh, .aws, .docker) is
 //     a danger, since `cat credentials` there reads .aws/credentials.
