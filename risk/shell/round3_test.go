@@ -282,3 +282,39 @@ func TestVerbLexiconLookAlikes(t *testing.T) {
 		{"unknown status", "./run.sh status", unknown, "unknown command"},
 	})
 }
+
+// Issue 16, mechanism 9: needless cards. The cloud CLIs' reads run; the
+// verbs beside them that print secrets, change or carry are not looks.
+func TestCloudReads(t *testing.T) {
+	run(t, []tcase{
+		{"aws describe", "aws ec2 describe-instances --filters Name=instance-state-name,Values=stopped", readOnly, ""},
+		{"aws list", "aws ecs list-tasks --cluster prod --desired-status STOPPED", readOnly, ""},
+		{"aws get", "aws sqs get-queue-attributes --queue-url x --attribute-names All", readOnly, ""},
+		{"aws s3 ls", "aws s3 ls s3://b/", readOnly, ""},
+		{"aws logs tail", "aws logs tail /aws/ecs/api --since 10m", readOnly, ""},
+		{"aws identity", "aws sts get-caller-identity", readOnly, ""},
+		{"aws with a profile variable", "AWS_PROFILE=prod AWS_REGION=eu-west-1 aws ec2 describe-vpcs", readOnly, ""},
+		{"gcloud list", "gcloud compute instances list --filter=status=RUNNING", readOnly, ""},
+		{"gcloud describe a name like a verb", "gcloud compute instances describe stop-test-1 --zone z", readOnly, ""},
+		{"gcloud logging read", "gcloud logging read 'severity>=ERROR' --limit 10", readOnly, ""},
+		{"az list", "az vm list -d -o table", readOnly, ""},
+		{"az show", "az aks show -g rg -n prod", readOnly, ""},
+		{"vault status", "vault status", readOnly, ""},
+		{"git submodule status", "git submodule status", readOnly, ""},
+		{"git submodule summary", "git submodule summary", readOnly, ""},
+
+		{"aws logs tail --follow never ends", "aws logs tail /aws/ecs/api --follow", unknown, ""},
+		{"aws s3 cp", "aws s3 cp s3://b/x -", unknown, ""},
+		{"aws s3api get-object writes a file", "aws s3api get-object --bucket b --key k out", unknown, ""},
+		{"aws stop", "aws ec2 stop-instances --instance-ids i-1", danger, ""},
+		{"aws delete", "aws s3api delete-bucket --bucket b", danger, ""},
+		{"aws update", "aws ecs update-service --cluster c --service s --force-new-deployment", unknown, ""},
+		{"gcloud delete", "gcloud compute instances delete vm1", danger, ""},
+		{"gcloud create", "gcloud compute instances create vm1", unknown, ""},
+		{"az delete", "az group delete -n rg --yes", danger, ""},
+		{"az restart", "az webapp restart -n app -g rg", danger, ""},
+		{"not the system aws", "./aws ec2 describe-instances", unknown, ""},
+		{"git submodule update", "git submodule update --init", unknown, ""},
+		{"git submodule foreach", "git submodule foreach 'rm -rf /'", absurd, ""},
+	})
+}
