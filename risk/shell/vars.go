@@ -75,11 +75,11 @@ func (j *judge) follow(n string, as *syntax.Assign) {
 		delete(j.vars, n)
 		// P=/proc/$PPID: keep the shape, so cat $P/environ is still seen
 		// to read a process's environment.
-		if w := word(as.Value); as.Value != nil && !as.Append && w.dynamic {
+		if as.Value != nil && !as.Append && word(as.Value).dynamic {
 			if j.wild == nil {
 				j.wild = map[string]string{}
 			}
-			j.wild[n] = j.wildOf(w.text)
+			j.wild[n] = j.wildOf(word(as.Value).text)
 		} else {
 			delete(j.wild, n)
 		}
