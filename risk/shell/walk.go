@@ -116,6 +116,10 @@ func (j *judge) salvage(src string) {
 // bodies and arithmetic are all reached.
 func (j *judge) visit(n syntax.Node, depth int) bool {
 	switch n := n.(type) {
+	case *syntax.Word:
+		// A word of plain text holds nothing to judge below it: most words
+		// are, and not walking them is a good part of the judgement's cost.
+		return !literalWord(n)
 	case *syntax.Stmt:
 		j.redirects(n.Redirs)
 		j.stdinInput(n, depth)
@@ -563,4 +567,23 @@ func (j *judge) newCmd() *cmd {
 	}
 	j.cmdSlab = j.cmdSlab[:len(j.cmdSlab)+1]
 	return &j.cmdSlab[len(j.cmdSlab)-1]
+}
+
+// literalWord reports whether a word holds only literal text: no
+// expansion, substitution or arithmetic anywhere in it.
+func literalWord(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if _, ok := q.(*syntax.Lit); !ok {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
