@@ -216,6 +216,11 @@ func (j *judge) touchesSecret(argv []arg) {
 	for _, a := range argv[1:] {
 		p := j.resolve(a)
 		if a.dynamic && p == a.text {
+			// cp /proc/$PPID/environ /tmp/e: whatever the pid, a secret.
+			if j.maybeSecret(a.text) {
+				j.danger(argv[0].text + " " + a.text + " may touch a secret (part of the path is computed at run time)")
+				return
+			}
 			continue
 		}
 		if i := strings.LastIndexByte(p, '='); i >= 0 {

@@ -56,13 +56,13 @@ var (
 	vehicleNames = map[string]bool{"docker": true, "podman": true, "nerdctl": true, "kubectl": true, "oc": true,
 		"crictl": true, "ctr": true, "nsenter": true, "unshare": true, "aws": true, "gcloud": true, "az": true,
 		"docker-compose": true, "podman-compose": true, "lxc": true, "incus": true, "vagrant": true, "multipass": true,
-		"machinectl": true, "systemd-nspawn": true}
+		"machinectl": true, "systemd-nspawn": true, "nomad": true}
 	vehicleVerbs = map[string][]string{
 		"docker": {"run", "create", "exec", "inspect"}, "podman": {"run", "create", "exec", "inspect"},
 		"nerdctl": {"run", "create", "exec", "inspect"}, "kubectl": {"exec", "debug", "run", "attach"},
 		"oc": {"exec", "debug", "run", "attach", "rsh"}, "crictl": {"exec"}, "ctr": {"exec", "run"},
 		"docker-compose": {"exec", "run"}, "podman-compose": {"exec", "run"}, "lxc": {"exec", "shell"}, "incus": {"exec", "shell"},
-		"vagrant": {"ssh"}, "multipass": {"exec", "shell"}, "machinectl": {"shell", "login"},
+		"vagrant": {"ssh"}, "multipass": {"exec", "shell"}, "machinectl": {"shell", "login"}, "nomad": {"exec"},
 		"aws": {"send-command", "start-session", "execute-command", "ssh"}, "gcloud": {"ssh"},
 		"az": {"run-command", "exec", "invoke", "ssh"},
 	}
@@ -203,6 +203,20 @@ func (j *judge) vehicle(shown, name string, args []arg, depth int) bool {
 		}
 		j.danger(shown + " " + effBlindShell)
 		return true
+	case "nomad":
+		// nomad alloc exec [options] ALLOC CMD.
+		ops := cloudOperands(args)
+		for i, o := range ops {
+			if o.text == "exec" {
+				if i+2 < len(ops) {
+					j.farSide(shown+" exec", ops[i+2:], depth)
+				} else {
+					j.danger(shown + " exec " + effBlindShell)
+				}
+				return true
+			}
+		}
+		return false
 	case "vagrant":
 		j.unknown(shown + " runs a command on another machine")
 		vals := optValues(args, "-c", "--command")
@@ -482,7 +496,38 @@ func (j *judge) farSide(name string, argv []arg, depth int) {
 			j.danger(name + " printenv " + effOtherEnv)
 		}
 	}
+	j.far++
 	j.remote(func() { j.command(argv, depth) })
+	j.far--
+}
+
+// farSecrets records a danger for a command on the far side that prints
+// the environment there, or a variable whose name says it holds a secret
+// (sh -c 'echo $DB_PASSWORD'): the local scrubbing does not reach it.
+func (j *judge) farSecrets(argv []arg, name string) {
+	if in(name, "env", "printenv") && onlyOptions(argv[1:]) || name == "printenv" || name == "export" && len(argv) == 1 ||
+		name == "set" && len(argv) == 1 || name == "declare" && len(argv) == 2 && in(argv[1].text, "-x", "-p", "-px") {
+		j.danger(argv[0].text + " " + effOtherEnv)
+		return
+	}
+	for _, a := range argv[1:] {
+		if a.dynamic && secretVarName(a.text) {
+			j.danger(argv[0].text + " " + a.text + " " + effOtherEnv)
+			return
+		}
+	}
+}
+
+// secretVarName reports whether a word expands a variable whose name says
+// it holds a secret: $DB_PASSWORD, ${API_TOKEN}, $AWS_SECRET_ACCESS_KEY.
+func secretVarName(t string) bool {
+	u := strings.ToUpper(t)
+	for _, w := range []string{"PASS", "SECRET", "TOKEN", "API_KEY", "APIKEY", "PRIVATE", "CREDENTIAL", "_KEY"} {
+		if i := strings.Index(u, w); i > 0 && strings.LastIndexByte(u[:i], '$') >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // hasScript reports whether a shell's words give it a script: -c TEXT, or
@@ -525,4 +570,34 @@ func (j *judge) composeVehicle(shown string, args []arg, depth int) bool {
 		j.farSide(shown+" "+sub, inner[1:], depth)
 	}
 	return true
+}
+
+// kubeEnvPrint records a danger for kubectl get whose output template
+// picks the containers' environment (-o jsonpath='{..env}'), and kubectl
+// set env --list, which prints it: the literal values there are secrets
+// as often as not.
+func (j *judge) kubeEnvPrint(shown string, args []arg) {
+	if hasOperand(args, []string{"set"}) && hasOperand(args, []string{"env"}) && hasAnyOpt(args, "--list") {
+		j.danger(shown + " set env --list " + effOtherEnv)
+		return
+	}
+	if !hasOperand(args, []string{"get"}) {
+		return
+	}
+	for i, a := range args {
+		t := strings.ToLower(a.text)
+		v := ""
+		switch {
+		case strings.HasPrefix(t, "-o=") || strings.HasPrefix(t, "--output=") || strings.HasPrefix(t, "--template="):
+			_, v, _ = strings.Cut(t, "=")
+		case strings.HasPrefix(t, "-o") && len(t) > 2 && !strings.HasPrefix(t, "--"):
+			v = t[2:]
+		case (t == "-o" || t == "--output" || t == "--template") && i+1 < len(args):
+			v = strings.ToLower(args[i+1].text)
+		}
+		if strings.Contains(v, ".env") || strings.Contains(v, "env[") || strings.Contains(v, "env}") {
+			j.danger(shown + " get -o " + clipWord(v) + " " + effOtherEnv)
+			return
+		}
+	}
 }

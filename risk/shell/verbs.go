@@ -159,7 +159,9 @@ func (t *verbTree) check(operands []arg) (verbResult, string) {
 		}
 		next := n.find(op.text)
 		if next == nil {
-			if destructiveVerb(op.text) {
+			// On a row that says what its looks are, a verb that writes
+			// (ceph osd set noout) is a change as surely as delete is.
+			if destructiveVerb(op.text) || rowWriteVerbs[strings.ToLower(op.text)] {
 				return verbDangerous, said.String()
 			}
 			return verbOther, said.String()
@@ -190,7 +192,7 @@ func (j *judge) judgeVerbs(c *cmd, t *verbTree, operands []arg) bool {
 }
 
 // effDestructiveVerb is the one reason the verb lexicon gives.
-const effDestructiveVerb = "names a destructive verb (delete, remove, stop, kill...), so it changes or destroys what it names"
+const effDestructiveVerb = "names a destructive verb or a change (delete, remove, stop, set...), so it destroys or changes what it names"
 
 // destructiveVerbs is the lexicon of mechanism 3 (issue 16): leading
 // subcommand words that destroy, stop, remove or reset. Looks (get, list,
@@ -210,6 +212,15 @@ var destructiveVerbs = map[string]bool{
 	"retire": true, "offline": true, "takeover": true, "reinstall": true, "reimage": true, "reinit": true,
 	"recreate": true, "replace": true, "overwrite": true, "set-password": true, "passwd": true,
 }
+
+// rowWriteVerbs change what a verb row's CLI manages; off the row's
+// paths they are dangers, not merely "not a look". Too common in other
+// words to be in the lexicon for CLIs with no row.
+var rowWriteVerbs = map[string]bool{"set": true, "unset": true, "rename": true, "reweight": true, "create": true,
+	"add": true, "apply": true, "patch": true, "edit": true, "update": true, "put": true, "write": true, "import": true,
+	"export": true, "move": true, "mv": true, "exec": true, "run": true, "tell": true, "injectargs": true, "enable": true,
+	"mark": true, "in": true, "config-key": true, "auth": true, "join": true, "promote": true, "upgrade": true,
+	"resize": true, "rollback": true, "restore": true, "snapshot": true, "compact": true, "defrag": true, "lease": true}
 
 // lookVerbs end the search for a destructive verb: the words after them
 // are what they look at.

@@ -83,7 +83,11 @@ func TestVerbLexicon(t *testing.T) {
 		{"unknown describe", "foo describe stop-words", unknown, "unknown command"},
 		{"verb after option", "foo --name stop", unknown, "unknown command"},
 		{"path is not a verb", "foo /tmp/delete", unknown, "unknown command"},
-		{"ceph set", "ceph osd pool set rbd size 1", unknown, "not a look"},
-		{"ceph auth get", "ceph auth get client.admin", unknown, "not a look"},
+		{"ceph set", "ceph osd pool set rbd size 1", danger, "destructive verb"},
+		{"ceph auth get", "ceph auth get client.admin", danger, ""},
+		{"ceph osd set", "ceph osd set noout", danger, "destructive verb"},
+		{"ceph tell", "ceph tell osd.* injectargs --x", danger, ""},
+		{"ceph rename", "ceph osd pool rename a b", danger, ""},
+		{"ceph unknown read-ish verb", "ceph osd getcrushmap", unknown, "not a look"},
 	})
 }

@@ -20,6 +20,7 @@ type judge struct {
 	positional []arg
 	expanding  int               // calls being expanded, against maxDepth
 	hadEffect  bool              // an effect row matched the command being handled, which says its danger
+	far        int               // how deep in commands carried to a container or another machine
 	cwd        string            // directory a literal cd moved to: relative when the start is not known, "" when nothing is
 	vars       map[string]string // variables assigned a literal value (X=/)
 	sets       map[string]int    // how many assignments each variable has, so far
@@ -286,6 +287,12 @@ func (j *judge) command(argv []arg, depth int) {
 	if body, ok := j.funcs[name]; ok && argv[0].text == name {
 		j.callFunction(name, body, argv[1:], depth)
 		return
+	}
+	if j.far > 0 {
+		j.farSecrets(argv, name)
+	}
+	if name == "kubectl" || name == "oc" {
+		j.kubeEnvPrint(argv[0].text, argv[1:])
 	}
 	if credentialHelper(name) {
 		j.danger(argv[0].text + " asks a credential helper for a stored credential")
