@@ -3,8 +3,11 @@ package risk
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/countersign/countersign/internal/corpus"
 )
@@ -151,4 +154,32 @@ func BenchmarkAssessParallel(b *testing.B) {
 			i++
 		}
 	})
+}
+
+// BenchmarkShellVsParse runs the shell judgement and mvdan.cc/sh's bare
+// parse of the same on-call commands side by side and reports the ratio
+// (issue 16: the judgement must stay within 2× of the parse). Each
+// command is parsed and then judged straight after, so both see the
+// machine in the same state; the judgement includes its own parse.
+func BenchmarkShellVsParse(b *testing.B) {
+	p := mustPolicy(b, Config{})
+	parser := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
+	var parse, judge time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, c := range typicalCommands {
+			start := time.Now()
+			if _, err := parser.Parse(strings.NewReader(c), ""); err != nil {
+				b.Fatal(err)
+			}
+			mid := time.Now()
+			p.shell.Analyze(c)
+			parse += mid.Sub(start)
+			judge += time.Since(mid)
+		}
+	}
+	n := float64(b.N * len(typicalCommands))
+	b.ReportMetric(float64(parse.Nanoseconds())/n, "parse-ns/cmd")
+	b.ReportMetric(float64(judge.Nanoseconds())/n, "judge-ns/cmd")
+	b.ReportMetric(float64(judge)/float64(parse), "judge/parse")
 }

@@ -36,6 +36,10 @@ import (
 //     store's health endpoint is not (secretRead). A method is not
 //     trimmed: the tool refuses " GET", so the policy does too.
 //     Private and loopback addresses are left to the tool's dialer.
+//   - execute_command: a command name or verb the shell rules cannot read
+//     (built at run time, a function or alias the script defines) makes
+//     the LLM's low count as absent: the call is confirmed by rule
+//     "default", and the card says why (issue 16).
 //   - execute_command: a workdir that leaves the root is blocked, like a
 //     file path that does; one that holds secrets (.ssh, .aws, .docker) is
 //     a danger, since `cat credentials` there reads .aws/credentials.
@@ -53,7 +57,7 @@ type Policy struct {
 	sensitive *sensitive.Matcher
 	shell     *shell.Analyzer
 	sql       *sqlrisk.Analyzer
-	taint     bool // Config.Taint
+	taint     bool               // Config.Taint
 	mcp       map[string]MCPTool // by function name; see mcp.go
 }
 
@@ -353,9 +357,13 @@ func (p *Policy) judgeCommand(a args) judgement {
 	// must not be written to.
 	j.danger = append(j.danger[:len(j.danger):len(j.danger)], an.Danger...)
 	j.readOnly = an.ReadOnly && len(j.danger) == 0 && len(an.Absurd) == 0
-	if j.readOnly {
+	j.unvouched = an.RunTime
+	switch {
+	case j.readOnly:
 		j.why = []string{"every command is a known reader used read-only"}
-	} else {
+	case len(an.RunTime) > 0:
+		j.why = append(an.RunTime[:len(an.RunTime):len(an.RunTime)], an.Unknown...)
+	default:
 		j.why = notWhitelisted(an.Unknown, "the command is not a known read-only command")
 	}
 	return j

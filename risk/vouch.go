@@ -1,6 +1,9 @@
 package risk
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // vouch returns the LLM's level as rule 5 may use it. A low level counts
 // as absent when the call holds what the assessor cannot read (SQL built
@@ -20,8 +23,13 @@ func (p *Policy) vouch(c Call, llm Level, j judgement) (Level, judgement) {
 	if !j.readOnly {
 		why := make([]string, 0, len(j.unvouched)+len(j.why)+1)
 		why = append(why, j.unvouched...)
-		why = append(why, "so the assistant's low risk_level does not count")
-		j.why = append(why, j.why...)
+		why = append(why, "so the assistant's low risk_level does not count: it cannot vouch for what the assessor cannot read, nor for text from outside that may have steered it")
+		for _, w := range j.why {
+			if !slices.Contains(j.unvouched, w) {
+				why = append(why, w)
+			}
+		}
+		j.why = why
 	}
 	return "", j
 }

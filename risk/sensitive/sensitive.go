@@ -34,6 +34,9 @@ var Defaults = []string{
 	".gem/credentials", ".terraform.d/credentials.tfrc.json", "*.tfstate", "*.tfstate.backup",
 	"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d/", "/etc/ssl/private/",
 	"/etc/mysql/debian.cnf", "run/secrets/",
+	// Orchestrator secret volumes as the node sees them (issue 16).
+	// A container's config.v2.json holds its environment.
+	"kubernetes.io~secret/", "kubernetes.io~projected/", "/var/lib/docker/containers/*/config.v2.json",
 	"kubeconfig*", "*.kubeconfig", ".kube/config", ".kube/",
 	"*credentials*.json", "service-account*.json",
 	// Histories hold what was typed, passwords included.
@@ -106,7 +109,7 @@ func original(clean string) string {
 type pattern struct {
 	text     string // lower case
 	dir      bool   // ".ssh/": anything inside a directory of that name
-	segments []glob // "a/b": the last segments of a path
+	segments []glob // "a/b": the last segments of a path; for a dir pattern, its segments
 	anchored bool   // a segment pattern that starts with "/"
 	base     glob   // otherwise: the base name
 }
@@ -145,19 +148,69 @@ func (g glob) match(name string) bool {
 		strings.HasPrefix(name, g.prefix) && strings.HasSuffix(name, g.suffix)
 }
 
+// literal reports whether the glob has no wildcard.
+func (g glob) literal() bool { return !strings.ContainsAny(g.text, `*?[\`) }
+
+// key is the byte a name must end with (last) or start with (first) to
+// match, so that a lookup tries only the patterns that can match; ok is
+// false when both ends are wildcards.
+func (g glob) key() (b byte, last, ok bool) {
+	t := g.text
+	if t == "" {
+		return 0, false, false
+	}
+	if c := t[len(t)-1]; !strings.ContainsRune(`*?]\`, rune(c)) {
+		return c, true, true
+	}
+	if c := t[0]; !strings.ContainsRune(`*?[\`, rune(c)) {
+		return c, false, true
+	}
+	return 0, false, false
+}
+
+// byteIndex holds pattern indexes by the last or first byte their names
+// must have, and those that can match any name; each list is in the
+// patterns' order.
+type byteIndex struct {
+	last, first [256][]int
+	any         []int
+}
+
+func (x *byteIndex) add(g glob, i int) {
+	switch b, last, ok := g.key(); {
+	case !ok:
+		x.any = append(x.any, i)
+	case last:
+		x.last[b] = append(x.last[b], i)
+	default:
+		x.first[b] = append(x.first[b], i)
+	}
+}
+
 // Matcher matches paths against the default patterns and any extra ones
-// from config. It is safe for concurrent use.
+// from config. It is compiled once in New (STYLE habit 4): each lookup
+// tries only the patterns its path can match. It is safe for concurrent
+// use.
 type Matcher struct {
 	patterns []pattern
 	// literal holds the base-name patterns without wildcards (.netrc,
 	// wp-config.php), looked up at once instead of one by one.
 	literal map[string]string
+	bases   byteIndex        // base-name globs, by the base name's last or first byte
+	tails   byteIndex        // segment patterns, by their last segment
+	dirs    map[string][]int // directory patterns by their first segment
+	dirsAny []int            // directory patterns whose first segment is a wildcard
+	// holders are the segment patterns MatchDir reads into a directory
+	// (.aws/credentials: .aws holds a secret), by their next-to-last
+	// segment, and those where that segment is a wildcard.
+	holders    map[string][]int
+	holdersAny []int
 }
 
 // New builds a Matcher from the defaults plus extra patterns. A malformed
 // pattern is an error that names it.
 func New(extra []string) (*Matcher, error) {
-	m := &Matcher{}
+	m := &Matcher{literal: map[string]string{}, dirs: map[string][]int{}, holders: map[string][]int{}}
 	for _, list := range [][]string{Defaults, extra} {
 		for _, p := range list {
 			if strings.TrimSpace(p) == "" {
@@ -168,6 +221,13 @@ func New(extra []string) (*Matcher, error) {
 			case strings.HasSuffix(p, "/"):
 				pt.dir = true
 				pt.text = strings.Trim(pt.text, "/")
+				for _, s := range strings.Split(pt.text, "/") {
+					g, err := newGlob(s)
+					if err != nil {
+						return nil, fmt.Errorf("sensitive path pattern %q: %w", p, err)
+					}
+					pt.segments = append(pt.segments, g)
+				}
 			case strings.Contains(p, "/"):
 				pt.anchored = strings.HasPrefix(p, "/")
 				for _, s := range strings.Split(strings.Trim(pt.text, "/"), "/") {
@@ -184,19 +244,42 @@ func New(extra []string) (*Matcher, error) {
 				}
 				pt.base = g
 				if g.simple && !g.star {
-					if m.literal == nil {
-						m.literal = map[string]string{}
-					}
 					if _, dup := m.literal[g.prefix]; !dup {
 						m.literal[g.prefix] = pt.text
 					}
 					continue
 				}
 			}
-			m.patterns = append(m.patterns, pt)
+			m.add(pt)
 		}
 	}
 	return m, nil
+}
+
+// add indexes one pattern.
+func (m *Matcher) add(pt pattern) {
+	i := len(m.patterns)
+	m.patterns = append(m.patterns, pt)
+	switch {
+	case pt.dir:
+		if first := pt.segments[0]; first.literal() {
+			m.dirs[first.text] = append(m.dirs[first.text], i)
+		} else {
+			m.dirsAny = append(m.dirsAny, i)
+		}
+	case pt.segments != nil:
+		n := len(pt.segments)
+		m.tails.add(pt.segments[n-1], i)
+		if n > 1 && !pt.anchored {
+			if h := pt.segments[n-2]; h.literal() {
+				m.holders[h.text] = append(m.holders[h.text], i)
+			} else {
+				m.holdersAny = append(m.holdersAny, i)
+			}
+		}
+	default:
+		m.bases.add(pt.base, i)
+	}
 }
 
 // Match reports whether p names a sensitive path, and a short reason that
@@ -228,29 +311,67 @@ func cleanPath(p string) string {
 	return path.Clean(p)
 }
 
-// match is Match of p, given as cleanPath(p).
+// match is Match of p, given as cleanPath(p). Of the patterns that match,
+// the first in the list gives the reason.
 func (m *Matcher) match(p, clean string) (reason string, ok bool) {
+	if why := ProcSecret(clean); why != "" {
+		return p + " " + why, true
+	}
 	base := path.Base(clean)
 	if text, ok := m.literal[base]; ok {
 		return fmt.Sprintf("%s is a sensitive path (%s)", p, text), true
 	}
-	for _, pt := range m.patterns {
-		switch {
-		case pt.dir:
-			if containsDir(clean, pt.text) {
-				return fmt.Sprintf("%s is inside %s/, which holds secrets", p, pt.text), true
+	best := -1
+	// try tries the candidates in order, up to the best match so far.
+	try := func(list []int) {
+		for _, i := range list {
+			if best >= 0 && i >= best {
+				return
 			}
-		case pt.segments != nil:
-			if matchTail(pt.segments, clean) {
-				return fmt.Sprintf("%s is a sensitive path (%s)", p, pt.text), true
-			}
-		default:
-			if pt.base.match(base) {
-				return fmt.Sprintf("%s is a sensitive path (%s)", p, pt.text), true
+			if m.matches(&m.patterns[i], clean, base) {
+				best = i
+				return
 			}
 		}
 	}
-	return "", false
+	if base != "" {
+		try(m.bases.last[base[len(base)-1]])
+		try(m.bases.first[base[0]])
+		try(m.tails.last[base[len(base)-1]])
+		try(m.tails.first[base[0]])
+	}
+	try(m.bases.any)
+	try(m.tails.any)
+	try(m.dirsAny)
+	for rest := clean; rest != ""; {
+		seg := rest
+		if k := strings.IndexByte(rest[1:], '/'); k >= 0 {
+			seg, rest = rest[1:k+1], rest[k+1:]
+		} else {
+			seg, rest = rest[1:], ""
+		}
+		try(m.dirs[seg])
+	}
+	if best < 0 {
+		return "", false
+	}
+	pt := &m.patterns[best]
+	if pt.dir {
+		return fmt.Sprintf("%s is inside %s/, which holds secrets", p, pt.text), true
+	}
+	return fmt.Sprintf("%s is a sensitive path (%s)", p, pt.text), true
+}
+
+// matches reports whether one pattern matches the clean path.
+func (m *Matcher) matches(pt *pattern, clean, base string) bool {
+	switch {
+	case pt.dir:
+		return containsDir(clean, pt.segments)
+	case pt.segments != nil:
+		return matchTail(pt.segments, clean)
+	default:
+		return pt.base.match(base)
+	}
 }
 
 // MatchDir reports whether commands run in the directory dir may read
@@ -266,28 +387,59 @@ func (m *Matcher) MatchDir(dir string) (reason string, ok bool) {
 	if why, ok := m.match(dir, clean); ok {
 		return why, true
 	}
-	for _, pt := range m.patterns {
-		if n := len(pt.segments); n > 1 && !pt.anchored && matchTail(pt.segments[:n-1], clean) {
-			return fmt.Sprintf("%s holds %s, a sensitive path", dir, pt.text), true
+	best := -1
+	for _, list := range [2][]int{m.holders[path.Base(clean)], m.holdersAny} {
+		for _, i := range list {
+			if best >= 0 && i >= best {
+				break
+			}
+			pt := &m.patterns[i]
+			if matchTail(pt.segments[:len(pt.segments)-1], clean) {
+				best = i
+				break
+			}
 		}
 	}
-	return "", false
+	if best < 0 {
+		return "", false
+	}
+	return fmt.Sprintf("%s holds %s, a sensitive path", dir, m.patterns[best].text), true
 }
 
-// containsDir reports whether the clean absolute path holds dir ("a" or
-// "a/b") as whole segments.
-func containsDir(clean, dir string) bool {
-	for rest := clean; ; {
-		i := strings.Index(rest, "/"+dir)
-		if i < 0 {
-			return false
-		}
-		end := i + 1 + len(dir)
-		if end == len(rest) || rest[end] == '/' {
+// containsDir reports whether the clean absolute path holds the
+// directory segments dir as whole, consecutive segments.
+func containsDir(clean string, dir []glob) bool {
+	for rest := clean; rest != ""; {
+		// rest starts with "/": try dir at this segment.
+		if dirAt(rest, dir) {
 			return true
 		}
-		rest = rest[i+1:]
+		k := strings.IndexByte(rest[1:], '/')
+		if k < 0 {
+			return false
+		}
+		rest = rest[k+1:]
 	}
+	return false
+}
+
+// dirAt reports whether rest ("/a/b/...") starts with the segments dir.
+func dirAt(rest string, dir []glob) bool {
+	for _, g := range dir {
+		if rest == "" {
+			return false
+		}
+		seg := rest[1:]
+		next := ""
+		if k := strings.IndexByte(seg, '/'); k >= 0 {
+			seg, next = seg[:k], seg[k:]
+		}
+		if !g.match(seg) {
+			return false
+		}
+		rest = next
+	}
+	return true
 }
 
 // matchTail reports whether the last len(pat) segments of the clean
@@ -376,3 +528,31 @@ var runsLaterDirs = []string{"/etc/cron", "/etc/systemd/", "/etc/profile", "/etc
 // accountFiles decide who may log in and as whom.
 var accountFiles = map[string]bool{"/etc/passwd": true, "/etc/shadow": true, "/etc/group": true,
 	"/etc/gshadow": true, "/etc/subuid": true, "/etc/subgid": true, "/etc/login.defs": true}
+
+// ProcSecret says why a clean absolute path under /proc reaches another
+// process's secrets, or "": its environment (/proc/PID/environ, under any
+// pid, task or spelling), and anything read through its working
+// directory, its root or its open files (/proc/PID/cwd/config.yaml,
+// /proc/PID/root/..., /proc/PID/fd/3), where the bot's own tokens and
+// config live even though the shell's environment is scrubbed. The pid
+// may be anything, a variable included (/proc/$PPID/cwd/x): the shell
+// judge passes it with the variable in place. The directories themselves
+// (ls /proc/1234/fd) are not secrets: they show names only.
+func ProcSecret(clean string) string {
+	rest, ok := strings.CutPrefix(clean, "/proc/")
+	if !ok {
+		return ""
+	}
+	_, rest, _ = strings.Cut(rest, "/") // the pid, self, thread-self, $PPID
+	if t, ok := strings.CutPrefix(rest, "task/"); ok {
+		_, rest, _ = strings.Cut(t, "/")
+	}
+	what, inside, _ := strings.Cut(rest, "/")
+	switch {
+	case what == "environ":
+		return "is a process's environment, which holds its secrets"
+	case inside != "" && (what == "cwd" || what == "root" || what == "fd" || what == "map_files"):
+		return "reads through another process's " + what + ", where its secrets and config live"
+	}
+	return ""
+}

@@ -1,7 +1,9 @@
 package sensitive
 
 import (
+	"fmt"
 	"path"
+	"strings"
 	"testing"
 )
 
@@ -199,6 +201,121 @@ func TestIssue11Lists(t *testing.T) {
 	for _, p := range []string{"notes.pth", "/etc/nginx/nginx.conf", "logs/app.log"} {
 		if _, ok := RunsLater(p); ok {
 			t.Errorf("RunsLater(%q) = true", p)
+		}
+	}
+}
+
+// TestProcSecret: another process's environment, and what is read
+// through its working directory, root or open files, under any pid.
+func TestProcSecret(t *testing.T) {
+	m, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/proc/1/environ", "/proc/self/environ", "/proc/$PPID/environ", "/proc/1/task/2/environ",
+		"/proc/$PPID/cwd/config.yaml", "/proc/1/cwd/countersign.yaml", "/proc/1/root/etc/countersign/config.yaml",
+		"/proc/12/fd/3", "/proc/x/map_files/1-2",
+		"/var/lib/kubelet/pods/ab/volumes/kubernetes.io~secret/db/password",
+		"/var/lib/kubelet/pods/ab/volumes/kubernetes.io~projected/kube-api-access/token",
+		"/var/lib/docker/containers/abc/config.v2.json"} {
+		if _, ok := m.Match(p); !ok {
+			t.Errorf("%s is not sensitive", p)
+		}
+	}
+	for _, p := range []string{"/proc/1/status", "/proc/1/cmdline", "/proc/1/fd", "/proc/1/cwd", "/proc/meminfo",
+		"/proc/sys/vm/swappiness", "/proc/1/limits", "/proc/environment-notes"} {
+		if why, ok := m.Match(p); ok {
+			t.Errorf("%s is sensitive: %s", p, why)
+		}
+	}
+}
+
+// scanMatch is the matcher as it was before it was indexed: every pattern
+// tried in order. The indexed one must agree with it on every path.
+func scanMatch(m *Matcher, p string) (string, bool) {
+	try := func(clean string) (string, bool) {
+		if why := ProcSecret(clean); why != "" {
+			return p + " " + why, true
+		}
+		base := path.Base(clean)
+		if text, ok := m.literal[base]; ok {
+			return fmt.Sprintf("%s is a sensitive path (%s)", p, text), true
+		}
+		for i := range m.patterns {
+			pt := &m.patterns[i]
+			if m.matches(pt, clean, base) {
+				if pt.dir {
+					return fmt.Sprintf("%s is inside %s/, which holds secrets", p, pt.text), true
+				}
+				return fmt.Sprintf("%s is a sensitive path (%s)", p, pt.text), true
+			}
+		}
+		return "", false
+	}
+	clean := cleanPath(p)
+	if why, ok := try(clean); ok {
+		return why, true
+	}
+	if orig := original(clean); orig != "" {
+		if why, ok := try(orig); ok {
+			return why + ", as a backup or copy", true
+		}
+	}
+	return "", false
+}
+
+func TestIndexedMatchAgreesWithScan(t *testing.T) {
+	m, err := New([]string{"*.secret", "deploy/*/token", "vault/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, d := range Defaults {
+		d = strings.TrimSuffix(d, "/")
+		for _, fill := range []string{"x", "prod", "a.b"} {
+			q := strings.ReplaceAll(strings.ReplaceAll(d, "*", fill), "?", "q")
+			paths = append(paths, q, "/home/u/"+q, "/srv/"+q+"/inner", q+".bak", "~/"+q, strings.ToUpper(q), q+"x", "x"+q)
+		}
+	}
+	paths = append(paths, "/etc/passwd", "config.yaml", "/var/log/syslog", "a.secret", "deploy/prod/token", "/x/vault/y",
+		"/var/lib/rancher/k3s/server/tls/x.key", "/var/lib/rancher/k3s/server/tls", "", "/", ".", "..")
+	for _, p := range paths {
+		got, gok := m.Match(p)
+		want, wok := scanMatch(m, p)
+		if got != want || gok != wok {
+			t.Errorf("Match(%q) = %q, %v; the scan says %q, %v", p, got, gok, want, wok)
+		}
+	}
+	if len(paths) < 1000 {
+		t.Errorf("only %d paths tried", len(paths))
+	}
+}
+
+func TestSecretAPI(t *testing.T) {
+	for _, c := range []struct{ host, path string }{
+		{"k8s", "/api/v1/namespaces/prod/secrets/db"},
+		{"vault.internal", "/v1/secret/prod/db"},
+		{"x", "/v1/kv/data/app"},
+		{"x", "/v1/secret/data/app"},
+		{"x", "/v1/apps/data/db"},
+		{"secretmanager.googleapis.com", "/v1/projects/p/secrets/db/versions/latest:access"},
+		{"kv1.vault.azure.net", "/secrets/db"},
+		{"secretsmanager.eu-west-1.amazonaws.com", "/"},
+		{"x", "/v1/auth/token/lookup-self"},
+	} {
+		if SecretAPI(c.host, c.path) == "" {
+			t.Errorf("%s%s is not a secret read", c.host, c.path)
+		}
+	}
+	for _, c := range []struct{ host, path string }{
+		{"vault.internal", "/v1/sys/health"},
+		{"x", "/v1/sys/seal-status"},
+		{"k8s", "/api/v1/namespaces/prod/pods"},
+		{"status.example.com", "/api/v2/health"},
+		{"x", "/healthz"},
+	} {
+		if why := SecretAPI(c.host, c.path); why != "" {
+			t.Errorf("%s%s: %s", c.host, c.path, why)
 		}
 	}
 }

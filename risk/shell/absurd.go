@@ -224,25 +224,61 @@ var sourceDirs = map[string]bool{
 // resolve substitutes a variable assigned a literal earlier in the script:
 // X=/; rm -rf $X.
 func (j *judge) resolve(a arg) string {
-	if !a.dynamic || len(j.vars) == 0 || !strings.HasPrefix(a.text, "$") {
+	if !a.dynamic || len(j.vars) == 0 || !strings.ContainsRune(a.text, '$') {
 		return a.text
 	}
-	name := a.text[1:]
-	rest := ""
-	if strings.HasPrefix(name, "{") {
-		if end := strings.IndexByte(name, '}'); end > 0 {
-			name, rest = name[1:end], name[end+1:]
-		}
-	} else if i := strings.IndexByte(name, '/'); i >= 0 {
-		name, rest = name[:i], name[i:]
-	}
-	if strings.ContainsAny(rest, "$…") {
-		return a.text
-	}
-	if v, ok := j.vars[name]; ok {
-		return v + rest
+	if v, ok := j.expandVars(a.text); ok {
+		return v
 	}
 	return a.text
+}
+
+// expandVars replaces every $NAME and ${NAME} in text with the value a
+// literal assignment gave it (c=r; c+=m; $c, R=/; ${R}x). It fails when
+// any other expansion is left ($(…), ${x:-y}, a variable never assigned).
+func (j *judge) expandVars(text string) (string, bool) { return j.expand(text, false) }
+
+// expand is expandVars; with once set, only variables assigned once in
+// the script are put in, so that a value set in one branch is not taken
+// for the value.
+func (j *judge) expand(text string, once bool) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c != '$' {
+			if strings.HasPrefix(text[i:], "…") {
+				return "", false
+			}
+			b.WriteByte(c)
+			continue
+		}
+		rest := text[i+1:]
+		var name string
+		if strings.HasPrefix(rest, "{") {
+			end := strings.IndexByte(rest, '}')
+			if end < 0 {
+				return "", false
+			}
+			name = rest[1:end]
+			i += end + 1
+		} else {
+			n := 0
+			for n < len(rest) && isWordByte(rest[n]) {
+				n++
+			}
+			if n > 0 && rest[0] >= '0' && rest[0] <= '9' {
+				n = 1 // $12 is ${1}2
+			}
+			name = rest[:n]
+			i += n
+		}
+		v, ok := j.vars[name]
+		if name == "" || !ok || once && j.sets[name] != 1 {
+			return "", false
+		}
+		b.WriteString(v)
+	}
+	return b.String(), true
 }
 
 // isMkfs reports whether name formats a file system: mkfs, mkfs.ext4, mke2fs...

@@ -96,6 +96,7 @@ var carriers = []carrier{
 
 	// Fleet tools and terminal multiplexers handed a command.
 	{Tools: "ansible", Opts: "-a --args", Kind: shellText, Sample: "ansible all -m shell -a 'rm -rf /'"},
+	{Tools: "pdsh clush pssh parallel-ssh prsh dsh", Opts: "@", Kind: shellText, Sample: "pdsh -w web1 'rm -rf /'"},
 	{Tools: "salt salt-call salt-ssh", Opts: "@cmd.run @cmd.shell @cmd.exec_code @cmd.run_all @cmd.script", Kind: shellText, Sample: "salt '*' cmd.run 'rm -rf /'"},
 	{Tools: "tmux", Opts: "@send-keys @send @run-shell @run @new-session @new @new-window @neww @split-window @splitw @respawn-pane", Kind: shellText, Sample: "tmux new -d 'rm -rf /'"},
 	{Tools: "screen", Opts: "-X", Prefixes: "stuff", Kind: shellText},

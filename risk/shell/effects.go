@@ -31,6 +31,7 @@ const (
 	effHistory   effect = "rewrites or throws away history"
 	effApply     effect = "applies infrastructure changes nobody has reviewed here"
 	effSecret    effect = "reads a secret through its manager"
+	effPersist   effect = "changes what the service manager or the login starts, for every later run"
 )
 
 // effectRow is one spelling of an effect.
@@ -149,6 +150,12 @@ var effectRows = []effectRow{
 	{Effect: effPrivilege, Tools: "gcloud", Words: "* add-iam-policy-binding|set-iam-policy", Sample: "gcloud projects add-iam-policy-binding p --member user:x --role roles/owner"},
 	{Effect: effPrivilege, Tools: "az", Words: "role assignment create", Sample: "az role assignment create --role Owner --assignee x"},
 	{Effect: effPrivilege, Tools: "setenforce aa-disable aa-complain", Sample: "setenforce 0"},
+	{Effect: effPersist, Tools: "systemctl", Words: "set-environment|import-environment|unset-environment|enable|link|preset|preset-all|add-wants|add-requires|set-property|edit|revert|daemon-reload", Sample: "systemctl set-environment LD_PRELOAD=/tmp/x.so"},
+	{Effect: effPersist, Tools: "launchctl", Words: "setenv|load|bootstrap|enable|submit|config", Sample: "launchctl setenv DYLD_INSERT_LIBRARIES /tmp/x.dylib"},
+	{Effect: effPersist, Tools: "initctl", Words: "set-env|unset-env|reload-configuration", Sample: "initctl set-env LD_PRELOAD=/tmp/x.so"},
+	{Effect: effPersist, Tools: "dbus-update-activation-environment", Sample: "dbus-update-activation-environment LD_PRELOAD=/tmp/x.so"},
+	{Effect: effPersist, Tools: "loginctl", Words: "enable-linger", Sample: "loginctl enable-linger app"},
+	{Effect: effPersist, Tools: "chsh chfn update-alternatives ldconfig update-rc.d chkconfig rc-update", Sample: "chsh -s /tmp/sh root"},
 	{Effect: effPrivilege, Tools: "ssh-copy-id", Sample: "ssh-copy-id user@host"},
 
 	// Firewall.
@@ -196,10 +203,15 @@ var effectRows = []effectRow{
 	// Secrets read through their own manager (cluster secrets, secret
 	// stores, infrastructure state).
 	{Effect: effSecret, Tools: "vault", Words: "read|get, kv get|metadata, token lookup|create", Sample: "vault kv get secret/prod/db"},
-	{Effect: effSecret, Tools: "aws", Words: "secretsmanager get-secret-value|batch-get-secret-value, ssm get-parameter|get-parameters|get-parameters-by-path, kms decrypt, sts get-session-token|assume-role, ecr get-login-password|get-authorization-token, rds generate-db-auth-token, eks get-token, iam create-access-key", Sample: "aws secretsmanager get-secret-value --secret-id prod/db"},
+	{Effect: effSecret, Tools: "aws", Words: "secretsmanager get-secret-value|batch-get-secret-value, kms decrypt, sts get-session-token|assume-role, ecr get-login-password|get-authorization-token, rds generate-db-auth-token, eks get-token, iam create-access-key", Sample: "aws secretsmanager get-secret-value --secret-id prod/db"},
 	{Effect: effSecret, Tools: "gcloud", Words: "secrets versions access, auth print-access-token|print-identity-token|application-default, sql generate-login-token, container clusters get-credentials", Sample: "gcloud secrets versions access latest --secret=db"},
 	{Effect: effSecret, Tools: "az", Words: "keyvault secret|key|certificate show|download|backup, account get-access-token, aks get-credentials, storage account keys, acr login|credential", Sample: "az keyvault secret show --vault-name v --name db"},
+	{Effect: effSecret, Tools: "aws", Words: "ssm get-parameter|get-parameters|get-parameters-by-path", Opts: "--with-decryption", Sample: "aws ssm get-parameter --name /prod/db --with-decryption"},
 	{Effect: effSecret, Tools: "op", Words: "read|inject, item|document get", Sample: "op read op://prod/db/password"},
+	{Effect: effSecret, Tools: "gh glab", Words: "auth token, auth status", Opts: "-t --show-token", Sample: "gh auth status -t"},
+	{Effect: effSecret, Tools: "gh", Words: "auth token", Sample: "gh auth token"},
+	{Effect: effSecret, Tools: "doctl heroku", Words: "auth token|auth:token, auth:token", Sample: "heroku auth:token"},
+	{Effect: effSecret, Tools: "vault", Words: "print token", Sample: "vault print token"},
 	{Effect: effSecret, Tools: "pass gopass bw lpass doppler chamber sops age ansible-vault secret-tool security", Words: "show|get|cat|decrypt|view|read|run|lookup|export|-d|--decrypt|find-generic-password|find-internet-password|dump-keychain, secrets get|download", Sample: "pass show prod/db"},
 	{Effect: effSecret, Tools: "sops age ansible-vault", Opts: "-d --decrypt", Sample: "sops -d secrets.enc.yaml"},
 	{Effect: effSecret, Tools: "gpg gpg2", Opts: "-d --decrypt --export-secret-keys --export-secret-subkeys", Sample: "gpg -d secrets.gpg"},
@@ -218,15 +230,86 @@ var effectRows = []effectRow{
 	{Effect: effApply, Tools: "pulumi", Words: "up|update|refresh|import", Opts: "-y --yes -f --skip-preview", Sample: "pulumi up --yes"},
 }
 
-// effectIndex is effectRows by command name, built once in New.
-type effectIndex map[string][]*effectRow
+// effectIndex is effectRows by command name, compiled once in New.
+type effectIndex map[string][]*compiledRow
+
+// compiledRow is an effect row with its words and options split once.
+type compiledRow struct {
+	row  *effectRow
+	seqs [][]wordPat // the word sequences, any of which may match
+	opts []optPat    // the options, one of which must be present
+}
+
+// wordPat is one word position: its alternatives.
+type wordPat []altPat
+
+// altPat is one alternative of a word: "rm", "delete-*", "*exec:*", "*".
+type altPat struct {
+	text string // lower case
+	kind uint8  // altExact, altAny, altGlob, altContains
+}
+
+const (
+	altExact uint8 = iota
+	altAny
+	altGlob
+	altContains
+)
+
+// optPat is one option of a row: "-f", "--force", "--replicas=0".
+type optPat struct {
+	name   string
+	hasVal bool
+	val    wordPat
+}
+
+func compileWord(alts string) wordPat {
+	var w wordPat
+	for _, alt := range strings.Split(alts, "|") {
+		alt = strings.ToLower(alt)
+		a := altPat{text: alt}
+		switch {
+		case alt == "*":
+			a.kind = altAny
+		case strings.Count(alt, "*") == 2 && strings.HasPrefix(alt, "*") && strings.HasSuffix(alt, "*") && !strings.ContainsAny(alt, "?[\\"):
+			a.kind, a.text = altContains, strings.Trim(alt, "*")
+		case strings.ContainsRune(alt, '*'):
+			a.kind = altGlob
+		}
+		w = append(w, a)
+	}
+	return w
+}
+
+func compileOpts(spec string) []optPat {
+	var out []optPat
+	for _, want := range strings.Fields(spec) {
+		name, val, hasVal := strings.Cut(want, "=")
+		o := optPat{name: name, hasVal: hasVal}
+		if hasVal {
+			o.val = compileWord(val)
+		}
+		out = append(out, o)
+	}
+	return out
+}
 
 func buildEffects() effectIndex {
 	idx := effectIndex{}
 	for i := range effectRows {
 		row := &effectRows[i]
+		c := &compiledRow{row: row, opts: compileOpts(row.Opts)}
+		if row.Words != "" {
+			for _, seq := range strings.Split(row.Words, ", ") {
+				var words []wordPat
+				for _, w := range strings.Fields(seq) {
+					words = append(words, compileWord(w))
+				}
+				c.seqs = append(c.seqs, words)
+			}
+		}
 		for _, t := range strings.Fields(row.Tools) {
-			idx[t] = append(idx[t], row)
+			idx[t] = append(idx[t], c)
 		}
 	}
 	return idx
@@ -244,7 +327,8 @@ func (j *judge) effects(shown, name string, args []arg) bool {
 	if len(rows) == 0 {
 		return false
 	}
-	ops := make([]operand, 0, len(args))
+	var buf [16]operand
+	ops := buf[:0]
 	for i, a := range args {
 		if a.text == "--" {
 			continue
@@ -260,10 +344,10 @@ func (j *judge) effects(shown, name string, args []arg) bool {
 	for _, row := range rows {
 		if row.matches(ops, args) {
 			what := shown
-			if row.Words != "" && len(ops) > 0 {
+			if row.row.Words != "" && len(ops) > 0 {
 				what += " " + ops[0].text
 			}
-			j.danger(what + " " + string(row.Effect))
+			j.danger(what + " " + string(row.row.Effect))
 			return true
 		}
 	}
@@ -281,19 +365,18 @@ type operand struct {
 // words start at the first operand, or after operands that may be the
 // values of options the table does not know (aws --region eu-west-1 ec2
 // ..., kubectl -n prod delete ...).
-func (row *effectRow) matches(ops []operand, args []arg) bool {
-	if row.Opts != "" && !hasAnyOpt(args, row.Opts) {
+func (row *compiledRow) matches(ops []operand, args []arg) bool {
+	if len(row.opts) > 0 && !hasOpts(args, row.opts) {
 		return false
 	}
-	if row.Words == "" {
+	if row.seqs == nil {
 		return true
 	}
-	for _, seq := range strings.Split(row.Words, ", ") {
-		words := strings.Fields(seq)
+	for _, words := range row.seqs {
 		for start := 0; start <= len(ops)-len(words); start++ {
 			ok := true
 			for k, w := range words {
-				if !wordMatches(w, ops[start+k].text) {
+				if !w.matches(ops[start+k].text) {
 					ok = false
 					break
 				}
@@ -309,20 +392,29 @@ func (row *effectRow) matches(ops []operand, args []arg) bool {
 	return false
 }
 
-// wordMatches matches one operand against "a|b|c*|*x*", case-insensitively.
-func wordMatches(alts, op string) bool {
-	op = strings.ToLower(op)
-	for _, alt := range strings.Split(alts, "|") {
-		alt = strings.ToLower(alt)
-		if alt == "*" || alt == op {
-			return true
+// matches matches one operand against the alternatives, ignoring case.
+func (w wordPat) matches(op string) bool {
+	low := op
+	for i := 0; i < len(op); i++ {
+		if c := op[i]; c >= 'A' && c <= 'Z' || c >= 0x80 {
+			low = strings.ToLower(op)
+			break
 		}
-		if strings.ContainsRune(alt, '*') {
-			if ok, _ := path.Match(alt, op); ok {
+	}
+	for _, a := range w {
+		switch a.kind {
+		case altAny:
+			return true
+		case altExact:
+			if a.text == low {
 				return true
 			}
-			if strings.Count(alt, "*") == 2 && strings.HasPrefix(alt, "*") && strings.HasSuffix(alt, "*") &&
-				strings.Contains(op, strings.Trim(alt, "*")) {
+		case altContains:
+			if strings.Contains(low, a.text) {
+				return true
+			}
+		case altGlob:
+			if ok, _ := path.Match(a.text, low); ok {
 				return true
 			}
 		}
@@ -334,9 +426,12 @@ func wordMatches(alts, op string) bool {
 // --force --replicas=0 --add-*". A short option counts inside a cluster
 // of letters; a long one also when abbreviated past its first four
 // letters; a value pattern matches "--x=v" and "--x v".
-func hasAnyOpt(args []arg, spec string) bool {
-	for _, want := range strings.Fields(spec) {
-		name, val, hasVal := strings.Cut(want, "=")
+func hasAnyOpt(args []arg, spec string) bool { return hasOpts(args, compileOpts(spec)) }
+
+// hasOpts is hasAnyOpt with the spec compiled.
+func hasOpts(args []arg, spec []optPat) bool {
+	for _, want := range spec {
+		name := want.name
 		for i, a := range args {
 			t := a.text
 			if a.dynamic || len(t) < 2 || t[0] != '-' {
@@ -359,7 +454,7 @@ func hasAnyOpt(args []arg, spec string) bool {
 				if k < 0 {
 					continue
 				}
-				if hasVal && k > 0 {
+				if want.hasVal && k > 0 {
 					continue // a valued short option leads its cluster
 				}
 				given, gotVal = t[2+k:], len(t) > 2+k
@@ -368,13 +463,13 @@ func hasAnyOpt(args []arg, spec string) bool {
 					continue
 				}
 			}
-			if !hasVal {
+			if !want.hasVal {
 				return true
 			}
 			if !gotVal && i+1 < len(args) {
 				given, gotVal = args[i+1].text, true
 			}
-			if gotVal && wordMatches(val, given) {
+			if gotVal && want.val.matches(given) {
 				return true
 			}
 		}

@@ -18,7 +18,14 @@ func deferred(j *judge, c *cmd) {
 		}
 		text := a.text
 		if c.name == "alias" {
-			_, text, _ = strings.Cut(text, "=")
+			var name string
+			name, text, _ = strings.Cut(text, "=")
+			if !a.dynamic && text != "" {
+				if j.aliases == nil {
+					j.aliases = map[string]string{}
+				}
+				j.aliases[name] = text
+			}
 		}
 		if a.dynamic {
 			j.danger(c.name + " runs a command built at run time")
@@ -48,6 +55,11 @@ func ssh(j *judge, c *cmd) {
 	j.unknown(c.name + " runs commands on another host")
 	if len(rest) > 1 {
 		j.remote(func() { j.shellString(c.name, rest[1:], c.depth) })
+		if len(rest) == 2 && shells[rest[1].text] {
+			j.danger(c.name + " " + rest[0].text + " " + rest[1].text + " " + effBlindShell)
+		}
+	} else if len(rest) == 1 && !hasAnyOpt(c.args, "-N -O -G -V -Q") {
+		j.danger(c.name + " " + rest[0].text + " " + effBlindShell)
 	}
 }
 
@@ -66,13 +78,4 @@ func scriptCmd(j *judge, c *cmd) {
 			j.nested(o.value.text, c.depth)
 		}
 	}
-}
-
-// execIn judges docker exec / kubectl exec: the command runs inside a
-// container, where rm -rf / is still absurd.
-func (j *judge) execIn(args []arg, depth int) {
-	if len(args) == 0 {
-		return
-	}
-	j.remote(func() { j.command(args, depth) })
 }

@@ -38,7 +38,45 @@ var carriersOf = []func(c string) string{
 	func(c string) string { return "echo '* * * * * " + c + "' | crontab -" },
 	func(c string) string { return "awk 'BEGIN { system(\"" + c + "\") }'" },
 	func(c string) string { return "find . -name x -exec sh -c '" + c + "' \\;" },
+
+	// Issue 16: spelled through assignments, aliases and functions, and
+	// carried into containers, namespaces and other machines.
+	func(c string) string { return "f() { \"$@\"; }; f " + c },
+	func(c string) string { return "f() { " + c + "; }; f" },
+	func(c string) string { return "function g { $1 " + rest(c) + "; }; g " + first(c) },
+	func(c string) string { return "alias x='" + c + "'; x" },
+	func(c string) string { return "alias x='" + first(c) + "'; x " + rest(c) },
+	func(c string) string { return "n=" + first(c) + "; $n " + rest(c) },
+	func(c string) string {
+		n := first(c)
+		return "a=" + n[:1] + "; b=" + n[1:] + "; $a$b " + rest(c)
+	},
+	func(c string) string {
+		n := first(c)
+		return "c=" + n[:1] + "; c+=" + n[1:] + "; $c " + rest(c)
+	},
+	func(c string) string {
+		n := first(c)
+		return "a=" + n[:1] + "; b=" + n[1:] + "; c=$a$b; \"$c\" " + rest(c)
+	},
+	func(c string) string {
+		w := strings.Fields(c)
+		return "T=" + w[len(w)-1] + "; " + strings.Join(w[:len(w)-1], " ") + " \"$T\""
+	},
+	func(c string) string { return "docker exec api " + c },
+	func(c string) string { return "docker run --rm --cpus 2 alpine " + c },
+	func(c string) string { return "kubectl exec -n prod api -- " + c },
+	func(c string) string { return "ssh host '" + c + "'" },
+	func(c string) string { return "chroot /host " + c },
+	func(c string) string { return "gcloud compute ssh vm --command '" + c + "'" },
+	func(c string) string {
+		return "az vm run-command invoke -g rg -n vm --command-id RunShellScript --scripts '" + c + "'"
+	},
 }
+
+// first and rest split a core into its command name and the rest.
+func first(c string) string { n, _, _ := strings.Cut(c, " "); return n }
+func rest(c string) string  { _, r, _ := strings.Cut(c, " "); return r }
 
 // FuzzAbsurdAnywhere: a script that holds an absurd command anywhere
 // (nested, carried, piped through a middleman) never comes out auto, and
@@ -72,12 +110,20 @@ func FuzzAbsurdAnywhere(f *testing.F) {
 		if err != nil {
 			t.Fatalf("carrier %q does not parse: %v", hidden, err)
 		}
-		edge := file.Stmts[len(file.Stmts)-1]
-		if before {
-			edge = file.Stmts[0]
-		}
-		if !sameShape(edge, alone.Stmts[len(alone.Stmts)-1]) && !sameShape(edge, alone.Stmts[0]) {
+		// Every statement of the hidden part must stand whole at its edge
+		// (an alias defined in one statement and used in the next).
+		n := len(alone.Stmts)
+		if len(file.Stmts) < n {
 			return
+		}
+		edge := file.Stmts[len(file.Stmts)-n:]
+		if before {
+			edge = file.Stmts[:n]
+		}
+		for i := range n {
+			if !sameShape(edge[i], alone.Stmts[i]) {
+				return
+			}
 		}
 		res := a.Analyze(combined)
 		checkConsistent(t, combined, res)

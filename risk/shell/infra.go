@@ -11,7 +11,12 @@ var crontabSpec = mustSpec("-u")
 
 // crontab -l lists; -r deletes every job; anything else installs jobs.
 func crontab(j *judge, c *cmd) {
-	opts, _ := crontabSpec.parseArgs(c.args)
+	opts, ops := crontabSpec.parseArgs(c.args)
+	if len(ops) > 0 && !hasOpt(opts, 'l', "") && !hasOpt(opts, 'r', "") {
+		// crontab FILE, crontab -: replaces the cron jobs with the file's.
+		j.danger("crontab " + ops[0].text + " " + effCron)
+		return
+	}
 	list := false
 	for _, o := range opts {
 		switch {
@@ -156,23 +161,6 @@ func rsync(j *judge, c *cmd) {
 		return
 	}
 	j.unknown(c.name + " copies files")
-}
-
-// cloudCLI: aws, gcloud, az, doctl: a subcommand that deletes, destroys or
-// terminates is teardown; the rest are API calls, never a look from here.
-func cloudCLI(j *judge, c *cmd) {
-	for _, a := range c.args {
-		t := strings.ToLower(a.text)
-		if strings.HasPrefix(t, "-") {
-			continue
-		}
-		if in(t, "delete", "destroy", "rm", "rb", "remove", "purge", "terminate") || strings.HasPrefix(t, "delete-") ||
-			strings.HasPrefix(t, "terminate-") || strings.HasPrefix(t, "remove-") || strings.HasPrefix(t, "deregister") {
-			j.danger(c.name + " " + a.text + " tears down cloud resources")
-			return
-		}
-	}
-	j.unknown(c.name + " calls a cloud API")
 }
 
 // zfs destroy and zpool destroy remove data sets and pools. The verb is the

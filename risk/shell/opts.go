@@ -87,6 +87,27 @@ func (o opt) is(s byte, l string) bool {
 // option that takes a value takes the rest of its cluster or the next word.
 // A word that is dynamic is an operand (callers decide what that means).
 func (sp optSpec) parseArgs(args []arg) (opts []opt, operands []arg) {
+	return sp.parseInto(nil, args)
+}
+
+// parseInto is parseArgs with the lists cut from j's slabs (j may be nil).
+func (sp optSpec) parseInto(j *judge, args []arg) (opts []opt, operands []arg) {
+	// Most command lines are mostly operands: size both lists once, and
+	// hand back args itself when it holds no option at all.
+	n := 0
+	for _, a := range args {
+		if !a.dynamic && len(a.text) > 1 && a.text[0] == '-' {
+			n += len(a.text) - 1
+		}
+	}
+	if n == 0 {
+		return nil, args[:len(args):len(args)] // an append copies
+	}
+	if j != nil {
+		opts, operands = j.newOpts(n), j.newArgs(len(args))
+	} else {
+		opts, operands = make([]opt, 0, n), make([]arg, 0, len(args))
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		t := a.text

@@ -1,6 +1,8 @@
 package shell
 
 import (
+	"cmp"
+	"path"
 	"strings"
 )
 
@@ -38,7 +40,31 @@ type reader struct {
 	// (ping -f floods): a word computed at run time is then still a look.
 	mild  bool
 	check check // an extra rule, nil when the options and operands say all
+	// verbs are the subcommand paths that are looks (ceph osd tree): the
+	// leading operands must follow one to its end (verbs.go). nil when
+	// the command has no subcommands, or check reads them itself.
+	verbs *verbTree
+	// groups name, for a raw reader whose check reads its subcommands
+	// itself (docker, kubectl, git), its command groups: the generated
+	// refusals add destructive verbs after each, as they do after the
+	// groups of verbs.
+	groups []string
+	// accept and refuse are samples the table test runs: each accept
+	// must come out read-only, each refuse must not.
+	accept, refuse []string
 }
+
+// withVerbs sets the verb paths of a reader (see mustVerbs).
+func (rd reader) withVerbs(spec string) reader { rd.verbs = mustVerbs(spec); return rd }
+
+// samples sets what the table test runs: looks to accept, forms to refuse.
+func (rd reader) samples(accept []string, refuse ...string) reader {
+	rd.accept, rd.refuse = accept, refuse
+	return rd
+}
+
+// withGroups names a raw reader's command groups for the generated refusals.
+func (rd reader) withGroups(groups ...string) reader { rd.groups = groups; return rd }
 
 // r is a shorthand for table entries: value-taking options, denied options.
 func r(opts, deny, why string) reader {
@@ -162,8 +188,11 @@ func readers() map[string]reader {
 		"tty": anyArgs(), "logname": anyArgs(), "hostid": anyArgs(), "users": anyArgs(), "printenv": anyArgs(),
 		"hostname": noOperands("", "-F --file -b --boot", "sets the host name"),
 		"date":     r("-d -f -r -I --date --file --reference --iso-8601 --rfc-3339", "-s --set", "sets the clock").withCheck(dateCheck).withSecretOpts("-f --file"),
-		"cal":      anyArgs(), "timedatectl": anyArgs().withCheck(subcommands("status", "show", "list-timezones", "timesync-status", "show-timesync")),
-		"hostnamectl": anyArgs().withCheck(subcommands("status")),
+		"cal":      anyArgs(),
+		"timedatectl": r("-H -M --host --machine -p --property", "", "").withVerbs("(none) status, show, list-timezones, timesync-status, show-timesync").
+			samples([]string{"timedatectl", "timedatectl status", "timedatectl show -p NTP"}, "timedatectl set-time 12:00", "timedatectl set-ntp false", "timedatectl set-timezone UTC"),
+		"hostnamectl": r("-H -M --host --machine", "", "").withVerbs("(none) status").
+			samples([]string{"hostnamectl", "hostnamectl status"}, "hostnamectl set-hostname x", "hostnamectl hostname x"),
 
 		// System state.
 		"uptime": anyArgs(), "free": anyArgs(), "ps": r("-o -p -u -U -g -G -t -C -O -q -s --sort --format --pid --ppid --user --group --cols --columns --rows --lines --width", "", "").withCheck(psCheck), "pgrep": anyArgs(), "pidof": anyArgs(),
@@ -173,9 +202,10 @@ func readers() map[string]reader {
 		"lsof": anyArgs(), "netstat": anyArgs(), "lscpu": anyArgs(), "lsblk": anyArgs(), "blkid": r("-c -o -s -t -L -U -n -u -O -S", "-g --garbage-collect", "cleans the device cache"),
 		"findmnt": anyArgs(), "lsmod": anyArgs(), "lspci": anyArgs(), "lsusb": anyArgs(), "lsns": anyArgs(),
 		"last": anyArgs(), "lastlog": noOperands("-b -t -u --before --time --user", "-C -S --clear --set", "changes the lastlog"),
-		"w": anyArgs(), "who": anyArgs(), "loginctl": anyArgs().withCheck(subcommands("list-sessions", "list-users", "list-seats", "show-session", "show-user", "session-status", "user-status")),
+		"w": anyArgs(), "who": anyArgs(), "loginctl": r("-H -M -p -n -o --host --machine --property --lines --output", "", "").withVerbs("(none) list-sessions, list-users, list-seats, show-session, show-user, show-seat, session-status, user-status, seat-status").
+			samples([]string{"loginctl list-sessions", "loginctl show-user root -p State"}, "loginctl terminate-session 3", "loginctl kill-user bob", "loginctl lock-sessions"),
 		"ss":       r("-f -A -N -F --family --query --socket --net --filter", "-K --kill -D --diag", "kills sockets or writes a dump file"),
-		"ip":       anyArgs().withRaw(ipCheck),
+		"ip":       anyArgs().withRaw(ipCheck).withGroups("link", "addr", "route", "neigh", "rule", "netns", "-br addr"),
 		"ifconfig": r("", "", "").withMax(1).withCheck(ifconfigCheck),
 		"ping":     ping, "ping6": ping, "traceroute": anyArgs(), "tracepath": anyArgs(), "mtr": r("", "", "").withCheck(mtrCheck),
 		"dig": r("-f -k -b -c -p -q -t -x -y", "", "").withSecretOpts("-f -k").withCheck(zoneTransfer), "host": r("-t -c -N -R -W -m", "-l", "asks for a zone transfer").withCheck(zoneTransfer), "nslookup": anyArgs().withCheck(zoneTransfer),
@@ -184,24 +214,24 @@ func readers() map[string]reader {
 		"journalctl": r("-u -t -p -n -S -U -b -o -g -D -M -F -c --unit --user-unit --identifier --priority --lines --since --until --boot --output --grep --directory --machine --field --file --cursor --after-cursor --namespace --facility --output-fields --root --image",
 			"--vacuum-size --vacuum-time --vacuum-files --rotate --flush --sync --relinquish-var --smart-relinquish-var --setup-keys --update-catalog --cursor-file", "changes the journal"),
 		"systemctl":      r("-t -p -n -o -H -M -s --type --state --property --lines --output --host --machine --signal --kill-whom --what --root", "", "").withRaw(systemctlCheck),
-		"service":        anyArgs().withRaw(serviceCheck),
+		"service":        anyArgs().withRaw(serviceCheck).withGroups("nginx"),
 		"sysctl":         r("-p --load", "-w --write -p --load --system -f", "changes kernel settings").withCheck(sysctlCheck),
 		"mount":          noOperands("-t -O --types --test-opts", "", "").withCheck(mountCheck),
-		"docker":         anyArgs().withRaw(dockerCheck),
-		"podman":         anyArgs().withRaw(dockerCheck),
-		"docker-compose": anyArgs().withRaw(composeCheck),
-		"kubectl":        anyArgs().withRaw(kubectlCheck),
-		"oc":             anyArgs().withRaw(kubectlCheck),
-		"helm":           anyArgs().withRaw(helmCheck),
-		"git":            anyArgs().withRaw(gitCheck),
-		"terraform":      anyArgs().withRaw(terraformCheck),
+		"docker":         anyArgs().withRaw(dockerCheck).withGroups("", "container", "image", "volume", "network", "system", "node", "service", "stack", "compose", "plugin", "secret", "config", "context", "buildx", "manifest", "swarm", "trust"),
+		"podman":         anyArgs().withRaw(dockerCheck).withGroups("", "container", "image", "volume", "network", "system", "pod", "machine", "secret"),
+		"docker-compose": anyArgs().withRaw(composeCheck).withGroups(""),
+		"kubectl":        anyArgs().withRaw(kubectlCheck).withGroups("", "config", "auth", "rollout", "certificate", "plugin", "-n prod"),
+		"oc":             anyArgs().withRaw(kubectlCheck).withGroups("", "config", "auth", "rollout", "adm", "project"),
+		"helm":           anyArgs().withRaw(helmCheck).withGroups("", "repo", "plugin", "registry"),
+		"git":            anyArgs().withRaw(gitCheck).withGroups("", "remote", "stash", "submodule", "worktree", "notes", "reflog", "config", "lfs", "branch", "tag", "bisect", "sparse-checkout"),
+		"terraform":      anyArgs().withRaw(terraformCheck).withGroups("", "state", "workspace", "providers"),
 
 		// looks.go.
 		"read":    r("-a -d -i -n -N -p -t -u", "", "").withCheck(readCheck),
 		"mapfile": r("-d -n -O -s -u -C -c", "-C", "runs a callback").withCheck(readCheck), "readarray": r("-d -n -O -s -u -C -c", "-C", "runs a callback").withCheck(readCheck),
-		"openssl": anyArgs().withRaw(opensslCheck),
-		"nginx":   r("-c -g -p -e -s", "", "").withCheck(nginxCheck), "apachectl": anyArgs().withRaw(apachectlCheck), "apache2ctl": anyArgs().withRaw(apachectlCheck),
-		"tar":   anyArgs().withRaw(tarCheck),
+		"openssl": anyArgs().withRaw(opensslCheck).withGroups("", "x509", "req", "s_client"),
+		"nginx":   r("-c -g -p -e -s", "", "").withCheck(nginxCheck), "apachectl": anyArgs().withRaw(apachectlCheck).withGroups(""), "apache2ctl": anyArgs().withRaw(apachectlCheck),
+		"tar":   anyArgs().withRaw(tarCheck).withGroups(""),
 		"unzip": r("-d -x -P", "", "").withCheck(unzipCheck), "zipinfo": anyArgs(),
 		"dpkg": r("-f --showformat --admindir --root", "", "").withCheck(packageQuery), "dpkg-query": r("-f --showformat --admindir --root", "", "").withCheck(packageQuery),
 		"rpm": r("--root --dbpath --qf --queryformat", "", "").withCheck(packageQuery),
@@ -210,14 +240,16 @@ func readers() map[string]reader {
 		"ufw":      anyArgs().withCheck(ufwCheck),
 		"sensors":  r("-c --config-file", "-s --set", "sets chip limits"),
 		"smartctl": r("-d -l -T -n --device --log --tolerance --nocheck", "", "").withCheck(smartctlCheck),
-		"ipmitool": anyArgs().withRaw(ipmitoolCheck),
+		"ipmitool": anyArgs().withRaw(ipmitoolCheck).withGroups("", "sel", "chassis", "sdr", "lan", "user", "mc", "sensor", "fru", "-I lanplus -H bmc"),
 		"nc":       r("-w", "", "").withCheck(ncCheck), "netcat": r("-w", "", "").withCheck(ncCheck), "ncat": r("-w", "", "").withCheck(ncCheck),
 		"bc":              files("-s -l -q -w"),
-		"go":              anyArgs().withRaw(goCheck),
+		"go":              anyArgs().withRaw(goCheck).withGroups("", "mod", "tool"),
 		"ethtool":         r("", "", "").withCheck(ethtoolCheck),
 		"systemd-analyze": r("--root --image --unit --from-pattern --to-pattern --fuzz --man --generators --offline --threshold --security-policy --json --iterations --base-time -H --host -M --machine", "", "").withCheck(systemdAnalyzeCheck),
 		"systemd-cgls":    anyArgs(), "systemd-cgtop": r("-n -d --iterations --delay --depth -M --machine", "", "").withCheck(batchCheck),
-		"crictl":     r("-r -i -t --runtime-endpoint --image-endpoint --timeout --config -c --tail --since --until -o --output -s --state --name --label --pod", "", "").withCheck(crictlCheck),
+		"crictl": r("-r -i -t --runtime-endpoint --image-endpoint --timeout --config -c --tail --since --until -o --output -s --state --name --label --pod", "", "").
+			withVerbs("ps, pods, images, img, logs, inspect, inspectp, inspecti, stats, statsp, info, version, imagefsinfo").
+			samples([]string{"crictl ps -a", "crictl pods", "crictl logs --tail 100 0f3a9c"}, "crictl rm -a", "crictl rmp -a", "crictl stop 0f3a9", "crictl exec -it 0f3a sh", "crictl", "crictl rmi --prune"),
 		"ssh-keygen": r("-f -E -F", "", "").withCheck(sshKeygenCheck),
 		"fuser":      r("", "-k --kill -i --interactive", "kills processes"),
 		"pstree":     anyArgs(), "pmap": anyArgs(), "getfacl": anyArgs().with(describes), "lsattr": anyArgs().with(describes), "namei": anyArgs().with(describes),
@@ -230,36 +262,63 @@ func readers() map[string]reader {
 		"swapon":          r("", "", "").withCheck(requires("--show -s --summary", allowed("--show -s --summary --bytes --noheadings --raw", false))).withMax(0),
 		"slabtop":         r("-d -s --delay --sort", "", "").withCheck(requires("-o --once", allowed("-o --once -s --sort", false))),
 		"lastb":           anyArgs(), "atq": anyArgs(), "runlevel": anyArgs(), "getcap": anyArgs(), "sestatus": anyArgs(), "getenforce": anyArgs(), "aa-status": anyArgs(),
-		"faillog":      r("-u -t --user --time", "-r --reset -l --lock-secs -m --maximum", "changes failure counts"),
-		"chage":        r("", "", "").withCheck(requires("-l --list", allowed("-l --list -i --iso8601", false))),
-		"chronyc":      r("-h", "", "").withCheck(allowed("-n -c -a -h -4 -6 -v", true, "tracking", "sources", "sourcestats", "activity", "ntpdata", "serverstats", "clients", "selectdata", "authdata", "rtcdata", "smoothing", "waitsync")),
+		"faillog": r("-u -t --user --time", "-r --reset -l --lock-secs -m --maximum", "changes failure counts"),
+		"chage":   r("", "", "").withCheck(requires("-l --list", allowed("-l --list -i --iso8601", false))),
+		"chronyc": r("-h", "", "").withCheck(allowed("-n -c -a -h -4 -6 -v", false)).
+			withVerbs("tracking, sources, sourcestats, activity, ntpdata, serverstats, clients, selectdata, authdata, rtcdata, smoothing, waitsync").
+			samples([]string{"chronyc tracking", "chronyc sources -v"}, "chronyc makestep", "chronyc", "chronyc -m tracking makestep", "chronyc burst 4/4"),
 		"ntpq":         r("", "", "").withCheck(allowed("-p -n -4 -6 -w --peers --numeric", false)).withMax(1),
 		"hwclock":      r("-f --rtc", "", "").withCheck(requires("-r --show --get", allowed("-r --show --get -u --utc --localtime -f --rtc --verbose -v", false))),
 		"nvidia-smi":   r("-i -f -l --id --filename --loop --loop-ms --query-gpu --query-compute-apps --format", "", "").withCheck(nvidiaSmiCheck),
-		"firewall-cmd": anyArgs().withRaw(firewallCmdCheck),
+		"firewall-cmd": anyArgs().withRaw(firewallCmdCheck).withGroups(""),
 		"conntrack":    r("-p -s -d -f -m -o --proto --src --dst --family --mark --output", "", "").withCheck(allowed("-L --dump -C --count -S --stats -E --event -p --proto -s --src -d --dst -f --family -m --mark -o --output -n", false)),
-		"tc":           anyArgs().withRaw(tcCheck), "bridge": anyArgs().withRaw(tcCheck),
-		"arp":         r("-i -H -t", "", "").withCheck(allowed("-n -a -e -v -i -H -t", false)),
-		"route":       r("-A", "", "").withCheck(allowed("-n -e -ee -v -A -F -C --numeric --extend --verbose", false)).withMax(0),
-		"coredumpctl": r("-S -U -F --since --until --field -n", "", "").withCheck(allowed("-S -U -F --since --until --field -n -r --reverse -q --quiet --no-pager --no-legend -1 --json", false, "list", "info")),
-		"dstat":       r("-C -D -I -N -S --output", "--output", "writes a file"),
-		"tofu":        anyArgs().withRaw(terraformCheck),
+		"tc":           anyArgs().withRaw(tcCheck).withGroups("qdisc", "class", "filter", "-s qdisc"), "bridge": anyArgs().withRaw(tcCheck).withGroups("link", "fdb", "vlan", "mdb"),
+		"arp":   r("-i -H -t", "", "").withCheck(allowed("-n -a -e -v -i -H -t", false)),
+		"route": r("-A", "", "").withCheck(allowed("-n -e -ee -v -A -F -C --numeric --extend --verbose", false)).withMax(0),
+		"coredumpctl": r("-S -U -F --since --until --field -n", "", "").withCheck(allowed("-S -U -F --since --until --field -n -r --reverse -q --quiet --no-pager --no-legend -1 --json", false)).
+			withVerbs("(none) list, info").samples([]string{"coredumpctl list", "coredumpctl info 1234"}, "coredumpctl debug", "coredumpctl dump -o core", "coredumpctl gdb"),
+		"dstat": r("-C -D -I -N -S --output", "--output", "writes a file"),
+		"tofu":  anyArgs().withRaw(terraformCheck),
 
 		// Storage and hardware status (issue 11).
-		"mdadm":       r("", "", "").withCheck(requires("--detail -D --examine -E --query -Q --detail-platform", allowed("--detail -D --examine -E --query -Q --detail-platform --scan -s --brief -b --verbose -v --export -Y --test -t", false))),
-		"multipath":   r("-v", "", "").withCheck(requires("-l", allowed("-l -v", false))).withMax(0),
-		"iscsiadm":    r("-m --mode -P --print -r --sid -T --targetname -p --portal -I --interface", "", "").withCheck(requires("-m --mode", allowed("-m --mode -P --print -r --sid -T --targetname -p --portal -I --interface", false))).withMax(0),
-		"nvme":        anyArgs().withCheck(subcommands("list", "list-subsys", "smart-log", "id-ctrl", "id-ns", "error-log", "fw-log", "list-ns", "show-regs", "version", "help")),
+		"mdadm":     r("", "", "").withCheck(requires("--detail -D --examine -E --query -Q --detail-platform", allowed("--detail -D --examine -E --query -Q --detail-platform --scan -s --brief -b --verbose -v --export -Y --test -t", false))),
+		"multipath": r("-v", "", "").withCheck(requires("-l", allowed("-l -v", false))).withMax(0),
+		"iscsiadm":  r("-m --mode -P --print -r --sid -T --targetname -p --portal -I --interface", "", "").withCheck(requires("-m --mode", allowed("-m --mode -P --print -r --sid -T --targetname -p --portal -I --interface", false))).withMax(0),
+		"nvme": r("-o --output-format -n --namespace-id -e --log-entries", "", "").withVerbs("(none) list, list-subsys, smart-log, id-ctrl, id-ns, error-log, fw-log, list-ns, show-regs, version, help, list-ctrl, effects-log, telemetry-log-show, show-topology").
+			samples([]string{"nvme list", "nvme smart-log /dev/nvme0", "nvme id-ctrl /dev/nvme0 -o json"}, "nvme format /dev/nvme0n1", "nvme delete-ns /dev/nvme0 -n 1", "nvme sanitize /dev/nvme0", "nvme fw-commit /dev/nvme0"),
 		"numactl":     r("", "", "").withCheck(requires("--hardware -H --show -s", allowed("--hardware -H --show -s", false))).withMax(0),
 		"lvmdiskscan": anyArgs(), "pvscan": noOperands("", "--cache -a --activate", "changes LVM state"), "vgscan": noOperands("", "--mknodes --cache", "changes LVM state"),
 		"lsscsi": anyArgs(), "sg_map": anyArgs(), "blockdev": r("", "--setro --setrw --setra --setfra --setbsz --flushbufs --rereadpt", "changes a block device").withCheck(requires("--getsz --getsize64 --getss --getbsz --getro --getra --report --getpbsz --getiomin --getioopt --getalignoff --getmaxsect --getsize --getfra --getdiscardzeroes", allowed("--getsz --getsize64 --getss --getbsz --getro --getra --report --getpbsz --getiomin --getioopt --getalignoff --getmaxsect --getsize --getfra --getdiscardzeroes -v", false))),
-		"zdb": r("", "", "").withCheck(requires("-C", allowed("-C", false))), "arcstat": anyArgs(), "ceph": anyArgs().withCheck(subcommands("status", "health", "df", "-s", "osd", "pg", "mon", "versions")),
+		"zdb": r("", "", "").withCheck(requires("-C", allowed("-C", false))), "arcstat": anyArgs(), "ceph": r("-f --format -c --conf --cluster -n --name --id -k --keyring --connect-timeout -m --watch-channel", "-o --out-file -i --in-file -w --watch --watch-debug --watch-info --watch-sec --watch-warn --watch-error", "writes or reads a file, or never ends").
+			withVerbs("(none) status, health, df, versions, version, report, quorum_status, mon_status, features, time-sync-status, "+
+				"osd tree|ls|df|stat|dump|perf|utilization|find|metadata|blocked-by|getmaxosd|lspools|versions|ok-to-stop|safe-to-destroy, "+
+				"osd pool ls|get|stats|autoscale-status|get-quota, osd crush dump|tree|ls-node|class ls, osd crush rule ls|dump|list, "+
+				"pg stat|dump|ls|ls-by-*|query|dump_stuck|map|dump_json, mon stat|dump|metadata|versions|count-metadata, "+
+				"mgr stat|dump|services|versions|metadata, mgr module ls, fs ls|status|dump|get, mds stat|metadata, "+
+				"crash ls|ls-new|info|stat, balancer status, orch ls|ps|status, orch host|device ls, log last, config dump|get|show|log, health detail").
+			samples([]string{"ceph -s", "ceph status", "ceph health detail", "ceph osd tree", "ceph osd pool ls detail", "ceph osd pool get rbd size", "ceph pg dump_stuck", "ceph df detail -f json"},
+				"ceph osd pool delete p p --yes-i-really-really-mean-it", "ceph osd rm 3", "ceph osd out 3", "ceph osd purge 3 --yes-i-really-mean-it",
+				"ceph osd pool set rbd size 1", "ceph mon remove a", "ceph pg repair 1.2", "ceph osd", "ceph auth get client.admin", "ceph config set osd x y", "ceph fs fail cephfs"),
 		"ntpstat": anyArgs(), "chronyd": r("", "", "").withCheck(requires("-v --version", allowed("-v --version", false))),
-		"rndc": anyArgs().withCheck(subcommands("status")), "named-checkconf": r("-t", "-p -z -j", "prints or loads zones").withMax(1), "named-checkzone": r("-i -k -m -n -t -w -D -f -F -J", "-o -D -s", "writes the zone"),
-		"unbound-control":     anyArgs().withCheck(subcommands("status", "stats", "stats_noreset", "list_stubs", "list_forwards", "list_local_zones", "dump_cache")),
+		"rndc": r("-s -p -k -c -y", "", "").withVerbs("status").samples([]string{"rndc status"}, "rndc reload", "rndc flush", "rndc stop"), "named-checkconf": r("-t", "-p -z -j", "prints or loads zones").withMax(1), "named-checkzone": r("-i -k -m -n -t -w -D -f -F -J", "-o -D -s", "writes the zone"),
+		"unbound-control": r("-c -s", "", "").withVerbs("status, stats_noreset, list_stubs, list_forwards, list_local_zones, list_local_data, dump_infra, get_option").
+			samples([]string{"unbound-control status", "unbound-control stats_noreset"}, "unbound-control stats", "unbound-control flush_zone x", "unbound-control stop", "unbound-control reload"),
 		"systemd-detect-virt": anyArgs(), "virt-what": anyArgs(), "lshw": anyArgs(), "inxi": anyArgs(), "hwinfo": anyArgs(), "lsipc": anyArgs(), "lslocks": anyArgs(), "lsirq": anyArgs(),
-		"ctr": anyArgs().withRaw(ctrCheck), "nerdctl": anyArgs().withRaw(dockerCheck),
-		"etcdctl": anyArgs().withRaw(etcdctlCheck),
+		"ctr": r("-n --namespace -a --address --timeout", "", "").
+			withVerbs("version, containers|c|container|images|image|i|tasks|task|t|namespaces|ns|snapshots|snapshot|content|plugins|plugin|leases ls|list|info|ps|metrics").
+			samples([]string{"ctr -n k8s.io containers ls", "ctr version", "ctr -n k8s.io t ls"}, "ctr -n k8s.io task kill abc", "ctr images rm x", "ctr", "ctr -n k8s.io containers delete x", "ctr run --rm x y sh"), "nerdctl": anyArgs().withRaw(dockerCheck),
+		"vault": r("", "", "").
+			withVerbs("status, version, secrets list, auth list, policy list, audit list, plugin list, namespace list, operator raft list-peers, operator members").
+			samples([]string{"vault status", "vault secrets list -format=json"}, "vault kv get secret/x", "vault read secret/x", "vault operator seal", "vault token create", "vault", "vault policy write p p.hcl"),
+		"consul": r("", "", "").
+			withVerbs("members, info, version, catalog services|nodes|datacenters, operator raft list-peers, operator autopilot state|get-config, intention list, config list, acl auth-method list").
+			samples([]string{"consul members", "consul catalog services"}, "consul kv delete -recurse x", "consul leave", "consul force-leave n1", "consul kv get secret/x", "consul snapshot restore s.snap"),
+		"nomad": r("", "", "").
+			withVerbs("(none) status, version, job status|history|periodic, node status, alloc status|logs, server members, deployment status|list, eval status|list, operator raft list-peers, system gc-status").
+			samples([]string{"nomad status", "nomad job status api", "nomad node status -verbose", "nomad alloc logs -stderr abc"}, "nomad job stop api", "nomad job run x.nomad", "nomad alloc exec abc sh", "nomad node drain -enable n1", "nomad system gc"),
+		"etcdctl": r("--endpoints --cacert --cert --key --user --password --command-timeout --dial-timeout -w --write-out", "", "").withCheck(etcdctlCheck).
+			withVerbs("version, check perf|datascale, member list, endpoint status|health|hashkv, alarm list, get").
+			samples([]string{"etcdctl endpoint health --cluster", "etcdctl member list -w table"}, "etcdctl del --prefix /registry/pods", "etcdctl get / --prefix", "etcdctl member remove 8e9e", "etcdctl compact 5", "etcdctl"),
 	}
 }
 
@@ -267,10 +326,18 @@ func readers() map[string]reader {
 // form that is not a look (tar czf - ~/.ssh, git add .env) is judged like
 // any other command that names a secret: a danger.
 func (rd *reader) handle(j *judge, c *cmd) {
-	before := len(j.res.Unknown)
+	before, dangers := len(j.res.Unknown), len(j.res.Danger)
 	rd.judgeArgs(j, c)
 	if len(j.res.Unknown) > before {
 		j.touchesSecret(append([]arg{{text: c.shown}}, c.args...))
+		// ip link delete, tc qdisc del: a raw reader's subcommand off its
+		// looks that is a destructive verb is a danger, as it is for a CLI
+		// with no row (verbs.go); unless a rule already said why.
+		if rd.raw && len(j.res.Danger) == dangers && !j.hadEffect {
+			if v := leadingVerb(c.args); v != "" {
+				j.danger(c.shown + " " + v + " " + effDestructiveVerb)
+			}
+		}
 	}
 }
 
@@ -308,7 +375,12 @@ func (rd *reader) judgeArgs(j *judge, c *cmd) {
 	if unresolved != "" {
 		defer j.unknown(unresolved)
 	}
-	opts, operands := rd.opts.parseArgs(c.args)
+	if rd.raw || len(rd.groups) > 0 {
+		if v, ok := leadingVerbWord(c.args); ok && v.dynamic {
+			j.runTime(c.shown + " " + v.text + ": the command's verb is built at run time, so what it does cannot be read")
+		}
+	}
+	opts, operands := rd.opts.parseInto(j, c.args)
 	for _, o := range opts {
 		if rd.deny.has(o) {
 			j.unknown(c.name + " " + o.String() + " " + rd.denyWhy)
@@ -337,6 +409,9 @@ func (rd *reader) judgeArgs(j *judge, c *cmd) {
 		} else {
 			j.unknown(c.name + " " + operands[rd.maxOperands].text + " is not a look")
 		}
+		return
+	}
+	if rd.verbs != nil && !j.judgeVerbs(c, rd.verbs, operands) {
 		return
 	}
 	if rd.content {
@@ -476,21 +551,6 @@ func psCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
 	return ""
 }
 
-// subcommands allows only the listed first operands (or none).
-func subcommands(allowed ...string) check {
-	return func(j *judge, c *cmd, opts []opt, operands []arg) string {
-		if len(operands) == 0 {
-			return ""
-		}
-		for _, a := range allowed {
-			if operands[0].text == a {
-				return ""
-			}
-		}
-		return c.name + " " + operands[0].text + " is not a look"
-	}
-}
-
 func teeCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
 	for _, f := range operands {
 		if t, ok := f.lit(); ok && harmlessSinks[t] {
@@ -511,6 +571,22 @@ func cdCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
 		j.cwd = "~"
 	case len(operands) == 0:
 		j.cwd = "" // pushd with no operand swaps the top two directories
+	case operands[0].dynamic && !operands[0].glob:
+		// cd /proc/$PPID && cat environ: a directory under /proc stays
+		// known as /proc/*, so what is read there is still judged.
+		p := j.resolve(operands[0])
+		if p != operands[0].text { // a variable assigned a literal
+			j.cwd = cmp.Or(joinPath(j.cwd, p), p)
+			break
+		}
+		w := wildPath(p)
+		if !strings.HasPrefix(w, "/") && strings.HasPrefix(j.cwd, "/proc") {
+			w = j.cwd + "/" + w
+		}
+		j.cwd = ""
+		if w == "/proc" || strings.HasPrefix(w, "/proc/") {
+			j.cwd = path.Clean(w)
+		}
 	case operands[0].dynamic || operands[0].glob || operands[0].text == "-":
 		j.cwd = ""
 	case j.cwd == "":
@@ -725,4 +801,31 @@ func getentCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
 		}
 	}
 	return ""
+}
+
+// globalValued are the global options of the raw readers (kubectl, git,
+// docker, helm...) that take the next word as their value.
+var globalValued = map[string]bool{"-n": true, "--namespace": true, "--context": true, "--cluster": true,
+	"--kubeconfig": true, "-C": true, "-c": true, "--git-dir": true, "--work-tree": true, "-H": true, "--host": true,
+	"--config": true, "-f": true, "--file": true, "-p": true, "--project-name": true, "--project-directory": true,
+	"--env-file": true, "--profile": true, "-s": true, "--server": true, "--user": true, "--as": true,
+	"--kube-context": true, "--namespace-id": true, "--root": true, "-M": true, "--machine": true, "-chdir": true}
+
+// leadingVerbWord returns the first word of a raw reader's command line
+// that is neither an option nor a global option's value: its verb.
+func leadingVerbWord(args []arg) (arg, bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a.text == "--" && !a.dynamic {
+			return arg{}, false
+		}
+		if a.isOption() {
+			if globalValued[a.text] {
+				i++
+			}
+			continue
+		}
+		return a, true
+	}
+	return arg{}, false
 }

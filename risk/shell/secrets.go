@@ -1,8 +1,11 @@
 package shell
 
 import (
+	"net/url"
 	"path"
 	"strings"
+
+	"github.com/countersign/countersign/risk/sensitive"
 )
 
 // Secrets a shell reader can reach beyond the configured sensitive paths,
@@ -15,9 +18,66 @@ import (
 func shellSecret(p string) bool {
 	if rest, ok := strings.CutPrefix(p, "/proc/"); ok {
 		_, file, _ := strings.Cut(rest, "/")
-		return file == "environ" || strings.HasSuffix(file, "/environ")
+		return file == "environ" || strings.HasSuffix(file, "/environ") || sensitive.ProcSecret(path.Clean(p)) != ""
 	}
 	return false
+}
+
+// procDir reports whether a directory a recursive reader starts in is
+// /proc or a process's directory under it (/proc/1, /proc/self,
+// /proc/$PPID, /proc/1/task): walking it reads environ files. /proc/sys
+// and the other kernel tables are not.
+func procDir(p string) bool {
+	p = strings.TrimSuffix(p, "/")
+	if p == "/proc" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(p, "/proc/")
+	if !ok {
+		return false
+	}
+	pid, _, _ := strings.Cut(rest, "/")
+	return isDigits(pid) || in(pid, "self", "thread-self", "*") || strings.ContainsAny(pid, "$…*?[")
+}
+
+// wildPath is a path with each part computed at run time replaced by "*"
+// (/proc/$PPID/cwd → /proc/*/cwd).
+func wildPath(text string) string { return (*judge)(nil).wildOf(text) }
+
+// wildOf is wildPath, with variables assigned earlier put in: a literal
+// value as it is, a value with parts computed at run time in its wild
+// shape (P=/proc/$PPID; $P/environ → /proc/*/environ).
+func (j *judge) wildOf(text string) string {
+	var b strings.Builder
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case c == '$':
+			i++
+			start := i
+			if i < len(text) && (text[i] == '{' || text[i] == '(') {
+				end := byte('}')
+				if text[i] == '(' {
+					end = ')'
+				}
+				for i < len(text) && text[i] != end {
+					i++
+				}
+				b.WriteString(j.varShape(text[start+1 : min(i, len(text))]))
+				continue
+			}
+			for i < len(text) && isWordByte(text[i]) {
+				i++
+			}
+			b.WriteString(j.varShape(text[start:i]))
+			i--
+		case strings.HasPrefix(text[i:], "…"):
+			b.WriteByte('*')
+			i += len("…") - 1
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // maybeSecret reports whether a path with a part computed at run time
@@ -27,34 +87,7 @@ func (j *judge) maybeSecret(text string) bool {
 	if !strings.ContainsAny(text, "/.") || !strings.ContainsAny(text, "$…") {
 		return false
 	}
-	var b strings.Builder
-	for i := 0; i < len(text); i++ {
-		switch c := text[i]; {
-		case c == '$':
-			b.WriteByte('*')
-			i++
-			if i < len(text) && (text[i] == '{' || text[i] == '(') {
-				close := byte('}')
-				if text[i] == '(' {
-					close = ')'
-				}
-				for i < len(text) && text[i] != close {
-					i++
-				}
-				continue
-			}
-			for i < len(text) && isWordByte(text[i]) {
-				i++
-			}
-			i--
-		case strings.HasPrefix(text[i:], "…"):
-			b.WriteByte('*')
-			i += len("…") - 1
-		default:
-			b.WriteByte(c)
-		}
-	}
-	g := b.String()
+	g := j.wildOf(text)
 	if strings.Trim(g, "*/") == "" {
 		return false
 	}
@@ -72,7 +105,16 @@ func (j *judge) recursiveInto(name string, dirs []arg) {
 	for _, d := range dirs {
 		p := j.resolve(d)
 		if d.dynamic && p == d.text {
+			// grep -r x /proc/$PPID/: whatever the pid, it holds environ.
+			if full := joinPath(j.cwd, wildPath(p)); full != "" && procDir(full) {
+				j.danger(name + " " + d.text + " reads every file below it, a process's environment included")
+				return
+			}
 			continue
+		}
+		if full := joinPath(j.cwd, p); full != "" && procDir(full) {
+			j.danger(name + " " + d.text + " reads every file below it, a process's environment included")
+			return
 		}
 		clean := strings.TrimSuffix(p, "/")
 		if clean == "" {
@@ -157,6 +199,11 @@ func globMatch(pattern, name string) bool {
 	if strings.HasPrefix(name, ".") && !strings.HasPrefix(pattern, ".") {
 		return false
 	}
+	// A literal tail after the last wildcard must end the name: *.gz
+	// cannot match id_rsa, whatever path.Match would say at more cost.
+	if k := strings.LastIndexAny(pattern, "*?]\\"); k >= 0 && pattern[k] != '\\' && !strings.HasSuffix(name, pattern[k+1:]) {
+		return false
+	}
 	ok, err := path.Match(pattern, name)
 	return ok || err != nil
 }
@@ -169,6 +216,11 @@ func (j *judge) touchesSecret(argv []arg) {
 	for _, a := range argv[1:] {
 		p := j.resolve(a)
 		if a.dynamic && p == a.text {
+			// cp /proc/$PPID/environ /tmp/e: whatever the pid, a secret.
+			if j.maybeSecret(a.text) {
+				j.danger(argv[0].text + " " + a.text + " may touch a secret (part of the path is computed at run time)")
+				return
+			}
 			continue
 		}
 		if i := strings.LastIndexByte(p, '='); i >= 0 {
@@ -177,6 +229,48 @@ func (j *judge) touchesSecret(argv []arg) {
 		p = strings.TrimPrefix(p, "@")
 		if p != "" && j.isSecret(p) {
 			j.danger(argv[0].text + " " + a.text + " touches a secret")
+			return
+		}
+	}
+}
+
+// varShape is what a variable stands for in a wild path: its literal
+// value, its wild shape, or "*".
+func (j *judge) varShape(name string) string {
+	if j != nil {
+		if v, ok := j.vars[name]; ok {
+			return v
+		}
+		if v, ok := j.wild[name]; ok {
+			return v
+		}
+	}
+	return "*"
+}
+
+// secretAPIReach records a danger when an HTTP client (curl, wget...) is
+// aimed at a secret manager's API (Vault, Kubernetes secrets, Key Vault):
+// the list the HTTP tool's judge shares (sensitive.SecretAPI).
+func (j *judge) secretAPIReach(name string, args []arg) {
+	for _, a := range args {
+		t := a.text
+		if _, v, ok := strings.Cut(t, "="); ok && strings.HasPrefix(t, "-") {
+			t = v
+		}
+		i := strings.Index(t, "://")
+		if i < 0 {
+			continue
+		}
+		u, err := url.Parse(t)
+		if err != nil {
+			continue
+		}
+		p := u.Path
+		if dp, err := url.PathUnescape(u.EscapedPath()); err == nil {
+			p = dp
+		}
+		if why := sensitive.SecretAPI(u.Hostname(), p); why != "" {
+			j.danger(name + " " + a.text + " " + why)
 			return
 		}
 	}

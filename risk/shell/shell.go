@@ -35,6 +35,23 @@
 //     known one as that command too (nsenter, strace, proxychains...), and
 //     holds the disk wipers, the metadata check for curl, wget and nc, and
 //     endless loops that fork.
+//   - verbs.go (issue 16) gives every reader row one shape for its
+//     subcommands: verb paths to any depth (ceph osd pool ls), samples to
+//     accept and to refuse, which the tests run, and a lexicon of
+//     destructive verbs: a word off a row's paths, a raw reader's
+//     subcommand or an unknown CLI's leading subcommand that is one
+//     (delete, rm, stop, purge...) is a danger.
+//   - vehicles.go judges commands carried into containers, namespaces and
+//     other machines (docker exec, kubectl exec, nsenter, ssh, SSM
+//     send-command...) and the vehicle: host privileges, a shell with no
+//     script, a printout of another environment. cloud.go lets the cloud
+//     CLIs' reads run and makes their secret-printing verbs secret reads;
+//     privilege.go holds setuid modes, preload variables and plants.
+//   - A command name or verb built at run time (a variable, "$@", a
+//     function or alias the script defines) is reported in RunTime: the
+//     model's low risk_level cannot vouch for it. Functions and aliases
+//     are judged again at each call as their bodies, with $1 and "$@"
+//     bound; literal assignments, appends and concatenations are followed.
 //   - absurd.go and danger.go hold SPEC §2 rule 1 and the commands with
 //     their own danger logic; readers.go, looks.go, text.go and tools.go hold
 //     the rule 6 whitelist, one argument rule per reader. A reader pointed
@@ -67,8 +84,9 @@
 // only its fork loops and the string literals it passes to system()-like
 // calls are judged further; curl and wget are not readers, since HTTP
 // belongs to http_request, and their hosts are checked for metadata
-// endpoints only when written literally; cloud CLIs (aws, gcloud) are never
-// looks; the directory a literal cd, pushd or env -C moved to is followed
+// endpoints only when written literally; the cloud CLIs' reads are looks
+// by the shape of their verb (describe-*, list, show), so a read verb
+// that prints a secret and is not in secretWords is missed; the directory a literal cd, pushd or env -C moved to is followed
 // in source order, not through every branch (a relative one even when the
 // directory the script starts in is not known, and a cd inside ( ), $( )
 // or <( ) only until it ends).
@@ -98,6 +116,11 @@ type Analysis struct {
 	// Unknown holds why the script is not read-only when it is neither absurd
 	// nor dangerous: "unknown command deploy.sh", "does not parse: ...".
 	Unknown []string
+	// RunTime holds why part of what runs is built at run time (a command
+	// name or verb from a variable, a substitution, "$@"): the assessor
+	// cannot read it, so the model's low risk_level cannot vouch for it,
+	// and the script is not read-only (issue 16).
+	RunTime []string
 }
 
 // Options configure an Analyzer.
@@ -131,6 +154,7 @@ type Analyzer struct {
 	effects     effectIndex     // the danger rows by command name (effects.go)
 	carriers    carrierIndex    // where programs carry commands (carriers.go)
 	parsers     sync.Pool
+	judges      sync.Pool // *judge, whose slabs are reused from call to call
 }
 
 // New builds an Analyzer and its lookup tables.
@@ -146,6 +170,7 @@ func New(opts Options) (*Analyzer, error) {
 	if a.forbidden == nil {
 		a.forbidden = plainMetadata
 	}
+	a.judges.New = func() any { return &judge{} }
 	a.parsers.New = func() any {
 		return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
 	}
@@ -170,7 +195,9 @@ func (a *Analyzer) Analyze(script string) (res Analysis) {
 			res.Danger = append(res.Danger, fmt.Sprintf("shell analysis failed: %v", r))
 		}
 	}()
-	j := &judge{a: a, res: &res}
+	j := a.judges.Get().(*judge)
+	*j = judge{a: a, res: &res, argSlab: j.argSlab[:0], optSlab: j.optSlab[:0], cmdSlab: j.cmdSlab[:0]}
+	defer a.judges.Put(j)
 	parsed := j.script(script, 0)
 	if !parsed {
 		j.salvage(script)
@@ -178,7 +205,7 @@ func (a *Analyzer) Analyze(script string) (res Analysis) {
 	if j.seeksSecrets && j.unseenContent {
 		res.Danger = addReason(res.Danger, "prints the files find found by a secret's name")
 	}
-	if parsed && len(res.Absurd) == 0 && len(res.Danger) == 0 && len(res.Unknown) == 0 {
+	if parsed && len(res.Absurd) == 0 && len(res.Danger) == 0 && len(res.Unknown) == 0 && len(res.RunTime) == 0 {
 		if j.commands == 0 {
 			res.Unknown = append(res.Unknown, "no command to run")
 		} else {

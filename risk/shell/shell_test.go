@@ -15,10 +15,11 @@ const (
 	unknown              // not read-only, nothing dangerous: confirm
 	danger               // code-level danger: confirm, the LLM cannot lower it
 	absurd               // never runs: block
+	runTime              // a command or verb built at run time: confirm, the LLM cannot vouch for it
 )
 
 func (w want) String() string {
-	return [...]string{"read-only", "unknown", "danger", "absurd"}[w]
+	return [...]string{"read-only", "unknown", "danger", "absurd", "built at run time"}[w]
 }
 
 func kind(a Analysis) want {
@@ -27,6 +28,8 @@ func kind(a Analysis) want {
 		return absurd
 	case len(a.Danger) > 0:
 		return danger
+	case len(a.RunTime) > 0:
+		return runTime
 	case a.ReadOnly:
 		return readOnly
 	}
@@ -61,11 +64,11 @@ func run(t *testing.T, cases []tcase) {
 			if res.ReadOnly != (tt.want == readOnly) {
 				t.Fatalf("Analyze(%q).ReadOnly = %v: %+v", tt.script, res.ReadOnly, res)
 			}
-			if tt.want != readOnly && len(res.Absurd)+len(res.Danger)+len(res.Unknown) == 0 {
+			if tt.want != readOnly && len(res.Absurd)+len(res.Danger)+len(res.Unknown)+len(res.RunTime) == 0 {
 				t.Fatalf("Analyze(%q) is not read-only but gives no reason", tt.script)
 			}
 			if tt.reason != "" {
-				all := strings.Join(append(append(append([]string{}, res.Absurd...), res.Danger...), res.Unknown...), "\n")
+				all := strings.Join(append(append(append(append([]string{}, res.Absurd...), res.Danger...), res.Unknown...), res.RunTime...), "\n")
 				if !strings.Contains(all, tt.reason) {
 					t.Fatalf("Analyze(%q) reasons %q lack %q", tt.script, all, tt.reason)
 				}
@@ -458,7 +461,7 @@ func TestReadOnly(t *testing.T) {
 		{"bash -c reader", "bash -c 'ls | wc -l'", readOnly, ""},
 		{"sh -c nested reader", `sh -c "bash -c 'uptime'"`, readOnly, ""},
 		{"stdbuf", "stdbuf -oL grep x f", readOnly, ""},
-		{"functions", "f() { ls; }; f", readOnly, ""},
+		{"functions defined, not called", "f() { ls; }", readOnly, ""},
 		{"variable", "n=5; head -n $n f", readOnly, ""},
 		{"tee dev null", "ls | tee /dev/null", readOnly, ""},
 		{"sleep", "sleep 1; uptime", readOnly, ""},
@@ -535,7 +538,7 @@ func TestUnknown(t *testing.T) {
 		{"dmesg -n", "dmesg -n 1", unknown, ""},
 		{"journalctl vacuum", "journalctl --vacuum-size=100M", danger, ""},
 		{"journalctl rotate", "journalctl --rotate", danger, ""},
-		{"kubectl exec", "kubectl exec -it pod -- sh", unknown, ""},
+		{"kubectl exec", "kubectl exec -it pod -- sh", danger, "no script"},
 		{"kubectl apply", "kubectl apply -f x.yaml", unknown, ""},
 		{"kubectl edit", "kubectl edit deploy x", unknown, ""},
 		{"kubectl port-forward", "kubectl port-forward svc/x 8080", unknown, ""},
@@ -546,7 +549,7 @@ func TestUnknown(t *testing.T) {
 		{"helm install", "helm install x y", unknown, ""},
 		{"hostname set", "hostname newname", unknown, ""},
 		{"ip addr add", "ip addr add 10.0.0.1/24 dev eth0", unknown, ""},
-		{"ip link set", "ip link set eth0 down", unknown, ""},
+		{"ip link set", "ip link set eth0 down", danger, "destructive verb"},
 		{"ip batch", "ip -batch cmds", unknown, ""},
 		{"sysctl -w", "sysctl -w net.ipv4.ip_forward=1", danger, ""},
 		{"sysctl assign", "sysctl net.ipv4.ip_forward=1", unknown, ""},
@@ -566,7 +569,7 @@ func TestUnknown(t *testing.T) {
 		{"curl", "curl https://example.com", unknown, ""},
 		{"wget", "wget https://example.com/x", unknown, ""},
 		{"PATH prefix", "PATH=/tmp ls", unknown, ""},
-		{"LD_PRELOAD", "LD_PRELOAD=/tmp/x.so ls", unknown, ""},
+		{"LD_PRELOAD", "LD_PRELOAD=/tmp/x.so ls", danger, ""},
 		{"export PATH", "export PATH=/tmp:$PATH; ls", unknown, ""},
 		{"env PATH", "env PATH=/tmp ls", unknown, ""},
 		{"pager prefix", "PAGER=./x git log", unknown, ""},
@@ -651,8 +654,11 @@ func TestReaderTable(t *testing.T) {
 		"ctr": "ctr -n k8s.io containers ls", "blockdev": "blockdev --getsize64 /dev/sda", "nerdctl": "nerdctl ps",
 		"etcdctl": "etcdctl endpoint health", "chronyd": "chronyd -v", "zdb": "zdb -C", "multipath": "multipath -ll",
 	}
-	for name := range readers() {
+	for name, rd := range readers() {
 		script := name
+		if len(rd.accept) > 0 {
+			script = rd.accept[0] // the row's own samples are run in TestReaderSamples
+		}
 		if s, ok := needsArgs[name]; ok {
 			script = s
 		}
@@ -704,7 +710,7 @@ func TestLaterAndElsewhere(t *testing.T) {
 		{"aws terminate", "aws ec2 terminate-instances --instance-ids i-1", danger, ""},
 		{"aws s3 rm", "aws s3 rm --recursive s3://bucket", danger, ""},
 		{"gcloud delete", "gcloud compute instances delete vm1", danger, ""},
-		{"aws read", "aws s3 ls", unknown, ""},
+		{"aws read", "aws s3 ls", readOnly, ""},
 		{"mysqladmin drop", "mysqladmin drop prod", danger, ""},
 		{"heredoc to bash", "bash <<EOF\nrm -rf /\nEOF", absurd, ""},
 		{"here-string to sh", "sh <<< 'mkfs.ext4 /dev/sda1'", absurd, ""},
@@ -770,7 +776,7 @@ func TestHiddenPaths(t *testing.T) {
 		{"c-style loop", "for ((i=0; i<n; i++)); do echo $i; done", unknown, ""},
 		{"c-style constant", "for ((;;)); do break; done", readOnly, ""},
 		{"dynamic word may split into -o", "sort $X f", unknown, ""},
-		{"dynamic git", "git $SUB", unknown, ""},
+		{"dynamic git", "git $SUB", runTime, ""},
 	})
 }
 

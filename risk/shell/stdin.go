@@ -108,6 +108,13 @@ func stripWrappers(argv []arg) []arg {
 
 // consumerOf says whether a statement runs what it reads on standard input.
 func consumerOf(s *syntax.Stmt) consumer {
+	if c, ok := s.Cmd.(*syntax.CallExpr); ok && len(c.Args) > 0 {
+		// Most pipes end in a reader (grep, head): the first word says
+		// no consumer can be there, before every word is read.
+		if name, _, ok := commandName(word(c.Args[0])); ok && !mayConsume(name) {
+			return consumer{}
+		}
+	}
 	argv := callArgs(s)
 	if len(argv) == 0 {
 		return consumer{}
@@ -323,4 +330,12 @@ func (j *judge) destructiveSQL(name, text string) {
 			return
 		}
 	}
+}
+
+// mayConsume reports whether a command named name may run what it reads
+// on standard input, itself or through a wrapper.
+func mayConsume(name string) bool {
+	_, wrap := stdinWrappers[name]
+	return wrap || shells[name] || interpreterKnown(name) || dbClients[name] ||
+		in(name, "source", ".", "at", "batch", "crontab", "ssh")
 }

@@ -65,6 +65,16 @@ func gitCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		return "git reflog " + rest[0].text + " changes the reflog"
 	case "checkout":
 		return gitCheckout(j, rest)
+	case "submodule":
+		// git submodule [status|summary] only reads; foreach runs commands.
+		if len(rest) == 0 || in(rest[0].text, "status", "summary") || rest[0].text == "--quiet" && len(rest) > 1 && in(rest[1].text, "status", "summary") {
+			return gitLook(j, sub, rest)
+		}
+		return "git submodule " + rest[0].text + " changes submodules"
+	case "credential", "credential-store", "credential-cache", "credential-osxkeychain", "credential-libsecret", "credential-manager", "credential-netrc":
+		// A credential helper asked for a credential prints it.
+		j.danger("git " + sub + " asks a credential helper for a stored credential")
+		return ""
 	case "stash", "worktree", "push", "reset", "clean", "restore", "switch":
 		return gitDiscards(j, sub, rest)
 	}
@@ -517,8 +527,6 @@ var dockerObjectReads = map[string][]string{
 
 var dockerDangers = []string{"rm", "rmi", "kill", "stop", "restart", "prune", "remove", "down", "leave", "update"}
 
-var dockerRunSpec = mustSpec("-e -u -w --env --env-file --user --workdir --detach-keys --name --network --entrypoint -v --volume -p --publish --mount --platform")
-
 func dockerCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	globals, rest := dockerGlobal.parseLeading(c.args)
 	if len(rest) == 0 {
@@ -551,12 +559,8 @@ func dockerCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	if in(sub, dockerReads...) {
 		return ""
 	}
-	if sub == "exec" || sub == "run" {
-		_, inner := dockerRunSpec.parseLeading(rest[1:])
-		if len(inner) > 1 {
-			j.execIn(inner[1:], c.depth)
-		}
-	}
+	// exec and run: the command carried into the container is judged in
+	// vehicles.go.
 	if in(sub, dockerDangers...) {
 		j.danger(c.name + " " + sub + " removes or stops containers or images")
 		return ""
@@ -698,12 +702,7 @@ func kubectlLook(j *judge, c *cmd, opts []opt, verb, second string) (why string,
 func kubectlChange(j *judge, c *cmd, opts []opt, verb, second string) string {
 	switch {
 	case verb == "exec" || verb == "debug" || verb == "run":
-		for i, a := range c.args {
-			if a.text == "--" {
-				j.execIn(c.args[i+1:], c.depth)
-				break
-			}
-		}
+		// The command carried into the container is judged in vehicles.go.
 	case verb == "rollout" && in(second, "restart", "undo", "pause"):
 		j.danger(c.name + " rollout " + second + " restarts or rolls back workloads")
 		return ""
@@ -831,6 +830,8 @@ func terraformCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		return ""
 	case verb == "providers" && len(args) > 1 && in(args[1].text, "lock", "mirror"):
 		return c.name + " providers " + args[1].text + " downloads providers and writes files"
+	case verb == "providers" && len(args) > 1 && args[1].text != "schema" && !strings.HasPrefix(args[1].text, "-"):
+		return c.name + " providers " + args[1].text + " is not a look"
 	case in(verb, "version", "providers", "graph", "validate", "-version", "--version"):
 		return ""
 	case verb == "fmt":

@@ -18,6 +18,7 @@ func (j *judge) assign(as *syntax.Assign, prefixFor string, depth int) {
 	}
 	n := as.Name.Value
 	j.markAssigned(n)
+	j.exportsPreload(n)
 	if as.Value != nil {
 		j.carriedVar(n, word(as.Value), depth) // PAGER='...', GIT_SSH_COMMAND=...
 	}
@@ -42,14 +43,53 @@ func (j *judge) assign(as *syntax.Assign, prefixFor string, depth int) {
 	if (riskyVar(n) || n == "KUBECONFIG" || n == "DOCKER_CONFIG") && !safePrefixVar(n, value, known) {
 		j.unknown("sets " + n + ", which changes what later commands do")
 	}
+	j.follow(n, as)
+}
+
+// follow keeps the value of a simple assignment for the commands after
+// it (R=/; rm -rf $R), appends (c=r; c+=m) and values built of known
+// variables (a=r; b=m; c=$a$b) included; any other assignment forgets
+// the name, so an old value is never taken for a new one.
+func (j *judge) follow(n string, as *syntax.Assign) {
+	if j.sets == nil {
+		j.sets = map[string]int{}
+	}
+	j.sets[n]++
+	if as.Array != nil || as.Index != nil {
+		delete(j.vars, n)
+		return
+	}
+	v, ok := "", true
 	if as.Value != nil {
-		if v, ok := word(as.Value).lit(); ok {
-			if j.vars == nil {
-				j.vars = map[string]string{}
-			}
-			j.vars[n] = v
+		w := word(as.Value)
+		v, ok = w.lit()
+		if !ok && w.dynamic && !w.glob {
+			v, ok = j.expandVars(w.text)
 		}
 	}
+	if as.Append {
+		old, known := j.vars[n]
+		v, ok = old+v, ok && known
+	}
+	if !ok {
+		delete(j.vars, n)
+		// P=/proc/$PPID: keep the shape, so cat $P/environ is still seen
+		// to read a process's environment.
+		if as.Value != nil && !as.Append && word(as.Value).dynamic {
+			if j.wild == nil {
+				j.wild = map[string]string{}
+			}
+			j.wild[n] = j.wildOf(word(as.Value).text)
+		} else {
+			delete(j.wild, n)
+		}
+		return
+	}
+	delete(j.wild, n)
+	if j.vars == nil {
+		j.vars = map[string]string{}
+	}
+	j.vars[n] = v
 }
 
 // safePrefixVar reports whether exporting name=value to a reader keeps it a
@@ -57,8 +97,11 @@ func (j *judge) assign(as *syntax.Assign, prefixFor string, depth int) {
 func safePrefixVar(name, value string, known bool) bool {
 	switch name {
 	case "LANG", "LANGUAGE", "TZ", "COLUMNS", "LINES", "NO_COLOR", "TERM", "CLICOLOR",
-		"FORCE_COLOR", "TIME_STYLE", "SYSTEMD_COLORS", "GREP_COLOR", "GREP_COLORS", "LS_COLORS":
-		return true
+		"FORCE_COLOR", "TIME_STYLE", "SYSTEMD_COLORS", "GREP_COLOR", "GREP_COLORS", "LS_COLORS",
+		// Which account, region and project a cloud CLI reads from.
+		"AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_DEFAULT_OUTPUT", "CLOUDSDK_CORE_PROJECT",
+		"CLOUDSDK_COMPUTE_REGION", "CLOUDSDK_COMPUTE_ZONE", "AZURE_DEFAULTS_GROUP", "NOMAD_NAMESPACE", "NOMAD_REGION":
+		return known
 	case "PAGER", "GIT_PAGER", "SYSTEMD_PAGER", "MANPAGER":
 		return known && (value == "" || value == "cat")
 	case "KUBECONFIG", "DOCKER_CONFIG":
@@ -118,6 +161,7 @@ func (j *judge) declare(d *syntax.DeclClause, depth int) {
 				// declare 'b[$(cmd)]=1' is an assignment the parser saw as a word.
 				j.unknown(d.Variant.Value + " " + f.text + " assigns through a quoted word, whose subscript can run code")
 			} else if _, v, ok := strings.Cut(f.text, "="); ok && (riskyVar(name) || j.a.carriers.vars[name] != nil) {
+				j.exportsPreload(name)
 				j.carriedVar(name, arg{text: v, dynamic: f.dynamic}, depth)
 				j.unknown(d.Variant.Value + " " + f.text + " sets " + name + ", which changes what later commands do")
 			}

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"cmp"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -11,13 +12,28 @@ import (
 type judge struct {
 	a        *Analyzer
 	res      *Analysis
-	commands int               // simple commands seen
-	funcs    map[string]bool   // functions the script defines (their bodies are judged where they stand)
-	cwd      string            // directory a literal cd moved to: relative when the start is not known, "" when nothing is
-	vars     map[string]string // variables assigned a literal value (X=/)
-	loops    map[string][]arg  // for loop variables and the words they take (for f in *.log)
-	assigned map[string]bool   // variables set some other way (x=..., read x), so a loop's words are not all they hold
-	variants int               // command copies made for loop words, against maxLoopVariants
+	commands int                     // simple commands seen
+	funcs    map[string]*syntax.Stmt // functions the script defines: judged where they stand, and again at each call
+	aliases  map[string]string       // aliases the script defines, by name
+	// positional holds the words a script-defined function was called
+	// with, while its body is judged again for that call ($1, "$@").
+	positional []arg
+	expanding  int               // calls being expanded, against maxDepth
+	hadEffect  bool              // an effect row matched the command being handled, which says its danger
+	far        int               // how deep in commands carried to a container or another machine
+	cwd        string            // directory a literal cd moved to: relative when the start is not known, "" when nothing is
+	vars       map[string]string // variables assigned a literal value (X=/)
+	sets       map[string]int    // how many assignments each variable has, so far
+	wild       map[string]string // variables assigned a value with a part computed at run time, that part as "*" (P=/proc/*)
+	loops      map[string][]arg  // for loop variables and the words they take (for f in *.log)
+	assigned   map[string]bool   // variables set some other way (x=..., read x), so a loop's words are not all they hold
+	variants   int               // command copies made for loop words, against maxLoopVariants
+	// argSlab and optSlab hand out the word and option lists of one
+	// Analyze call; they are kept, emptied, for the next call, so that
+	// judging a command does not allocate them (STYLE habit 4).
+	argSlab []arg
+	optSlab []opt
+	cmdSlab []cmd
 	// seeksSecrets is set when find looks for secrets by name, and
 	// unseenContent when a reader prints files named at run time; together
 	// (find . -name .env | xargs cat) they print secrets.
@@ -27,6 +43,7 @@ type judge struct {
 func (j *judge) absurd(why string)  { j.res.Absurd = addReason(j.res.Absurd, why) }
 func (j *judge) danger(why string)  { j.res.Danger = addReason(j.res.Danger, why) }
 func (j *judge) unknown(why string) { j.res.Unknown = addReason(j.res.Unknown, why) }
+func (j *judge) runTime(why string) { j.res.RunTime = addReason(j.res.RunTime, why) }
 
 // addReason appends why unless the list already holds it.
 func addReason(list []string, why string) []string {
@@ -100,6 +117,10 @@ func (j *judge) salvage(src string) {
 // bodies and arithmetic are all reached.
 func (j *judge) visit(n syntax.Node, depth int) bool {
 	switch n := n.(type) {
+	case *syntax.Word:
+		// A word of plain text holds nothing to judge below it: most words
+		// are, and not walking them is a good part of the judgement's cost.
+		return !literalWord(n)
 	case *syntax.Stmt:
 		j.redirects(n.Redirs)
 		j.stdinInput(n, depth)
@@ -179,7 +200,7 @@ func (j *judge) call(c *syntax.CallExpr, depth int) {
 		j.commands++
 		return
 	}
-	argv := words(c.Args, make([]arg, 0, len(c.Args)+2))
+	argv := words(c.Args, j.newArgs(len(c.Args)+2))
 	j.command(argv, depth)
 }
 
@@ -199,6 +220,7 @@ func (j *judge) command(argv []arg, depth int) {
 	}
 	if len(j.vars) > 0 {
 		argv = j.splitVars(argv)
+		argv = j.knownArgs(argv)
 	}
 	if variants, ok := j.loopVariants(argv); ok {
 		// for ns in prod staging; do kubectl get pods -n "$ns"; done: judge
@@ -209,12 +231,23 @@ func (j *judge) command(argv []arg, depth int) {
 		}
 		return
 	}
+	if j.positional != nil {
+		argv = j.spliceParams(argv)
+		if len(argv) == 0 {
+			return
+		}
+	}
+	if value, ok := j.aliases[argv[0].text]; ok && !argv[0].dynamic && j.expanding < maxDepth {
+		j.callAlias(argv, value, depth)
+		return
+	}
 	name, trusted, ok := commandName(argv[0])
 	if !ok && argv[0].dynamic {
 		// cmd=rm; $cmd -rf /: judge what the variable holds, never as a reader.
 		if v := j.resolve(argv[0]); v != argv[0].text {
 			name, _, ok = commandName(arg{text: v})
 			trusted = false
+			j.runTime("the command " + argv[0].text + " is built at run time (it holds " + clipWord(v) + "), so the assistant cannot vouch for it")
 		}
 	}
 	if !ok {
@@ -233,29 +266,53 @@ func (j *judge) command(argv []arg, depth int) {
 	if !found && isMkfs(name) {
 		h, found = mkfs, true
 	}
-	if _, interp := interpreters[interpreterName(name)]; !found && interp {
-		h, found = interpreter, true
+	if !found {
+		if _, interp := interpreters[interpreterName(name)]; interp {
+			h, found = interpreter, true
+		}
 	}
 	if !j.a.passThrough[name] {
 		j.touchesSecret(argv)
 	}
 	hasEffect := j.effects(argv[0].text, name, argv[1:])
 	hasEffect = j.carriedBy(name, argv[1:], depth) || hasEffect
+	hasEffect = j.vehicle(argv[0].text, name, argv[1:], depth) || hasEffect
+	hasEffect = j.privilegeBits(name, argv[1:]) || hasEffect
+	hasEffect = j.plantsLater(name, argv[1:]) || hasEffect
 	hasEffect = j.wipesDisk(name, argv[1:]) || hasEffect
 	if netClients[name] {
 		j.metadataReach(name, argv[1:])
+		j.secretAPIReach(argv[0].text, argv[1:])
 	}
+	if body, ok := j.funcs[name]; ok && argv[0].text == name {
+		j.callFunction(name, body, argv[1:], depth)
+		return
+	}
+	if j.far > 0 {
+		j.farSecrets(argv, name)
+	}
+	if name == "kubectl" || name == "oc" {
+		j.kubeEnvPrint(argv[0].text, argv[1:])
+	}
+	if credentialHelper(name) {
+		j.danger(argv[0].text + " asks a credential helper for a stored credential")
+		return
+	}
+	j.hadEffect = hasEffect
 	if !found {
-		if j.funcs[name] {
-			return // its body was judged where it was defined
-		}
-		if !hasEffect {
+		if v := cmp.Or(leadingVerb(argv[1:]), destructiveOption(argv[1:])); v != "" && !hasEffect {
+			// foo cluster destroy, invoke-rc.d nginx stop: a CLI with no
+			// row, whose subcommand is a destructive verb (issue 16).
+			j.danger(argv[0].text + " " + v + " " + effDestructiveVerb)
+		} else if !hasEffect {
 			j.unknown("unknown command " + argv[0].text)
 		}
 		j.wrapped(argv[1:], depth)
 		return
 	}
-	h(j, &cmd{name: name, shown: argv[0].text, args: argv[1:], trusted: trusted, depth: depth})
+	c := j.newCmd()
+	*c = cmd{name: name, shown: argv[0].text, args: argv[1:], trusted: trusted, depth: depth}
+	h(j, c)
 }
 
 // splitVars splits the unquoted variables of a command line whose known
@@ -330,9 +387,9 @@ func (j *judge) function(fd *syntax.FuncDecl) {
 	}
 	name := fd.Name.Value
 	if j.funcs == nil {
-		j.funcs = map[string]bool{}
+		j.funcs = map[string]*syntax.Stmt{}
 	}
-	j.funcs[name] = true
+	j.funcs[name] = fd.Body
 	self, spawns := 0, false
 	syntax.Walk(fd.Body, func(n syntax.Node) bool {
 		switch n := n.(type) {
@@ -350,4 +407,190 @@ func (j *judge) function(fd *syntax.FuncDecl) {
 	if self > 0 && spawns {
 		j.absurd("function " + name + " calls itself in a pipe or in the background: a fork bomb")
 	}
+}
+
+// callFunction judges a call of a function the script defined: the name
+// is not a command anybody can read off the line, so the assistant's
+// low risk_level cannot vouch for it, and the body is judged again with
+// the call's words as $1, $2, "$@" (f() { "$@"; }; f rm -rf /).
+func (j *judge) callFunction(name string, body *syntax.Stmt, args []arg, depth int) {
+	j.runTime(name + " is a function defined in the script, so what runs is built at run time")
+	if j.expanding >= maxDepth || body == nil {
+		if j.expanding >= maxDepth {
+			j.danger("functions call each other too deep to judge")
+		}
+		return
+	}
+	outer, outerVars := j.positional, j.vars
+	j.positional = append(make([]arg, 0, len(args)), args...)
+	j.vars = make(map[string]string, len(outerVars)+len(args)+1)
+	for k, v := range outerVars {
+		j.vars[k] = v
+	}
+	for k := 1; k <= 9; k++ {
+		delete(j.vars, string(rune('0'+k)))
+	}
+	for k, a := range args {
+		if v, ok := a.lit(); ok && k < 9 {
+			j.vars[string(rune('1'+k))] = v
+		}
+	}
+	j.expanding++
+	j.ownCwd([]*syntax.Stmt{body}, depth)
+	j.expanding--
+	j.positional, j.vars = outer, outerVars
+}
+
+// callAlias judges a call of an alias the script defined as its value
+// followed by the call's words.
+func (j *judge) callAlias(argv []arg, value string, depth int) {
+	j.runTime(argv[0].text + " is an alias defined in the script, so what runs is built at run time")
+	var b strings.Builder
+	b.WriteString(value)
+	for _, a := range argv[1:] {
+		b.WriteByte(' ')
+		if q, err := syntax.Quote(a.text, syntax.LangBash); err == nil && !a.dynamic {
+			b.WriteString(q)
+		} else {
+			b.WriteString(a.text)
+		}
+	}
+	j.expanding++
+	j.nested(b.String(), depth)
+	j.expanding--
+}
+
+// spliceParams puts the words of the call being expanded in place of
+// "$@", "$*", $1..$9 when they stand as whole words.
+func (j *judge) spliceParams(argv []arg) []arg {
+	var out []arg
+	for i, a := range argv {
+		var with []arg
+		switch t := a.text; {
+		case !a.dynamic:
+		case t == "$@" || t == "${@}" || t == "$*" || t == "${*}":
+			with = j.positional
+			if with == nil {
+				with = []arg{}
+			}
+		case len(t) == 2 && t[0] == '$' && t[1] >= '1' && t[1] <= '9', len(t) == 4 && strings.HasPrefix(t, "${") && t[2] >= '1' && t[2] <= '9' && t[3] == '}':
+			k := int(t[len(t)-1-btoi(t[len(t)-1] == '}')] - '1')
+			if k < len(j.positional) {
+				with = j.positional[k : k+1]
+			} else {
+				with = []arg{}
+			}
+		}
+		if with == nil {
+			if out != nil {
+				out = append(out, a)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]arg, 0, len(argv)+len(j.positional)), argv[:i]...)
+		}
+		out = append(out, with...)
+	}
+	if out == nil {
+		return argv
+	}
+	return out
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// clipWord shortens a value shown in a reason.
+func clipWord(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
+
+// credentialHelper reports whether a command is a credential helper
+// (docker-credential-desktop, git-credential-store): asked, it prints a
+// stored credential.
+func credentialHelper(name string) bool {
+	return strings.HasPrefix(name, "docker-credential-") || strings.HasPrefix(name, "git-credential-")
+}
+
+// knownArgs puts in the value of the words after the command name that
+// hold only variables assigned a literal once (N=prod; kubectl get pods
+// -n $N), so the rules read them as written. The command name stays as
+// written: a name held in a variable is built at run time.
+func (j *judge) knownArgs(argv []arg) []arg {
+	var out []arg
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		if !a.dynamic || a.glob || j.loops[strings.TrimPrefix(strings.Trim(a.text, "${}"), "$")] != nil {
+			continue
+		}
+		v, ok := j.expand(a.text, true)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = append(make([]arg, 0, len(argv)), argv...)
+		}
+		out[i] = arg{text: v, glob: a.split && hasGlobMeta(v)}
+	}
+	if out == nil {
+		return argv
+	}
+	return out
+}
+
+// newArgs returns an empty list with room for n words, cut from the
+// judge's slab: an append past n copies, so lists never overlap.
+func (j *judge) newArgs(n int) []arg {
+	if cap(j.argSlab)-len(j.argSlab) < n {
+		j.argSlab = make([]arg, 0, max(256, n))
+	}
+	start := len(j.argSlab)
+	j.argSlab = j.argSlab[:start+n]
+	return j.argSlab[start : start : start+n]
+}
+
+// newOpts is newArgs for options.
+func (j *judge) newOpts(n int) []opt {
+	if cap(j.optSlab)-len(j.optSlab) < n {
+		j.optSlab = make([]opt, 0, max(128, n))
+	}
+	start := len(j.optSlab)
+	j.optSlab = j.optSlab[:start+n]
+	return j.optSlab[start : start : start+n]
+}
+
+// newCmd returns a command record cut from the judge's slab.
+func (j *judge) newCmd() *cmd {
+	if len(j.cmdSlab) == cap(j.cmdSlab) {
+		j.cmdSlab = make([]cmd, 0, 32)
+	}
+	j.cmdSlab = j.cmdSlab[:len(j.cmdSlab)+1]
+	return &j.cmdSlab[len(j.cmdSlab)-1]
+}
+
+// literalWord reports whether a word holds only literal text: no
+// expansion, substitution or arithmetic anywhere in it.
+func literalWord(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if _, ok := q.(*syntax.Lit); !ok {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -130,6 +130,7 @@ func env(j *judge, c *cmd) {
 	for len(rest) > 0 && isAssignment(rest[0].text) {
 		name, value, _ := strings.Cut(rest[0].text, "=")
 		j.carriedVar(name, arg{text: value, dynamic: rest[0].dynamic}, c.depth)
+		j.exportsPreload(name)
 		if !safePrefixVar(name, value, !rest[0].dynamic) {
 			j.unknown("env sets " + name)
 		}
@@ -363,7 +364,9 @@ func chroot(j *judge, c *cmd) {
 	_, rest := chrootSpec.parseLeading(c.args)
 	j.unknown("chroot runs a command in another root")
 	if len(rest) > 1 {
-		j.command(rest[1:], c.depth)
+		j.farSide("chroot "+rest[0].text, rest[1:], c.depth)
+	} else {
+		j.danger("chroot " + effBlindShell)
 	}
 }
 
