@@ -63,6 +63,9 @@ type Store struct {
 	events     map[string]time.Time // chat event key → when it is forgotten
 	deliveries int                  // since the last prune of events
 
+	inbox  map[string]inboxEntry // accepted chat events (inbox.go)
+	owners map[string]time.Time  // inbox owner → its last beat
+
 	audit     []approval.Event // ring of cap AuditCap
 	auditNext int              // where the next event goes
 	auditLen  int
