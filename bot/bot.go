@@ -44,6 +44,12 @@ type Bot struct {
 	seen  *dedupe
 	cards cards // the cards this process shows, for updates in place
 
+	// journal records accepted events in the store's inbox until they are
+	// answered (inbox.go); nil when the store keeps none. journalDone is
+	// closed when its writer has stopped.
+	journal     *journal
+	journalDone chan struct{}
+
 	// work is the context of work in flight (turns, runs); it outlives the
 	// Run context so that a shutdown lets runs finish, and is cancelled
 	// when the grace period is over.
@@ -70,6 +76,14 @@ var _ agent.Sink = (*Bot)(nil)
 type inbound struct {
 	platform string
 	adapters.Event
+	// rec is the event's record in the inbox, when it has one.
+	rec *accepted
+	// recovered: the event was accepted by a process that died before
+	// answering it, and taken over from the inbox (entry) by this one;
+	// acceptedAt is when that process accepted it.
+	recovered  bool
+	entry      *approval.InboxEntry
+	acceptedAt time.Time
 }
 
 // New builds the bot and its agent over one adapter per platform (two
@@ -122,6 +136,10 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps agent.D
 		b.names = append(b.names, name)
 	}
 	b.cards.init()
+	b.journalDone = make(chan struct{})
+	if in, ok := deps.Store.(approval.Inbox); ok {
+		b.journal = newJournal(in, "bot-"+newRef()+newRef())
+	}
 	deps.Sink = b
 	deps.Serves = b.serves
 	deps.Quiet = func(c approval.Conversation) bool {
@@ -190,6 +208,15 @@ func (b *Bot) Welcome() string {
 // cannot be served is a reason to restart. It returns nil after a clean
 // end or shutdown.
 func (b *Bot) Run(ctx context.Context) error {
+	journalCtx, stopJournal := context.WithCancel(context.Background())
+	if b.journal != nil {
+		go func() {
+			defer close(b.journalDone)
+			b.writeJournal(journalCtx)
+		}()
+	} else {
+		close(b.journalDone)
+	}
 	sweepCtx, stopSweep := context.WithCancel(b.work)
 	swept := make(chan struct{})
 	go func() {
@@ -243,6 +270,11 @@ func (b *Bot) Run(ctx context.Context) error {
 		<-drained
 	}
 	b.cancelWork()
+	stopJournal()
+	<-b.journalDone
+	if b.journal != nil {
+		b.leaveInbox()
+	}
 	return runErr
 }
 
@@ -251,12 +283,14 @@ func (b *Bot) Run(ctx context.Context) error {
 func (b *Bot) sweep(ctx context.Context) {
 	t := time.NewTicker(b.cfg.SweepInterval)
 	defer t.Stop()
+	b.takeOver(ctx)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		b.takeOver(ctx)
 		for more := true; more && ctx.Err() == nil; {
 			var err error
 			more, err = b.agent.SweepMore(ctx)
@@ -281,7 +315,7 @@ func (b *Bot) Handler(platform string) adapters.Handler {
 // later (firstDelivery) when another replica has.
 func (b *Bot) handle(in inbound) {
 	if in.ID != "" && !b.seen.first(in.platform+":"+in.ID, b.now()) {
-		b.repeat(in, "this process")
+		b.later(in, func() { b.repeat(in, "this process") })
 		return
 	}
 	if in.Decision == nil {
@@ -290,9 +324,9 @@ func (b *Bot) handle(in inbound) {
 		}
 	}
 	if in.Decision != nil {
-		b.inflight.Add(1)
-		go b.safely(in, func() {
-			defer b.inflight.Done()
+		b.accept(&in)
+		b.later(in, func() {
+			defer b.done(in)
 			b.decision(in)
 		})
 		return
@@ -301,7 +335,18 @@ func (b *Bot) handle(in inbound) {
 	if text == "" {
 		return
 	}
+	b.accept(&in)
 	b.enqueue(in, strings.HasPrefix(text, "!"))
+}
+
+// later does f in the background, counted as work in flight: Handle must
+// not wait on I/O, and every answer (a notice included) is I/O.
+func (b *Bot) later(in inbound, f func()) {
+	b.inflight.Add(1)
+	go b.safely(in, func() {
+		defer b.inflight.Done()
+		f()
+	})
 }
 
 // repeat logs a dropped repeat of an event and, unless the platform marked
@@ -366,16 +411,21 @@ const notifyTimeout = 10 * time.Second
 // notify answers the event in with a notice only its sender sees, through
 // the event's own reply handle where the adapter gave one.
 func (b *Bot) notify(in inbound, text string) {
+	if err := b.notifyErr(in, text); err != nil {
+		b.log.Error("send a private notice", "err", err, "platform", in.platform, "user", in.User.ID)
+	}
+}
+
+// notifyErr is notify that returns the platform's error.
+func (b *Bot) notifyErr(in inbound, text string) error {
 	ad, err := b.adapter(b.work, in.platform, "")
 	if err != nil {
-		return
+		return err
 	}
 	ctx, cancel := context.WithTimeout(b.work, notifyTimeout)
 	defer cancel()
 	n := adapters.Notice{Place: in.Place, User: in.User, Text: text, Reply: in.Reply}
-	if err := ad.Notify(ctx, n); err != nil {
-		b.log.Error("send a private notice", "err", err, "platform", in.platform, "user", in.User.ID)
-	}
+	return ad.Notify(ctx, n)
 }
 
 // say posts text into a conversation.

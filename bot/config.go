@@ -52,6 +52,11 @@ type Config struct {
 	CardOutput int `yaml:"card_output"`
 	// QueueSize caps the messages waiting in one conversation (default 20).
 	QueueSize int `yaml:"queue_size"`
+	// InboxLease is how long a process may go without a heartbeat before
+	// another replica takes the events it accepted and did not answer
+	// (default 30s; see inbox.go). A live process beats every quarter of
+	// it. Only stores with an inbox (Redis) keep events across a crash.
+	InboxLease time.Duration `yaml:"inbox_lease"`
 }
 
 // Policy says who may decide on the approvals of a channel (SPEC §5).
@@ -80,6 +85,7 @@ const (
 	DefaultShutdown      = 30 * time.Second
 	DefaultCardOutput    = 2000
 	DefaultQueueSize     = 20
+	DefaultInboxLease    = 30 * time.Second
 )
 
 // WithDefaults returns c with every unset value at its default.
@@ -102,6 +108,9 @@ func (c Config) WithDefaults() Config {
 	if c.QueueSize == 0 {
 		c.QueueSize = DefaultQueueSize
 	}
+	if c.InboxLease == 0 {
+		c.InboxLease = DefaultInboxLease
+	}
 	if c.Default.RequireSecondPerson == nil {
 		t := true
 		c.Default.RequireSecondPerson = &t
@@ -122,6 +131,7 @@ func (c Config) Validate() error {
 		{"bot.sweep_interval", c.SweepInterval},
 		{"bot.dedupe_window", c.DedupeWindow},
 		{"bot.shutdown_grace", c.ShutdownGrace},
+		{"bot.inbox_lease", c.InboxLease},
 	} {
 		if d.v < 0 {
 			return fmt.Errorf("%s: %s is negative", d.key, d.v)

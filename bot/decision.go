@@ -148,6 +148,10 @@ func (b *Bot) check(in inbound, id string) (*approval.Approval, error) {
 	if err != nil {
 		return nil, err
 	}
+	if in.recovered {
+		// Taken over from a dead process, which had recorded its delivery.
+		return a, nil
+	}
 	first, err := b.firstDelivery(ctx, in)
 	if err != nil {
 		// Decide is atomic in the store: a click handled twice is told
@@ -217,7 +221,7 @@ func (b *Bot) auditClick(in inbound, a *approval.Approval, kind approval.Kind, v
 		At:         b.now(),
 		Kind:       kind,
 		Actor:      in.User.ID,
-		ApprovalID: in.Decision.ApprovalID,
+		ApprovalID: decisionID(in, a),
 		Decision:   verb,
 		Outcome:    outcome,
 		Channel:    in.Place.Channel,
@@ -233,4 +237,15 @@ func (b *Bot) auditClick(in inbound, a *approval.Approval, kind approval.Kind, v
 	if err := b.store.Audit(ctx, ev); err != nil {
 		b.log.Error("audit a click that changed nothing", "err", err, "kind", kind, "approval", ev.ApprovalID, "actor", ev.Actor)
 	}
+}
+
+// decisionID is the approval a decision, a click or a typed !stop names.
+func decisionID(in inbound, a *approval.Approval) string {
+	switch {
+	case a != nil:
+		return a.ID
+	case in.Decision != nil:
+		return in.Decision.ApprovalID
+	}
+	return ""
 }

@@ -43,7 +43,10 @@ func (b *Bot) enqueue(e inbound, command bool) {
 	}
 	if len(q.events) >= b.cfg.QueueSize {
 		b.mu.Unlock()
-		b.notify(e, "I am still working on your earlier messages here; send this again in a moment.")
+		b.later(e, func() {
+			defer b.done(e)
+			b.notify(e, "I am still working on your earlier messages here; send this again in a moment.")
+		})
 		return
 	}
 	q.events = append(q.events, e)
@@ -71,10 +74,12 @@ func (b *Bot) drain(key string, q *queue, command bool) {
 		if b.stopping.Load() {
 			b.log.Info("shutting down: a queued message is not handled", "event", e.ID, "channel", e.Place.Channel)
 			b.notify(e, "I am shutting down, so I did not act on your message \""+oneLine(e.Text, 60)+"\"; send it again once I am back.")
+			b.done(e)
 			continue
 		}
 		if !command {
 			b.safely(e, func() { b.turn(e) })
+			b.done(e)
 			continue
 		}
 		done := make(chan struct{})
@@ -85,6 +90,7 @@ func (b *Bot) drain(key string, q *queue, command bool) {
 			b.commands <- struct{}{}
 			defer func() { <-b.commands }()
 			b.safely(e, func() { b.message(b.work, e) })
+			b.done(e)
 		}()
 		t := time.NewTimer(commandHold)
 		select {
