@@ -174,4 +174,3 @@ func TestRefusedStop(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 }
-
