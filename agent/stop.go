@@ -75,8 +75,9 @@ func stoppedRun(by approval.User, res tools.Result) tools.Result {
 // in this process.
 var ErrNotRunning = errors.New("the call is not running here")
 
-// Running returns the approvals whose calls run in this process, for the
-// ids a stop request may name.
+// Running returns the calls running in this process, for the ids a stop
+// request may name: approved calls, and calls that needed no card (their
+// Verdict.Decision is risk.Auto, and their id is this process's own).
 func (a *Agent) Running() []*approval.Approval {
 	a.runs.mu.Lock()
 	defer a.runs.mu.Unlock()

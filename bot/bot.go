@@ -382,10 +382,17 @@ func (b *Bot) message(ctx context.Context, in inbound) {
 		return
 	}
 	if err := b.agent.Handle(ctx, conv, user, text); err != nil {
-		if ctx.Err() != nil && b.work.Err() == nil {
-			return // stopped by !cancel, which said so
+		switch {
+		case ctx.Err() != nil && b.work.Err() == nil:
+			// Stopped by !cancel, which said so; the turn's working line,
+			// when it is up, says it too.
+			b.answered(ctx, conv, "Cancelled, as "+agent.CancelledBy(ctx)+" asked.")
+		case ctx.Err() != nil:
+			b.say(ctx, conv, "I am shutting down, so I stopped working on \""+oneLine(text, 60)+"\" before it was done; "+
+				"send it again once I am back.")
+		default:
+			b.fail(ctx, conv, "I could not finish answering that", err)
 		}
-		b.fail(ctx, conv, "I could not finish answering that", err)
 	}
 }
 

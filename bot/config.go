@@ -24,7 +24,7 @@ import (
 //	  sweep_interval: 5s              # how often overdue approvals expire
 //	  dedupe_window: 10m              # how long an event id is remembered
 //	  dedupe_size: 10000
-//	  shutdown_grace: 30s             # how long a shutdown waits for runs in flight
+//	  shutdown_grace: 60s             # how long a shutdown waits for work in flight; more than llm.total_timeout
 //	  card_output: 2000               # bytes of output shown on a card
 //	  queue_size: 20                  # messages waiting per conversation
 type Config struct {
@@ -45,7 +45,8 @@ type Config struct {
 	DedupeWindow time.Duration `yaml:"dedupe_window"`
 	DedupeSize   int           `yaml:"dedupe_size"`
 	// ShutdownGrace is how long a shutdown waits for runs in flight before
-	// interrupting them (default 30s). At the end of piped input the bot
+	// interrupting them (default 60s: longer than the model's own limit,
+	// llm.total_timeout 45s, so that a turn in flight can finish). At the end of piped input the bot
 	// always waits for the work in flight.
 	ShutdownGrace time.Duration `yaml:"shutdown_grace"`
 	// CardOutput caps the output shown on a card, in bytes (default 2000).
@@ -82,7 +83,7 @@ const (
 	DefaultSweepInterval = 5 * time.Second
 	DefaultDedupeWindow  = 10 * time.Minute
 	DefaultDedupeSize    = 10000
-	DefaultShutdown      = 30 * time.Second
+	DefaultShutdown      = 60 * time.Second // longer than the model's own limit (llm.total_timeout, 45s)
 	DefaultCardOutput    = 2000
 	DefaultQueueSize     = 20
 	DefaultInboxLease    = 30 * time.Second

@@ -104,8 +104,8 @@ func (b *Bot) drain(key string, q *queue, command bool) {
 // turn handles a message for the model, as a turn !cancel can stop and
 // that shows it is working when it takes a while.
 func (b *Bot) turn(e inbound) {
-	ctx, cancel := context.WithCancel(b.work)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(b.work)
+	defer cancel(nil)
 	ctx, end := b.turnStarted(ctx, b.conv(e), cancel)
 	defer end()
 	b.message(ctx, e)

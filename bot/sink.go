@@ -31,6 +31,14 @@ const (
 
 // Reply posts text into a conversation (agent.Sink).
 func (b *Bot) Reply(ctx context.Context, conv approval.Conversation, text string) error {
+	if ctx.Err() != nil {
+		// The last word of work that was cut off (a shutdown, !cancel):
+		// it goes out on its own context, or the conversation would be
+		// left with "Working on it…" for good.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
+		defer cancel()
+	}
 	ad, err := b.adapter(ctx, conv.Platform, "")
 	if err != nil {
 		return err

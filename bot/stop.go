@@ -7,6 +7,7 @@ import (
 
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/risk"
 )
 
 // stopCall stops the running call of an approval (!stop <id>, or a Stop
@@ -42,6 +43,10 @@ func (b *Bot) stopCall(in inbound, id string) {
 	by := approval.User{ID: in.User.ID, Name: in.User.Display()}
 	if err := b.agent.Stop(b.work, running.ID, by); errors.Is(err, agent.ErrNotRunning) {
 		b.notify(in, "Approval "+running.ID+" has just finished; there was nothing left to stop.")
+		return
+	}
+	if running.Verdict.Decision == risk.Auto {
+		b.notify(in, "Stopping "+running.ID+" ("+oneLine(b.operation(running.Tool, running.Args), 60)+"): its processes are being killed. Its result follows in the conversation.")
 		return
 	}
 	b.notify(in, "Stopping "+running.ID+": its processes are being killed. The card will show how it ended.")
