@@ -252,3 +252,48 @@ func TestOutcomeRecordedWhenRedisReturns(t *testing.T) {
 		t.Errorf("the model was told %+v, want the job's own ok result", r)
 	}
 }
+
+// TestRunsWaitTheirTurn: with one approved run allowed at once, a second
+// approved call waits (claimed) until the first ends, then runs.
+func TestRunsWaitTheirTurn(t *testing.T) {
+	e := newEnv(t, memoryBackend,
+		agenttest.Calls(agenttest.Call("c1", "run_job", `{"job":"one"}`), agenttest.Call("c2", "run_job", `{"job":"two"}`)),
+		agenttest.Text("Both done."),
+	)
+	e.cfg.MaxRuns = 1
+	e.job.release = make(chan struct{})
+	e.job.started = make(chan struct{}, 2)
+	a := e.agent(e.open())
+	if err := a.Handle(ctx, conv, alice, "run both"); err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	cards := e.sink.Cards()
+	errs := make(chan error, 2)
+	for _, c := range cards {
+		go func() {
+			_, err := a.Decide(ctx, c.ID, bob, true, "")
+			errs <- err
+		}()
+	}
+	<-e.job.started
+	waitUntil(t, "both calls claimed", func() bool { return len(a.Running()) == 2 })
+	time.Sleep(100 * time.Millisecond) // time enough for a second start, were it allowed
+	e.job.mu.Lock()
+	n := len(e.job.runs)
+	e.job.mu.Unlock()
+	if n != 1 {
+		t.Errorf("%d runs at once, want 1", n)
+	}
+	close(e.job.release)
+	for range cards {
+		if err := <-errs; err != nil {
+			t.Fatalf("Decide: %v", err)
+		}
+	}
+	e.job.mu.Lock()
+	n = len(e.job.runs)
+	e.job.mu.Unlock()
+	if n != 2 {
+		t.Errorf("%d runs in all, want 2", n)
+	}
+}

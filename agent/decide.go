@@ -179,6 +179,16 @@ func (a *Agent) execute(ctx context.Context, rec *approval.Approval) (*approval.
 	res := func() tools.Result {
 		runCtx, done := a.runs.start(ctx, claimed)
 		defer done()
+		// At most MaxRuns at once; this one waits its turn, claimed and
+		// beating, and can be stopped while it waits.
+		leave, err := a.runGate.Enter(runCtx, 0, nil)
+		if err != nil {
+			if by, stopped := stoppedBy(runCtx); stopped {
+				return tools.NotRun(tools.StatusError, "Stopped by "+by.Display()+" while it waited for a free place to run, before it started")
+			}
+			return tools.NotRun(tools.StatusError, "Countersign was stopping before a place to run it came free, so it did not start")
+		}
+		defer leave()
 		// Immediately before the process starts: is the claim still
 		// this run's? A replica that judged it dead has ended it, and
 		// then it must not start at all.

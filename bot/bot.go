@@ -23,6 +23,7 @@ import (
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/internal/fifo"
 	"github.com/countersign/countersign/tools"
 )
 
@@ -60,7 +61,10 @@ type Bot struct {
 	// queued then are not started (no new work during a shutdown).
 	stopping atomic.Bool
 
-	commands chan struct{} // a slot per direct command in flight
+	// turnGate and commandGate bound the model turns and the direct
+	// commands in flight at once; more wait in order (queue.go).
+	turnGate    *fifo.Gate
+	commandGate *fifo.Gate
 
 	mu     sync.Mutex
 	queues map[string]*queue // conversation key → waiting messages
@@ -119,7 +123,8 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps agent.D
 		queues:   map[string]*queue{},
 		turns:    map[string]turn{},
 		unrouted: map[string]bool{},
-		commands: make(chan struct{}, maxCommands),
+		turnGate:    fifo.New(cfg.MaxTurns),
+		commandGate: fifo.New(maxCommands),
 	}
 	for i, ad := range ads {
 		if ad == nil {

@@ -58,6 +58,11 @@ type Config struct {
 	// (default 30s; see inbox.go). A live process beats every quarter of
 	// it. Only stores with an inbox (Redis) keep events across a crash.
 	InboxLease time.Duration `yaml:"inbox_lease"`
+	// MaxTurns caps the model turns in flight at once in this process,
+	// across every conversation (default 16). A message beyond it waits
+	// its turn; its sender is told how many are ahead after a few
+	// seconds.
+	MaxTurns int `yaml:"max_turns"`
 }
 
 // Policy says who may decide on the approvals of a channel (SPEC §5).
@@ -87,6 +92,7 @@ const (
 	DefaultCardOutput    = 2000
 	DefaultQueueSize     = 20
 	DefaultInboxLease    = 30 * time.Second
+	DefaultMaxTurns      = 16
 )
 
 // WithDefaults returns c with every unset value at its default.
@@ -111,6 +117,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.InboxLease == 0 {
 		c.InboxLease = DefaultInboxLease
+	}
+	if c.MaxTurns == 0 {
+		c.MaxTurns = DefaultMaxTurns
 	}
 	if c.Default.RequireSecondPerson == nil {
 		t := true
@@ -148,6 +157,7 @@ func (c Config) Validate() error {
 		{"bot.dedupe_size", c.DedupeSize},
 		{"bot.card_output", c.CardOutput},
 		{"bot.queue_size", c.QueueSize},
+		{"bot.max_turns", c.MaxTurns},
 	} {
 		if n.v < 0 {
 			return fmt.Errorf("%s: %d is negative", n.key, n.v)

@@ -2,7 +2,10 @@ package bot
 
 import (
 	"context"
+	"strconv"
 	"time"
+
+	"github.com/countersign/countersign/internal/fifo"
 )
 
 // Messages wait in two lanes per conversation, each handled in the order
@@ -78,7 +81,10 @@ func (b *Bot) drain(key string, q *queue, command bool) {
 			continue
 		}
 		if !command {
-			b.safely(e, func() { b.turn(e) })
+			if leave, ok := b.enter(b.turnGate, e); ok {
+				b.safely(e, func() { b.turn(e) })
+				leave()
+			}
 			b.done(e)
 			continue
 		}
@@ -87,9 +93,10 @@ func (b *Bot) drain(key string, q *queue, command bool) {
 		go func() {
 			defer b.inflight.Done()
 			defer close(done)
-			b.commands <- struct{}{}
-			defer func() { <-b.commands }()
-			b.safely(e, func() { b.message(b.work, e) })
+			if leave, ok := b.enter(b.commandGate, e); ok {
+				b.safely(e, func() { b.message(b.work, e) })
+				leave()
+			}
 			b.done(e)
 		}()
 		t := time.NewTimer(commandHold)
@@ -99,6 +106,25 @@ func (b *Bot) drain(key string, q *queue, command bool) {
 		}
 		t.Stop()
 	}
+}
+
+// waitTell is how long a message may wait for a free place before its
+// sender is told how many are ahead.
+const waitTell = 3 * time.Second
+
+// enter waits for a place at g for e, telling its sender how many wait
+// ahead when it takes more than waitTell. ok is false when the bot
+// stopped meanwhile: the sender is then told it was not acted on.
+func (b *Bot) enter(g *fifo.Gate, e inbound) (leave func(), ok bool) {
+	leave, err := g.Enter(b.work, waitTell, func(ahead int) {
+		b.notify(e, "Many requests are being handled just now: "+strconv.Itoa(ahead)+" more wait ahead of your \""+
+			oneLine(e.Text, 40)+"\" (it is number "+strconv.Itoa(ahead+1)+" in line). I will answer it in turn.")
+	})
+	if err != nil {
+		b.notify(e, "I stopped before I could start on your message \""+oneLine(e.Text, 60)+"\", so I did not act on it; send it again once I am back.")
+		return nil, false
+	}
+	return leave, true
 }
 
 // turn handles a message for the model, as a turn !cancel can stop and

@@ -154,3 +154,24 @@ func TestStopAnAutoRun(t *testing.T) {
 		t.Errorf("%d tail processes still run", n)
 	}
 }
+
+// TestTurnsWaitTheirTurn: with one model turn allowed at once, a second
+// conversation's message waits for the first turn to end, its sender is
+// told where it stands in line, and both are answered in order.
+func TestTurnsWaitTheirTurn(t *testing.T) {
+	r := startRunning(t, bot.Config{MaxTurns: 1}, agenttest.Reply{Content: "first answer", Delay: 4 * time.Second}, agenttest.Text("second answer"))
+	r.fake.Say(t, adaptertest.Alice, adapters.Place{Channel: "C1", Thread: "T1"}, "first question")
+	waitFor(t, "the first model request", func() bool { return len(r.server.Requests()) == 1 })
+	r.fake.Say(t, adaptertest.Bob, adapters.Place{Channel: "C1", Thread: "T2"}, "second question")
+	waitFor(t, "a notice to bob", func() bool { return len(r.fake.Notices(adaptertest.Bob)) > 0 })
+	if n := r.fake.Notices(adaptertest.Bob)[0]; !strings.Contains(n, "number 1 in line") {
+		t.Errorf("bob was told %q, want his place in line", n)
+	}
+	if n := len(r.server.Requests()); n != 1 {
+		t.Errorf("%d model requests while the first turn runs, want 1", n)
+	}
+	waitFor(t, "both answers", func() bool {
+		all := flattenAll(r.fake)
+		return strings.Contains(all, "first answer") && strings.Contains(all, "second answer")
+	})
+}
