@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
+
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
@@ -70,8 +72,9 @@ type Bot struct {
 	queues map[string]*queue // conversation key → waiting messages
 	turns  map[string]turn   // conversation key → the model turn in flight
 	// unrouted remembers the approvals this process could not show because
-	// their platform has no adapter here, so each is logged and audited once.
-	unrouted map[string]bool
+	// their platform has no adapter here, so each is logged and audited
+	// once; bounded like cards.
+	unrouted *expirable.LRU[string, bool]
 }
 
 var _ agent.Sink = (*Bot)(nil)
@@ -112,17 +115,17 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps agent.D
 		deps.Now = time.Now
 	}
 	b := &Bot{
-		cfg:      cfg,
-		ads:      map[string]adapters.Adapter{},
-		store:    deps.Store,
-		tools:    deps.Tools,
-		model:    deps.Model != nil,
-		log:      deps.Log.With("component", "bot"),
-		now:      deps.Now,
-		seen:     newDedupe(cfg.DedupeSize, cfg.DedupeWindow),
-		queues:   map[string]*queue{},
-		turns:    map[string]turn{},
-		unrouted: map[string]bool{},
+		cfg:         cfg,
+		ads:         map[string]adapters.Adapter{},
+		store:       deps.Store,
+		tools:       deps.Tools,
+		model:       deps.Model != nil,
+		log:         deps.Log.With("component", "bot"),
+		now:         deps.Now,
+		seen:        newDedupe(cfg.DedupeSize, cfg.DedupeWindow),
+		queues:      map[string]*queue{},
+		turns:       map[string]turn{},
+		unrouted:    expirable.NewLRU[string, bool](cardsMax, nil, cardsAge),
 		turnGate:    fifo.New(cfg.MaxTurns),
 		commandGate: fifo.New(maxCommands),
 	}
@@ -179,8 +182,8 @@ func (b *Bot) adapter(ctx context.Context, platform, approvalID string) (adapter
 		return nil, err
 	}
 	b.mu.Lock()
-	first := !b.unrouted[approvalID]
-	b.unrouted[approvalID] = true
+	first := !b.unrouted.Contains(approvalID)
+	b.unrouted.Add(approvalID, true)
 	b.mu.Unlock()
 	if first {
 		b.log.Warn("an approval of a platform this process does not serve is left to a replica that serves it",

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
+
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/tools"
@@ -224,11 +226,23 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // cards are the approval cards this process has shown and not yet seen
-// reach a final state.
+// reach a final state. A replica may never see the final state of a card
+// (another replica ran it), so the set is bounded in size and in age: the
+// least recently used card goes first, and none is kept past cardsAge.
+// Forgetting a card costs only its cached reference: the next update
+// reads it from the record (Approval.MessageRef).
 type cards struct {
-	mu sync.Mutex
-	m  map[string]*shownCard // approval id → its card
+	mu sync.Mutex                         // makes get-or-add one step
+	m  *expirable.LRU[string, *shownCard] // approval id → its card
 }
+
+// Bounds of the cards a process remembers.
+const (
+	cardsMax = 10000
+	// cardsAge is past any approval's life: its TTL (15m by default)
+	// and its run.
+	cardsAge = 24 * time.Hour
+)
 
 // shownCard is one card as this process knows it. send is held while an
 // update is on its way; ref and quietUntil are read and written under it
@@ -239,26 +253,25 @@ type shownCard struct {
 	quietUntil time.Time // the platform asked to wait until then
 }
 
-func (cs *cards) init() { cs.m = map[string]*shownCard{} }
+func (cs *cards) init() { cs.m = expirable.NewLRU[string, *shownCard](cardsMax, nil, cardsAge) }
 
 // shown returns the card of approval id, new when unknown.
 func (cs *cards) shown(id string) *shownCard {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	sc := cs.m[id]
-	if sc == nil {
-		sc = &shownCard{}
-		cs.m[id] = sc
+	if sc, ok := cs.m.Get(id); ok {
+		return sc
 	}
+	sc := &shownCard{}
+	cs.m.Add(id, sc)
 	return sc
 }
 
 // forget drops a card that will not change again.
-func (cs *cards) forget(id string) {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	delete(cs.m, id)
-}
+func (cs *cards) forget(id string) { cs.m.Remove(id) }
+
+// len is how many cards are remembered.
+func (cs *cards) len() int { return cs.m.Len() }
 
 func place(c approval.Conversation) adapters.Place {
 	return adapters.Place{Channel: c.Channel, Thread: c.Thread}

@@ -44,6 +44,9 @@ type Options struct {
 	Retention time.Duration
 	// TurnTTL is how long a suspended turn is kept. Default 25h.
 	TurnTTL time.Duration
+	// MaxConversations bounds the conversations kept (default 10000):
+	// beyond it, the ones closest to expiring go first.
+	MaxConversations int
 }
 
 // Store is the in-memory approval store.
@@ -52,6 +55,7 @@ type Store struct {
 	now       func() time.Time
 	retention time.Duration
 	turnTTL   time.Duration
+	maxConvs  int
 
 	mu         sync.Mutex
 	closed     bool
@@ -124,6 +128,10 @@ func New(opts Options) *Store {
 	}
 	if s.turnTTL <= 0 {
 		s.turnTTL = 25 * time.Hour
+	}
+	s.maxConvs = opts.MaxConversations
+	if s.maxConvs <= 0 {
+		s.maxConvs = 10000
 	}
 	n := opts.AuditCap
 	if n <= 0 {
@@ -610,8 +618,34 @@ func (s *Store) SaveConversation(ctx context.Context, key string, data []byte, t
 		return err
 	}
 	defer s.mu.Unlock()
-	s.convs[key] = conv{data: slices.Clone(data), expires: s.now().Add(ttl)}
+	now := s.now()
+	s.convs[key] = conv{data: slices.Clone(data), expires: now.Add(ttl)}
+	if len(s.convs) > s.maxConvs {
+		s.boundConversations(now)
+	}
 	return nil
+}
+
+// boundConversations drops the expired conversations and, while more than
+// maxConvs remain, the tenth of them closest to expiring, so that the
+// store's memory stays bounded however many threads talk to the bot.
+func (s *Store) boundConversations(now time.Time) {
+	for k, c := range s.convs {
+		if !now.Before(c.expires) {
+			delete(s.convs, k)
+		}
+	}
+	if len(s.convs) <= s.maxConvs {
+		return
+	}
+	keys := make([]string, 0, len(s.convs))
+	for k := range s.convs {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int { return s.convs[a].expires.Compare(s.convs[b].expires) })
+	for _, k := range keys[:len(keys)-s.maxConvs*9/10] {
+		delete(s.convs, k)
+	}
 }
 
 // FirstDelivery records eventID until ttl from now (the store's clock) and
