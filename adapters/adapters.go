@@ -178,6 +178,10 @@ type Decision struct {
 type Content struct {
 	Text string
 	Card *Card
+	// FullOutput is the whole output of a run whose Text shows it cut
+	// (a direct command's or an auto-run's result; empty otherwise), for
+	// an adapter that can attach it as a file, as Card.FullOutput is.
+	FullOutput string
 }
 
 // Card is an approval card, platform-neutral; each adapter renders it.

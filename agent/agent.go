@@ -32,6 +32,13 @@ type Sink interface {
 	UpdateCard(ctx context.Context, a *approval.Approval, p *tools.Progress) error
 }
 
+// FullReplier is an optional Sink capability: a reply that shows a run's
+// result with its output cut, given the whole output too, for a platform
+// that can attach it (Slack attaches a file). Checked at run time.
+type FullReplier interface {
+	ReplyFull(ctx context.Context, conv approval.Conversation, text, full string) error
+}
+
 // Config is the agent's own section of the configuration. The zero value
 // means the defaults:
 //

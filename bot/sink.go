@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/tools"
 )
@@ -49,6 +50,26 @@ func (b *Bot) Reply(ctx context.Context, conv approval.Conversation, text string
 		return nil // in place of the turn's working line
 	}
 	if _, err := post(ctx, ad, place(conv), adapters.Content{Text: text}); err != nil {
+		return fmt.Errorf("post reply in %s: %w", conv.Key(), err)
+	}
+	return nil
+}
+
+var _ agent.FullReplier = (*Bot)(nil)
+
+// ReplyFull posts text into a conversation with the whole output of the
+// run it shows cut, for the adapter to attach (agent.FullReplier).
+func (b *Bot) ReplyFull(ctx context.Context, conv approval.Conversation, text, full string) error {
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
+		defer cancel()
+	}
+	ad, err := b.adapter(ctx, conv.Platform, "")
+	if err != nil {
+		return err
+	}
+	if _, err := post(ctx, ad, place(conv), adapters.Content{Text: text, FullOutput: full}); err != nil {
 		return fmt.Errorf("post reply in %s: %w", conv.Key(), err)
 	}
 	return nil

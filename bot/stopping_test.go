@@ -175,3 +175,27 @@ func TestTurnsWaitTheirTurn(t *testing.T) {
 		return strings.Contains(all, "first answer") && strings.Contains(all, "second answer")
 	})
 }
+
+// TestLongOutputReachesTheAdapterWhole: a direct command whose output is
+// cut in the reply hands the adapter the whole output, for a file.
+func TestLongOutputReachesTheAdapterWhole(t *testing.T) {
+	r := startRunning(t, bot.Config{})
+	r.fake.Say(t, adaptertest.Alice, adapters.Place{Channel: "C1", Thread: "T1"}, "!run seq 1 3000")
+	var got adapters.Content
+	waitFor(t, "the reply", func() bool {
+		_, contents := r.fake.Messages()
+		for _, c := range contents {
+			if strings.Contains(c.Text, "seq 1 3000") {
+				got = c
+				return true
+			}
+		}
+		return false
+	})
+	if strings.Contains(got.Text, "\n2999\n") {
+		t.Fatalf("the reply shows the whole output; the test needs a longer one")
+	}
+	if !strings.HasPrefix(got.FullOutput, "1\n2\n") || !strings.Contains(got.FullOutput, "\n2999\n3000") {
+		t.Errorf("FullOutput = %.40q…; want the whole output", got.FullOutput)
+	}
+}
