@@ -217,6 +217,7 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 		a.serves, a.servesAll = func(string) bool { return true }, true
 	}
 	a.busy.cond = sync.NewCond(&a.busy.mu)
+	a.runs.recording.cond = sync.NewCond(&a.runs.recording.mu)
 	return a, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -296,4 +298,57 @@ func TestRunsWaitTheirTurn(t *testing.T) {
 	if n != 2 {
 		t.Errorf("%d runs in all, want 2", n)
 	}
+}
+
+// TestAbandonKillsAndRecords: a forced quit while an approved command
+// runs: its process is killed and its record says it was stopped.
+func TestAbandonKillsAndRecords(t *testing.T) {
+	e := newEnv(t, redisBackend,
+		agenttest.Calls(agenttest.Call("c1", "execute_command", `{"command":"sleep 39.5; rm -f a.txt"}`)),
+		agenttest.Text("Stopped."),
+	)
+	store := e.open()
+	a := e.agent(store)
+	if err := a.Handle(ctx, conv, alice, "wait, then remove"); err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	id := e.sink.Cards()[0].ID
+	decided := make(chan struct{})
+	go func() {
+		defer close(decided)
+		_, _ = a.Decide(ctx, id, bob, true, "")
+	}()
+	waitUntil(t, "the command running", func() bool { return len(a.Running()) == 1 })
+	waitUntil(t, "its process", func() bool { return pgrepExact("sleep 39.5") })
+	if n := a.Abandon(5 * time.Second); n != 1 {
+		t.Errorf("Abandon stopped %d calls, want 1", n)
+	}
+	got, err := store.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != approval.Failed || got.Result == nil || !strings.Contains(got.Result.Message, "forced quit") {
+		t.Errorf("after Abandon the record is %s with %+v; want failed, stopped by a forced quit", got.State, got.Result)
+	}
+	if pgrepExact("sleep 39.5") {
+		t.Error("the command still runs after Abandon returned")
+	}
+	<-decided
+}
+
+// pgrepExact reports whether a process runs whose command line holds
+// command (its words separated as the kernel keeps them).
+func pgrepExact(command string) bool {
+	want := strings.ReplaceAll(command, " ", "\x00")
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && (strings.Contains(string(b), want) || strings.Contains(string(b), command)) {
+			if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && strings.Contains(string(st), ") Z") {
+				continue // a zombie: dead, not yet reaped
+			}
+			return true
+		}
+	}
+	return false
 }

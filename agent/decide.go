@@ -168,6 +168,8 @@ func (a *Agent) execute(ctx context.Context, rec *approval.Approval) (*approval.
 	if !ok {
 		return claimed, false
 	}
+	a.runs.recording.add()
+	defer a.runs.recording.done()
 	// The lease's clock started at the claim: the heartbeat starts with
 	// it, before anything that may take time (the card's update may wait
 	// out a platform's rate limits), and beats until the outcome is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
@@ -69,3 +70,9 @@ func (b *Bot) notRunning(id string) string {
 	}
 	return "No running call here has the id " + oneLine(id, 40) + "; nothing to stop."
 }
+
+// Abandon is for a forced quit, just before the process exits: it stops
+// every call running here at once (their process groups are killed) and
+// records the approved ones as stopped, waiting at most d. It returns how
+// many it stopped.
+func (b *Bot) Abandon(d time.Duration) int { return b.agent.Abandon(d) }

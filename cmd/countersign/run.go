@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/adapters/terminal"
@@ -107,6 +108,8 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
+	stopRuns := func() { b.Abandon(3 * time.Second) }
+	abandon.Store(&stopRuns)
 	names := make([]string, len(ads))
 	for i, ad := range ads {
 		names[i] = ad.Name()
