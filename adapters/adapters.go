@@ -111,6 +111,11 @@ type User struct {
 	// for approver lists ("group:oncall", "role:admin").
 	Groups []string
 	Roles  []string
+	// Outsider is set when the platform says the person belongs to
+	// another workspace or organisation than the bot's (a Slack Connect
+	// channel): they may talk to the bot, but the bot refuses every
+	// decision they make, typed or clicked, in one place.
+	Outsider bool
 }
 
 // Display is the name to show: Name, or ID when there is no name.

@@ -36,9 +36,8 @@ func (b *Bot) stopCall(in inbound, id string) {
 		b.notify(in, b.notRunning(id))
 		return
 	}
-	pol := b.cfg.policy(in.platform, in.Place.Channel)
-	if in.User.ID != running.Requester.ID && !pol.mayApprove(in.User) {
-		b.refuseClick(in, running, approval.DecisionStop, "not an approver here", "You cannot stop "+running.ID+": only the person who asked for it or an approver of this channel can. Nothing changed.")
+	if why, notice := b.refusal(in, running, approval.DecisionStop); why != "" {
+		b.refuseClick(in, running, approval.DecisionStop, why, notice)
 		return
 	}
 	by := approval.User{ID: in.User.ID, Name: in.User.Display()}
