@@ -166,7 +166,7 @@ func waitCard(t *testing.T, f *adaptertest.Fake, state string) (string, adapters
 	return ref, card
 }
 
-func waitFor(t *testing.T, what string, ok func() bool) {
+func waitFor(t testing.TB, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	for !ok() {
