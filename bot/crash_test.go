@@ -18,6 +18,7 @@ import (
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/adapters/adaptertest"
 	"github.com/countersign/countersign/agent"
+	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/approval/redisstore"
 	"github.com/countersign/countersign/bot"
 	"github.com/countersign/countersign/internal/testenv"
@@ -195,4 +196,75 @@ func processesRunning(command string) []int {
 		}
 	}
 	return pids
+}
+
+// TestRecoveredClickIsCarriedOut: a process accepted a click and died
+// before acting on it. A replica takes the click from the inbox and
+// carries it out once: the approved call runs, exactly once, and a
+// second replica sweeping at the same time finds nothing to do.
+func TestRecoveredClickIsCarriedOut(t *testing.T) {
+	prefix := "cst-crash-" + fmt.Sprint(time.Now().UnixNano())
+	p1, p2 := newStalledPlatform(), newStalledPlatform()
+	p1.unstall()
+	p2.unstall()
+	b1 := crashBot(t, prefix, p1)
+	opt, err := redis.ParseURL(testenv.RedisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	store := redisstore.New(redis.NewClient(opt), redisstore.Options{Prefix: prefix, Logger: log})
+	t.Cleanup(func() { _ = store.Close() })
+	place := adapters.Place{Channel: "C1", Thread: "T1"}
+	a, _, err := store.Create(context.Background(), &approval.Approval{
+		ToolCallID: "call-1", Tool: "execute_command", Args: []byte(`{"command":"echo recovered"}`),
+		Verdict:      risk.Verdict{Decision: risk.Confirm, Risk: risk.Medium},
+		Requester:    approval.User{ID: adaptertest.Alice.ID},
+		Conversation: approval.Conversation{Platform: "slack", Channel: place.Channel, Thread: place.Thread},
+		CreatedAt:    time.Now(), ExpiresAt: time.Now().Add(time.Hour),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	click := adapters.Event{ID: "act:1", User: adaptertest.Bob, Place: place, Decision: &adapters.Decision{ApprovalID: a.ID, Approve: true}}
+	dead := time.Now().Add(-time.Hour)
+	if err := store.Accept(context.Background(), "a-dead-process", dead,
+		approval.InboxEntry{ID: "slack:act:1", Data: bot.JournalEntry("slack", click), AcceptedAt: dead}); err != nil {
+		t.Fatal(err)
+	}
+	b2 := crashBot(t, prefix, p2)
+	done1, done2 := make(chan error, 1), make(chan error, 1)
+	go func() { done1 <- b1.Run(context.Background()) }()
+	go func() { done2 <- b2.Run(context.Background()) }()
+	waitFor(t, "the recovered click carried out", func() bool {
+		got, err := store.Get(context.Background(), a.ID)
+		return err == nil && got.State == approval.Done
+	})
+	close(p1.events)
+	close(p2.events)
+	for _, d := range []chan error{done1, done2} {
+		if err := <-d; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	}
+	got, err := store.Get(context.Background(), a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.DecidedBy == nil || got.DecidedBy.ID != adaptertest.Bob.ID || got.Result == nil || !strings.Contains(got.Result.Stdout, "recovered") {
+		t.Errorf("the approval is %+v; want approved by bob and run", got)
+	}
+	log2, err := store.AuditLog(context.Background(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	for _, e := range log2 {
+		if e.Kind == approval.KindExecution && e.ApprovalID == a.ID {
+			runs++
+		}
+	}
+	if runs != 1 {
+		t.Errorf("%d executions recorded, want 1", runs)
+	}
 }
