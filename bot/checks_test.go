@@ -27,6 +27,7 @@ func TestTypedDecisionsGetTheChecksOfClicks(t *testing.T) {
 		{"holder of the approver role", adapters.User{ID: "U8", Name: "rolf", Roles: []string{"dba"}}, true},
 		{"another workspace, in the group", adapters.User{ID: "U9", Name: "otto", Groups: []string{"oncall"}, Outsider: true}, false},
 		{"on no list", adaptertest.Bob, false},
+		{"group membership the platform could not check", adapters.User{ID: "U6", Name: "una", Groups: []string{"!unchecked:oncall"}}, false},
 		{"the requester, in the group", adapters.User{ID: adaptertest.Alice.ID, Name: adaptertest.Alice.Name, Groups: []string{"oncall"}}, false},
 	}
 	for _, tc := range tests {
@@ -53,6 +54,9 @@ func TestTypedDecisionsGetTheChecksOfClicks(t *testing.T) {
 					if n := fake.Notices(tc.user)[0]; !strings.Contains(n, "You cannot approve") {
 						t.Errorf("%s was told %q", tc.user.ID, n)
 					}
+					if strings.HasPrefix(tc.user.ID, "U6") && !strings.Contains(fake.Notices(tc.user)[0], "could not check whether you are in the user group oncall") {
+						t.Errorf("una was told %q, want that her group could not be checked", fake.Notices(tc.user)[0])
+					}
 					got, err := store.Get(context.Background(), c.ApprovalID)
 					if err != nil {
 						t.Fatal(err)
@@ -64,6 +68,9 @@ func TestTypedDecisionsGetTheChecksOfClicks(t *testing.T) {
 				fake.End(t)
 				if err := <-done; err != nil {
 					t.Fatalf("Run: %v", err)
+				}
+				if n := len(fake.Notices(tc.user)); !tc.allowed && n != 1 {
+					t.Errorf("%d notices for one refused decision, want 1: %q", n, fake.Notices(tc.user))
 				}
 			})
 		}

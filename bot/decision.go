@@ -88,6 +88,12 @@ func (b *Bot) refusal(in inbound, a *approval.Approval, verb approval.AuditDecis
 	if why == "" {
 		return "", ""
 	}
+	if g := uncheckedGroups(in.User); g != "" && !in.User.Outsider {
+		// The platform could not say whether they are in a group that
+		// might allow it: one notice says so (the adapter sends none).
+		why = "I could not check whether you are in the user group " + g + ", so a decision that needs that group is refused until the platform answers; try again in a minute"
+		return why, "You cannot " + string(verb) + " " + a.ID + " just now: " + why + ". Nothing changed."
+	}
 	if verb == approval.DecisionStop && !in.User.Outsider {
 		why = "only the person who asked for it or an approver of this channel can stop it"
 	}
@@ -271,4 +277,19 @@ func decisionID(in inbound, a *approval.Approval) string {
 		return in.Decision.ApprovalID
 	}
 	return ""
+}
+
+// uncheckedPrefix marks, in User.Groups, a group the adapter could not
+// check the person's membership of ("!unchecked:@oncall").
+const uncheckedPrefix = "!unchecked:"
+
+// uncheckedGroups names the groups u's platform could not check, or "".
+func uncheckedGroups(u adapters.User) string {
+	var names []string
+	for _, g := range u.Groups {
+		if name, ok := strings.CutPrefix(g, uncheckedPrefix); ok {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
