@@ -716,9 +716,9 @@ func TestReplicas(t *testing.T) {
 		const queued = 120
 		const command = "sleep 33.25"
 		e := newReplicaEnv(t, bin, redis, 6, 5*time.Minute)
-		a, _ := e.start("A"), e.start("B")
-		e.toward(a)
+		a, b := e.start("A"), e.start("B")
 		for range queued {
+			e.toward(a)
 			e.fake.MentionOnce(alice, slackChannel, "", "!run "+command)
 		}
 		e.fake.Wait(t, "every message acknowledged", func() bool {
@@ -729,7 +729,7 @@ func TestReplicas(t *testing.T) {
 					acked++
 				}
 			}
-			return acked >= queued
+			return acked == len(envs)
 		})
 		rc := goredis.NewClient(mustRedisOptions(t, e.redis.url(e.db)))
 		t.Cleanup(func() { _ = rc.Close() })
@@ -751,7 +751,13 @@ func TestReplicas(t *testing.T) {
 			}
 			return n
 		}
-		e.fake.WaitFor(t, 60*time.Second, "every sender told", func() bool { return told() == queued })
+		for told() < queued && time.Since(killed) < 60*time.Second {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if told() < queued {
+			n, _ := rc.HLen(t.Context(), "cs:{inbox}:e").Result()
+			t.Fatalf("after 60s alice was told of %d of %d messages; %d left in the inbox; B's log ends:\n%s", told(), queued, n, lastLines(b.stderr(), 30))
+		}
 		took := time.Since(killed)
 		orphans := killCommands(command)
 		if n := told(); n != queued {
@@ -894,4 +900,9 @@ func killCommands(command string) int {
 		}
 	}
 	return n
+}
+
+func lastLines(s string, n int) string {
+	l := strings.Split(s, "\n")
+	return strings.Join(l[max(0, len(l)-n):], "\n")
 }
