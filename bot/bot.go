@@ -218,6 +218,14 @@ func (b *Bot) Welcome() string {
 func (b *Bot) Run(ctx context.Context) error {
 	journalCtx, stopJournal := context.WithCancel(context.Background())
 	if b.journal != nil {
+		// One beat before any event arrives: the owner is known, and the
+		// store's connection is open, so that the first events' record
+		// does not wait for a dial (the window of inbox.go).
+		bctx, cancel := context.WithTimeout(ctx, inboxWriteTimeout)
+		if err := b.journal.in.Beat(bctx, b.journal.owner, b.now()); err != nil {
+			b.log.Warn("inbox heartbeat at start", "err", err, "owner", b.journal.owner)
+		}
+		cancel()
 		go func() {
 			defer close(b.journalDone)
 			b.writeJournal(journalCtx)
