@@ -164,6 +164,15 @@ type Event struct {
 	// Decision is set when the event is a decision: a click, or the words
 	// of a button typed where there are none.
 	Decision *Decision
+	// Recorded, when the adapter sets it, is called by the bot once, when
+	// the event is recorded in its store (the inbox, so that a crash
+	// cannot lose it), or when it is dropped or there is nothing to record
+	// it in; it must return at once. An adapter that can wait for it
+	// acknowledges the event to its platform from it (and after a
+	// deadline of its own anyway), closing the window between the
+	// acknowledgement and the record. Without it, the adapter acknowledges
+	// once Handle returns.
+	Recorded func() `json:"-"`
 }
 
 // Decision is a person's decision on one approval.

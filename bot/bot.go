@@ -331,6 +331,7 @@ func (b *Bot) Handler(platform string) adapters.Handler {
 // later (firstDelivery) when another replica has.
 func (b *Bot) handle(in inbound) {
 	if in.ID != "" && !b.seen.first(in.platform+":"+in.ID, b.now()) {
+		recorded(in.Event) // a repeat: the first delivery is kept
 		b.later(in, func() { b.repeat(in, "this process") })
 		return
 	}
@@ -349,6 +350,7 @@ func (b *Bot) handle(in inbound) {
 	}
 	text := strings.TrimSpace(in.Text)
 	if text == "" {
+		recorded(in.Event) // nothing to answer
 		return
 	}
 	b.accept(&in)

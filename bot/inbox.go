@@ -18,14 +18,16 @@ import (
 // never sends an acknowledged event again. Handle does no I/O, so it
 // cannot write the event down before it returns; it hands the event to
 // the journal writer, which writes every event waiting at that moment in
-// one round trip to the store, and no event's work starts before its
-// record is written (or has failed to be). The window in which a crash
-// loses an acknowledged event unrecorded is therefore the time from
-// Handle's return to that one write: well under a millisecond to a few
-// milliseconds on a healthy Redis, up to inboxWriteTimeout on a failing
-// one (the event is then handled anyway and the failure logged: the
-// journal guards against a crash, and refusing work because of it would
-// turn a store hiccup into lost messages).
+// one round trip to the store, and no event's answer is cleared before its
+// record is written (or has failed to be). An adapter that acknowledges
+// once Handle returns leaves a window in which a crash loses an
+// acknowledged event unrecorded: the time from Handle's return to that
+// write, one or two round trips to Redis (about 1 to 3 ms in the crash
+// trial; up to inboxWriteTimeout on a failing store, when the event is
+// handled anyway and the failure logged: refusing work because the
+// journal failed would turn a store hiccup into lost messages). An
+// adapter that sets Event.Recorded and acknowledges from it closes the
+// window: nothing is acknowledged before it is recorded.
 //
 // When the event is answered, its record is removed. A process beats
 // every quarter of Config.InboxLease; a replica whose sweep finds records
@@ -57,8 +59,16 @@ type journaled struct {
 // accepted is an event's place in the journal: written is closed once the
 // write that records it has returned.
 type accepted struct {
-	key     string
-	written chan struct{}
+	key      string
+	written  chan struct{}
+	recorded func() // the adapter's Event.Recorded, or nil
+}
+
+// recorded tells the adapter that e needs no more keeping (Event.Recorded).
+func recorded(e adapters.Event) {
+	if e.Recorded != nil {
+		e.Recorded()
+	}
 }
 
 // journal is the writer of the inbox: Handle queues, one goroutine writes.
@@ -82,16 +92,18 @@ func newJournal(in approval.Inbox, owner string) *journal {
 func (b *Bot) accept(in *inbound) {
 	j := b.journal
 	if j == nil || in.ID == "" || in.recovered {
+		recorded(in.Event)
 		return
 	}
 	ev := in.Event
-	ev.Reply = nil
+	ev.Reply, ev.Recorded = nil, nil
 	data, err := json.Marshal(journaled{Platform: in.platform, Event: ev})
 	if err != nil {
 		b.log.Error("encode an event for the inbox", "err", err, "event", in.ID)
+		recorded(in.Event)
 		return
 	}
-	a := &accepted{key: in.platform + ":" + in.ID, written: make(chan struct{})}
+	a := &accepted{key: in.platform + ":" + in.ID, written: make(chan struct{}), recorded: in.Recorded}
 	j.mu.Lock()
 	j.accepts = append(j.accepts, a)
 	j.entries = append(j.entries, approval.InboxEntry{ID: a.key, Data: data, AcceptedAt: b.now()})
@@ -169,6 +181,9 @@ func (b *Bot) writeJournal(ctx context.Context) {
 			}
 			for _, a := range accepts {
 				close(a.written)
+				if a.recorded != nil {
+					a.recorded()
+				}
 			}
 		}
 		if len(answers) > 0 {

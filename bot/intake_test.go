@@ -31,6 +31,11 @@ type stalledPlatform struct {
 	events  chan adapters.Event
 	handled atomic.Int64
 	once    sync.Once
+	// ackOnRecord: the platform acknowledges an event when the bot says
+	// it is recorded (Event.Recorded), as an adapter that closes the
+	// window between acknowledgement and record does; acked counts them.
+	ackOnRecord bool
+	acked       atomic.Int64
 }
 
 func newStalledPlatform() *stalledPlatform {
@@ -45,6 +50,10 @@ func (s *stalledPlatform) Run(ctx context.Context, h adapters.Handler) error {
 		case e, ok := <-s.events:
 			if !ok {
 				return nil
+			}
+			if s.ackOnRecord {
+				var once sync.Once
+				e.Recorded = func() { once.Do(func() { s.acked.Add(1) }) }
 			}
 			h.Handle(ctx, e)
 			s.handled.Add(1)
