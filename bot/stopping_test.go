@@ -127,7 +127,7 @@ func TestCancelDuringAnAutoRun(t *testing.T) {
 		}
 		return false
 	})
-	waitFor(t, "the stop said", func() bool { return strings.Contains(flattenAll(r.fake), "Stopped the model's turn") })
+	waitFor(t, "the cancel said", func() bool { return strings.Contains(flattenAll(r.fake), "Cancelled the model's turn, as alice asked") })
 	all := flattenAll(r.fake)
 	if strings.Contains(all, "language model") {
 		t.Errorf("a cancelled turn was reported as a model failure:\n%s", all)
