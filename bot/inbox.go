@@ -119,9 +119,9 @@ func (j *journal) poke() {
 	}
 }
 
-// recorded waits until in's record is written (or its write failed), so
+// waitRecorded waits until in's record is written (or its write failed), so
 // that its answer can never be removed before it is recorded.
-func (b *Bot) recorded(in inbound) {
+func (b *Bot) waitRecorded(in inbound) {
 	if in.rec == nil {
 		return
 	}
@@ -139,7 +139,7 @@ func (b *Bot) done(in inbound) {
 	key := ""
 	switch {
 	case in.rec != nil:
-		b.recorded(in)
+		b.waitRecorded(in)
 		key = in.rec.key
 	case in.recovered:
 		key = in.platform + ":" + in.ID
