@@ -266,3 +266,52 @@ func TestRecoveredClickIsCarriedOut(t *testing.T) {
 		t.Errorf("%d executions recorded, want 1", runs)
 	}
 }
+
+// TestInboxEmptyAfterACleanEnd: every kind of event a bot answers is
+// cleared from the inbox once answered, so that a clean end leaves
+// nothing for a replica to tell its sender about falsely.
+func TestInboxEmptyAfterACleanEnd(t *testing.T) {
+	prefix := "cst-inbox-" + fmt.Sprint(time.Now().UnixNano())
+	p := newStalledPlatform()
+	p.unstall()
+	b := crashBot(t, prefix, p)
+	done := make(chan error, 1)
+	go func() { done <- b.Run(context.Background()) }()
+	place := adapters.Place{Channel: "C1", Thread: "T1"}
+	msg := func(id, text string) adapters.Event {
+		return adapters.Event{ID: id, User: adaptertest.Alice, Place: place, Text: text}
+	}
+	for _, e := range []adapters.Event{
+		msg("e1", "!help"), msg("e2", "!pending"), msg("e3", "!run ls"), msg("e4", "!run rm -f ./x"),
+		msg("e5", "how full is the disk?"), msg("e6", "approve abcd"), msg("e7", "!stop"), msg("e8", "!cancel"),
+		msg("e9", "   "), msg("e3", "!run ls"),
+		{ID: "e10", User: adaptertest.Bob, Place: place, Decision: &adapters.Decision{ApprovalID: "abcd1234abcd1234abcd1234ab", Approve: true}},
+	} {
+		p.events <- e
+	}
+	waitFor(t, "the card", func() bool { return strings.Contains(flattenAll(p.Fake), "rm -f ./x") })
+	close(p.events)
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	opt, err := redis.ParseURL(testenv.RedisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := redis.NewClient(opt)
+	t.Cleanup(func() { _ = rc.Close() })
+	left, err := rc.HKeys(context.Background(), prefix+":{inbox}:e").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 0 {
+		t.Errorf("the inbox still holds %q after a clean end", left)
+	}
+	owners, err := rc.ZCard(context.Background(), prefix+":{inbox}:b").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if owners != 0 {
+		t.Errorf("%d owners left in the inbox after a clean end, want 0", owners)
+	}
+}
