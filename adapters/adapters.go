@@ -133,6 +133,11 @@ type User struct {
 	// and can name them in it. Set on decision events (clicks and typed
 	// decisions alike) and on typed "!stop".
 	Unchecked []string
+	// Outsider is set when the platform says the person belongs to
+	// another workspace or organisation than the bot's (a Slack Connect
+	// channel): they may talk to the bot, but the bot refuses every
+	// decision they make, typed or clicked, in one place.
+	Outsider bool
 }
 
 // Display is the name to show: Name, or ID when there is no name.
@@ -190,6 +195,15 @@ type Event struct {
 	// channel (Slack sends no thread for a stop of a whole agent
 	// conversation). Text is empty; User.Groups is filled as for "!stop".
 	StopTurn bool
+	// Recorded, when the adapter sets it, is called by the bot once, when
+	// the event is recorded in its store (the inbox, so that a crash
+	// cannot lose it), or when it is dropped or there is nothing to record
+	// it in; it must return at once. An adapter that can wait for it
+	// acknowledges the event to its platform from it (and after a
+	// deadline of its own anyway), closing the window between the
+	// acknowledgement and the record. Without it, the adapter acknowledges
+	// once Handle returns.
+	Recorded func() `json:"-"`
 }
 
 // Decision is a person's decision on one approval.

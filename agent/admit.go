@@ -106,10 +106,7 @@ func (a *Agent) admit(ctx context.Context, conv approval.Conversation, user appr
 	case risk.Block:
 		return set(tools.Blocked(v.Reasons...))
 	case risk.Auto:
-		// An operator's pre-authorisation stands for a person's approval
-		// (rule 2 exists for writes such as a routine restart); every
-		// other auto-run call gets the tools' read-only fences.
-		res := a.run(ctx, t, args, tools.RunOptions{AutoRun: v.Rule != risk.RulePreauthorized})
+		res := a.runAuto(ctx, t, conv, user, tc.Name, args, v)
 		a.auditExecution(ctx, user, "", conv.Channel, tc.Name, op, approval.DecisionAuto, res)
 		return set(res)
 	}
@@ -144,6 +141,26 @@ func (a *Agent) admit(ctx context.Context, conv approval.Conversation, user appr
 	cs.ApprovalID = stored.ID
 	cs.approval = stored
 	return cs
+}
+
+// runAuto runs a call that needs no card. It is registered as running
+// here under an id of its own, so that !stop can stop it like an approved
+// one (a `tail -f` must not run for ever).
+func (a *Agent) runAuto(ctx context.Context, t tools.Tool, conv approval.Conversation, user approval.User, tool string, args json.RawMessage, v risk.Verdict) tools.Result {
+	rec := &approval.Approval{
+		ID: approval.NewID(), Tool: tool, Args: args, Verdict: v, Requester: user, Conversation: conv,
+		State: approval.Running, StartedAt: a.now(),
+	}
+	runCtx, done := a.runs.start(ctx, rec)
+	defer done()
+	// An operator's pre-authorisation stands for a person's approval
+	// (rule 2 exists for writes such as a routine restart); every other
+	// auto-run call gets the tools' read-only fences.
+	res := a.run(runCtx, t, args, tools.RunOptions{AutoRun: v.Rule != risk.RulePreauthorized})
+	if by, stopped := stoppedBy(runCtx); stopped {
+		res = stoppedRun(by, res)
+	}
+	return res
 }
 
 // run runs a tool call. A tool that panics gets a failed result (it may
@@ -215,6 +232,14 @@ func (a *Agent) auditExecution(ctx context.Context, actor approval.User, approva
 	detail := res.Error
 	if res.ExitCode != nil {
 		detail = strings.TrimSpace(fmt.Sprintf("exit %d %s", *res.ExitCode, detail))
+	}
+	if why := interruption(ctx); why != "" {
+		// The run was cut short with its turn (!cancel, a shutdown): the
+		// record is written all the same, and says so.
+		detail = strings.TrimSpace(why + "; " + detail)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		defer cancel()
 	}
 	_ = a.audit(ctx, approval.Event{
 		Kind: approval.KindExecution, Actor: actor.ID, ApprovalID: approvalID, Tool: tool, Operation: op,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/internal/fifo"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"
 )
@@ -31,6 +32,13 @@ type Sink interface {
 	UpdateCard(ctx context.Context, a *approval.Approval, p *tools.Progress) error
 }
 
+// FullReplier is an optional Sink capability: a reply that shows a run's
+// result with its output cut, given the whole output too, for a platform
+// that can attach it (Slack attaches a file). Checked at run time.
+type FullReplier interface {
+	ReplyFull(ctx context.Context, conv approval.Conversation, text, full string) error
+}
+
 // Config is the agent's own section of the configuration. The zero value
 // means the defaults:
 //
@@ -43,6 +51,7 @@ type Sink interface {
 //	  preview_timeout: 3s      # blast-radius preview on a card
 //	  recovery_grace: 2m       # an approved call unclaimed this long is ended as not run
 //	  run_lease: 2m            # a run silent this long is ended as "outcome unknown"
+//	  max_runs: 16             # approved calls running at once in this process; more wait
 type Config struct {
 	// MaxRoundTrips caps the model calls of one turn (default 8).
 	MaxRoundTrips int `yaml:"max_round_trips"`
@@ -67,6 +76,10 @@ type Config struct {
 	// before a sweep ends it as interrupted, outcome unknown, never run
 	// again (default 2m). A live run beats every quarter of it.
 	RunLease time.Duration `yaml:"run_lease"`
+	// MaxRuns caps the approved calls running at once in this process
+	// (default 16). A call beyond it is claimed (its heartbeat beats) and
+	// waits in order for a place before it starts.
+	MaxRuns int `yaml:"max_runs"`
 }
 
 // The defaults of Config.
@@ -79,6 +92,7 @@ const (
 	DefaultPreviewTimeout  = 3 * time.Second
 	DefaultRecoveryGrace   = 2 * time.Minute
 	DefaultRunLease        = 2 * time.Minute
+	DefaultMaxRuns         = 16
 )
 
 // WithDefaults returns c with its zero fields filled, or an error naming
@@ -93,6 +107,7 @@ func (c Config) WithDefaults() (Config, error) {
 		tools.Limit("agent.preview_timeout", &c.PreviewTimeout, DefaultPreviewTimeout),
 		tools.Limit("agent.recovery_grace", &c.RecoveryGrace, DefaultRecoveryGrace),
 		tools.Limit("agent.run_lease", &c.RunLease, DefaultRunLease),
+		tools.Limit("agent.max_runs", &c.MaxRuns, DefaultMaxRuns),
 	)
 	return c, err
 }
@@ -150,6 +165,8 @@ type Agent struct {
 	busy  inflight
 	convs keyedMutex
 	runs  runs // approved calls running here, for Stop
+	// runGate bounds the approved calls running at once (MaxRuns).
+	runGate *fifo.Gate
 }
 
 // New checks cfg and deps and returns an agent.
@@ -169,17 +186,18 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 		return nil, errors.New("agent: no sink")
 	}
 	a := &Agent{
-		cfg:    cfg,
-		model:  deps.Model,
-		tools:  deps.Tools,
-		policy: deps.Policy,
-		store:  deps.Store,
-		sink:   deps.Sink,
-		now:    deps.Now,
-		log:    deps.Log,
-		serves: deps.Serves,
-		quiet:  deps.Quiet,
-		prompt: SystemPrompt(),
+		cfg:     cfg,
+		model:   deps.Model,
+		tools:   deps.Tools,
+		policy:  deps.Policy,
+		store:   deps.Store,
+		sink:    deps.Sink,
+		now:     deps.Now,
+		log:     deps.Log,
+		serves:  deps.Serves,
+		quiet:   deps.Quiet,
+		prompt:  SystemPrompt(),
+		runGate: fifo.New(cfg.MaxRuns),
 	}
 	a.specs = deps.Tools.Specs()
 	a.schemas = make(map[string]json.RawMessage, len(a.specs))
@@ -199,6 +217,7 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 		a.serves, a.servesAll = func(string) bool { return true }, true
 	}
 	a.busy.cond = sync.NewCond(&a.busy.mu)
+	a.runs.recording.cond = sync.NewCond(&a.runs.recording.mu)
 	return a, nil
 }
 

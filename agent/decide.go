@@ -133,6 +133,9 @@ func (a *Agent) carryOut(ctx context.Context, rec *approval.Approval) *approval.
 		if !ran {
 			return rec // the claimant resolves the turn when it finishes
 		}
+		if !rec.State.Final() {
+			return rec // its outcome is not recorded: a sweep ends it
+		}
 	}
 	// The turn is told even when a shutdown cancelled ctx to interrupt
 	// the run: otherwise the model and the thread would learn nothing
@@ -165,14 +168,36 @@ func (a *Agent) execute(ctx context.Context, rec *approval.Approval) (*approval.
 	if !ok {
 		return claimed, false
 	}
+	a.runs.recording.add()
+	defer a.runs.recording.done()
+	// The lease's clock started at the claim: the heartbeat starts with
+	// it, before anything that may take time (the card's update may wait
+	// out a platform's rate limits), and beats until the outcome is
+	// recorded, so that no sweep takes this run for dead while it runs or
+	// while its outcome waits for the store.
+	stop := a.heartbeat(context.WithoutCancel(ctx), claimed)
+	defer stop()
 	a.updateCard(ctx, claimed, nil)
 	res := func() tools.Result {
-		// Deferred: a panic that escapes the run must also stop the
-		// heartbeat, or the record would look alive for good.
-		stop := a.heartbeat(ctx, claimed)
-		defer stop()
 		runCtx, done := a.runs.start(ctx, claimed)
 		defer done()
+		// At most MaxRuns at once; this one waits its turn, claimed and
+		// beating, and can be stopped while it waits.
+		leave, err := a.runGate.Enter(runCtx, 0, nil)
+		if err != nil {
+			if by, stopped := stoppedBy(runCtx); stopped {
+				return tools.NotRun(tools.StatusError, "Stopped by "+by.Display()+" while it waited for a free place to run, before it started")
+			}
+			return tools.NotRun(tools.StatusError, "Countersign was stopping before a place to run it came free, so it did not start")
+		}
+		defer leave()
+		// Immediately before the process starts: is the claim still
+		// this run's? A replica that judged it dead has ended it, and
+		// then it must not start at all.
+		if err := a.stillClaimed(ctx, claimed); err != nil {
+			a.log.ErrorContext(ctx, "a claimed call is no longer this run's: not starting it", append(logAttrs(claimed), "error", err)...)
+			return claimLost(err)
+		}
 		res := a.runApproved(runCtx, claimed)
 		if by, stopped := stoppedBy(runCtx); stopped {
 			res = stoppedRun(by, res)
@@ -188,7 +213,87 @@ func (a *Agent) execute(ctx context.Context, rec *approval.Approval) (*approval.
 		by = *claimed.DecidedBy
 	}
 	a.auditExecution(rctx, by, claimed.ID, claimed.Conversation.Channel, claimed.Tool, a.operation(claimed.Tool, claimed.Args), approval.DecisionApproved, res)
-	return a.finish(rctx, claimed, res), true
+	return a.finishRetrying(ctx, claimed, res), true
+}
+
+// errClaimLost: the record of a claimed call is no longer running.
+var errClaimLost = errors.New("the call's record is no longer running")
+
+// stillClaimed reads the record of a claimed call and reports an error
+// unless it is still running: another replica may have ended it as
+// interrupted, or the store cannot say (fail closed: it does not start).
+func (a *Agent) stillClaimed(ctx context.Context, claimed *approval.Approval) error {
+	ctx, cancel := context.WithTimeout(ctx, recordTimeout)
+	defer cancel()
+	cur, err := a.store.Get(ctx, claimed.ID)
+	if err != nil {
+		return fmt.Errorf("read approval %s before its run: %w", claimed.ID, err)
+	}
+	if cur.State != approval.Running || !cur.EndedAt.IsZero() {
+		return fmt.Errorf("approval %s is %s: %w", claimed.ID, cur.State, errClaimLost)
+	}
+	return nil
+}
+
+// claimLost is the result of a claimed call that was not started because
+// its claim could not be confirmed.
+func claimLost(err error) tools.Result {
+	r := tools.NotRun(tools.StatusError, "Countersign did not start the operation: just before it would have, it could not confirm that this run still held the call (another replica may have taken it for dead, or the state store did not answer)")
+	if errors.Is(err, errClaimLost) {
+		r.Error = "the call was ended elsewhere before it started"
+	} else {
+		r.Error = "the state store did not answer"
+	}
+	return r
+}
+
+// finishRetry bounds the pause between two tries of recording an outcome.
+var finishRetry = struct{ first, most time.Duration }{time.Second, 10 * time.Second}
+
+// finishRetrying records the outcome of a run that happened, trying again
+// while the store fails, until it is recorded, another replica has ended
+// the record, or ctx (the bot's work) is over; the heartbeat goes on
+// meanwhile (the caller's). A run that ended while the store was down is
+// thus recorded, by its own process, with its own result, once the store
+// is back; nothing is made up in its place.
+func (a *Agent) finishRetrying(ctx context.Context, claimed *approval.Approval, res tools.Result) *approval.Approval {
+	pause := finishRetry.first
+	for {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		fin, err := a.record(rctx, claimed, res)
+		if err == nil {
+			a.updateCard(rctx, fin, nil)
+			cancel()
+			return fin
+		}
+		cancel()
+		if ctx.Err() != nil {
+			a.log.ErrorContext(ctx, "gave up recording a run's outcome: the bot is stopping; a sweep will end it as interrupted",
+				append(logAttrs(claimed), "status", string(res.Status), "error", err)...)
+			return claimed
+		}
+		a.log.WarnContext(ctx, "recording a run's outcome failed; trying again", append(logAttrs(claimed), "error", err, "in", pause)...)
+		select {
+		case <-ctx.Done():
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, finishRetry.most)
+	}
+}
+
+// record writes the outcome of a claimed call once; a record another
+// replica ended first is read back and returned as it stands.
+func (a *Agent) record(ctx context.Context, claimed *approval.Approval, res tools.Result) (*approval.Approval, error) {
+	to := approval.Failed
+	if res.Status == tools.StatusOK {
+		to = approval.Done
+	}
+	fin, err := a.store.Finish(ctx, claimed.ID, to, res, a.now())
+	if errors.Is(err, approval.ErrConflict) {
+		a.log.WarnContext(ctx, "a run's outcome came after another replica ended its record", append(logAttrs(claimed), "status", string(res.Status))...)
+		return a.store.Get(ctx, claimed.ID)
+	}
+	return fin, err
 }
 
 // heartbeat tells the store, every beatEvery until stop is called,
@@ -245,18 +350,15 @@ func (a *Agent) endUnrun(ctx context.Context, rec *approval.Approval, res tools.
 	return a.finish(ctx, claimed, res)
 }
 
-// finish records the outcome of a claimed call and shows it on the card.
+// finish records the outcome of a claimed call that did not run (nothing
+// happened, so one try is enough: a failure leaves it to a sweep) and
+// shows it on the card. A record that could not be written is shown as it
+// stands, never as an outcome nobody recorded.
 func (a *Agent) finish(ctx context.Context, claimed *approval.Approval, res tools.Result) *approval.Approval {
-	to := approval.Failed
-	if res.Status == tools.StatusOK {
-		to = approval.Done
-	}
-	fin, err := a.store.Finish(ctx, claimed.ID, to, res, a.now())
+	fin, err := a.record(ctx, claimed, res)
 	if err != nil {
 		a.log.ErrorContext(ctx, "recording a call's outcome", append(logAttrs(claimed), "error", err)...)
-		c := *claimed
-		c.State, c.Result, c.EndedAt = to, &res, a.now()
-		fin = &c
+		return claimed
 	}
 	a.updateCard(ctx, fin, nil)
 	return fin

@@ -16,3 +16,11 @@ func SetSweepBudget(d time.Duration) (undo func()) {
 	sweepBudget = d
 	return func() { sweepBudget = old }
 }
+
+// SetFinishRetry makes a failed Finish be tried again after d, for tests;
+// it returns the undo.
+func SetFinishRetry(d time.Duration) (undo func()) {
+	old := finishRetry
+	finishRetry.first, finishRetry.most = d, d
+	return func() { finishRetry = old }
+}

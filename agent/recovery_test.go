@@ -3,7 +3,6 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -216,34 +215,6 @@ func TestResumeWaitsForATurnInTheSameThread(t *testing.T) {
 		if !strings.Contains(string(stored), want) {
 			t.Errorf("the stored conversation lost %q:\n%s", want, stored)
 		}
-	}
-}
-
-// failingFinish is a store whose Finish fails, as when Redis goes away
-// while a call runs.
-type failingFinish struct{ approval.Store }
-
-func (f failingFinish) Finish(ctx context.Context, id string, to approval.State, result tools.Result, at time.Time) (*approval.Approval, error) {
-	return nil, errors.New("finish: connection refused")
-}
-
-// TestOutcomeNotRecordedStillReachesTheModel: a call ran but the store
-// could not record how it ended; the model is told what happened, never
-// that it did not run.
-func TestOutcomeNotRecordedStillReachesTheModel(t *testing.T) {
-	e := newEnv(t, memoryBackend,
-		agenttest.Calls(agenttest.Call("c1", "run_job", `{"job":"reindex"}`)),
-		agenttest.Text("Reindexed."),
-	)
-	a := e.agent(failingFinish{e.open()})
-	if err := a.Handle(ctx, conv, alice, "reindex"); err != nil {
-		t.Fatalf("Handle: %v", err)
-	}
-	if _, err := a.Decide(ctx, e.sink.Cards()[0].ID, bob, true, ""); err != nil {
-		t.Fatalf("Decide: %v", err)
-	}
-	if r := resumedResult(t, e); r.Status != tools.StatusOK || !r.Executed || r.Stdout != "job done" {
-		t.Errorf("result = %+v, want the run's own ok result", r)
 	}
 }
 

@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/tools"
 )
 
@@ -88,4 +90,19 @@ func codeBlock(b *strings.Builder, s string) {
 	}
 	s = strings.ReplaceAll(s, "```", "`\u200b``")
 	b.WriteString("\n```\n" + s + "\n```")
+}
+
+// replyResult replies the rendered result r; when the reply shows r's
+// output cut and the sink can carry the whole of it (FullReplier), the
+// whole output goes with it.
+func (a *Agent) replyResult(ctx context.Context, conv approval.Conversation, text string, r tools.Result) error {
+	fr, ok := a.sink.(FullReplier)
+	full := r.Output()
+	if !ok || len(strings.TrimRight(full, "\n")) <= renderBytes {
+		return a.reply(ctx, conv, text)
+	}
+	if err := fr.ReplyFull(ctx, conv, text, full); err != nil {
+		return fmt.Errorf("reply in %s: %w", conv.Key(), err)
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/tools"
@@ -20,6 +21,9 @@ import (
 type runs struct {
 	mu sync.Mutex
 	m  map[string]*run // approval id → its run
+	// recording counts the approved calls claimed here whose outcome is
+	// not yet recorded (Abandon waits for them).
+	recording inflight
 }
 
 // run is one approved call in flight.
@@ -75,8 +79,9 @@ func stoppedRun(by approval.User, res tools.Result) tools.Result {
 // in this process.
 var ErrNotRunning = errors.New("the call is not running here")
 
-// Running returns the approvals whose calls run in this process, for the
-// ids a stop request may name.
+// Running returns the calls running in this process, for the ids a stop
+// request may name: approved calls, and calls that needed no card (their
+// Verdict.Decision is risk.Auto, and their id is this process's own).
 func (a *Agent) Running() []*approval.Approval {
 	a.runs.mu.Lock()
 	defer a.runs.mu.Unlock()
@@ -105,4 +110,37 @@ func (a *Agent) Stop(ctx context.Context, id string, by approval.User) error {
 	})
 	r.cancel(stopCause{by: by})
 	return nil
+}
+
+// forcedQuit is who stops the runs of a forced quit.
+var forcedQuit = approval.User{ID: "countersign", Name: "a forced quit of Countersign"}
+
+// Abandon is for a forced quit (a third Ctrl-C, a second SIGTERM), just
+// before the process exits: every call running here is stopped at once,
+// its whole process group killed, and each approved one recorded as
+// stopped, waiting at most d for the records. It returns how many calls
+// it stopped. Whatever is not recorded within d, a sweep on another
+// replica (or the next start) ends as interrupted.
+func (a *Agent) Abandon(d time.Duration) int {
+	a.runs.mu.Lock()
+	list := make([]*run, 0, len(a.runs.m))
+	for _, r := range a.runs.m {
+		list = append(list, r)
+	}
+	a.runs.mu.Unlock()
+	for _, r := range list {
+		a.log.Warn("a forced quit stops a running call", logAttrs(r.rec)...)
+		r.cancel(stopCause{by: forcedQuit})
+	}
+	recorded := make(chan struct{})
+	go func() {
+		a.runs.recording.wait()
+		close(recorded)
+	}()
+	select {
+	case <-recorded:
+	case <-time.After(d):
+		a.log.Error("a forced quit left calls whose outcome is not recorded; a sweep will end them as interrupted", "waited", d)
+	}
+	return len(list)
 }

@@ -173,7 +173,7 @@ func (a *Agent) resume(ctx context.Context, turnID string, last *approval.Approv
 func (a *Agent) replyResults(ctx context.Context, conv approval.Conversation, calls []callState) error {
 	var errs []error
 	for _, c := range calls {
-		if err := a.reply(ctx, conv, a.render(c.Tool, c.Args, *c.Result)); err != nil {
+		if err := a.replyResult(ctx, conv, a.render(c.Tool, c.Args, *c.Result), *c.Result); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -70,6 +70,12 @@ func (a *Agent) loop(ctx context.Context, conv approval.Conversation, user appro
 		}
 		resp, err := a.model.Complete(ctx, req)
 		trips++
+		if err != nil && ctx.Err() != nil {
+			// Cut off by !cancel or a shutdown, not a model failure: the
+			// caller says so.
+			a.keepConversation(context.WithoutCancel(ctx), conv, msgs)
+			return fmt.Errorf("model call %d of the turn: %w", trips, context.Cause(ctx))
+		}
 		if err != nil {
 			a.keepConversation(ctx, conv, msgs)
 			text := modelErrorText

@@ -20,9 +20,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
+
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/internal/fifo"
 	"github.com/countersign/countersign/tools"
 )
 
@@ -44,6 +47,12 @@ type Bot struct {
 	seen  *dedupe
 	cards cards // the cards this process shows, for updates in place
 
+	// journal records accepted events in the store's inbox until they are
+	// answered (inbox.go); nil when the store keeps none. journalDone is
+	// closed when its writer has stopped.
+	journal     *journal
+	journalDone chan struct{}
+
 	// work is the context of work in flight (turns, runs); it outlives the
 	// Run context so that a shutdown lets runs finish, and is cancelled
 	// when the grace period is over.
@@ -54,14 +63,18 @@ type Bot struct {
 	// queued then are not started (no new work during a shutdown).
 	stopping atomic.Bool
 
-	commands chan struct{} // a slot per direct command in flight
+	// turnGate and commandGate bound the model turns and the direct
+	// commands in flight at once; more wait in order (queue.go).
+	turnGate    *fifo.Gate
+	commandGate *fifo.Gate
 
 	mu     sync.Mutex
 	queues map[string]*queue // conversation key → waiting messages
 	turns  map[string]turn   // conversation key → the model turn in flight
 	// unrouted remembers the approvals this process could not show because
-	// their platform has no adapter here, so each is logged and audited once.
-	unrouted map[string]bool
+	// their platform has no adapter here, so each is logged and audited
+	// once; bounded like cards.
+	unrouted *expirable.LRU[string, bool]
 }
 
 var _ agent.Sink = (*Bot)(nil)
@@ -70,6 +83,14 @@ var _ agent.Sink = (*Bot)(nil)
 type inbound struct {
 	platform string
 	adapters.Event
+	// rec is the event's record in the inbox, when it has one.
+	rec *accepted
+	// recovered: the event was accepted by a process that died before
+	// answering it, and taken over from the inbox (entry) by this one;
+	// acceptedAt is when that process accepted it.
+	recovered  bool
+	entry      *approval.InboxEntry
+	acceptedAt time.Time
 }
 
 // New builds the bot and its agent over one adapter per platform (two
@@ -94,18 +115,19 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps agent.D
 		deps.Now = time.Now
 	}
 	b := &Bot{
-		cfg:      cfg,
-		ads:      map[string]adapters.Adapter{},
-		store:    deps.Store,
-		tools:    deps.Tools,
-		model:    deps.Model != nil,
-		log:      deps.Log.With("component", "bot"),
-		now:      deps.Now,
-		seen:     newDedupe(cfg.DedupeSize, cfg.DedupeWindow),
-		queues:   map[string]*queue{},
-		turns:    map[string]turn{},
-		unrouted: map[string]bool{},
-		commands: make(chan struct{}, maxCommands),
+		cfg:         cfg,
+		ads:         map[string]adapters.Adapter{},
+		store:       deps.Store,
+		tools:       deps.Tools,
+		model:       deps.Model != nil,
+		log:         deps.Log.With("component", "bot"),
+		now:         deps.Now,
+		seen:        newDedupe(cfg.DedupeSize, cfg.DedupeWindow),
+		queues:      map[string]*queue{},
+		turns:       map[string]turn{},
+		unrouted:    expirable.NewLRU[string, bool](cardsMax, nil, cardsAge),
+		turnGate:    fifo.New(cfg.MaxTurns),
+		commandGate: fifo.New(maxCommands),
 	}
 	for i, ad := range ads {
 		if ad == nil {
@@ -122,6 +144,10 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps agent.D
 		b.names = append(b.names, name)
 	}
 	b.cards.init()
+	b.journalDone = make(chan struct{})
+	if in, ok := deps.Store.(approval.Inbox); ok {
+		b.journal = newJournal(in, "bot-"+newRef()+newRef())
+	}
 	deps.Sink = b
 	deps.Serves = b.serves
 	deps.Quiet = func(c approval.Conversation) bool {
@@ -156,8 +182,8 @@ func (b *Bot) adapter(ctx context.Context, platform, approvalID string) (adapter
 		return nil, err
 	}
 	b.mu.Lock()
-	first := !b.unrouted[approvalID]
-	b.unrouted[approvalID] = true
+	first := !b.unrouted.Contains(approvalID)
+	b.unrouted.Add(approvalID, true)
 	b.mu.Unlock()
 	if first {
 		b.log.Warn("an approval of a platform this process does not serve is left to a replica that serves it",
@@ -190,6 +216,23 @@ func (b *Bot) Welcome() string {
 // cannot be served is a reason to restart. It returns nil after a clean
 // end or shutdown.
 func (b *Bot) Run(ctx context.Context) error {
+	journalCtx, stopJournal := context.WithCancel(context.Background())
+	if b.journal != nil {
+		// One beat before any event arrives: the owner is known, and the
+		// store's connection is open, so that the first events' record
+		// does not wait for a dial (the window of inbox.go).
+		bctx, cancel := context.WithTimeout(ctx, inboxWriteTimeout)
+		if err := b.journal.in.Beat(bctx, b.journal.owner, b.now()); err != nil {
+			b.log.Warn("inbox heartbeat at start", "err", err, "owner", b.journal.owner)
+		}
+		cancel()
+		go func() {
+			defer close(b.journalDone)
+			b.writeJournal(journalCtx)
+		}()
+	} else {
+		close(b.journalDone)
+	}
 	sweepCtx, stopSweep := context.WithCancel(b.work)
 	swept := make(chan struct{})
 	go func() {
@@ -243,6 +286,11 @@ func (b *Bot) Run(ctx context.Context) error {
 		<-drained
 	}
 	b.cancelWork()
+	stopJournal()
+	<-b.journalDone
+	if b.journal != nil {
+		b.leaveInbox()
+	}
 	return runErr
 }
 
@@ -251,12 +299,14 @@ func (b *Bot) Run(ctx context.Context) error {
 func (b *Bot) sweep(ctx context.Context) {
 	t := time.NewTicker(b.cfg.SweepInterval)
 	defer t.Stop()
+	b.takeOver(ctx)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		b.takeOver(ctx)
 		for more := true; more && ctx.Err() == nil; {
 			var err error
 			more, err = b.agent.SweepMore(ctx)
@@ -281,7 +331,8 @@ func (b *Bot) Handler(platform string) adapters.Handler {
 // later (firstDelivery) when another replica has.
 func (b *Bot) handle(in inbound) {
 	if in.ID != "" && !b.seen.first(in.platform+":"+in.ID, b.now()) {
-		b.repeat(in, "this process")
+		recorded(in.Event) // a repeat: the first delivery is kept
+		b.later(in, func() { b.repeat(in, "this process") })
 		return
 	}
 	if in.Decision == nil {
@@ -290,18 +341,30 @@ func (b *Bot) handle(in inbound) {
 		}
 	}
 	if in.Decision != nil {
-		b.inflight.Add(1)
-		go b.safely(in, func() {
-			defer b.inflight.Done()
+		b.accept(&in)
+		b.later(in, func() {
+			defer b.done(in)
 			b.decision(in)
 		})
 		return
 	}
 	text := strings.TrimSpace(in.Text)
 	if text == "" {
+		recorded(in.Event) // nothing to answer
 		return
 	}
+	b.accept(&in)
 	b.enqueue(in, strings.HasPrefix(text, "!"))
+}
+
+// later does f in the background, counted as work in flight: Handle must
+// not wait on I/O, and every answer (a notice included) is I/O.
+func (b *Bot) later(in inbound, f func()) {
+	b.inflight.Add(1)
+	go b.safely(in, func() {
+		defer b.inflight.Done()
+		f()
+	})
 }
 
 // repeat logs a dropped repeat of an event and, unless the platform marked
@@ -337,10 +400,17 @@ func (b *Bot) message(ctx context.Context, in inbound) {
 		return
 	}
 	if err := b.agent.Handle(ctx, conv, user, text); err != nil {
-		if ctx.Err() != nil && b.work.Err() == nil {
-			return // stopped by !cancel, which said so
+		switch {
+		case ctx.Err() != nil && b.work.Err() == nil:
+			// Stopped by !cancel, which said so; the turn's working line,
+			// when it is up, says it too.
+			b.answered(ctx, conv, "Cancelled, as "+agent.CancelledBy(ctx)+" asked.")
+		case ctx.Err() != nil:
+			b.say(ctx, conv, "I am shutting down, so I stopped working on \""+oneLine(text, 60)+"\" before it was done; "+
+				"send it again once I am back.")
+		default:
+			b.fail(ctx, conv, "I could not finish answering that", err)
 		}
-		b.fail(ctx, conv, "I could not finish answering that", err)
 	}
 }
 
@@ -366,16 +436,21 @@ const notifyTimeout = 10 * time.Second
 // notify answers the event in with a notice only its sender sees, through
 // the event's own reply handle where the adapter gave one.
 func (b *Bot) notify(in inbound, text string) {
+	if err := b.notifyErr(in, text); err != nil {
+		b.log.Error("send a private notice", "err", err, "platform", in.platform, "user", in.User.ID)
+	}
+}
+
+// notifyErr is notify that returns the platform's error.
+func (b *Bot) notifyErr(in inbound, text string) error {
 	ad, err := b.adapter(b.work, in.platform, "")
 	if err != nil {
-		return
+		return err
 	}
 	ctx, cancel := context.WithTimeout(b.work, notifyTimeout)
 	defer cancel()
 	n := adapters.Notice{Place: in.Place, User: in.User, Text: text, Reply: in.Reply}
-	if err := ad.Notify(ctx, n); err != nil {
-		b.log.Error("send a private notice", "err", err, "platform", in.platform, "user", in.User.ID)
-	}
+	return ad.Notify(ctx, n)
 }
 
 // say posts text into a conversation.

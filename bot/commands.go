@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/tools"
 )
@@ -72,9 +73,9 @@ func (b *Bot) cancelTurn(ctx context.Context, conv approval.Conversation, in inb
 		b.say(ctx, conv, "No turn of the model is in flight in this conversation; nothing to cancel.")
 		return
 	}
-	t.cancel()
+	t.cancel(agent.Cancelled(in.User.Display()))
 	b.log.Info("a turn was cancelled", "conversation", conv.Key(), "by", in.User.ID)
-	b.say(ctx, conv, "Stopped the model's turn, as "+in.User.Display()+" asked. Cards it posted stay until decided or expired.")
+	b.say(ctx, conv, "Cancelled the model's turn, as "+in.User.Display()+" asked; a command it was running is stopped, and the audit log records it. Cards it posted stay until decided or expired.")
 }
 
 // direct finds the tool command called verb.

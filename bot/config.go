@@ -24,7 +24,7 @@ import (
 //	  sweep_interval: 5s              # how often overdue approvals expire
 //	  dedupe_window: 10m              # how long an event id is remembered
 //	  dedupe_size: 10000
-//	  shutdown_grace: 30s             # how long a shutdown waits for runs in flight
+//	  shutdown_grace: 60s             # how long a shutdown waits for work in flight; more than llm.total_timeout
 //	  card_output: 2000               # bytes of output shown on a card
 //	  queue_size: 20                  # messages waiting per conversation
 type Config struct {
@@ -45,13 +45,24 @@ type Config struct {
 	DedupeWindow time.Duration `yaml:"dedupe_window"`
 	DedupeSize   int           `yaml:"dedupe_size"`
 	// ShutdownGrace is how long a shutdown waits for runs in flight before
-	// interrupting them (default 30s). At the end of piped input the bot
+	// interrupting them (default 60s: longer than the model's own limit,
+	// llm.total_timeout 45s, so that a turn in flight can finish). At the end of piped input the bot
 	// always waits for the work in flight.
 	ShutdownGrace time.Duration `yaml:"shutdown_grace"`
 	// CardOutput caps the output shown on a card, in bytes (default 2000).
 	CardOutput int `yaml:"card_output"`
 	// QueueSize caps the messages waiting in one conversation (default 20).
 	QueueSize int `yaml:"queue_size"`
+	// InboxLease is how long a process may go without a heartbeat before
+	// another replica takes the events it accepted and did not answer
+	// (default 30s; see inbox.go). A live process beats every quarter of
+	// it. Only stores with an inbox (Redis) keep events across a crash.
+	InboxLease time.Duration `yaml:"inbox_lease"`
+	// MaxTurns caps the model turns in flight at once in this process,
+	// across every conversation (default 16). A message beyond it waits
+	// its turn; its sender is told how many are ahead after a few
+	// seconds.
+	MaxTurns int `yaml:"max_turns"`
 }
 
 // Policy says who may decide on the approvals of a channel (SPEC §5).
@@ -77,9 +88,11 @@ const (
 	DefaultSweepInterval = 5 * time.Second
 	DefaultDedupeWindow  = 10 * time.Minute
 	DefaultDedupeSize    = 10000
-	DefaultShutdown      = 30 * time.Second
+	DefaultShutdown      = 60 * time.Second // longer than the model's own limit (llm.total_timeout, 45s)
 	DefaultCardOutput    = 2000
 	DefaultQueueSize     = 20
+	DefaultInboxLease    = 30 * time.Second
+	DefaultMaxTurns      = 16
 )
 
 // WithDefaults returns c with every unset value at its default.
@@ -102,6 +115,12 @@ func (c Config) WithDefaults() Config {
 	if c.QueueSize == 0 {
 		c.QueueSize = DefaultQueueSize
 	}
+	if c.InboxLease == 0 {
+		c.InboxLease = DefaultInboxLease
+	}
+	if c.MaxTurns == 0 {
+		c.MaxTurns = DefaultMaxTurns
+	}
 	if c.Default.RequireSecondPerson == nil {
 		t := true
 		c.Default.RequireSecondPerson = &t
@@ -122,6 +141,7 @@ func (c Config) Validate() error {
 		{"bot.sweep_interval", c.SweepInterval},
 		{"bot.dedupe_window", c.DedupeWindow},
 		{"bot.shutdown_grace", c.ShutdownGrace},
+		{"bot.inbox_lease", c.InboxLease},
 	} {
 		if d.v < 0 {
 			return fmt.Errorf("%s: %s is negative", d.key, d.v)
@@ -137,6 +157,7 @@ func (c Config) Validate() error {
 		{"bot.dedupe_size", c.DedupeSize},
 		{"bot.card_output", c.CardOutput},
 		{"bot.queue_size", c.QueueSize},
+		{"bot.max_turns", c.MaxTurns},
 	} {
 		if n.v < 0 {
 			return fmt.Errorf("%s: %d is negative", n.key, n.v)

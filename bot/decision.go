@@ -54,8 +54,8 @@ func (b *Bot) decision(in inbound) {
 		b.repeat(in, "another replica")
 		return
 	}
-	if a.Conversation.Platform != in.platform || a.Conversation.Channel != in.Place.Channel {
-		b.refuseClick(in, a, verb, "decision from another channel", "That approval belongs to another channel; decide on it there. Nothing changed.")
+	if why, notice := b.refusal(in, a, verb); why != "" {
+		b.refuseClick(in, a, verb, why, notice)
 		return
 	}
 	if a.State != approval.Pending {
@@ -64,14 +64,40 @@ func (b *Bot) decision(in inbound) {
 		b.notify(in, alreadyDecided(a))
 		return
 	}
-	if why := b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel).refusal(in.User, a.Requester.ID, d.Approve); why != "" {
-		b.refuseClick(in, a, verb, why, "You cannot "+string(verb)+" "+a.ID+": "+why+". Nothing changed.")
-		return
-	}
 	if a.MessageRef == "" && d.Ref != "" {
 		b.adoptRef(in, a.ID, d.Ref)
 	}
 	b.decide(in, d)
+}
+
+// refusal is the one check every decision path makes, whatever its form
+// (a click, typed words, a Stop button, !stop): it says why in.User may
+// not make the decision verb on a (why, for the audit log, and the notice
+// that tells them), or "" when they may. The platform's own facts (the
+// person's workspace, groups and roles) come in the event from the
+// adapter, for typed words as for clicks.
+func (b *Bot) refusal(in inbound, a *approval.Approval, verb approval.AuditDecision) (why, notice string) {
+	if a.Conversation.Platform != in.platform || a.Conversation.Channel != in.Place.Channel {
+		return "decision from another channel", "That approval belongs to another channel; decide on it there. Nothing changed."
+	}
+	if in.User.Outsider {
+		why = "you belong to another workspace or organisation than this bot's"
+	} else {
+		why = b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel).refusal(in.User, a.Requester.ID, verb == approval.DecisionApprove)
+	}
+	if why == "" {
+		return "", ""
+	}
+	if g := uncheckedGroups(in.User); g != "" && !in.User.Outsider {
+		// The platform could not say whether they are in a group that
+		// might allow it: one notice says so (the adapter sends none).
+		why = "I could not check whether you are in the user group " + g + ", so a decision that needs that group is refused until the platform answers; try again in a minute"
+		return why, "You cannot " + string(verb) + " " + a.ID + " just now: " + why + ". Nothing changed."
+	}
+	if verb == approval.DecisionStop && !in.User.Outsider {
+		why = "only the person who asked for it or an approver of this channel can stop it"
+	}
+	return why, "You cannot " + string(verb) + " " + a.ID + ": " + why + ". Nothing changed."
 }
 
 // adoptRef records the card a click was made on as its approval's card,
@@ -107,9 +133,12 @@ func (b *Bot) resolveID(in inbound, d adapters.Decision) (string, string) {
 	}
 	var found []string
 	if d.ApprovalID == "" {
-		pol := b.cfg.policy(in.platform, in.Place.Channel)
+		verb := approval.DecisionCancel
+		if d.Approve {
+			verb = approval.DecisionApprove
+		}
 		for _, a := range list {
-			if a.Conversation.Thread == in.Place.Thread && pol.refusal(in.User, a.Requester.ID, d.Approve) == "" {
+			if why, _ := b.refusal(in, a, verb); a.Conversation.Thread == in.Place.Thread && why == "" {
 				found = append(found, a.ID)
 			}
 		}
@@ -147,6 +176,10 @@ func (b *Bot) check(in inbound, id string) (*approval.Approval, error) {
 	a, err := b.store.Get(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if in.recovered {
+		// Taken over from a dead process, which had recorded its delivery.
+		return a, nil
 	}
 	first, err := b.firstDelivery(ctx, in)
 	if err != nil {
@@ -217,7 +250,7 @@ func (b *Bot) auditClick(in inbound, a *approval.Approval, kind approval.Kind, v
 		At:         b.now(),
 		Kind:       kind,
 		Actor:      in.User.ID,
-		ApprovalID: in.Decision.ApprovalID,
+		ApprovalID: decisionID(in, a),
 		Decision:   verb,
 		Outcome:    outcome,
 		Channel:    in.Place.Channel,
@@ -233,4 +266,30 @@ func (b *Bot) auditClick(in inbound, a *approval.Approval, kind approval.Kind, v
 	if err := b.store.Audit(ctx, ev); err != nil {
 		b.log.Error("audit a click that changed nothing", "err", err, "kind", kind, "approval", ev.ApprovalID, "actor", ev.Actor)
 	}
+}
+
+// decisionID is the approval a decision, a click or a typed !stop names.
+func decisionID(in inbound, a *approval.Approval) string {
+	switch {
+	case a != nil:
+		return a.ID
+	case in.Decision != nil:
+		return in.Decision.ApprovalID
+	}
+	return ""
+}
+
+// uncheckedPrefix marks, in User.Groups, a group the adapter could not
+// check the person's membership of ("!unchecked:@oncall").
+const uncheckedPrefix = "!unchecked:"
+
+// uncheckedGroups names the groups u's platform could not check, or "".
+func uncheckedGroups(u adapters.User) string {
+	var names []string
+	for _, g := range u.Groups {
+		if name, ok := strings.CutPrefix(g, uncheckedPrefix); ok {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, ", ")
 }

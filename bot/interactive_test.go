@@ -108,6 +108,12 @@ func TestButtons(t *testing.T) {
 // nil, wraps the store the bot uses (to make it fail).
 func startOnFake(t *testing.T, files []string, wrap func(approval.Store) approval.Store) (string, *adaptertest.Fake, *memstore.Store, <-chan error) {
 	t.Helper()
+	return startOnFakeCfg(t, bot.Config{}, files, wrap)
+}
+
+// startOnFakeCfg is startOnFake with the bot's configuration.
+func startOnFakeCfg(t *testing.T, cfg bot.Config, files []string, wrap func(approval.Store) approval.Store) (string, *adaptertest.Fake, *memstore.Store, <-chan error) {
+	t.Helper()
 	dir := t.TempDir()
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
@@ -133,7 +139,7 @@ func startOnFake(t *testing.T, files []string, wrap func(approval.Store) approva
 		used = wrap(store)
 	}
 	fake := adaptertest.NewFake("fake")
-	b, err := bot.New(bot.Config{}, []adapters.Adapter{fake}, agent.Config{}, agent.Deps{Tools: reg, Policy: pol, Store: used, Log: log})
+	b, err := bot.New(cfg, []adapters.Adapter{fake}, agent.Config{}, agent.Deps{Tools: reg, Policy: pol, Store: used, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +166,7 @@ func waitCard(t *testing.T, f *adaptertest.Fake, state string) (string, adapters
 	return ref, card
 }
 
-func waitFor(t *testing.T, what string, ok func() bool) {
+func waitFor(t testing.TB, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	for !ok() {

@@ -547,7 +547,7 @@ func TestNothingWaitsBehindTheModel(t *testing.T) {
 		t.Errorf("the answer to !pending took the place of the turn's working line:\n%s", flattenAll(f))
 	}
 	f.Say(t, adaptertest.Bob, place, "!cancel")
-	waitFor(t, "the cancel", func() bool { return strings.Contains(flattenAll(f), "Stopped the model's turn, as bob asked") })
+	waitFor(t, "the cancel", func() bool { return strings.Contains(flattenAll(f), "Cancelled the model's turn, as bob asked") })
 	waitFor(t, "the working line replaced", func() bool { return !strings.Contains(flattenAll(f), "Working on it") })
 	r.end(t)
 	if strings.Contains(flattenAll(f), "too late") {

@@ -2,7 +2,10 @@ package bot
 
 import (
 	"context"
+	"strconv"
 	"time"
+
+	"github.com/countersign/countersign/internal/fifo"
 )
 
 // Messages wait in two lanes per conversation, each handled in the order
@@ -43,7 +46,10 @@ func (b *Bot) enqueue(e inbound, command bool) {
 	}
 	if len(q.events) >= b.cfg.QueueSize {
 		b.mu.Unlock()
-		b.notify(e, "I am still working on your earlier messages here; send this again in a moment.")
+		b.later(e, func() {
+			defer b.done(e)
+			b.notify(e, "I am still working on your earlier messages here; send this again in a moment.")
+		})
 		return
 	}
 	q.events = append(q.events, e)
@@ -71,10 +77,15 @@ func (b *Bot) drain(key string, q *queue, command bool) {
 		if b.stopping.Load() {
 			b.log.Info("shutting down: a queued message is not handled", "event", e.ID, "channel", e.Place.Channel)
 			b.notify(e, "I am shutting down, so I did not act on your message \""+oneLine(e.Text, 60)+"\"; send it again once I am back.")
+			b.done(e)
 			continue
 		}
 		if !command {
-			b.safely(e, func() { b.turn(e) })
+			if leave, ok := b.enter(b.turnGate, e); ok {
+				b.safely(e, func() { b.turn(e) })
+				leave()
+			}
+			b.done(e)
 			continue
 		}
 		done := make(chan struct{})
@@ -82,9 +93,11 @@ func (b *Bot) drain(key string, q *queue, command bool) {
 		go func() {
 			defer b.inflight.Done()
 			defer close(done)
-			b.commands <- struct{}{}
-			defer func() { <-b.commands }()
-			b.safely(e, func() { b.message(b.work, e) })
+			if leave, ok := b.enter(b.commandGate, e); ok {
+				b.safely(e, func() { b.message(b.work, e) })
+				leave()
+			}
+			b.done(e)
 		}()
 		t := time.NewTimer(commandHold)
 		select {
@@ -95,11 +108,30 @@ func (b *Bot) drain(key string, q *queue, command bool) {
 	}
 }
 
+// waitTell is how long a message may wait for a free place before its
+// sender is told how many are ahead.
+const waitTell = 3 * time.Second
+
+// enter waits for a place at g for e, telling its sender how many wait
+// ahead when it takes more than waitTell. ok is false when the bot
+// stopped meanwhile: the sender is then told it was not acted on.
+func (b *Bot) enter(g *fifo.Gate, e inbound) (leave func(), ok bool) {
+	leave, err := g.Enter(b.work, waitTell, func(ahead int) {
+		b.notify(e, "Many requests are being handled just now: "+strconv.Itoa(ahead)+" more wait ahead of your \""+
+			oneLine(e.Text, 40)+"\" (it is number "+strconv.Itoa(ahead+1)+" in line). I will answer it in turn.")
+	})
+	if err != nil {
+		b.notify(e, "I stopped before I could start on your message \""+oneLine(e.Text, 60)+"\", so I did not act on it; send it again once I am back.")
+		return nil, false
+	}
+	return leave, true
+}
+
 // turn handles a message for the model, as a turn !cancel can stop and
 // that shows it is working when it takes a while.
 func (b *Bot) turn(e inbound) {
-	ctx, cancel := context.WithCancel(b.work)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(b.work)
+	defer cancel(nil)
 	ctx, end := b.turnStarted(ctx, b.conv(e), cancel)
 	defer end()
 	b.message(ctx, e)

@@ -7,7 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
+
 	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/tools"
 )
@@ -31,6 +34,14 @@ const (
 
 // Reply posts text into a conversation (agent.Sink).
 func (b *Bot) Reply(ctx context.Context, conv approval.Conversation, text string) error {
+	if ctx.Err() != nil {
+		// The last word of work that was cut off (a shutdown, !cancel):
+		// it goes out on its own context, or the conversation would be
+		// left with "Working on it…" for good.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
+		defer cancel()
+	}
 	ad, err := b.adapter(ctx, conv.Platform, "")
 	if err != nil {
 		return err
@@ -39,6 +50,26 @@ func (b *Bot) Reply(ctx context.Context, conv approval.Conversation, text string
 		return nil // in place of the turn's working line
 	}
 	if _, err := post(ctx, ad, place(conv), adapters.Content{Text: text}); err != nil {
+		return fmt.Errorf("post reply in %s: %w", conv.Key(), err)
+	}
+	return nil
+}
+
+var _ agent.FullReplier = (*Bot)(nil)
+
+// ReplyFull posts text into a conversation with the whole output of the
+// run it shows cut, for the adapter to attach (agent.FullReplier).
+func (b *Bot) ReplyFull(ctx context.Context, conv approval.Conversation, text, full string) error {
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
+		defer cancel()
+	}
+	ad, err := b.adapter(ctx, conv.Platform, "")
+	if err != nil {
+		return err
+	}
+	if _, err := post(ctx, ad, place(conv), adapters.Content{Text: text, Full: full}); err != nil {
 		return fmt.Errorf("post reply in %s: %w", conv.Key(), err)
 	}
 	return nil
@@ -216,11 +247,23 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // cards are the approval cards this process has shown and not yet seen
-// reach a final state.
+// reach a final state. A replica may never see the final state of a card
+// (another replica ran it), so the set is bounded in size and in age: the
+// least recently used card goes first, and none is kept past cardsAge.
+// Forgetting a card costs only its cached reference: the next update
+// reads it from the record (Approval.MessageRef).
 type cards struct {
-	mu sync.Mutex
-	m  map[string]*shownCard // approval id → its card
+	mu sync.Mutex                         // makes get-or-add one step
+	m  *expirable.LRU[string, *shownCard] // approval id → its card
 }
+
+// Bounds of the cards a process remembers.
+const (
+	cardsMax = 10000
+	// cardsAge is past any approval's life: its TTL (15m by default)
+	// and its run.
+	cardsAge = 24 * time.Hour
+)
 
 // shownCard is one card as this process knows it. send is held while an
 // update is on its way; ref and quietUntil are read and written under it
@@ -231,26 +274,25 @@ type shownCard struct {
 	quietUntil time.Time // the platform asked to wait until then
 }
 
-func (cs *cards) init() { cs.m = map[string]*shownCard{} }
+func (cs *cards) init() { cs.m = expirable.NewLRU[string, *shownCard](cardsMax, nil, cardsAge) }
 
 // shown returns the card of approval id, new when unknown.
 func (cs *cards) shown(id string) *shownCard {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	sc := cs.m[id]
-	if sc == nil {
-		sc = &shownCard{}
-		cs.m[id] = sc
+	if sc, ok := cs.m.Get(id); ok {
+		return sc
 	}
+	sc := &shownCard{}
+	cs.m.Add(id, sc)
 	return sc
 }
 
 // forget drops a card that will not change again.
-func (cs *cards) forget(id string) {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	delete(cs.m, id)
-}
+func (cs *cards) forget(id string) { cs.m.Remove(id) }
+
+// len is how many cards are remembered.
+func (cs *cards) len() int { return cs.m.Len() }
 
 func place(c approval.Conversation) adapters.Place {
 	return adapters.Place{Channel: c.Channel, Thread: c.Thread}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/risk"
 )
 
 // stopCall stops the running call of an approval (!stop <id>, or a Stop
@@ -34,14 +36,17 @@ func (b *Bot) stopCall(in inbound, id string) {
 		b.notify(in, b.notRunning(id))
 		return
 	}
-	pol := b.cfg.policy(in.platform, in.Place.Channel)
-	if in.User.ID != running.Requester.ID && !pol.mayApprove(in.User) {
-		b.refuseClick(in, running, approval.DecisionStop, "not an approver here", "You cannot stop "+running.ID+": only the person who asked for it or an approver of this channel can. Nothing changed.")
+	if why, notice := b.refusal(in, running, approval.DecisionStop); why != "" {
+		b.refuseClick(in, running, approval.DecisionStop, why, notice)
 		return
 	}
 	by := approval.User{ID: in.User.ID, Name: in.User.Display()}
 	if err := b.agent.Stop(b.work, running.ID, by); errors.Is(err, agent.ErrNotRunning) {
 		b.notify(in, "Approval "+running.ID+" has just finished; there was nothing left to stop.")
+		return
+	}
+	if running.Verdict.Decision == risk.Auto {
+		b.notify(in, "Stopping "+running.ID+" ("+oneLine(b.operation(running.Tool, running.Args), 60)+"): its processes are being killed. Its result follows in the conversation.")
 		return
 	}
 	b.notify(in, "Stopping "+running.ID+": its processes are being killed. The card will show how it ended.")
@@ -64,3 +69,9 @@ func (b *Bot) notRunning(id string) string {
 	}
 	return "No running call here has the id " + oneLine(id, 40) + "; nothing to stop."
 }
+
+// Abandon is for a forced quit, just before the process exits: it stops
+// every call running here at once (their process groups are killed) and
+// records the approved ones as stopped, waiting at most d. It returns how
+// many it stopped.
+func (b *Bot) Abandon(d time.Duration) int { return b.agent.Abandon(d) }

@@ -30,7 +30,7 @@ type working struct {
 // turnStarted starts the indicator of a turn in conv and registers the
 // turn's cancel for !cancel. It returns the turn's context, which its
 // replies carry, and end, which stops both.
-func (b *Bot) turnStarted(ctx context.Context, conv approval.Conversation, cancel context.CancelFunc) (context.Context, func()) {
+func (b *Bot) turnStarted(ctx context.Context, conv approval.Conversation, cancel context.CancelCauseFunc) (context.Context, func()) {
 	key := conv.Key()
 	w := &working{}
 	b.mu.Lock()
@@ -77,7 +77,9 @@ func (b *Bot) replaceWorking(conv approval.Conversation, w *working, text string
 	if err != nil {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(b.work, notifyTimeout)
+	// Its own context: the last word of a turn cut off by a shutdown must
+	// still replace the working line.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(b.work), notifyTimeout)
 	defer cancel()
 	if err := ad.Update(ctx, place(conv), w.ref, adapters.Content{Text: text}); err != nil {
 		b.log.Warn("replace the working line", "err", err, "conversation", conv.Key())
@@ -109,5 +111,5 @@ func (b *Bot) answered(ctx context.Context, conv approval.Conversation, text str
 
 // turn is a model turn in flight in this process, for !cancel.
 type turn struct {
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 }

@@ -21,6 +21,10 @@ type Sink struct {
 	cards     []*approval.Approval
 	updates   []Update
 	FailCards bool
+	// OnUpdate, when set, is called with every card update before it is
+	// recorded, outside the sink's lock: a slow platform, or something
+	// that happens while a card is being redrawn.
+	OnUpdate func(a *approval.Approval, p *tools.Progress)
 }
 
 // Posted is one reply.
@@ -57,6 +61,9 @@ func (s *Sink) PostCard(ctx context.Context, a *approval.Approval) (string, erro
 
 // UpdateCard records the update.
 func (s *Sink) UpdateCard(ctx context.Context, a *approval.Approval, p *tools.Progress) error {
+	if s.OnUpdate != nil {
+		s.OnUpdate(a, p)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	u := Update{Approval: *a}

@@ -62,6 +62,8 @@ func Run(t *testing.T, open Opener) {
 		{"SetPreview", testSetPreview},
 		{"Dedupe", testDedupe},         // skipped unless the store is an approval.Deduper
 		{"DedupeRace", testDedupeRace}, // likewise
+		{"Inbox", testInbox},           // skipped unless the store is an approval.Inbox
+		{"InboxRace", testInboxRace},   // likewise
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -46,6 +46,9 @@ type Options struct {
 	TurnTTL time.Duration
 	// ListLimit caps how many approvals ListPending returns. Default 1000.
 	ListLimit int
+	// MaxConversations bounds the conversations kept (default 10000):
+	// beyond it, the ones closest to expiring go first.
+	MaxConversations int
 }
 
 // Store is the in-memory approval store.
@@ -55,6 +58,7 @@ type Store struct {
 	retention time.Duration
 	turnTTL   time.Duration
 	listLimit int
+	maxConvs  int
 
 	mu         sync.Mutex
 	closed     bool
@@ -66,6 +70,9 @@ type Store struct {
 	creates    int                  // since the last prune
 	events     map[string]time.Time // chat event key → when it is forgotten
 	deliveries int                  // since the last prune of events
+
+	inbox  map[string]inboxEntry // accepted chat events (inbox.go)
+	owners map[string]time.Time  // inbox owner → its last beat
 
 	audit     []approval.Event // ring of cap AuditCap
 	auditNext int              // where the next event goes
@@ -132,6 +139,10 @@ func New(opts Options) *Store {
 	}
 	if s.listLimit <= 0 {
 		s.listLimit = 1000
+	}
+	s.maxConvs = opts.MaxConversations
+	if s.maxConvs <= 0 {
+		s.maxConvs = 10000
 	}
 	n := opts.AuditCap
 	if n <= 0 {
@@ -583,8 +594,34 @@ func (s *Store) SaveConversation(ctx context.Context, key string, data []byte, t
 		return err
 	}
 	defer s.mu.Unlock()
-	s.convs[key] = conv{data: slices.Clone(data), expires: s.now().Add(ttl)}
+	now := s.now()
+	s.convs[key] = conv{data: slices.Clone(data), expires: now.Add(ttl)}
+	if len(s.convs) > s.maxConvs {
+		s.boundConversations(now)
+	}
 	return nil
+}
+
+// boundConversations drops the expired conversations and, while more than
+// maxConvs remain, the tenth of them closest to expiring, so that the
+// store's memory stays bounded however many threads talk to the bot.
+func (s *Store) boundConversations(now time.Time) {
+	for k, c := range s.convs {
+		if !now.Before(c.expires) {
+			delete(s.convs, k)
+		}
+	}
+	if len(s.convs) <= s.maxConvs {
+		return
+	}
+	keys := make([]string, 0, len(s.convs))
+	for k := range s.convs {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int { return s.convs[a].expires.Compare(s.convs[b].expires) })
+	for _, k := range keys[:len(keys)-s.maxConvs*9/10] {
+		delete(s.convs, k)
+	}
 }
 
 // FirstDelivery records eventID until ttl from now (the store's clock) and

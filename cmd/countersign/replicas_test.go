@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/countersign/countersign/adapters/slack"
 	"github.com/countersign/countersign/adapters/slack/slacktest"
 	"github.com/countersign/countersign/agent/agenttest"
@@ -268,6 +270,7 @@ bot:
     require_second_person: true
   sweep_interval: 250ms
   shutdown_grace: 10s
+  inbox_lease: 2s
 tools:
   execute_command:
     allow_root: true # run as root, commands would run as nobody, who may not enter the test's folders
@@ -709,6 +712,69 @@ func TestReplicas(t *testing.T) {
 			pending, recovered.Round(100*time.Millisecond), latest.Round(10*time.Millisecond), pending+1))
 	})
 
+	t.Run("kill -9 with queued messages", func(t *testing.T) {
+		// 120 !run messages acknowledged to Slack by A and not finished
+		// when A is killed: B tells every sender, none is lost silently,
+		// none is run again blind.
+		const queued = 120
+		const command = "sleep 33.25"
+		e := newReplicaEnv(t, bin, redis, 6, 5*time.Minute)
+		a, b := e.start("A"), e.start("B")
+		for range queued {
+			e.toward(a)
+			e.fake.MentionOnce(alice, slackChannel, "", "!run "+command)
+		}
+		e.fake.Wait(t, "every message acknowledged", func() bool {
+			envs := e.fake.Envelopes()
+			acked := 0
+			for _, env := range envs {
+				if !env.AckedAt.IsZero() {
+					acked++
+				}
+			}
+			return acked == len(envs)
+		})
+		rc := goredis.NewClient(mustRedisOptions(t, e.redis.url(e.db)))
+		t.Cleanup(func() { _ = rc.Close() })
+		e.fake.Wait(t, "the acknowledged messages in the inbox", func() bool {
+			n, err := rc.HLen(t.Context(), "cs:{inbox}:e").Result()
+			return err == nil && n == queued
+		})
+		if err := a.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		killed := time.Now()
+		<-a.done
+		told := func() int {
+			n := 0
+			for _, x := range e.fake.Ephemerals(alice.ID) {
+				if strings.Contains(x.Text, "I stopped") && strings.Contains(x.Text, command) {
+					n++
+				}
+			}
+			return n
+		}
+		for told() < queued && time.Since(killed) < 60*time.Second {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if told() < queued {
+			n, _ := rc.HLen(t.Context(), "cs:{inbox}:e").Result()
+			t.Fatalf("after 60s alice was told of %d of %d messages; %d left in the inbox; B's log ends:\n%s", told(), queued, n, lastLines(b.stderr(), 30))
+		}
+		took := time.Since(killed)
+		orphans := killCommands(command)
+		if n := told(); n != queued {
+			t.Errorf("alice was told of %d messages, want %d", n, queued)
+		}
+		for _, m := range e.fake.Messages(slackChannel) {
+			if strings.Contains(m.Text, "exit 0") && strings.Contains(m.Text, command) {
+				t.Errorf("a message of the killed replica was run again: %q", m.Text)
+			}
+		}
+		figures.set(t, "kill -9 with queued messages", fmt.Sprintf("%d !run messages acknowledged and not finished; %d senders told by B within %s of the kill (inbox_lease 2s); lost silently %d; run again 0; commands of A still running after the kill %d (killed by the test)",
+			queued, told(), took.Round(100*time.Millisecond), queued-told(), orphans))
+	})
+
 	t.Run("Redis restarted, then unreachable; SIGTERM and start", func(t *testing.T) {
 		e := newReplicaEnv(t, bin, redis, 4, 5*time.Minute)
 		a, b := e.start("A"), e.start("B")
@@ -805,4 +871,41 @@ func killGroup(file string) {
 	if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 1 {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}
+}
+
+// mustRedisOptions parses a Redis URL.
+func mustRedisOptions(t *testing.T, url string) *goredis.Options {
+	t.Helper()
+	opt, err := goredis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return opt
+}
+
+// killCommands kills the processes whose command line holds command (a
+// killed replica's commands, when nothing killed them with it) and says
+// how many there were.
+func killCommands(command string) int {
+	want := strings.ReplaceAll(command, " ", "\x00")
+	ents, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && (strings.Contains(string(b), want) || strings.Contains(string(b), command)) {
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func lastLines(s string, n int) string {
+	l := strings.Split(s, "\n")
+	return strings.Join(l[max(0, len(l)-n):], "\n")
 }

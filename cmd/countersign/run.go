@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/adapters/terminal"
@@ -107,10 +108,17 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 	if a.cfg.Ops.Listen != "" {
 		opsrv, ads = a.meter(ads, &deps)
 	}
+	if cfg.Bot.ShutdownGrace == 0 && a.model != nil {
+		// The grace covers a model call in flight: its own limit and a
+		// little more for the reply (bot.DefaultShutdown covers the default).
+		cfg.Bot.ShutdownGrace = max(bot.DefaultShutdown, cfg.LLM.TotalTimeout+15*time.Second)
+	}
 	b, err := bot.New(cfg.Bot, ads, cfg.Agent, deps)
 	if err != nil {
 		return err
 	}
+	stopRuns := func() { b.Abandon(3 * time.Second) }
+	abandon.Store(&stopRuns)
 	names := make([]string, len(ads))
 	for i, ad := range ads {
 		names[i] = ad.Name()

@@ -18,6 +18,11 @@ import (
 // Ctrl-C quits at once.
 var leaving atomic.Bool
 
+// abandon, once the bot is built, stops the calls running in it before a
+// forced quit exits: their process groups are killed and they are recorded
+// as stopped, instead of running on as orphans.
+var abandon atomic.Pointer[func()]
+
 // interruptible returns a context cancelled at the first SIGINT or
 // SIGTERM, after saying what the shutdown waits for; the next one (or the
 // first, once the terminal is leaving) ends the process at once. stop
@@ -40,7 +45,10 @@ func interruptible(stderr io.Writer) (ctx context.Context, stop func()) {
 				cancel()
 				continue
 			}
-			fmt.Fprintln(stderr, "countersign: quitting now; work in flight is abandoned")
+			fmt.Fprintln(stderr, "countersign: quitting now; running commands are killed and recorded as stopped, other work in flight is abandoned")
+			if f := abandon.Load(); f != nil {
+				(*f)()
+			}
 			os.Exit(130)
 		}
 	}()
