@@ -25,8 +25,8 @@ import (
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools/filetool"
 	"github.com/countersign/countersign/tools/httptool"
-	"github.com/countersign/countersign/tools/redact"
 	"github.com/countersign/countersign/tools/mcptool"
+	"github.com/countersign/countersign/tools/redact"
 	"github.com/countersign/countersign/tools/shelltool"
 	"github.com/countersign/countersign/tools/sqltool"
 )
