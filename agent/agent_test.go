@@ -509,9 +509,9 @@ func TestDirect(t *testing.T) {
 		want     []string // in the reply
 		wantFile string
 	}{
-		{name: "auto runs and shows the output", command: "cat a.txt", want: []string{"exit 0", "alpha"}},
+		{name: "auto runs and shows the output", command: "cat a.txt", want: []string{"exit code 0", "alpha"}},
 		{name: "block says why", command: "rm -rf /", want: []string{"did not run", "blocked"}},
-		{name: "confirm then approve", command: "echo x > out.txt", decide: 1, wantCard: true, want: []string{"exit 0"}, wantFile: "out.txt"},
+		{name: "confirm then approve", command: "echo x > out.txt", decide: 1, wantCard: true, want: []string{"exit code 0"}, wantFile: "out.txt"},
 		{name: "confirm then cancel", command: "echo x > out.txt", decide: -1, wantCard: true, want: []string{"did not run", "cancelled by Bob"}},
 	}
 	for _, tt := range tests {

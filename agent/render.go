@@ -47,25 +47,16 @@ func (a *Agent) render(tool string, args json.RawMessage, r tools.Result) string
 		}
 		return b.String()
 	}
-	status := "ok"
-	if r.Status != tools.StatusOK {
-		status = "failed"
+	// How it ended, in the card's words (tools.Result.Outcome).
+	head := r.Outcome()
+	if head == "" {
+		head = "ok"
+		if r.Status != tools.StatusOK {
+			head = "failed"
+		}
 	}
-	switch {
-	case r.ExitCode != nil:
-		fmt.Fprintf(&b, "exit %d", *r.ExitCode)
-	case r.HTTPStatus != 0:
-		fmt.Fprintf(&b, "HTTP %d", r.HTTPStatus)
-	default:
-		b.WriteString(status)
-	}
+	b.WriteString(head)
 	fmt.Fprintf(&b, " · %d ms", r.DurationMS)
-	if r.RowsAffected != nil {
-		fmt.Fprintf(&b, " · %d rows affected", *r.RowsAffected)
-	}
-	if r.RowCount != nil {
-		fmt.Fprintf(&b, " · %d rows", *r.RowCount)
-	}
 	if r.Error != "" {
 		b.WriteString("\n" + r.Error)
 	}

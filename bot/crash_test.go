@@ -169,7 +169,7 @@ func TestCrashWithQueuedMessages(t *testing.T) {
 	if n := told(); n != crashMessages {
 		t.Errorf("alice was told of %d messages, want %d", n, crashMessages)
 	}
-	if s := flattenAll(p.Fake); strings.Contains(s, "exit 0") {
+	if s := flattenAll(p.Fake); strings.Contains(s, "exit code 0") {
 		t.Errorf("a message of the dead replica was run again blind: %q", s)
 	}
 	if n := len(p.Notices(adaptertest.Alice)); n != crashMessages {
