@@ -26,6 +26,7 @@ import (
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/internal/fifo"
+	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"
 )
 
@@ -39,7 +40,7 @@ type Bot struct {
 	ads   map[string]adapters.Adapter // platform name → its adapter
 	names []string                    // platform names, in the order given
 	agent *agent.Agent
-	store approval.Store
+	store stateStore // the agent has the whole approval.Store
 	tools *tools.Registry
 	model bool // a model is configured
 	log   *slog.Logger
@@ -93,11 +94,26 @@ type inbound struct {
 	acceptedAt time.Time
 }
 
+// Deps are what the bot and its agent share, wired in main. The agent's
+// Sink, Serves and Quiet (agent.Deps) are the bot's own, built from its
+// adapters and its channels' policies, so a caller has no way to set them.
+type Deps struct {
+	// Model is the chat model; nil means only direct commands work.
+	Model  agent.Model
+	Tools  *tools.Registry
+	Policy *risk.Policy
+	Store  approval.Store
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Log receives what never reaches the chat; nil means slog.Default().
+	Log *slog.Logger
+}
+
 // New builds the bot and its agent over one adapter per platform (two
-// adapters with one name are an error). deps.Sink is the bot itself (any
-// value given is replaced) and deps.Serves its platforms; deps.Store,
-// deps.Tools and deps.Log are shared with the agent.
-func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps agent.Deps) (*Bot, error) {
+// adapters with one name are an error). The agent shows everything through
+// the bot (agent.Sink), serves the platforms of ads, and leaves out of the
+// conversation the calls of a quiet channel.
+func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (*Bot, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -148,13 +164,15 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps agent.D
 	if in, ok := deps.Store.(approval.Inbox); ok {
 		b.journal = newJournal(in, "bot-"+newRef()+newRef())
 	}
-	deps.Sink = b
-	deps.Serves = b.serves
-	deps.Quiet = func(c approval.Conversation) bool {
-		q := b.cfg.policy(c.Platform, c.Channel).Quiet
-		return q != nil && *q
-	}
-	ag, err := agent.New(agentCfg, deps)
+	ag, err := agent.New(agentCfg, agent.Deps{
+		Model: deps.Model, Tools: deps.Tools, Policy: deps.Policy, Store: deps.Store, Now: deps.Now, Log: deps.Log,
+		Sink:   b,
+		Serves: b.serves,
+		Quiet: func(c approval.Conversation) bool {
+			q := b.cfg.policy(c.Platform, c.Channel).Quiet
+			return q != nil && *q
+		},
+	})
 	if err != nil {
 		return nil, fmt.Errorf("bot: build agent: %w", err)
 	}

@@ -59,7 +59,7 @@ func crashBot(t *testing.T, prefix string, p adapters.Adapter) *bot.Bot {
 		t.Fatal(err)
 	}
 	cfg := bot.Config{InboxLease: 2 * time.Second, SweepInterval: 200 * time.Millisecond, QueueSize: crashMessages}
-	b, err := bot.New(cfg, []adapters.Adapter{p}, agent.Config{}, agent.Deps{Tools: reg, Policy: pol, Store: store, Log: log})
+	b, err := bot.New(cfg, []adapters.Adapter{p}, agent.Config{}, bot.Deps{Tools: reg, Policy: pol, Store: store, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
