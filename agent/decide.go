@@ -81,7 +81,7 @@ func (a *Agent) Decide(ctx context.Context, id string, by approval.User, approve
 			return approval.DecideResult{Approval: rec, Won: true}, fmt.Errorf("approval %s: %w", id, ErrNotStarted)
 		}
 	}
-	rec = a.carryOut(ctx, rec)
+	rec = a.carryOut(ctx, rec, nil)
 	if rec.State == approval.Approved {
 		// Approved, but the claim failed: nothing ran (see recover).
 		return approval.DecideResult{Approval: rec, Won: true}, fmt.Errorf("approval %s: %w", id, ErrNotStarted)
@@ -120,8 +120,10 @@ func (a *Agent) reask(ctx context.Context, id string, by approval.User) (approva
 
 // carryOut carries a decision this agent won through: the card shows it, an
 // approved call runs, and the turn learns of it, resuming when this was its
-// last pending call. It returns the record as it ends up.
-func (a *Agent) carryOut(ctx context.Context, rec *approval.Approval) *approval.Approval {
+// last pending call. It returns the record as it ends up. h is the
+// caller's hold on the turn's conversation: a turn's own (post, a card
+// that could not be posted), or nil (a click, a sweep).
+func (a *Agent) carryOut(ctx context.Context, rec *approval.Approval, h *hold) *approval.Approval {
 	if rec.State != approval.Approved {
 		a.updateCard(ctx, rec, nil)
 	} else {
@@ -142,7 +144,7 @@ func (a *Agent) carryOut(ctx context.Context, rec *approval.Approval) *approval.
 	// until another replica swept, or never with one replica.
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tellTimeout)
 	defer cancel()
-	if err := a.resolve(tctx, rec); err != nil {
+	if err := a.resolve(tctx, rec, h); err != nil {
 		a.log.ErrorContext(ctx, "telling a turn of a decision", append(logAttrs(rec), "error", err)...)
 	}
 	return rec

@@ -85,12 +85,12 @@ func codeBlock(b *strings.Builder, s string) {
 
 // replyResult replies the rendered result r; when the reply shows r's
 // output cut and the sink can carry the whole of it (FullReplier), the
-// whole output goes with it.
-func (a *Agent) replyResult(ctx context.Context, conv approval.Conversation, text string, r tools.Result) error {
+// whole output goes with it; otherwise the reply goes to out.
+func (a *Agent) replyResult(ctx context.Context, out Replier, conv approval.Conversation, text string, r tools.Result) error {
 	fr, ok := a.sink.(FullReplier)
 	full := r.Output()
 	if !ok || len(strings.TrimRight(full, "\n")) <= renderBytes {
-		return a.reply(ctx, conv, text)
+		return a.reply(ctx, out, conv, text)
 	}
 	if err := fr.ReplyFull(ctx, conv, text, full); err != nil {
 		return fmt.Errorf("reply in %s: %w", conv.Key(), err)

@@ -397,8 +397,9 @@ func (b *Bot) repeat(in inbound, where string) {
 		"if you see no answer to it, send it again.")
 }
 
-// message handles one message: a direct command or a turn of the agent.
-func (b *Bot) message(ctx context.Context, in inbound) {
+// message handles one message: a direct command or a turn of the agent;
+// w is the turn's working indicator (nil for a command).
+func (b *Bot) message(ctx context.Context, in inbound, w *working) {
 	first, err := b.firstDelivery(b.work, in)
 	if err != nil {
 		// Fail closed: running a message twice can start a second turn and
@@ -417,17 +418,18 @@ func (b *Bot) message(ctx context.Context, in inbound) {
 		b.command(ctx, in, conv, user, text)
 		return
 	}
-	if err := b.agent.Handle(ctx, conv, user, text); err != nil {
+	out := turnReplies{b, w}
+	if err := b.agent.HandleReplying(ctx, conv, user, text, out); err != nil {
 		switch {
 		case ctx.Err() != nil && b.work.Err() == nil:
 			// Stopped by !cancel, which said so; the turn's working line,
 			// when it is up, says it too.
-			b.answered(ctx, conv, "Cancelled, as "+agent.CancelledBy(ctx)+" asked.")
+			b.answered(conv, w, "Cancelled, as "+agent.CancelledBy(ctx)+" asked.")
 		case ctx.Err() != nil:
-			b.say(ctx, conv, "I am shutting down, so I stopped working on \""+oneLine(text, 60)+"\" before it was done; "+
+			b.sayTo(ctx, out, conv, "I am shutting down, so I stopped working on \""+oneLine(text, 60)+"\" before it was done; "+
 				"send it again once I am back.")
 		default:
-			b.fail(ctx, conv, "I could not finish answering that", err)
+			b.failTo(ctx, out, conv, "I could not finish answering that", err)
 		}
 	}
 }
@@ -473,7 +475,12 @@ func (b *Bot) notifyErr(in inbound, text string) error {
 
 // say posts text into a conversation.
 func (b *Bot) say(ctx context.Context, conv approval.Conversation, text string) {
-	if err := b.Reply(ctx, conv, text); err != nil {
+	b.sayTo(ctx, b, conv, text)
+}
+
+// sayTo is say through out (a turn's replies).
+func (b *Bot) sayTo(ctx context.Context, out agent.Replier, conv approval.Conversation, text string) {
+	if err := out.Reply(ctx, conv, text); err != nil {
 		b.log.Error("post a message", "err", err, "conversation", conv.Key())
 	}
 }
@@ -481,9 +488,14 @@ func (b *Bot) say(ctx context.Context, conv approval.Conversation, text string) 
 // fail logs err under a new reference and tells the conversation a safe
 // sentence with that reference.
 func (b *Bot) fail(ctx context.Context, conv approval.Conversation, what string, err error) {
+	b.failTo(ctx, b, conv, what, err)
+}
+
+// failTo is fail through out (a turn's replies).
+func (b *Bot) failTo(ctx context.Context, out agent.Replier, conv approval.Conversation, what string, err error) {
 	ref := newRef()
 	b.log.Error(what, "err", err, "ref", ref, "conversation", conv.Key())
-	b.say(ctx, conv, what+"; the details are in the log (ref "+ref+").")
+	b.sayTo(ctx, out, conv, what+"; the details are in the log (ref "+ref+").")
 }
 
 // failPrivate is fail for a notice only the sender of in sees.

@@ -94,7 +94,7 @@ func (b *Bot) drain(key string, q *queue, command bool) {
 			defer b.inflight.Done()
 			defer close(done)
 			if leave, ok := b.enter(b.commandGate, e); ok {
-				b.safely(e, func() { b.message(b.work, e) })
+				b.safely(e, func() { b.message(b.work, e, nil) })
 				leave()
 			}
 			b.done(e)
@@ -132,7 +132,7 @@ func (b *Bot) enter(g *fifo.Gate, e inbound) (leave func(), ok bool) {
 func (b *Bot) turn(e inbound) {
 	ctx, cancel := context.WithCancelCause(b.work)
 	defer cancel(nil)
-	ctx, end := b.turnStarted(ctx, b.conv(e), cancel)
+	w, end := b.turnStarted(b.conv(e), cancel)
 	defer end()
-	b.message(ctx, e)
+	b.message(ctx, e, w)
 }
