@@ -397,43 +397,6 @@ func (b *Bot) repeat(in inbound, where string) {
 		"if you see no answer to it, send it again.")
 }
 
-// message handles one message: a direct command or a turn of the agent;
-// w is the turn's working indicator (nil for a command).
-func (b *Bot) message(ctx context.Context, in inbound, w *working) {
-	first, err := b.firstDelivery(b.work, in)
-	if err != nil {
-		// Fail closed: running a message twice can start a second turn and
-		// a second card for the same operation; not running it is told.
-		b.failPrivate(in, "I could not check whether this message was already being handled, so I did not act on it; if no answer follows, send it again", err)
-		return
-	}
-	if !first {
-		b.repeat(in, "another replica")
-		return
-	}
-	text := strings.TrimSpace(in.Text)
-	conv := b.conv(in)
-	user := approval.User{ID: in.User.ID, Name: in.User.Display()}
-	if strings.HasPrefix(text, "!") {
-		b.command(ctx, in, conv, user, text)
-		return
-	}
-	out := turnReplies{b, w}
-	if err := b.agent.HandleReplying(ctx, conv, user, text, out); err != nil {
-		switch {
-		case ctx.Err() != nil && b.work.Err() == nil:
-			// Stopped by !cancel, which said so; the turn's working line,
-			// when it is up, says it too.
-			b.answered(conv, w, "Cancelled, as "+agent.CancelledBy(ctx)+" asked.")
-		case ctx.Err() != nil:
-			b.sayTo(ctx, out, conv, "I am shutting down, so I stopped working on \""+oneLine(text, 60)+"\" before it was done; "+
-				"send it again once I am back.")
-		default:
-			b.failTo(ctx, out, conv, "I could not finish answering that", err)
-		}
-	}
-}
-
 func (b *Bot) conv(in inbound) approval.Conversation {
 	return approval.Conversation{Platform: in.platform, Channel: in.Place.Channel, Thread: in.Place.Thread}
 }
