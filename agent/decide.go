@@ -15,11 +15,14 @@ import (
 // happens; a click, or the sweeper's expiry, enters at Decide:
 //
 //	Decide     the person's decision (the bot has checked they may make it)
-//	reask      approve only: the blast radius again; changed → the card asks again
-//	store      Decide: pending → approved | cancelled | expired, exactly once
+//	reask      approve only: the blast radius again (bind.go, preview.go);
+//	           changed → the card asks again
+//	store      Decide: pending → approved | cancelled | expired, exactly once;
+//	           the click is audited (audit.go)
 //	carryOut   the winner carries it through:
 //	execute      store Claim: approved → running, exactly once
-//	runApproved  the tool runs the stored call (Stop can cut it short, stop.go)
+//	runApproved  the tool runs the stored call (run.go; Stop can cut it
+//	             short, stop.go); the run is audited (audit.go)
 //	finish       store Finish: running → done | failed; the card shows it
 //	resolve    the turn learns the result and resumes on its last decision
 //	           (suspend.go), on whichever replica recorded it
