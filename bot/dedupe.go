@@ -9,9 +9,9 @@ import (
 
 // firstDelivery asks the store whether any replica has had e before
 // (approval.Deduper, part of every store); an event without an id is
-// always a first. The id the store keeps names the
-// platform, "slack:Ev0123", so platforms never collide. An error means the
-// store could not tell; the caller chooses what to do.
+// always a first. The id the store keeps names the platform,
+// "slack:Ev0123", so platforms never collide. An error means the store
+// could not tell; the caller chooses what to do.
 func (b *Bot) firstDelivery(ctx context.Context, e inbound) (bool, error) {
 	if e.ID == "" {
 		return true, nil
