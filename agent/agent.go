@@ -22,14 +22,20 @@ import (
 // Sink is where the agent shows things to people. The bot implements it on
 // top of a chat adapter. Calls may come from any goroutine.
 type Sink interface {
-	// Reply posts text into the conversation (the model's answer, a notice).
-	Reply(ctx context.Context, conv approval.Conversation, text string) error
+	Replier
 	// PostCard posts the approval card of a new pending approval and returns
 	// the platform's reference to it, so it can be updated in place.
 	PostCard(ctx context.Context, a *approval.Approval) (ref string, err error)
 	// UpdateCard redraws a card after a state change: decided, running (with
 	// progress when p is not nil), done, failed, expired.
 	UpdateCard(ctx context.Context, a *approval.Approval, p *tools.Progress) error
+}
+
+// Replier is where words go. A Sink is one; HandleReplying takes another
+// for the words of one turn.
+type Replier interface {
+	// Reply posts text into the conversation (the model's answer, a notice).
+	Reply(ctx context.Context, conv approval.Conversation, text string) error
 }
 
 // FullReplier is an optional Sink capability: a reply that shows a run's
@@ -298,22 +304,32 @@ func (k *keyedMutex) lock(key string) (unlock func()) {
 	}
 }
 
-// heldKey marks a context whose goroutine holds the conversation lock of
-// the key it carries (Handle), so that a turn resumed from inside it (a
-// card that could not be posted cancels its approval at once) does not
-// wait for itself.
-type heldKey struct{}
+// hold is a turn's hold on its conversation, handed from Handle down
+// through the turn's functions to a turn resumed from inside it (a card
+// that could not be posted cancels its approval at once; a decision made
+// before the turn was saved resolves it): the goroutine holds the lock of
+// conversation key, so that resume does not wait for itself, and the
+// turn's words go to out. A nil *hold holds nothing; words go to the Sink.
+type hold struct {
+	key string
+	out Replier
+}
 
-func holding(ctx context.Context, key string) context.Context {
-	return context.WithValue(ctx, heldKey{}, key)
+// out is where the words of the turn h holds go: h's own, or the Sink's.
+func (a *Agent) out(h *hold) Replier {
+	if h == nil {
+		return a.sink
+	}
+	return h.out
 }
 
 // lockConversation serialises work on one conversation in this process,
-// unless ctx says this goroutine already holds its lock.
-func (a *Agent) lockConversation(ctx context.Context, key string) (context.Context, func()) {
-	if held, _ := ctx.Value(heldKey{}).(string); held == key {
-		return ctx, func() {}
+// unless h already holds its lock. It returns the hold of the conversation
+// and its unlock.
+func (a *Agent) lockConversation(h *hold, key string) (*hold, func()) {
+	if h != nil && h.key == key {
+		return h, func() {}
 	}
 	unlock := a.convs.lock(key)
-	return holding(ctx, key), unlock
+	return &hold{key: key, out: a.sink}, unlock
 }

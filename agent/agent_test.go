@@ -394,7 +394,7 @@ func TestRoundTripCap(t *testing.T) {
 	if len(r) != 1 || !strings.Contains(r[0], "stopped after 3 steps") {
 		t.Fatalf("replies = %q, want the cap explained", r)
 	}
-	if !strings.Contains(r[0], "The last calls:\n• `ls` exit 0") {
+	if !strings.Contains(r[0], "The last calls:\n• `ls` exit code 0") {
 		t.Errorf("reply %q does not sum up the calls the model did not see", r[0])
 	}
 	// Calls without ids got unique ones, each answered once.
@@ -509,9 +509,9 @@ func TestDirect(t *testing.T) {
 		want     []string // in the reply
 		wantFile string
 	}{
-		{name: "auto runs and shows the output", command: "cat a.txt", want: []string{"exit 0", "alpha"}},
+		{name: "auto runs and shows the output", command: "cat a.txt", want: []string{"exit code 0", "alpha"}},
 		{name: "block says why", command: "rm -rf /", want: []string{"did not run", "blocked"}},
-		{name: "confirm then approve", command: "echo x > out.txt", decide: 1, wantCard: true, want: []string{"exit 0"}, wantFile: "out.txt"},
+		{name: "confirm then approve", command: "echo x > out.txt", decide: 1, wantCard: true, want: []string{"exit code 0"}, wantFile: "out.txt"},
 		{name: "confirm then cancel", command: "echo x > out.txt", decide: -1, wantCard: true, want: []string{"did not run", "cancelled by Bob"}},
 	}
 	for _, tt := range tests {
@@ -858,9 +858,9 @@ func TestCallsAreShown(t *testing.T) {
 			t.Fatalf("replies = %q, want the calls, then the answer", r)
 		}
 		for _, want := range []string{
-			"▸ `ls` exit 0", "ran without a card: read-only",
+			"▸ `ls` exit code 0", "ran without a card: read-only",
 			"▸ `rm -rf /` did not run: blocked by policy",
-			"▸ `touch made.txt` exit 0", "ran without a card: the model said low risk",
+			"▸ `touch made.txt` exit code 0", "ran without a card: the model said low risk",
 			"▸ execute_command: did not run (",
 		} {
 			if !strings.Contains(r[0], want) {

@@ -15,11 +15,14 @@ import (
 // happens; a click, or the sweeper's expiry, enters at Decide:
 //
 //	Decide     the person's decision (the bot has checked they may make it)
-//	reask      approve only: the blast radius again; changed → the card asks again
-//	store      Decide: pending → approved | cancelled | expired, exactly once
+//	reask      approve only: the blast radius again (bind.go, preview.go);
+//	           changed → the card asks again
+//	store      Decide: pending → approved | cancelled | expired, exactly once;
+//	           the click is audited (audit.go)
 //	carryOut   the winner carries it through:
 //	execute      store Claim: approved → running, exactly once
-//	runApproved  the tool runs the stored call (Stop can cut it short, stop.go)
+//	runApproved  the tool runs the stored call (run.go; Stop can cut it
+//	             short, stop.go); the run is audited (audit.go)
 //	finish       store Finish: running → done | failed; the card shows it
 //	resolve    the turn learns the result and resumes on its last decision
 //	           (suspend.go), on whichever replica recorded it
@@ -81,7 +84,7 @@ func (a *Agent) Decide(ctx context.Context, id string, by approval.User, approve
 			return approval.DecideResult{Approval: rec, Won: true}, fmt.Errorf("approval %s: %w", id, ErrNotStarted)
 		}
 	}
-	rec = a.carryOut(ctx, rec)
+	rec = a.carryOut(ctx, rec, nil)
 	if rec.State == approval.Approved {
 		// Approved, but the claim failed: nothing ran (see recover).
 		return approval.DecideResult{Approval: rec, Won: true}, fmt.Errorf("approval %s: %w", id, ErrNotStarted)
@@ -120,8 +123,10 @@ func (a *Agent) reask(ctx context.Context, id string, by approval.User) (approva
 
 // carryOut carries a decision this agent won through: the card shows it, an
 // approved call runs, and the turn learns of it, resuming when this was its
-// last pending call. It returns the record as it ends up.
-func (a *Agent) carryOut(ctx context.Context, rec *approval.Approval) *approval.Approval {
+// last pending call. It returns the record as it ends up. h is the
+// caller's hold on the turn's conversation: a turn's own (post, a card
+// that could not be posted), or nil (a click, a sweep).
+func (a *Agent) carryOut(ctx context.Context, rec *approval.Approval, h *hold) *approval.Approval {
 	if rec.State != approval.Approved {
 		a.updateCard(ctx, rec, nil)
 	} else {
@@ -142,7 +147,7 @@ func (a *Agent) carryOut(ctx context.Context, rec *approval.Approval) *approval.
 	// until another replica swept, or never with one replica.
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tellTimeout)
 	defer cancel()
-	if err := a.resolve(tctx, rec); err != nil {
+	if err := a.resolve(tctx, rec, h); err != nil {
 		a.log.ErrorContext(ctx, "telling a turn of a decision", append(logAttrs(rec), "error", err)...)
 	}
 	return rec

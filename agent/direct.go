@@ -19,8 +19,8 @@ func (a *Agent) Direct(ctx context.Context, conv approval.Conversation, user app
 	turnID := approval.NewID()
 	cs := a.admit(ctx, conv, user, tc, turnID, "")
 	if cs.approval == nil {
-		return a.replyResult(ctx, conv, a.withWhy(cs), *cs.Result)
+		return a.replyResult(ctx, a.sink, conv, a.withWhy(cs), *cs.Result)
 	}
 	st := turnState{Kind: kindDirect, Requester: user, Calls: []callState{cs}}
-	return a.suspend(ctx, conv, turnID, st, []*approval.Approval{cs.approval})
+	return a.suspend(ctx, nil, conv, turnID, st, []*approval.Approval{cs.approval})
 }

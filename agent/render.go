@@ -47,25 +47,16 @@ func (a *Agent) render(tool string, args json.RawMessage, r tools.Result) string
 		}
 		return b.String()
 	}
-	status := "ok"
-	if r.Status != tools.StatusOK {
-		status = "failed"
+	// How it ended, in the card's words (tools.Result.Outcome).
+	head := r.Outcome()
+	if head == "" {
+		head = "ok"
+		if r.Status != tools.StatusOK {
+			head = "failed"
+		}
 	}
-	switch {
-	case r.ExitCode != nil:
-		fmt.Fprintf(&b, "exit %d", *r.ExitCode)
-	case r.HTTPStatus != 0:
-		fmt.Fprintf(&b, "HTTP %d", r.HTTPStatus)
-	default:
-		b.WriteString(status)
-	}
+	b.WriteString(head)
 	fmt.Fprintf(&b, " · %d ms", r.DurationMS)
-	if r.RowsAffected != nil {
-		fmt.Fprintf(&b, " · %d rows affected", *r.RowsAffected)
-	}
-	if r.RowCount != nil {
-		fmt.Fprintf(&b, " · %d rows", *r.RowCount)
-	}
 	if r.Error != "" {
 		b.WriteString("\n" + r.Error)
 	}
@@ -94,12 +85,12 @@ func codeBlock(b *strings.Builder, s string) {
 
 // replyResult replies the rendered result r; when the reply shows r's
 // output cut and the sink can carry the whole of it (FullReplier), the
-// whole output goes with it.
-func (a *Agent) replyResult(ctx context.Context, conv approval.Conversation, text string, r tools.Result) error {
+// whole output goes with it; otherwise the reply goes to out.
+func (a *Agent) replyResult(ctx context.Context, out Replier, conv approval.Conversation, text string, r tools.Result) error {
 	fr, ok := a.sink.(FullReplier)
 	full := r.Output()
 	if !ok || len(strings.TrimRight(full, "\n")) <= renderBytes {
-		return a.reply(ctx, conv, text)
+		return a.reply(ctx, out, conv, text)
 	}
 	if err := fr.ReplyFull(ctx, conv, text, full); err != nil {
 		return fmt.Errorf("reply in %s: %w", conv.Key(), err)

@@ -27,7 +27,7 @@ func TestRender(t *testing.T) {
 			name: "shell output",
 			tool: "execute_command", args: `{"command":"df -h"}`,
 			res:  tools.Result{Status: tools.StatusOK, Executed: true, ExitCode: &zero, Stdout: "/dev/sda1 50%\n", DurationMS: 12},
-			want: []string{"`df -h` exit 0 · 12 ms", "```\n/dev/sda1 50%\n```"},
+			want: []string{"`df -h` exit code 0 · 12 ms", "```\n/dev/sda1 50%\n```"},
 		},
 		{
 			name: "sql rows as a table",
@@ -35,7 +35,7 @@ func TestRender(t *testing.T) {
 			res: tools.Result{Status: tools.StatusOK, Executed: true, RowCount: &one,
 				Columns: []tools.Column{{Name: "id", Type: "INT"}, {Name: "name", Type: "VARCHAR"}},
 				Rows:    [][]any{{1, "ann"}, {22, nil}}},
-			want: []string{"· 2 rows", "id | name\n1  | ann \n22 | NULL"},
+			want: []string{"2 rows · ", "id | name\n1  | ann \n22 | NULL"},
 		},
 		{
 			name: "sql write",
@@ -83,6 +83,31 @@ func TestRender(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRenderSaysTheOutcomeOfTheCard: the chat's line for a run says how it
+// ended in the same words as the card (tools.Result.Outcome; the card's
+// side is bot's TestCardSaysTheOutcomeOfTheChat).
+func TestRenderSaysTheOutcomeOfTheCard(t *testing.T) {
+	for _, r := range outcomes() {
+		got := describing(t).render("execute_command", json.RawMessage(`{"command":"true"}`), r)
+		if head, _, _ := strings.Cut(got, "\n"); !strings.Contains(head, r.Outcome()+" · ") {
+			t.Errorf("render = %q, want its first line to say %q", got, r.Outcome())
+		}
+	}
+}
+
+// outcomes are results of every kind of outcome.
+func outcomes() []tools.Result {
+	zero, two := 0, 2
+	var one int64 = 1
+	return []tools.Result{
+		{Status: tools.StatusOK, Executed: true, ExitCode: &zero, DurationMS: 12},
+		{Status: tools.StatusError, Executed: true, ExitCode: &two, Error: "no such file"},
+		{Status: tools.StatusOK, Executed: true, RowsAffected: &one},
+		{Status: tools.StatusOK, Executed: true, RowCount: &two},
+		{Status: tools.StatusOK, Executed: true, HTTPStatus: 200},
 	}
 }
 

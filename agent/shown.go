@@ -52,7 +52,7 @@ func (a *Agent) shownLine(cs callState) string {
 // showCalls posts the compact lines of a turn's calls that did not wait
 // for a card, unless the conversation is quiet. A failure only costs the
 // lines: the model's answer still comes.
-func (a *Agent) showCalls(ctx context.Context, conv approval.Conversation, calls []callState) {
+func (a *Agent) showCalls(ctx context.Context, out Replier, conv approval.Conversation, calls []callState) {
 	if a.quiet(conv) {
 		return
 	}
@@ -65,7 +65,7 @@ func (a *Agent) showCalls(ctx context.Context, conv approval.Conversation, calls
 	if len(lines) == 0 {
 		return
 	}
-	if err := a.sink.Reply(ctx, conv, strings.Join(lines, "\n")); err != nil {
+	if err := out.Reply(ctx, conv, strings.Join(lines, "\n")); err != nil {
 		a.log.WarnContext(ctx, "showing the calls that ran", "conversation", conv.Key(), "error", err)
 	}
 }

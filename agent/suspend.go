@@ -11,12 +11,13 @@ import (
 )
 
 // suspend stores the turn with its pending approvals and posts their
-// cards. From here on any replica can resume the turn.
-func (a *Agent) suspend(ctx context.Context, conv approval.Conversation, turnID string, st turnState, cards []*approval.Approval) error {
+// cards. From here on any replica can resume the turn. h is the caller's
+// hold on conv (a model turn's; nil for a direct command).
+func (a *Agent) suspend(ctx context.Context, h *hold, conv approval.Conversation, turnID string, st turnState, cards []*approval.Approval) error {
 	state, err := json.Marshal(st)
 	if err != nil {
 		a.cancelAll(ctx, cards, "the turn could not be saved")
-		return a.fail(ctx, conv, storeErrorText, fmt.Errorf("encode turn %s: %w", turnID, err))
+		return a.fail(ctx, a.out(h), conv, storeErrorText, fmt.Errorf("encode turn %s: %w", turnID, err))
 	}
 	t := &approval.Turn{ID: turnID, Conversation: conv, State: state, CreatedAt: a.now()}
 	for _, ap := range cards {
@@ -24,10 +25,10 @@ func (a *Agent) suspend(ctx context.Context, conv approval.Conversation, turnID 
 	}
 	if err := a.store.SaveTurn(ctx, t); err != nil {
 		a.cancelAll(ctx, cards, "the turn could not be saved")
-		return a.fail(ctx, conv, storeErrorText, fmt.Errorf("save turn %s: %w", turnID, err))
+		return a.fail(ctx, a.out(h), conv, storeErrorText, fmt.Errorf("save turn %s: %w", turnID, err))
 	}
 	for _, ap := range cards {
-		a.post(ctx, ap)
+		a.post(ctx, h, ap)
 	}
 	// A decision made between Create and SaveTurn (someone quick with
 	// !pending) found no turn to resolve; resolve it here. Resolve is
@@ -39,7 +40,7 @@ func (a *Agent) suspend(ctx context.Context, conv approval.Conversation, turnID 
 			continue
 		}
 		if cur.State.Final() {
-			if err := a.resolve(ctx, cur); err != nil {
+			if err := a.resolve(ctx, cur, h); err != nil {
 				a.log.ErrorContext(ctx, "telling a turn of an early decision", append(logAttrs(cur), "error", err)...)
 			}
 		}
@@ -49,7 +50,8 @@ func (a *Agent) suspend(ctx context.Context, conv approval.Conversation, turnID 
 
 // post posts the card of a new approval and records its reference. An
 // approval whose card cannot be posted is cancelled: nobody could see it.
-func (a *Agent) post(ctx context.Context, ap *approval.Approval) {
+// h is the hold of the turn whose card it is.
+func (a *Agent) post(ctx context.Context, h *hold, ap *approval.Approval) {
 	ref, err := a.sink.PostCard(ctx, ap)
 	if err != nil {
 		a.log.ErrorContext(ctx, "posting an approval card", append(logAttrs(ap), "error", err)...)
@@ -59,7 +61,7 @@ func (a *Agent) post(ctx context.Context, ap *approval.Approval) {
 			return
 		}
 		if dec.Won {
-			a.carryOut(ctx, dec.Approval)
+			a.carryOut(ctx, dec.Approval, h)
 		}
 		return
 	}
@@ -82,8 +84,9 @@ func (a *Agent) cancelAll(ctx context.Context, aps []*approval.Approval, reason 
 // resolve tells the turn that the final rec is decided, resumes it when
 // this was its last pending call, and settles rec in the store. An error
 // means the turn may not have been told; rec then stays unsettled and a
-// later sweep tells it (Resolve is idempotent).
-func (a *Agent) resolve(ctx context.Context, rec *approval.Approval) error {
+// later sweep tells it (Resolve is idempotent). h is the caller's hold on
+// the turn's conversation, if it has one.
+func (a *Agent) resolve(ctx context.Context, rec *approval.Approval, h *hold) error {
 	last := false
 	if rec.TurnID != "" {
 		var err error
@@ -100,7 +103,7 @@ func (a *Agent) resolve(ctx context.Context, rec *approval.Approval) error {
 		a.log.WarnContext(ctx, "settling an approval", append(logAttrs(rec), "error", err)...)
 	}
 	if last {
-		if err := a.resume(ctx, rec.TurnID, rec); err != nil {
+		if err := a.resume(ctx, rec.TurnID, rec, h); err != nil {
 			a.log.ErrorContext(ctx, "resuming a turn", "turn", rec.TurnID, "error", err)
 		}
 	}
@@ -115,8 +118,11 @@ func (a *Agent) resolve(ctx context.Context, rec *approval.Approval) error {
 //
 // last is the approval whose decision completed the turn, as its carrier
 // knows it: its outcome is taken from there, so a run whose outcome the
-// store failed to record still reaches the model as it happened.
-func (a *Agent) resume(ctx context.Context, turnID string, last *approval.Approval) error {
+// store failed to record still reaches the model as it happened. h is the
+// caller's hold on the turn's conversation, if it has one: resuming from
+// inside Handle, it does not wait for its own lock, and the words go where
+// Handle's go.
+func (a *Agent) resume(ctx context.Context, turnID string, last *approval.Approval, h *hold) error {
 	t, err := a.store.GetTurn(ctx, turnID)
 	if errors.Is(err, approval.ErrNotFound) {
 		return nil
@@ -129,7 +135,7 @@ func (a *Agent) resume(ctx context.Context, turnID string, last *approval.Approv
 	}
 	var st turnState
 	if err := json.Unmarshal(t.State, &st); err != nil {
-		return a.fail(ctx, t.Conversation, storeErrorText, fmt.Errorf("decode turn %s: %w", turnID, err))
+		return a.fail(ctx, a.out(h), t.Conversation, storeErrorText, fmt.Errorf("decode turn %s: %w", turnID, err))
 	}
 	for i, c := range st.Calls {
 		if c.Result != nil {
@@ -144,18 +150,18 @@ func (a *Agent) resume(ctx context.Context, turnID string, last *approval.Approv
 		st.Calls[i].Result = &res
 	}
 	if st.Kind == kindDirect {
-		return a.replyResults(ctx, t.Conversation, st.Calls)
+		return a.replyResults(ctx, a.out(h), t.Conversation, st.Calls)
 	}
 	if st.Assistant == nil {
-		return a.fail(ctx, t.Conversation, storeErrorText, fmt.Errorf("turn %s has no assistant message", turnID))
+		return a.fail(ctx, a.out(h), t.Conversation, storeErrorText, fmt.Errorf("turn %s has no assistant message", turnID))
 	}
 	// A message in the same thread may be in a turn right now: wait for
 	// it, or one of the two saves would overwrite the other.
-	ctx, unlock := a.lockConversation(ctx, t.Conversation.Key())
+	h, unlock := a.lockConversation(h, t.Conversation.Key())
 	defer unlock()
 	msgs, err := a.loadConversation(ctx, t.Conversation)
 	if err != nil {
-		return a.fail(ctx, t.Conversation, storeErrorText, err)
+		return a.fail(ctx, h.out, t.Conversation, storeErrorText, err)
 	}
 	msgs = append(msgs, *st.Assistant)
 	msgs = append(msgs, toolMessages(st.Calls)...)
@@ -163,17 +169,17 @@ func (a *Agent) resume(ctx context.Context, turnID string, last *approval.Approv
 		// The model went away (a restart without one): keep the results
 		// and show them as direct results.
 		a.keepConversation(ctx, t.Conversation, msgs)
-		return a.replyResults(ctx, t.Conversation, st.Calls)
+		return a.replyResults(ctx, h.out, t.Conversation, st.Calls)
 	}
-	return a.loop(ctx, t.Conversation, st.Requester, msgs, st.RoundTrips)
+	return a.loop(ctx, h, t.Conversation, st.Requester, msgs, st.RoundTrips)
 }
 
 // replyResults replies the result of each call, in order, the way a direct
-// command shows it.
-func (a *Agent) replyResults(ctx context.Context, conv approval.Conversation, calls []callState) error {
+// command shows it, through out.
+func (a *Agent) replyResults(ctx context.Context, out Replier, conv approval.Conversation, calls []callState) error {
 	var errs []error
 	for _, c := range calls {
-		if err := a.replyResult(ctx, conv, a.render(c.Tool, c.Args, *c.Result), *c.Result); err != nil {
+		if err := a.replyResult(ctx, out, conv, a.render(c.Tool, c.Args, *c.Result), *c.Result); err != nil {
 			errs = append(errs, err)
 		}
 	}

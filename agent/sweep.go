@@ -124,7 +124,7 @@ func (a *Agent) SweepMore(ctx context.Context) (more bool, err error) {
 			go func() {
 				defer carried.Done()
 				defer func() { <-slots }()
-				a.carryOut(ctx, dec.Approval)
+				a.carryOut(ctx, dec.Approval, nil)
 			}()
 		}
 		if len(ids) < sweepBatch || mine == 0 || moved == 0 || ctx.Err() != nil {
@@ -234,7 +234,7 @@ func (a *Agent) recoverOne(ctx context.Context, rec *approval.Approval) error {
 	if !rec.State.Final() {
 		return nil
 	}
-	return a.resolve(ctx, rec)
+	return a.resolve(ctx, rec, nil)
 }
 
 // auditRecovery records what recovery did to a call. Nothing runs, so a

@@ -38,31 +38,40 @@ const (
 // the user as a safe sentence with that reference; Handle then returns nil.
 // An error means the user could not be told at all (the Sink failed).
 func (a *Agent) Handle(ctx context.Context, conv approval.Conversation, user approval.User, text string) error {
+	return a.HandleReplying(ctx, conv, user, text, a.sink)
+}
+
+// HandleReplying is Handle with the turn's words going to out instead of
+// the Sink's Reply (the bot's out puts the first of them in place of the
+// turn's "working on it" line). Cards, and the words of the turn when a
+// decision resumes it later, go through the Sink.
+func (a *Agent) HandleReplying(ctx context.Context, conv approval.Conversation, user approval.User, text string, out Replier) error {
 	a.busy.add()
 	defer a.busy.done()
 	if a.model == nil {
-		return a.reply(ctx, conv, noModelText)
+		return a.reply(ctx, out, conv, noModelText)
 	}
-	ctx, unlock := a.lockConversation(ctx, conv.Key())
+	h := &hold{key: conv.Key(), out: out}
+	unlock := a.convs.lock(h.key)
 	defer unlock()
 	msgs, err := a.loadConversation(ctx, conv)
 	if err != nil {
-		return a.fail(ctx, conv, storeErrorText, err)
+		return a.fail(ctx, out, conv, storeErrorText, err)
 	}
 	msgs = append(msgs, Message{Role: RoleUser, Content: text})
-	return a.loop(ctx, conv, user, msgs, 0)
+	return a.loop(ctx, h, conv, user, msgs, 0)
 }
 
 // loop calls the model until it answers in words, a call needs a person,
 // or the turn has used its round trips. msgs is the conversation so far,
-// ending with what the model has not seen yet.
-func (a *Agent) loop(ctx context.Context, conv approval.Conversation, user approval.User, msgs []Message, trips int) error {
+// ending with what the model has not seen yet. h holds conv's lock.
+func (a *Agent) loop(ctx context.Context, h *hold, conv approval.Conversation, user approval.User, msgs []Message, trips int) error {
 	for {
 		if trips >= a.cfg.MaxRoundTrips {
 			note := fmt.Sprintf(roundTripsText, trips)
 			msgs = append(msgs, Message{Role: RoleAssistant, Content: note})
 			a.keepConversation(ctx, conv, msgs)
-			return a.reply(ctx, conv, note+a.lastResults(msgs[:len(msgs)-1]))
+			return a.reply(ctx, h.out, conv, note+a.lastResults(msgs[:len(msgs)-1]))
 		}
 		req := Request{
 			Messages: append([]Message{{Role: RoleSystem, Content: a.prompt}}, trim(msgs, a.cfg.MaxMessages, a.cfg.MaxBytes)...),
@@ -89,7 +98,7 @@ func (a *Agent) loop(ctx context.Context, conv approval.Conversation, user appro
 				text = "The language model cannot be used as configured (reference %s): " +
 					strings.ReplaceAll(me.Fix(), "%", "%%") + ". Direct commands such as `!run` and `!sql` still work."
 			}
-			return a.fail(ctx, conv, text, fmt.Errorf("model call %d of the turn: %w", trips, err))
+			return a.fail(ctx, h.out, conv, text, fmt.Errorf("model call %d of the turn: %w", trips, err))
 		}
 		msg := resp.Message
 		msg.Role = RoleAssistant
@@ -100,7 +109,7 @@ func (a *Agent) loop(ctx context.Context, conv approval.Conversation, user appro
 			}
 			msgs = append(msgs, msg)
 			a.keepConversation(ctx, conv, msgs)
-			return a.reply(ctx, conv, strings.TrimSpace(msg.Content))
+			return a.reply(ctx, h.out, conv, strings.TrimSpace(msg.Content))
 		}
 		msg.ToolCalls = uniqueIDs(msg.ToolCalls)
 
@@ -116,7 +125,7 @@ func (a *Agent) loop(ctx context.Context, conv approval.Conversation, user appro
 			}
 		}
 		msg.ToolCalls = historyCalls(msg.ToolCalls)
-		a.showCalls(ctx, conv, calls)
+		a.showCalls(ctx, h.out, conv, calls)
 		if len(cards) == 0 {
 			msgs = append(msgs, msg)
 			msgs = append(msgs, toolMessages(calls)...)
@@ -126,10 +135,10 @@ func (a *Agent) loop(ctx context.Context, conv approval.Conversation, user appro
 		// assistant message waits in the turn with its calls.
 		if err := a.saveConversation(ctx, conv, msgs); err != nil {
 			a.cancelAll(ctx, cards, "the conversation could not be saved")
-			return a.fail(ctx, conv, storeErrorText, err)
+			return a.fail(ctx, h.out, conv, storeErrorText, err)
 		}
 		st := turnState{Kind: kindModel, Requester: user, Assistant: &msg, Calls: calls, RoundTrips: trips}
-		return a.suspend(ctx, conv, turnID, st, cards)
+		return a.suspend(ctx, h, conv, turnID, st, cards)
 	}
 }
 
@@ -206,9 +215,9 @@ func (a *Agent) keepConversation(ctx context.Context, conv approval.Conversation
 	}
 }
 
-// reply posts text into the conversation.
-func (a *Agent) reply(ctx context.Context, conv approval.Conversation, text string) error {
-	if err := a.sink.Reply(ctx, conv, text); err != nil {
+// reply posts text into the conversation through out.
+func (a *Agent) reply(ctx context.Context, out Replier, conv approval.Conversation, text string) error {
+	if err := out.Reply(ctx, conv, text); err != nil {
 		return fmt.Errorf("reply in %s: %w", conv.Key(), err)
 	}
 	return nil
@@ -219,10 +228,10 @@ func (a *Agent) reply(ctx context.Context, conv approval.Conversation, text stri
 // been told, the failure is handled: fail returns nil, so the caller does
 // not say it a second time. It returns an error only when the sentence
 // could not be posted either.
-func (a *Agent) fail(ctx context.Context, conv approval.Conversation, format string, err error) error {
+func (a *Agent) fail(ctx context.Context, out Replier, conv approval.Conversation, format string, err error) error {
 	ref := randomHex(4)
 	a.log.ErrorContext(ctx, "turn failed", "ref", ref, "conversation", conv.Key(), "error", err)
-	if rerr := a.reply(ctx, conv, fmt.Sprintf(format, ref)); rerr != nil {
+	if rerr := a.reply(ctx, out, conv, fmt.Sprintf(format, ref)); rerr != nil {
 		return errors.Join(err, rerr)
 	}
 	return nil

@@ -26,6 +26,7 @@ import (
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/internal/fifo"
+	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"
 )
 
@@ -39,7 +40,7 @@ type Bot struct {
 	ads   map[string]adapters.Adapter // platform name → its adapter
 	names []string                    // platform names, in the order given
 	agent *agent.Agent
-	store approval.Store
+	store stateStore // the agent has the whole approval.Store
 	tools *tools.Registry
 	model bool // a model is configured
 	log   *slog.Logger
@@ -93,11 +94,26 @@ type inbound struct {
 	acceptedAt time.Time
 }
 
+// Deps are what the bot and its agent share, wired in main. The agent's
+// Sink, Serves and Quiet (agent.Deps) are the bot's own, built from its
+// adapters and its channels' policies, so a caller has no way to set them.
+type Deps struct {
+	// Model is the chat model; nil means only direct commands work.
+	Model  agent.Model
+	Tools  *tools.Registry
+	Policy *risk.Policy
+	Store  approval.Store
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Log receives what never reaches the chat; nil means slog.Default().
+	Log *slog.Logger
+}
+
 // New builds the bot and its agent over one adapter per platform (two
-// adapters with one name are an error). deps.Sink is the bot itself (any
-// value given is replaced) and deps.Serves its platforms; deps.Store,
-// deps.Tools and deps.Log are shared with the agent.
-func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps agent.Deps) (*Bot, error) {
+// adapters with one name are an error). The agent shows everything through
+// the bot (agent.Sink), serves the platforms of ads, and leaves out of the
+// conversation the calls of a quiet channel.
+func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (*Bot, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -148,13 +164,15 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps agent.D
 	if in, ok := deps.Store.(approval.Inbox); ok {
 		b.journal = newJournal(in, "bot-"+newRef()+newRef())
 	}
-	deps.Sink = b
-	deps.Serves = b.serves
-	deps.Quiet = func(c approval.Conversation) bool {
-		q := b.cfg.policy(c.Platform, c.Channel).Quiet
-		return q != nil && *q
-	}
-	ag, err := agent.New(agentCfg, deps)
+	ag, err := agent.New(agentCfg, agent.Deps{
+		Model: deps.Model, Tools: deps.Tools, Policy: deps.Policy, Store: deps.Store, Now: deps.Now, Log: deps.Log,
+		Sink:   b,
+		Serves: b.serves,
+		Quiet: func(c approval.Conversation) bool {
+			q := b.cfg.policy(c.Platform, c.Channel).Quiet
+			return q != nil && *q
+		},
+	})
 	if err != nil {
 		return nil, fmt.Errorf("bot: build agent: %w", err)
 	}
@@ -379,41 +397,6 @@ func (b *Bot) repeat(in inbound, where string) {
 		"if you see no answer to it, send it again.")
 }
 
-// message handles one message: a direct command or a turn of the agent.
-func (b *Bot) message(ctx context.Context, in inbound) {
-	first, err := b.firstDelivery(b.work, in)
-	if err != nil {
-		// Fail closed: running a message twice can start a second turn and
-		// a second card for the same operation; not running it is told.
-		b.failPrivate(in, "I could not check whether this message was already being handled, so I did not act on it; if no answer follows, send it again", err)
-		return
-	}
-	if !first {
-		b.repeat(in, "another replica")
-		return
-	}
-	text := strings.TrimSpace(in.Text)
-	conv := b.conv(in)
-	user := approval.User{ID: in.User.ID, Name: in.User.Display()}
-	if strings.HasPrefix(text, "!") {
-		b.command(ctx, in, conv, user, text)
-		return
-	}
-	if err := b.agent.Handle(ctx, conv, user, text); err != nil {
-		switch {
-		case ctx.Err() != nil && b.work.Err() == nil:
-			// Stopped by !cancel, which said so; the turn's working line,
-			// when it is up, says it too.
-			b.answered(ctx, conv, "Cancelled, as "+agent.CancelledBy(ctx)+" asked.")
-		case ctx.Err() != nil:
-			b.say(ctx, conv, "I am shutting down, so I stopped working on \""+oneLine(text, 60)+"\" before it was done; "+
-				"send it again once I am back.")
-		default:
-			b.fail(ctx, conv, "I could not finish answering that", err)
-		}
-	}
-}
-
 func (b *Bot) conv(in inbound) approval.Conversation {
 	return approval.Conversation{Platform: in.platform, Channel: in.Place.Channel, Thread: in.Place.Thread}
 }
@@ -455,7 +438,12 @@ func (b *Bot) notifyErr(in inbound, text string) error {
 
 // say posts text into a conversation.
 func (b *Bot) say(ctx context.Context, conv approval.Conversation, text string) {
-	if err := b.Reply(ctx, conv, text); err != nil {
+	b.sayTo(ctx, b, conv, text)
+}
+
+// sayTo is say through out (a turn's replies).
+func (b *Bot) sayTo(ctx context.Context, out agent.Replier, conv approval.Conversation, text string) {
+	if err := out.Reply(ctx, conv, text); err != nil {
 		b.log.Error("post a message", "err", err, "conversation", conv.Key())
 	}
 }
@@ -463,9 +451,14 @@ func (b *Bot) say(ctx context.Context, conv approval.Conversation, text string) 
 // fail logs err under a new reference and tells the conversation a safe
 // sentence with that reference.
 func (b *Bot) fail(ctx context.Context, conv approval.Conversation, what string, err error) {
+	b.failTo(ctx, b, conv, what, err)
+}
+
+// failTo is fail through out (a turn's replies).
+func (b *Bot) failTo(ctx context.Context, out agent.Replier, conv approval.Conversation, what string, err error) {
 	ref := newRef()
 	b.log.Error(what, "err", err, "ref", ref, "conversation", conv.Key())
-	b.say(ctx, conv, what+"; the details are in the log (ref "+ref+").")
+	b.sayTo(ctx, out, conv, what+"; the details are in the log (ref "+ref+").")
 }
 
 // failPrivate is fail for a notice only the sender of in sees.

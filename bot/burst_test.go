@@ -110,7 +110,7 @@ func burstBot(b *testing.B, p adapters.Adapter, srv *agenttest.Server) *bot.Bot 
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store := memstore.New(memstore.Options{Logger: log})
-	bt, err := bot.New(bot.Config{QueueSize: 1000}, []adapters.Adapter{p}, agent.Config{}, agent.Deps{Model: model, Tools: reg, Policy: pol, Store: store, Log: log})
+	bt, err := bot.New(bot.Config{QueueSize: 1000}, []adapters.Adapter{p}, agent.Config{}, bot.Deps{Model: model, Tools: reg, Policy: pol, Store: store, Log: log})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -128,23 +128,9 @@ func outcome(a *approval.Approval) string {
 	if r == nil {
 		return word
 	}
-	var parts []string
-	switch {
-	case r.ExitCode != nil:
-		parts = append(parts, "exit code "+strconv.Itoa(*r.ExitCode))
-	case r.RowsAffected != nil:
-		parts = append(parts, plural(int(*r.RowsAffected), "row")+" affected")
-	case r.RowCount != nil:
-		parts = append(parts, plural(*r.RowCount, "row"))
-	case r.HTTPStatus != 0:
-		parts = append(parts, "HTTP "+strconv.Itoa(r.HTTPStatus))
-	}
-	if r.Error != "" {
-		parts = append(parts, r.Error)
-	}
 	s := word
-	if len(parts) > 0 {
-		s += ": " + strings.Join(parts, ", ")
+	if o := r.OutcomeWithError(); o != "" {
+		s += ": " + o // the words the chat uses too (tools.Result.Outcome)
 	}
 	d := time.Duration(r.DurationMS) * time.Millisecond
 	if d == 0 && r.Executed && a.State == approval.Failed && !a.StartedAt.IsZero() && !a.EndedAt.IsZero() {

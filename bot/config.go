@@ -39,8 +39,8 @@ type Config struct {
 	// SweepInterval is how often overdue approvals are expired (default 5s).
 	SweepInterval time.Duration `yaml:"sweep_interval"`
 	// DedupeWindow is how long an event id is remembered to drop a
-	// redelivery (default 10m), in this process and, when the store can
-	// (approval.Deduper, e.g. Redis), across replicas; DedupeSize caps how
+	// redelivery (default 10m), in this process and, through the store
+	// (approval.Deduper), across replicas; DedupeSize caps how
 	// many this process remembers (default 10000).
 	DedupeWindow time.Duration `yaml:"dedupe_window"`
 	DedupeSize   int           `yaml:"dedupe_size"`

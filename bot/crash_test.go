@@ -59,7 +59,7 @@ func crashBot(t *testing.T, prefix string, p adapters.Adapter) *bot.Bot {
 		t.Fatal(err)
 	}
 	cfg := bot.Config{InboxLease: 2 * time.Second, SweepInterval: 200 * time.Millisecond, QueueSize: crashMessages}
-	b, err := bot.New(cfg, []adapters.Adapter{p}, agent.Config{}, agent.Deps{Tools: reg, Policy: pol, Store: store, Log: log})
+	b, err := bot.New(cfg, []adapters.Adapter{p}, agent.Config{}, bot.Deps{Tools: reg, Policy: pol, Store: store, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestCrashWithQueuedMessages(t *testing.T) {
 	if n := told(); n != crashMessages {
 		t.Errorf("alice was told of %d messages, want %d", n, crashMessages)
 	}
-	if s := flattenAll(p.Fake); strings.Contains(s, "exit 0") {
+	if s := flattenAll(p.Fake); strings.Contains(s, "exit code 0") {
 		t.Errorf("a message of the dead replica was run again blind: %q", s)
 	}
 	if n := len(p.Notices(adaptertest.Alice)); n != crashMessages {

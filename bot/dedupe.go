@@ -5,23 +5,20 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/countersign/countersign/approval"
 )
 
-// firstDelivery asks the store whether any replica has had e before, when
-// the store can tell (approval.Deduper); otherwise, and for an event
-// without an id, it reports true. The id the store keeps names the
-// platform, "slack:Ev0123", so platforms never collide. An error means the
-// store could not tell; the caller chooses what to do.
+// firstDelivery asks the store whether any replica has had e before
+// (approval.Deduper, part of every store); an event without an id is
+// always a first. The id the store keeps names the platform,
+// "slack:Ev0123", so platforms never collide. An error means the store
+// could not tell; the caller chooses what to do.
 func (b *Bot) firstDelivery(ctx context.Context, e inbound) (bool, error) {
-	d, ok := b.store.(approval.Deduper)
-	if !ok || e.ID == "" {
+	if e.ID == "" {
 		return true, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	first, err := d.FirstDelivery(ctx, e.platform+":"+e.ID, b.cfg.DedupeWindow)
+	first, err := b.store.FirstDelivery(ctx, e.platform+":"+e.ID, b.cfg.DedupeWindow)
 	if err != nil {
 		return false, fmt.Errorf("check event %s for redelivery: %w", e.ID, err)
 	}
@@ -34,7 +31,7 @@ func (b *Bot) firstDelivery(ctx context.Context, e inbound) (bool, error) {
 //
 // It dedupes within one process, as a fast first check. Replicas behind
 // one Slack app can each receive a retry of the same event, so the bot then
-// asks the shared store (firstDelivery) when it is an approval.Deduper.
+// asks the shared store too (firstDelivery).
 type dedupe struct {
 	mu     sync.Mutex
 	max    int

@@ -176,7 +176,7 @@ func newWorld(t *testing.T, s setup) *world {
 	if s.botCfg.SweepInterval == 0 {
 		s.botCfg.SweepInterval = 100 * time.Millisecond
 	}
-	w.bot, err = bot.New(s.botCfg, []adapters.Adapter{term}, s.agentCfg, agent.Deps{
+	w.bot, err = bot.New(s.botCfg, []adapters.Adapter{term}, s.agentCfg, bot.Deps{
 		Model: s.model, Tools: reg, Policy: pol, Store: w.store, Now: now, Log: log,
 	})
 	if err != nil {

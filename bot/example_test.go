@@ -33,7 +33,7 @@ func Example() {
 	store := memstore.New(memstore.Options{Logger: log})
 
 	term := terminal.New(os.Stdin, os.Stdout, terminal.Options{})
-	b, err := bot.New(bot.Config{}, []adapters.Adapter{term}, agent.Config{}, agent.Deps{
+	b, err := bot.New(bot.Config{}, []adapters.Adapter{term}, agent.Config{}, bot.Deps{
 		Model: nil, // an llm.Client when OPENAI_API_KEY or OPENAI_BASE_URL is set
 		Tools: reg, Policy: pol, Store: store, Log: log,
 	})

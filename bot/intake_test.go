@@ -123,7 +123,7 @@ func TestHandleDoesNoIO(t *testing.T) {
 			log := slog.New(slog.NewTextHandler(io.Discard, nil))
 			store := memstore.New(memstore.Options{Logger: log})
 			p := newStalledPlatform()
-			b, err := bot.New(bot.Config{QueueSize: 1}, []adapters.Adapter{p}, agent.Config{}, agent.Deps{Tools: reg, Policy: pol, Store: store, Log: log})
+			b, err := bot.New(bot.Config{QueueSize: 1}, []adapters.Adapter{p}, agent.Config{}, bot.Deps{Tools: reg, Policy: pol, Store: store, Log: log})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -139,7 +139,7 @@ func startOnFakeCfg(t *testing.T, cfg bot.Config, files []string, wrap func(appr
 		used = wrap(store)
 	}
 	fake := adaptertest.NewFake("fake")
-	b, err := bot.New(cfg, []adapters.Adapter{fake}, agent.Config{}, agent.Deps{Tools: reg, Policy: pol, Store: used, Log: log})
+	b, err := bot.New(cfg, []adapters.Adapter{fake}, agent.Config{}, bot.Deps{Tools: reg, Policy: pol, Store: used, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,7 +122,7 @@ func startRig(t *testing.T, o rigOptions) *rig {
 		ads = append(ads, f)
 	}
 	r.bot, err = bot.New(bot.Config{SweepInterval: o.sweep}, ads, agent.Config{ApprovalTTL: o.ttl},
-		agent.Deps{Model: model, Tools: reg, Policy: pol, Store: r.store, Log: log})
+		bot.Deps{Model: model, Tools: reg, Policy: pol, Store: r.store, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestTwoProcessesTwoPlatformsOneStore(t *testing.T) {
 				return false
 			})
 			sl.fakes["slack"].Click(t, adaptertest.Bob, place, ref, pend.Buttons[0], "")
-			waitFor(t, "the run's reply on slack", func() bool { return strings.Contains(flattenAll(sl.fakes["slack"]), "`rm -f ./tmp_b` exit 0") })
+			waitFor(t, "the run's reply on slack", func() bool { return strings.Contains(flattenAll(sl.fakes["slack"]), "`rm -f ./tmp_b` exit code 0") })
 			sl.end(t)
 			onlyIn(t, sl.fakes["slack"], "C1")
 		})
@@ -403,7 +403,7 @@ func TestRateLimitedUpdates(t *testing.T) {
 			ref, c := waitState(t, f, "pending")
 			f.FailUpdates(tc.fail)
 			f.Click(t, adaptertest.Bob, place, ref, c.Buttons[0], "")
-			waitFor(t, "the reply", func() bool { return strings.Contains(flattenAll(f), "`rm -f ./tmp_a` exit 0") })
+			waitFor(t, "the reply", func() bool { return strings.Contains(flattenAll(f), "`rm -f ./tmp_a` exit code 0") })
 			r.end(t)
 			all := cards(f)
 			if len(all) != tc.wantCards {
@@ -516,7 +516,7 @@ func TestRestartKeepsEveryLine(t *testing.T) {
 				reg, _ := tools.NewRegistry()
 				pol, _ := risk.New(risk.Config{})
 				b, err := bot.New(bot.Config{}, []adapters.Adapter{term}, agent.Config{},
-					agent.Deps{Tools: reg, Policy: pol, Store: store, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+					bot.Deps{Tools: reg, Policy: pol, Store: store, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -651,7 +651,7 @@ func TestShutdownTellsTheTurn(t *testing.T) {
 	t.Cleanup(func() { _ = store.Close() })
 	f := adaptertest.NewFake("slack")
 	b, err := bot.New(bot.Config{ShutdownGrace: 100 * time.Millisecond}, []adapters.Adapter{f}, agent.Config{},
-		agent.Deps{Model: m, Tools: reg, Policy: pol, Store: store, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		bot.Deps{Model: m, Tools: reg, Policy: pol, Store: store, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

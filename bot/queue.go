@@ -3,8 +3,11 @@ package bot
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/countersign/countersign/agent"
+	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/internal/fifo"
 )
 
@@ -94,7 +97,7 @@ func (b *Bot) drain(key string, q *queue, command bool) {
 			defer b.inflight.Done()
 			defer close(done)
 			if leave, ok := b.enter(b.commandGate, e); ok {
-				b.safely(e, func() { b.message(b.work, e) })
+				b.safely(e, func() { b.message(b.work, e, nil) })
 				leave()
 			}
 			b.done(e)
@@ -132,7 +135,44 @@ func (b *Bot) enter(g *fifo.Gate, e inbound) (leave func(), ok bool) {
 func (b *Bot) turn(e inbound) {
 	ctx, cancel := context.WithCancelCause(b.work)
 	defer cancel(nil)
-	ctx, end := b.turnStarted(ctx, b.conv(e), cancel)
+	w, end := b.turnStarted(b.conv(e), cancel)
 	defer end()
-	b.message(ctx, e)
+	b.message(ctx, e, w)
+}
+
+// message handles one message: a direct command or a turn of the agent;
+// w is the turn's working indicator (nil for a command).
+func (b *Bot) message(ctx context.Context, in inbound, w *working) {
+	first, err := b.firstDelivery(b.work, in)
+	if err != nil {
+		// Fail closed: running a message twice can start a second turn and
+		// a second card for the same operation; not running it is told.
+		b.failPrivate(in, "I could not check whether this message was already being handled, so I did not act on it; if no answer follows, send it again", err)
+		return
+	}
+	if !first {
+		b.repeat(in, "another replica")
+		return
+	}
+	text := strings.TrimSpace(in.Text)
+	conv := b.conv(in)
+	user := approval.User{ID: in.User.ID, Name: in.User.Display()}
+	if strings.HasPrefix(text, "!") {
+		b.command(ctx, in, conv, user, text)
+		return
+	}
+	out := turnReplies{b, w}
+	if err := b.agent.HandleReplying(ctx, conv, user, text, out); err != nil {
+		switch {
+		case ctx.Err() != nil && b.work.Err() == nil:
+			// Stopped by !cancel, which said so; the turn's working line,
+			// when it is up, says it too.
+			b.answered(conv, w, "Cancelled, as "+agent.CancelledBy(ctx)+" asked.")
+		case ctx.Err() != nil:
+			b.sayTo(ctx, out, conv, "I am shutting down, so I stopped working on \""+oneLine(text, 60)+"\" before it was done; "+
+				"send it again once I am back.")
+		default:
+			b.failTo(ctx, out, conv, "I could not finish answering that", err)
+		}
+	}
 }

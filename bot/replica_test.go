@@ -51,7 +51,7 @@ func startReplica(t *testing.T, store approval.Store, srv *agenttest.Server) *re
 	}
 	r := &replica{fake: adaptertest.NewFake("slack"), done: make(chan error, 1)}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	b, err := bot.New(bot.Config{}, []adapters.Adapter{r.fake}, agent.Config{}, agent.Deps{Model: model, Tools: reg, Policy: pol, Store: store, Log: log})
+	b, err := bot.New(bot.Config{}, []adapters.Adapter{r.fake}, agent.Config{}, bot.Deps{Model: model, Tools: reg, Policy: pol, Store: store, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,9 +46,6 @@ func (b *Bot) Reply(ctx context.Context, conv approval.Conversation, text string
 	if err != nil {
 		return err
 	}
-	if b.answered(ctx, conv, text) {
-		return nil // in place of the turn's working line
-	}
 	if _, err := post(ctx, ad, place(conv), adapters.Content{Text: text}); err != nil {
 		return fmt.Errorf("post reply in %s: %w", conv.Key(), err)
 	}

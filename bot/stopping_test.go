@@ -60,7 +60,7 @@ func startRunning(t *testing.T, cfg bot.Config, script ...agenttest.Reply) *runn
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store := memstore.New(memstore.Options{Logger: log})
 	fake := adaptertest.NewFake("slack")
-	b, err := bot.New(cfg, []adapters.Adapter{fake}, agent.Config{}, agent.Deps{Model: model, Tools: reg, Policy: pol, Store: store, Log: log})
+	b, err := bot.New(cfg, []adapters.Adapter{fake}, agent.Config{}, bot.Deps{Model: model, Tools: reg, Policy: pol, Store: store, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}

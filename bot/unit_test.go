@@ -296,6 +296,33 @@ func BenchmarkCard(b *testing.B) {
 	}
 }
 
+// TestCardSaysTheOutcomeOfTheChat: a finished card says how the run ended
+// in the same words as the chat (tools.Result.Outcome; the chat's side is
+// agent's TestRenderSaysTheOutcomeOfTheCard).
+func TestCardSaysTheOutcomeOfTheChat(t *testing.T) {
+	zero, two := 0, 2
+	var one int64 = 1
+	t0 := time.Date(2026, 11, 22, 5, 40, 0, 0, time.UTC)
+	for _, r := range []tools.Result{
+		{Status: tools.StatusOK, Executed: true, ExitCode: &zero, DurationMS: 12},
+		{Status: tools.StatusError, Executed: true, ExitCode: &two, Error: "no such file"},
+		{Status: tools.StatusOK, Executed: true, RowsAffected: &one},
+		{Status: tools.StatusOK, Executed: true, RowCount: &two},
+		{Status: tools.StatusOK, Executed: true, HTTPStatus: 200},
+	} {
+		state := approval.Done
+		if r.Status != tools.StatusOK {
+			state = approval.Failed
+		}
+		a := &approval.Approval{ID: "a1", Tool: "execute_command", Args: json.RawMessage(`{"command":"true"}`),
+			State: state, Result: &r, StartedAt: t0, EndedAt: t0.Add(time.Second)}
+		c := cardBot(t, t0, 2000).card(a, nil)
+		if !strings.Contains(c.StateLine, ": "+r.Outcome()) {
+			t.Errorf("state line %q, want it to say %q", c.StateLine, r.Outcome())
+		}
+	}
+}
+
 // cardBot is a bot with only what drawing a card needs: the clock, the
 // output cap, and the four tools, which describe their calls.
 func cardBot(t testing.TB, now time.Time, outputCap int) *Bot {

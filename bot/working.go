@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
 )
 
@@ -28,9 +29,9 @@ type working struct {
 }
 
 // turnStarted starts the indicator of a turn in conv and registers the
-// turn's cancel for !cancel. It returns the turn's context, which its
-// replies carry, and end, which stops both.
-func (b *Bot) turnStarted(ctx context.Context, conv approval.Conversation, cancel context.CancelCauseFunc) (context.Context, func()) {
+// turn's cancel for !cancel. It returns the indicator, which the turn's
+// replies are given (turnReplies), and end, which stops both.
+func (b *Bot) turnStarted(conv approval.Conversation, cancel context.CancelCauseFunc) (*working, func()) {
 	key := conv.Key()
 	w := &working{}
 	b.mu.Lock()
@@ -55,7 +56,7 @@ func (b *Bot) turnStarted(ctx context.Context, conv approval.Conversation, cance
 		}
 		w.ref = ref
 	})
-	return context.WithValue(ctx, workingKey{}, w), func() {
+	return w, func() {
 		b.mu.Lock()
 		delete(b.turns, key)
 		b.mu.Unlock()
@@ -88,16 +89,29 @@ func (b *Bot) replaceWorking(conv approval.Conversation, w *working, text string
 	return true
 }
 
-// workingKey marks the context of a turn with its indicator, so that only
-// the turn's own replies replace its working line (a !pending answered
-// meanwhile in the same conversation must not).
-type workingKey struct{}
+// turnReplies is where the words of one model turn go (agent.Replier): the
+// first takes the place of the turn's working line when it is up, the
+// others are posted (Reply). Only the turn's own words are given it, so a
+// !pending answered meanwhile in the same conversation leaves the line be.
+type turnReplies struct {
+	b *Bot
+	w *working // nil: no indicator (a message outside a turn)
+}
 
-// answered marks the turn whose context ctx is as having spoken. When its
+var _ agent.Replier = turnReplies{}
+
+// Reply posts text for the turn (agent.Replier).
+func (t turnReplies) Reply(ctx context.Context, conv approval.Conversation, text string) error {
+	if t.b.answered(conv, t.w, text) {
+		return nil // in place of the turn's working line
+	}
+	return t.b.Reply(ctx, conv, text)
+}
+
+// answered marks the turn of indicator w as having spoken. When its
 // working line is up, text takes its place and answered reports true.
-func (b *Bot) answered(ctx context.Context, conv approval.Conversation, text string) bool {
-	w, ok := ctx.Value(workingKey{}).(*working)
-	if !ok {
+func (b *Bot) answered(conv approval.Conversation, w *working, text string) bool {
+	if w == nil {
 		return false
 	}
 	w.mu.Lock()

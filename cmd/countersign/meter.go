@@ -2,7 +2,7 @@ package main
 
 import (
 	"github.com/countersign/countersign/adapters"
-	"github.com/countersign/countersign/agent"
+	"github.com/countersign/countersign/bot"
 	"github.com/countersign/countersign/cmd/internal/ops"
 )
 
@@ -10,7 +10,7 @@ import (
 // adapters the bot is about to get, and returns the server that reports
 // them with the adapters to give the bot. The server probes the
 // undecorated ones.
-func (a *app) meter(ads []adapters.Adapter, deps *agent.Deps) (*ops.Server, []adapters.Adapter) {
+func (a *app) meter(ads []adapters.Adapter, deps *bot.Deps) (*ops.Server, []adapters.Adapter) {
 	m := ops.NewMetrics(a.names, a.log)
 	modelURL := ""
 	if deps.Model != nil {

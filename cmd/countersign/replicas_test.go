@@ -767,7 +767,7 @@ func TestReplicas(t *testing.T) {
 			t.Errorf("alice was told of %d messages, want %d", n, queued)
 		}
 		for _, m := range e.fake.Messages(slackChannel) {
-			if strings.Contains(m.Text, "exit 0") && strings.Contains(m.Text, command) {
+			if strings.Contains(m.Text, "exit code 0") && strings.Contains(m.Text, command) {
 				t.Errorf("a message of the killed replica was run again: %q", m.Text)
 			}
 		}

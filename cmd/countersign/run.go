@@ -12,7 +12,6 @@ import (
 
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/adapters/terminal"
-	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/bot"
 	"github.com/countersign/countersign/cmd/internal/ops"
 )
@@ -97,7 +96,7 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 		term = terminal.New(stdin, stdout, terminalOptions(cfg))
 		ads = append(ads, term)
 	}
-	deps := agent.Deps{
+	deps := bot.Deps{
 		Model:  a.model,
 		Tools:  a.tools,
 		Policy: a.policy,

@@ -1,0 +1,59 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/risk"
+	"github.com/countersign/countersign/tools"
+)
+
+// This file runs a tool call: one that needs no card (runAuto, from admit)
+// and, for every call, the tool itself (run). An approved call's way to
+// run is part of its life, in decide.go (execute, runApproved).
+
+// runAuto runs a call that needs no card. It is registered as running
+// here under an id of its own, so that !stop can stop it like an approved
+// one (a `tail -f` must not run for ever).
+func (a *Agent) runAuto(ctx context.Context, t tools.Tool, conv approval.Conversation, user approval.User, tool string, args json.RawMessage, v risk.Verdict) tools.Result {
+	rec := &approval.Approval{
+		ID: approval.NewID(), Tool: tool, Args: args, Verdict: v, Requester: user, Conversation: conv,
+		State: approval.Running, StartedAt: a.now(),
+	}
+	runCtx, done := a.runs.start(ctx, rec)
+	defer done()
+	// An operator's pre-authorisation stands for a person's approval
+	// (rule 2 exists for writes such as a routine restart); every other
+	// auto-run call gets the tools' read-only fences.
+	res := a.run(runCtx, t, args, tools.RunOptions{AutoRun: v.Rule != risk.RulePreauthorized})
+	if by, stopped := stoppedBy(runCtx); stopped {
+		res = stoppedRun(by, res)
+	}
+	return res
+}
+
+// run runs a tool call. A tool that panics gets a failed result (it may
+// have done something before it did); a result without a status is an
+// error.
+func (a *Agent) run(ctx context.Context, t tools.Tool, args json.RawMessage, opts tools.RunOptions) (res tools.Result) {
+	start := time.Now()
+	defer func() {
+		if p := recover(); p != nil {
+			a.log.ErrorContext(ctx, "a tool panicked", "tool", t.Name(), "panic", fmt.Sprint(p))
+			res = tools.Failed(errors.New("the tool crashed while running the operation"))
+			res.DurationMS = time.Since(start).Milliseconds()
+		}
+	}()
+	res = t.Run(ctx, args, opts)
+	if res.Status == "" {
+		res.Status = tools.StatusError
+	}
+	if res.DurationMS == 0 {
+		res.DurationMS = time.Since(start).Milliseconds()
+	}
+	return res
+}

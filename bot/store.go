@@ -1,0 +1,22 @@
+package bot
+
+import (
+	"context"
+
+	"github.com/countersign/countersign/approval"
+)
+
+// stateStore is what the bot itself asks of the shared store: to read a
+// card's approval, list the pending ones, keep a card's reference, audit
+// what it refuses, and tell a platform's redelivery across replicas. The
+// agent takes the whole approval.Store; every approval.Store is one.
+type stateStore interface {
+	Get(ctx context.Context, id string) (*approval.Approval, error)
+	ListPending(ctx context.Context, platform, channel string, limit int) ([]*approval.Approval, error)
+	CountPending(ctx context.Context, platform, channel string) (int, error)
+	SetMessageRef(ctx context.Context, id, ref string) error
+	Audit(ctx context.Context, e approval.Event) error
+	approval.Deduper
+}
+
+var _ stateStore = approval.Store(nil)
