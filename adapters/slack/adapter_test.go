@@ -172,7 +172,9 @@ func TestAckDoesNotWaitForTheHandler(t *testing.T) {
 	}
 }
 
-func TestClickFromAnotherWorkspaceIsRefused(t *testing.T) {
+// A click from another workspace reaches the bot marked Outsider, for its
+// one check to refuse with its one notice: the adapter sends none.
+func TestClickFromAnotherWorkspaceIsMarked(t *testing.T) {
 	fake, ad, r := setup(t)
 	c := adaptertest.PendingCard("a1b2c3")
 	ref, err := ad.Post(context.Background(), adapters.Place{Channel: channel, Thread: "1.1"}, adapters.Content{Card: &c})
@@ -181,13 +183,15 @@ func TestClickFromAnotherWorkspaceIsRefused(t *testing.T) {
 	}
 	mallory := slacktest.User{ID: "U0MAL", Name: "mallory", Team: "T0OTHER"}
 	fake.Click(mallory, channel, ref, slack.ActionApprove, "a1b2c3")
-	fake.Wait(t, "a notice to mallory", func() bool { return len(fake.Ephemerals(mallory.ID)) > 0 })
-	if n := fake.Ephemerals(mallory.ID)[0]; !strings.Contains(n.Text, "another Slack workspace") {
-		t.Errorf("notice = %q", n.Text)
+	if e := r.next(t); e.User.ID != mallory.ID || !e.User.Outsider || e.User.Team != "T0OTHER" {
+		t.Errorf("mallory's click = %+v; want her, Outsider, team T0OTHER", e.User)
 	}
 	fake.Click(bob, channel, ref, slack.ActionApprove, "a1b2c3")
-	if e := r.next(t); e.User.ID != bob.ID {
-		t.Errorf("first event is %+v; mallory's click should have produced none", e)
+	if e := r.next(t); e.User.ID != bob.ID || e.User.Outsider {
+		t.Errorf("bob's click = %+v; want him, not Outsider", e.User)
+	}
+	if n := fake.Ephemerals(mallory.ID); len(n) != 0 {
+		t.Errorf("the adapter sent its own notice to mallory: %+v", n)
 	}
 }
 
@@ -237,8 +241,8 @@ func TestApproverGroups(t *testing.T) {
 }
 
 // A typed decision carries the facts of a click and is checked the same
-// way: a Slack Connect user of another organisation is refused, and a
-// member of an approver group arrives with the group.
+// way: a Slack Connect user of another organisation arrives marked
+// Outsider, and a member of an approver group arrives with the group.
 func TestTypedDecisionIsCheckedLikeAClick(t *testing.T) {
 	fake := slacktest.New(t)
 	fake.AddGroup("S0ONCALL", "oncall", bob.ID)
@@ -251,16 +255,15 @@ func TestTypedDecisionIsCheckedLikeAClick(t *testing.T) {
 
 	mallory := slacktest.User{ID: "U0MAL", Name: "mallory", Team: "T0OTHER"}
 	fake.Say(mallory, channel, thread, "approve a1b2c3")
-	fake.Wait(t, "a notice to mallory", func() bool { return len(fake.Ephemerals(mallory.ID)) > 0 })
-	if n := fake.Ephemerals(mallory.ID)[0]; !strings.Contains(n.Text, "another Slack workspace") {
-		t.Errorf("notice = %q", n.Text)
+	if e := r.next(t); e.User.ID != mallory.ID || !e.User.Outsider || e.Decision == nil {
+		t.Fatalf("mallory's typed decision = %+v; want a decision marked Outsider, as her click is", e)
 	}
 	fake.Say(bob, channel, thread, "approve a1b2c3")
 	e := r.next(t)
 	if e.User.ID != bob.ID || e.Decision == nil || !e.Decision.Approve {
-		t.Fatalf("first event after mallory's is %+v; mallory's words should have made none", e)
+		t.Fatalf("first event after mallory's is %+v", e)
 	}
-	if !slices.Contains(e.User.Groups, "@oncall") || e.User.Team != slacktest.TeamID {
+	if !slices.Contains(e.User.Groups, "@oncall") || e.User.Team != slacktest.TeamID || e.User.Outsider {
 		t.Errorf("bob's typed decision: groups %v, team %q; want @oncall and %s, as a click has", e.User.Groups, e.User.Team, slacktest.TeamID)
 	}
 	fake.Say(bob, channel, thread, "!stop a1b2c3")
