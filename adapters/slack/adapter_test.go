@@ -421,3 +421,52 @@ func TestStopButton(t *testing.T) {
 		t.Errorf("stop click = %+v", e.Decision)
 	}
 }
+
+// An envelope is acknowledged once the bot has recorded its event (Event.
+// Recorded), never before; one never recorded is acknowledged anyway
+// within Slack's 3 seconds.
+func TestAckWaitsForTheRecord(t *testing.T) {
+	fake := slacktest.New(t)
+	ad := newAdapter(t, fake, slack.Config{})
+	got := make(chan adapters.Event, 4)
+	start(t, ad, adapters.HandlerFunc(func(_ context.Context, e adapters.Event) { got <- e }))
+	fake.Connected(t)
+
+	click := fake.Click(bob, channel, "1.1", slack.ActionApprove, "a1b2c3")
+	var e adapters.Event
+	select {
+	case e = <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the click did not reach the handler")
+	}
+	if e.Recorded == nil {
+		t.Fatal("the event has no Recorded to acknowledge it from")
+	}
+	time.Sleep(300 * time.Millisecond) // the bot still writing its record
+	if acked(fake, click.ID) {
+		t.Fatal("the envelope was acknowledged before the bot recorded its event")
+	}
+	recordedAt := time.Now()
+	e.Recorded()
+	fake.Acked(t, click)
+	for _, x := range fake.Envelopes() {
+		if x.ID == click.ID && x.AckedAt.Before(recordedAt) {
+			t.Errorf("acknowledged at %v, before the record at %v", x.AckedAt, recordedAt)
+		}
+	}
+
+	// Never recorded (a stalled store): acknowledged anyway (after
+	// ackWithin, 2s, inside Slack's 3s).
+	second := fake.Click(bob, channel, "1.1", slack.ActionCancel, "a1b2c3")
+	<-got
+	fake.Acked(t, second)
+}
+
+func acked(fake *slacktest.Server, id string) bool {
+	for _, x := range fake.Envelopes() {
+		if x.ID == id {
+			return !x.AckedAt.IsZero()
+		}
+	}
+	return false
+}

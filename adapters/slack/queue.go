@@ -27,14 +27,14 @@ const ackWithin = 2 * time.Second
 type acker struct {
 	once  sync.Once
 	ack   func()
-	timer *time.Timer
+	timer atomic.Pointer[time.Timer]
 }
 
 // newAcker starts the fallback clock of an envelope whose acknowledgement
 // is ack; ack runs on a goroutine of its own.
 func newAcker(ack func()) *acker {
 	k := &acker{ack: ack}
-	k.timer = time.AfterFunc(ackWithin, k.done)
+	k.timer.Store(time.AfterFunc(ackWithin, k.done))
 	return k
 }
 
@@ -44,7 +44,9 @@ func (k *acker) done() {
 		return
 	}
 	k.once.Do(func() {
-		k.timer.Stop()
+		if t := k.timer.Load(); t != nil {
+			t.Stop()
+		}
 		go k.ack()
 	})
 }
