@@ -224,6 +224,8 @@ func (a *Adapter) Run(ctx context.Context, h adapters.Handler) error {
 			}
 			if e, ok := a.prepare(ctx, it); ok {
 				h.Handle(ctx, e)
+			} else if it.ix != nil {
+				it.ix.markRecorded() // no event: nothing to wait for
 			}
 			if ctx.Err() != nil {
 				return ctx.Err()
