@@ -62,11 +62,11 @@ func (ix *interaction) markRecorded() {
 // click Discord was told was taken (unanswered, the person sees that it
 // failed and can click again). A slash command is answered at once: its
 // event's place is the response's message.
-func (ix *interaction) waitRecorded(ctx context.Context) {
+func (ix *interaction) waitRecorded(ctx context.Context, within time.Duration) {
 	if !ix.event || ix.raw.Type == discordgo.InteractionApplicationCommand {
 		return
 	}
-	t := time.NewTimer(recordWithin)
+	t := time.NewTimer(within)
 	defer t.Stop()
 	select {
 	case <-ix.recorded:
@@ -148,7 +148,7 @@ func (a *Adapter) arrive(raw *discordgo.Interaction, viaHTTP bool) *interaction 
 // with a deadline, no retry (a 429 is logged, never slept on).
 func (a *Adapter) ack(ix *interaction) {
 	defer close(ix.acked)
-	ix.waitRecorded(context.Background())
+	ix.waitRecorded(context.Background(), a.recordWithin)
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.AckTimeout)
 	defer cancel()
 	err := a.api.do(ctx, http.MethodPost, "/interactions/"+ix.id+"/"+ix.token+"/callback", ix.response, nil, nil)
@@ -422,7 +422,7 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	if ix.event {
 		a.q.push(item{ix: ix})
 	}
-	ix.waitRecorded(r.Context())
+	ix.waitRecorded(r.Context(), a.recordWithin)
 	js, _ := json.Marshal(ix.response)
 	w.Header().Set("Content-Type", "application/json")
 	_, err = w.Write(js)

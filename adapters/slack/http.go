@@ -135,7 +135,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusOK)
 			return
 		}
-		ak, answered := answerer()
+		ak, answered := answerer(a.ackWithin)
 		h.q.push(func(ctx context.Context) []adapters.Event { return a.fromClick(ctx, cb, retried) }, ak)
 		waitAnswer(r, answered)
 		w.WriteHeader(http.StatusOK)
@@ -156,7 +156,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, ch.Challenge)
 		return
 	}
-	ak, answered := answerer()
+	ak, answered := answerer(a.ackWithin)
 	end := a.queueEventsAPI(ev, retried, h.q, ak)
 	waitAnswer(r, answered)
 	w.WriteHeader(http.StatusOK)
@@ -166,10 +166,10 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // answerer is the acknowledgement of one request: the response, sent once
-// answered is closed (the bot recorded its events, or ackWithin passed).
-func answerer() (*acker, <-chan struct{}) {
+// answered is closed (the bot recorded its events, or within passed).
+func answerer(within time.Duration) (*acker, <-chan struct{}) {
 	answered := make(chan struct{})
-	return newAcker(func() { close(answered) }), answered
+	return newAcker(within, func() { close(answered) }), answered
 }
 
 // waitAnswer waits until the request may be answered, or its client left.

@@ -30,11 +30,11 @@ type acker struct {
 	timer atomic.Pointer[time.Timer]
 }
 
-// newAcker starts the fallback clock of an envelope whose acknowledgement
-// is ack; ack runs on a goroutine of its own.
-func newAcker(ack func()) *acker {
+// newAcker starts the fallback clock (within) of an envelope whose
+// acknowledgement is ack; ack runs on a goroutine of its own.
+func newAcker(within time.Duration, ack func()) *acker {
 	k := &acker{ack: ack}
-	k.timer.Store(time.AfterFunc(ackWithin, k.done))
+	k.timer.Store(time.AfterFunc(within, k.done))
 	return k
 }
 

@@ -42,17 +42,20 @@ const (
 
 // Adapter is the Slack adapter.
 type Adapter struct {
-	cfg      Config
-	log      *slog.Logger
-	api      *slackapi.Client
-	mode     string
-	apiURL   string
-	botToken string
-	appToken string
-	secret   string
-	now      func() time.Time
-	groups   *groups
-	send     *adapters.Sender
+	// ackWithin bounds an envelope's wait for the bot's record before it
+	// is acknowledged anyway (ackWithin; longer only in tests).
+	ackWithin time.Duration
+	cfg       Config
+	log       *slog.Logger
+	api       *slackapi.Client
+	mode      string
+	apiURL    string
+	botToken  string
+	appToken  string
+	secret    string
+	now       func() time.Time
+	groups    *groups
+	send      *adapters.Sender
 	// up is set while the socket is connected (or the HTTP listener
 	// serves), for Connected.
 	up atomic.Bool
@@ -112,14 +115,15 @@ func New(cfg Config, getenv func(string) string, log *slog.Logger) (*Adapter, er
 		log = slog.New(slog.DiscardHandler)
 	}
 	a := &Adapter{
-		cfg:      cfg,
-		log:      log.With("adapter", "slack"),
-		botToken: strings.TrimSpace(getenv(cfg.BotTokenEnv)),
-		appToken: strings.TrimSpace(getenv(cfg.AppTokenEnv)),
-		secret:   strings.TrimSpace(getenv(cfg.SigningSecretEnv)),
-		now:      time.Now,
-		threads:  expirable.NewLRU[string, struct{}](maxThreads, nil, threadMemory),
-		uploaded: expirable.NewLRU[string, struct{}](maxUploaded, nil, uploadMemory),
+		cfg:       cfg,
+		log:       log.With("adapter", "slack"),
+		botToken:  strings.TrimSpace(getenv(cfg.BotTokenEnv)),
+		appToken:  strings.TrimSpace(getenv(cfg.AppTokenEnv)),
+		secret:    strings.TrimSpace(getenv(cfg.SigningSecretEnv)),
+		now:       time.Now,
+		ackWithin: ackWithin,
+		threads:   expirable.NewLRU[string, struct{}](maxThreads, nil, threadMemory),
+		uploaded:  expirable.NewLRU[string, struct{}](maxUploaded, nil, uploadMemory),
 	}
 	if err := checkToken(cfg.BotTokenEnv, a.botToken, "xoxb-", "a bot token", "OAuth & Permissions → Bot User OAuth Token"); err != nil {
 		return nil, err

@@ -103,7 +103,7 @@ func (a *Adapter) socketEvent(ctx context.Context, smc *socketmode.Client, ev so
 			return false
 		}
 		retried := ev.Request.RetryAttempt > 0
-		if a.queueEventsAPI(e, retried, q, newAcker(func() { ack(id) })) {
+		if a.queueEventsAPI(e, retried, q, newAcker(a.ackWithin, func() { ack(id) })) {
 			return true
 		}
 	case socketmode.EventTypeInteractive:
@@ -118,7 +118,7 @@ func (a *Adapter) socketEvent(ctx context.Context, smc *socketmode.Client, ev so
 			return false
 		}
 		retried := ev.Request.RetryAttempt > 0
-		q.push(func(ctx context.Context) []adapters.Event { return a.fromClick(ctx, cb, retried) }, newAcker(func() { ack(id) }))
+		q.push(func(ctx context.Context) []adapters.Event { return a.fromClick(ctx, cb, retried) }, newAcker(a.ackWithin, func() { ack(id) }))
 	case socketmode.EventTypeSlashCommand:
 		if ev.Request != nil {
 			ack(ev.Request.EnvelopeID)
