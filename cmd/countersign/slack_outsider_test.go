@@ -55,3 +55,47 @@ bot:
 		t.Error("x is gone: an outsider's decision ran the command")
 	}
 }
+
+// TestSlackUncheckedGroupIsSaidOnce: when Slack cannot say whether the
+// person deciding is in the approver group, the decision is refused with
+// exactly one notice, which names the group; once Slack answers, the same
+// person's decision counts.
+func TestSlackUncheckedGroupIsSaidOnce(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "x"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake := slacktest.New(t)
+	fake.AddGroup("S0ONCALL", "oncall", bob.ID)
+	model := agenttest.NewServer(t)
+	slackRun(t, dir, `
+bot:
+  default:
+    approvers: ["group:@oncall"]
+`, fake, model)
+	thread := fake.MentionOnce(alice, slackChannel, "", "!run rm -f ./x")
+	card := threadHas(t, fake, thread, "rm -f ./x")
+	id := approvalID(t, card)
+
+	fake.FailGroups("internal_error")
+	fake.Acked(t, fake.Click(bob, slackChannel, card.TS, slack.ActionApprove, id))
+	fake.Wait(t, "a notice to bob", func() bool { return len(fake.Ephemerals(bob.ID)) > 0 })
+	fake.FailGroups("")
+	// Carol's words after it: once answered, bob's click has been handled.
+	fake.Say(carol, slackChannel, thread, "!pending")
+	threadHas(t, fake, thread, "waiting")
+	if n := fake.Ephemerals(bob.ID); len(n) != 1 || !strings.Contains(n[0].Text, "could not check whether you are in the user group @oncall") {
+		t.Fatalf("bob got %+v; want one notice naming the group it could not check", n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x")); err != nil {
+		t.Fatal("x is gone: a decision needing an unchecked group ran the command")
+	}
+	fake.Acked(t, fake.Click(bob, slackChannel, card.TS, slack.ActionApprove, id))
+	fake.Wait(t, "x removed once Slack answers", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "x"))
+		return os.IsNotExist(err)
+	})
+	if n := len(fake.Ephemerals(bob.ID)); n != 1 {
+		t.Errorf("bob got %d notices in all, want the one", n)
+	}
+}
