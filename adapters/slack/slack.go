@@ -7,10 +7,14 @@
 // (agent_session_stopped) into an event. It is the only package that
 // imports slack-go.
 //
-// Every envelope is acknowledged as soon as it is read, before any work:
-// what an event means (is this thread a conversation? is the clicker in an
-// approver group?) is worked out afterwards, in order, by one worker, and
-// only then handed to the bot.
+// What an envelope means (is this thread a conversation? is the clicker in
+// an approver group, of this workspace?) is worked out after it is read,
+// in order, by one worker, and then handed to the bot. The envelope is
+// acknowledged (Socket Mode's ack, HTTP mode's response) once the bot has
+// recorded its events (adapters.Event.Recorded), so that a crash cannot
+// lose an envelope Slack will not send again; at most ackWithin after it
+// was read, inside Slack's 3 seconds, whatever the worker or the store is
+// doing.
 package slack
 
 import (
