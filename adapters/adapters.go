@@ -123,7 +123,9 @@ type User struct {
 	// platform says which (Slack: the user's team id, T…, which differs
 	// from the bot's for a Slack Connect user of another organisation);
 	// empty where the platform has no such idea (Discord, the terminal).
-	// Adapters set it the same way on messages and on clicks.
+	// It is a fact for the adapter's own calls (Slack's streams name the
+	// recipient's team); whether the person belongs to the bot's own
+	// workspace is Outsider, the one thing the bot checks.
 	Team string
 	// Unchecked names the watched groups (as configured) whose membership
 	// could not be checked for this event; each is also in Groups as
@@ -135,8 +137,10 @@ type User struct {
 	Unchecked []string
 	// Outsider is set when the platform says the person belongs to
 	// another workspace or organisation than the bot's (a Slack Connect
-	// channel): they may talk to the bot, but the bot refuses every
-	// decision they make, typed or clicked, in one place.
+	// channel), on messages and clicks alike: they may talk to the bot,
+	// but the bot refuses every decision they make, typed or clicked, in
+	// one place (with one notice); the adapter itself refuses nothing and
+	// says nothing about it.
 	Outsider bool
 }
 

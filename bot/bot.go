@@ -412,9 +412,11 @@ func (b *Bot) safely(in inbound, f func()) {
 	f()
 }
 
-// notifyTimeout bounds a private notice: it answers a person waiting on a
-// click, and must not hold a shutdown.
-const notifyTimeout = 10 * time.Second
+// notifyTimeout bounds a private notice, and is its whole window for
+// retries through chat trouble (the adapter waits out 429s and 5xx until
+// it): long enough for one wait of Slack's longest Retry-After (a minute)
+// and the try after it; the shutdown grace still ends it.
+const notifyTimeout = 90 * time.Second
 
 // notify answers the event in with a notice only its sender sees, through
 // the event's own reply handle where the adapter gave one.

@@ -13,21 +13,24 @@ import (
 // This file keeps accepted events in the store's inbox (approval.Inbox)
 // until they are answered, so that a crash loses none in silence.
 //
-// An adapter acknowledges an event to its platform once Handle returns
-// (Slack's Socket Mode acknowledges the envelope at once), and a platform
-// never sends an acknowledged event again. Handle does no I/O, so it
-// cannot write the event down before it returns; it hands the event to
-// the journal writer, which writes every event waiting at that moment in
-// one round trip to the store, and no event's answer is cleared before its
-// record is written (or has failed to be). An adapter that acknowledges
-// once Handle returns leaves a window in which a crash loses an
-// acknowledged event unrecorded: the time from Handle's return to that
-// write, one or two round trips to Redis (about 1 to 3 ms in the crash
-// trial; up to inboxWriteTimeout on a failing store, when the event is
-// handled anyway and the failure logged: refusing work because the
-// journal failed would turn a store hiccup into lost messages). An
-// adapter that sets Event.Recorded and acknowledges from it closes the
-// window: nothing is acknowledged before it is recorded.
+// An adapter acknowledges an event to its platform once the bot says it
+// is recorded (Event.Recorded: Slack's Socket Mode and HTTP mode, and
+// Discord's decisions, with a bound of their own below the platform's 3
+// seconds), or, without Recorded, once Handle returns; a platform never
+// sends an acknowledged event again. Handle does no I/O, so it cannot
+// write the event down before it returns; it hands the event to the
+// journal writer, which writes every event waiting at that moment in one
+// round trip to the store, then calls each event's Recorded; no event's
+// answer is cleared before its record is written (or has failed to be).
+// An adapter that acknowledges once Handle returns leaves a window in
+// which a crash loses an acknowledged event unrecorded: the time from
+// Handle's return to that write, one or two round trips to Redis (about 1
+// to 3 ms in the crash trial; up to inboxWriteTimeout on a failing store,
+// when the event is handled anyway and the failure logged: refusing work
+// because the journal failed would turn a store hiccup into lost
+// messages). An adapter that acknowledges from Recorded closes the window
+// (the crash trial in cmd/countersign kills a replica at the instant of
+// its last Slack acknowledgement, and finds every message in the inbox).
 //
 // When the event is answered, its record is removed. A process beats
 // every quarter of Config.InboxLease; a replica whose sweep finds records

@@ -20,33 +20,47 @@ import (
 // platform's typed errors (adapters.ErrGone, adapters.RateLimitError) decide
 // what happens next.
 
-// Limits of retrying a platform.
-const (
-	// maxRateWait is the longest wait a rate limit is honoured for before
-	// a state change gives up (it is then retried in the background).
-	maxRateWait = time.Minute
-	// sendAttempts bounds the tries of one message or card state.
-	sendAttempts = 4
-	// retryLater is the first pause before a card's final state is tried
-	// again after a platform error; it doubles each time.
-	retryLater = 2 * time.Second
-)
+// The adapter retries every send through rate limits and outages until
+// the send's deadline (adapters.Sender): the bot sends each message once
+// and sets that deadline. A card's is its expiry; a reply's or a final
+// state's is at least sendWindow; a progress update is tried once
+// (adapters.TryOnce), as the next one replaces it.
+
+// sendWindow is the least time a reply, a card's state change or a notice
+// is given to get through chat trouble: a Slack Retry-After is at most a
+// minute, so one wait out of a rate limit fits, with room.
+const sendWindow = 2 * time.Minute
+
+// detached is ctx without its cancellation (a !cancel, a turn's end), so
+// that the last word of work still goes out, ending at deadline or when
+// the bot's work ends (after the shutdown grace).
+func (b *Bot) detached(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	stop := context.AfterFunc(b.work, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// lastWord gives a message that must arrive its own time: ctx unchanged
+// when it is live and has sendWindow left, else detached for sendWindow.
+func (b *Bot) lastWord(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ctx.Err() == nil && (!ok || d.Sub(b.now()) >= sendWindow) {
+		return ctx, func() {}
+	}
+	return b.detached(ctx, b.now().Add(sendWindow))
+}
 
 // Reply posts text into a conversation (agent.Sink).
 func (b *Bot) Reply(ctx context.Context, conv approval.Conversation, text string) error {
-	if ctx.Err() != nil {
-		// The last word of work that was cut off (a shutdown, !cancel):
-		// it goes out on its own context, or the conversation would be
-		// left with "Working on it…" for good.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
-		defer cancel()
-	}
+	// The last word of work that was cut off (a shutdown, !cancel) goes
+	// out on its own context, or the conversation would be left with
+	// "Working on it…" for good.
+	ctx, cancel := b.lastWord(ctx)
+	defer cancel()
 	ad, err := b.adapter(ctx, conv.Platform, "")
 	if err != nil {
 		return err
 	}
-	if _, err := post(ctx, ad, place(conv), adapters.Content{Text: text}); err != nil {
+	if _, err := ad.Post(ctx, place(conv), adapters.Content{Text: text}); err != nil {
 		return fmt.Errorf("post reply in %s: %w", conv.Key(), err)
 	}
 	return nil
@@ -57,27 +71,33 @@ var _ agent.FullReplier = (*Bot)(nil)
 // ReplyFull posts text into a conversation with the whole output of the
 // run it shows cut, for the adapter to attach (agent.FullReplier).
 func (b *Bot) ReplyFull(ctx context.Context, conv approval.Conversation, text, full string) error {
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
-		defer cancel()
-	}
+	ctx, cancel := b.lastWord(ctx)
+	defer cancel()
 	ad, err := b.adapter(ctx, conv.Platform, "")
 	if err != nil {
 		return err
 	}
-	if _, err := post(ctx, ad, place(conv), adapters.Content{Text: text, Full: full}); err != nil {
+	if _, err := ad.Post(ctx, place(conv), adapters.Content{Text: text, Full: full}); err != nil {
 		return fmt.Errorf("post reply in %s: %w", conv.Key(), err)
 	}
 	return nil
 }
 
-// PostCard posts the card of a new pending approval (agent.Sink).
+// PostCard posts the card of a new pending approval (agent.Sink). The
+// post keeps trying through chat trouble until the card's expiry, whatever
+// the turn's own deadline: a busy platform delays a card, never cancels
+// it.
 func (b *Bot) PostCard(ctx context.Context, a *approval.Approval) (string, error) {
 	ad, err := b.adapter(ctx, a.Conversation.Platform, a.ID)
 	if err != nil {
 		return "", err
 	}
+	deadline := a.ExpiresAt
+	if !deadline.After(b.now()) {
+		deadline = b.now().Add(sendWindow)
+	}
+	ctx, cancel := b.detached(ctx, deadline)
+	defer cancel()
 	// Held while the card is posted: a click can arrive before the post
 	// returns, and its update must wait for the card's reference instead
 	// of posting a second card.
@@ -85,7 +105,7 @@ func (b *Bot) PostCard(ctx context.Context, a *approval.Approval) (string, error
 	sc.send.Lock()
 	defer sc.send.Unlock()
 	c := b.card(a, nil)
-	ref, err := post(ctx, ad, place(a.Conversation), adapters.Content{Card: &c})
+	ref, err := ad.Post(ctx, place(a.Conversation), adapters.Content{Card: &c})
 	if err != nil {
 		return "", fmt.Errorf("post card %s: %w", a.ID, err)
 	}
@@ -94,10 +114,12 @@ func (b *Bot) PostCard(ctx context.Context, a *approval.Approval) (string, error
 }
 
 // UpdateCard redraws a card in place (agent.Sink). Progress (p not nil) is
-// coalesced: it is skipped while another update of the card is on its way
-// or the platform asked to wait, so a run never sends more updates than the
-// platform allows. A state change waits its turn and is retried until it
-// arrives; a card whose message is gone is posted again, once.
+// coalesced and tried once: it is skipped while another update of the card
+// is on its way or the platform asked to wait, so a run never sends more
+// updates than the platform allows and a state change never waits behind
+// a retried progress. A state change waits its turn and is retried by the
+// adapter until it arrives (or its deadline: sendWindow at least); a card
+// whose message is gone is posted again, once.
 func (b *Bot) UpdateCard(ctx context.Context, a *approval.Approval, p *tools.Progress) error {
 	ad, err := b.adapter(ctx, a.Conversation.Platform, a.ID)
 	if err != nil {
@@ -112,135 +134,58 @@ func (b *Bot) UpdateCard(ctx context.Context, a *approval.Approval, p *tools.Pro
 		if b.now().Before(sc.quietUntil) {
 			return nil
 		}
-		return b.sendCard(ctx, ad, sc, a, p, false)
+		return b.sendCard(adapters.TryOnce(ctx), ad, sc, a, p, false)
 	}
+	ctx, cancel := b.lastWord(ctx)
+	defer cancel()
 	sc.send.Lock()
 	defer sc.send.Unlock()
 	if a.State.Final() {
 		b.cards.forget(a.ID)
 	}
-	err = b.sendCard(ctx, ad, sc, a, nil, true)
-	if err != nil && a.State.Final() {
-		var rl *adapters.RateLimitError
-		if !errors.As(err, &rl) && !errors.Is(err, context.Canceled) {
-			b.retryFinal(ad, sc, a)
-		}
-	}
-	return err
+	return b.sendCard(ctx, ad, sc, a, nil, true)
 }
 
-// sendCard shows a's state on its card. Only one sendCard runs per card
-// at a time (sc.send). A progress update gives up at the first refusal; a
-// state change (mustArrive) waits out rate limits and reposts a gone card.
+// sendCard shows a's state on its card, once: the adapter retries it.
+// Only one sendCard runs per card at a time (sc.send). A progress update
+// is skipped at a refusal; a state change (mustArrive) reposts a gone card.
 func (b *Bot) sendCard(ctx context.Context, ad adapters.Adapter, sc *shownCard, a *approval.Approval, p *tools.Progress, mustArrive bool) error {
 	pl := place(a.Conversation)
 	if sc.ref == "" {
 		sc.ref = a.MessageRef
 	}
-	reposted := false
+	c := b.card(a, p)
 	var err error
-	for range sendAttempts {
-		if wait := sc.quietUntil.Sub(b.now()); wait > 0 {
-			if !mustArrive {
-				return nil
-			}
-			if err := sleep(ctx, wait); err != nil {
-				return err
-			}
+	if sc.ref != "" {
+		err = ad.Update(ctx, pl, sc.ref, adapters.Content{Card: &c})
+		if err == nil {
+			return nil
 		}
-		c := b.card(a, p)
-		if sc.ref == "" {
-			// A card this process never posted, or one that is gone.
-			var ref string
-			ref, err = ad.Post(ctx, pl, adapters.Content{Card: &c})
-			if err == nil {
-				sc.ref = ref
-				if serr := b.store.SetMessageRef(ctx, a.ID, ref); serr != nil {
-					b.log.Warn("record the new card message", "err", serr, "approval", a.ID)
-				}
-				return nil
-			}
-		} else {
-			err = ad.Update(ctx, pl, sc.ref, adapters.Content{Card: &c})
-			if err == nil {
-				return nil
-			}
-			if errors.Is(err, adapters.ErrGone) && !reposted {
-				b.log.Warn("the card's message is gone; posting it again", "approval", a.ID, "ref", sc.ref)
-				sc.ref, reposted = "", true
-				continue
-			}
+		if errors.Is(err, adapters.ErrGone) && mustArrive {
+			b.log.Warn("the card's message is gone; posting it again", "approval", a.ID, "ref", sc.ref)
+			sc.ref = ""
 		}
-		if d, ok := adapters.RetryAfter(err); ok {
-			sc.quietUntil = b.now().Add(min(d, maxRateWait))
-			if mustArrive && d <= maxRateWait {
-				continue
+	}
+	if sc.ref == "" {
+		// A card this process never posted, or one that is gone.
+		var ref string
+		ref, err = ad.Post(ctx, pl, adapters.Content{Card: &c})
+		if err == nil {
+			sc.ref = ref
+			if serr := b.store.SetMessageRef(ctx, a.ID, ref); serr != nil {
+				b.log.Warn("record the new card message", "err", serr, "approval", a.ID)
 			}
+			return nil
 		}
-		break
+	}
+	if d, ok := adapters.RetryAfter(err); ok {
+		sc.quietUntil = b.now().Add(d)
 	}
 	if !mustArrive {
 		b.log.Debug("a progress update of a card was skipped", "approval", a.ID, "err", err)
 		return nil
 	}
 	return fmt.Errorf("update card %s: %w", a.ID, err)
-}
-
-// retryFinal tries a card's final state again in the background, with a
-// growing pause, until it arrives or the bot stops: the outcome of a call
-// must reach its card even when the platform failed at the moment it ended.
-func (b *Bot) retryFinal(ad adapters.Adapter, sc *shownCard, a *approval.Approval) {
-	b.inflight.Add(1)
-	go func() {
-		defer b.inflight.Done()
-		pause := retryLater
-		for range sendAttempts {
-			if sleep(b.work, pause) != nil {
-				return
-			}
-			sc.send.Lock()
-			err := b.sendCard(b.work, ad, sc, a, nil, true)
-			sc.send.Unlock()
-			if err == nil {
-				return
-			}
-			b.log.Warn("showing a card's final state failed again", "approval", a.ID, "err", err)
-			pause *= 2
-		}
-		b.log.Error("gave up showing a card's final state", "approval", a.ID, "state", string(a.State))
-	}()
-}
-
-// post posts c, waiting out rate limits within sendAttempts tries.
-func post(ctx context.Context, ad adapters.Adapter, pl adapters.Place, c adapters.Content) (string, error) {
-	var err error
-	for range sendAttempts {
-		var ref string
-		ref, err = ad.Post(ctx, pl, c)
-		if err == nil {
-			return ref, nil
-		}
-		d, ok := adapters.RetryAfter(err)
-		if !ok || d > maxRateWait {
-			return "", err
-		}
-		if serr := sleep(ctx, d); serr != nil {
-			return "", serr
-		}
-	}
-	return "", err
-}
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // cards are the approval cards this process has shown and not yet seen

@@ -91,13 +91,18 @@ func TestMentionStartsThread(t *testing.T) {
 	fake.Say(t, bob, id, "and swap?", false)
 	fake.Say(t, bob, id, "hello?", false)
 	none(t, events, fake, ch)
-	told := 0
-	for _, m := range fake.InChannel(id) {
-		if strings.Contains(m.Content, "mention me") {
-			told++
+	toldIn := func() int {
+		n := 0
+		for _, m := range fake.InChannel(id) {
+			if strings.Contains(m.Content, "mention me") {
+				n++
+			}
 		}
+		return n
 	}
-	if told != 1 {
+	// The thread is told aside, so that a busy Discord holds no event.
+	fake.Wait(t, "the thread told to mention the bot", func() bool { return toldIn() > 0 })
+	if told := toldIn(); told != 1 {
 		t.Errorf("the thread was told %d times to mention the bot, want 1", told)
 	}
 	// The same message again: one thread, the same event id, marked.
@@ -170,7 +175,8 @@ func TestClickIsAnsweredBeforeTheHandlerReturns(t *testing.T) {
 		done <- a.Run(ctx, adapters.HandlerFunc(func(_ context.Context, e adapters.Event) {
 			events <- e
 			if e.Decision != nil {
-				<-release // a handler stuck on the store
+				e.Recorded() // recorded; then stuck on the store
+				<-release
 			}
 		}))
 	}()
@@ -439,5 +445,54 @@ func TestConfig(t *testing.T) {
 	}
 	if token("abc") != "Bot abc" || token("Bot abc") != "Bot abc" {
 		t.Error("token prefix")
+	}
+}
+
+// A click's first response waits until the bot has recorded its event
+// (Event.Recorded), so that a crash cannot lose a click Discord was told
+// was taken.
+func TestClickIsAnsweredOnceRecorded(t *testing.T) {
+	fake := discordtest.New(t)
+	a := newAdapter(t, fake, Config{})
+	a.recordWithin = time.Minute // no fallback within the test
+	events := make(chan adapters.Event, 8)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- a.Run(ctx, adapters.HandlerFunc(func(_ context.Context, e adapters.Event) { events <- e }))
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	_, ref := postCard(t, fake, a, events)
+	click := fake.Click(t, bob, ref, idApprove+"a1b2c3")
+	created := time.Now() // the interaction was created before this
+	e := next(t, events)
+	if e.Recorded == nil {
+		t.Fatal("the click's event has no Recorded")
+	}
+	time.Sleep(300 * time.Millisecond) // the bot writing its record
+	recorded := time.Now()
+	e.Recorded()
+	if r := fake.WaitResponse(t, click); created.Add(r.After).Before(recorded) {
+		t.Errorf("the click was answered %s after it was made, before the bot recorded it (%s)", r.After, recorded.Sub(created))
+	}
+}
+
+// A click whose event the bot never records (a stalled store) is answered
+// anyway, within Discord's 3 seconds.
+func TestUnrecordedClickIsAnsweredAnyway(t *testing.T) {
+	fake := discordtest.New(t)
+	a := newAdapter(t, fake, Config{})
+	events := make(chan adapters.Event, 8)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- a.Run(ctx, adapters.HandlerFunc(func(_ context.Context, e adapters.Event) { events <- e }))
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	_, ref := postCard(t, fake, a, events)
+	click := fake.Click(t, bob, ref, idApprove+"a1b2c3")
+	next(t, events)
+	if r := fake.WaitResponse(t, click); r.Type != responseDeferredUpdate {
+		t.Errorf("an unrecorded click got response type %d, want a deferred update", r.Type)
 	}
 }

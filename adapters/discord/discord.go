@@ -35,15 +35,18 @@ import (
 
 // Adapter is the Discord adapter.
 type Adapter struct {
-	cfg  Config
-	log  *slog.Logger
-	s    *discordgo.Session
-	api  *rest
-	send *adapters.Sender
-	now  func() time.Time
-	key  ed25519.PublicKey // interactions: http
-	q    queue
-	down chan struct{} // a gateway connection closed
+	// recordWithin bounds a decision's first response's wait for the
+	// bot's record (recordWithin; longer only in tests).
+	recordWithin time.Duration
+	cfg          Config
+	log          *slog.Logger
+	s            *discordgo.Session
+	api          *rest
+	send         *adapters.Sender
+	now          func() time.Time
+	key          ed25519.PublicKey // interactions: http
+	q            queue
+	down         chan struct{} // a gateway connection closed
 	// up is set while the gateway session is ready (READY or RESUMED
 	// seen, no disconnect since), for Connected.
 	up atomic.Bool
@@ -115,18 +118,19 @@ func New(cfg Config, getenv func(string) string, log *slog.Logger) (*Adapter, er
 		s.Identify.Intents |= discordgo.IntentsMessageContent
 	}
 	a := &Adapter{
-		cfg:      cfg,
-		log:      log.With("adapter", "discord"),
-		s:        s,
-		api:      &rest{client: s.Client, base: strings.TrimSuffix(discordgo.EndpointAPI, "/"), token: tok, agent: s.UserAgent},
-		now:      time.Now,
-		down:     make(chan struct{}, 1),
-		ready:    make(chan struct{}),
-		channels: expirable.NewLRU[string, channelInfo](maxRemembered, nil, memory),
-		clicks:   expirable.NewLRU[string, *interaction](maxRemembered, nil, cfg.tokenLifetime),
-		dms:      expirable.NewLRU[string, string](maxRemembered, nil, memory),
-		told:     expirable.NewLRU[string, struct{}](maxRemembered, nil, memory),
-		replays:  webhook.NewReplays(100000, replayWindow+time.Minute),
+		cfg:          cfg,
+		log:          log.With("adapter", "discord"),
+		s:            s,
+		api:          &rest{client: s.Client, base: strings.TrimSuffix(discordgo.EndpointAPI, "/"), token: tok, agent: s.UserAgent},
+		now:          time.Now,
+		recordWithin: recordWithin,
+		down:         make(chan struct{}, 1),
+		ready:        make(chan struct{}),
+		channels:     expirable.NewLRU[string, channelInfo](maxRemembered, nil, memory),
+		clicks:       expirable.NewLRU[string, *interaction](maxRemembered, nil, cfg.tokenLifetime),
+		dms:          expirable.NewLRU[string, string](maxRemembered, nil, memory),
+		told:         expirable.NewLRU[string, struct{}](maxRemembered, nil, memory),
+		replays:      webhook.NewReplays(100000, replayWindow+time.Minute),
 	}
 	a.q.signal = make(chan struct{}, 1)
 	a.send = adapters.NewSender(a.tell)
@@ -224,6 +228,8 @@ func (a *Adapter) Run(ctx context.Context, h adapters.Handler) error {
 			}
 			if e, ok := a.prepare(ctx, it); ok {
 				h.Handle(ctx, e)
+			} else if it.ix != nil {
+				it.ix.markRecorded() // no event: nothing to wait for
 			}
 			if ctx.Err() != nil {
 				return ctx.Err()

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -38,6 +39,40 @@ type interaction struct {
 	// event is false for a delivery that makes no event (the cancel
 	// button, which opens the reason dialog; an unknown button).
 	event bool
+	// recorded is closed once the bot has recorded the interaction's
+	// event (adapters.Event.Recorded) or it made none: a decision's first
+	// response waits for it, at most recordWithin.
+	recorded     chan struct{}
+	recordedOnce sync.Once
+}
+
+// recordWithin bounds the wait of a decision's first response for the
+// bot's record: Discord wants the response within 3 seconds of sending the
+// interaction, and the response itself takes a round trip.
+const recordWithin = 1500 * time.Millisecond
+
+// markRecorded says the interaction's event is recorded (or dropped); it
+// returns at once.
+func (ix *interaction) markRecorded() {
+	ix.recordedOnce.Do(func() { close(ix.recorded) })
+}
+
+// waitRecorded waits, before a decision's first response, until the bot
+// has recorded its event, at most recordWithin: a crash then cannot lose a
+// click Discord was told was taken (unanswered, the person sees that it
+// failed and can click again). A slash command is answered at once: its
+// event's place is the response's message.
+func (ix *interaction) waitRecorded(ctx context.Context, within time.Duration) {
+	if !ix.event || ix.raw.Type == discordgo.InteractionApplicationCommand {
+		return
+	}
+	t := time.NewTimer(within)
+	defer t.Stop()
+	select {
+	case <-ix.recorded:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // Interaction response types
@@ -55,17 +90,18 @@ func (a *Adapter) onInteractionCreate(_ *discordgo.Session, ic *discordgo.Intera
 		return
 	}
 	ix := a.arrive(ic.Interaction, false)
-	// The first response goes at once, on its own request with its own
-	// deadline, beside the handler: nothing the bot does can delay it.
-	go a.ack(ix)
+	// The first response goes on its own request with its own deadline,
+	// beside the handler, once the event is recorded (recordWithin at
+	// most): nothing else the bot does can delay it.
 	if ix.event {
 		a.q.push(item{ix: ix})
 	}
+	go a.ack(ix)
 }
 
 // arrive decides the first response to an interaction, before any I/O.
 func (a *Adapter) arrive(raw *discordgo.Interaction, viaHTTP bool) *interaction {
-	ix := &interaction{id: raw.ID, token: raw.Token, received: a.now(), acked: make(chan struct{}), raw: raw, http: viaHTTP}
+	ix := &interaction{id: raw.ID, token: raw.Token, received: a.now(), acked: make(chan struct{}), recorded: make(chan struct{}), raw: raw, http: viaHTTP}
 	ephemeral := func(text string) map[string]any {
 		return map[string]any{"type": responseMessage, "data": map[string]any{"content": text, "flags": flagEphemeral, "allowed_mentions": allowedMentions{Parse: []string{}}}}
 	}
@@ -112,6 +148,7 @@ func (a *Adapter) arrive(raw *discordgo.Interaction, viaHTTP bool) *interaction 
 // with a deadline, no retry (a 429 is logged, never slept on).
 func (a *Adapter) ack(ix *interaction) {
 	defer close(ix.acked)
+	ix.waitRecorded(context.Background(), a.recordWithin)
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.AckTimeout)
 	defer cancel()
 	err := a.api.do(ctx, http.MethodPost, "/interactions/"+ix.id+"/"+ix.token+"/callback", ix.response, nil, nil)
@@ -131,6 +168,7 @@ func (a *Adapter) prepareInteraction(ctx context.Context, ix *interaction) (adap
 	e := adapters.Event{
 		ID:          prefixInteraction + ix.id,
 		Redelivered: !ix.http, // every gateway session receives it
+		Recorded:    ix.markRecorded,
 		Reply:       ix,
 		User:        userOf(raw),
 		Place:       a.place(ctx, raw.GuildID, raw.ChannelID),
@@ -344,7 +382,8 @@ func (a *Adapter) serveHTTP() (stop func(), err error) {
 
 // serveInteraction checks a request's signature headers and timestamp
 // before reading its body, verifies the signature before reading anything
-// in it, refuses a replay, answers at once, and queues the event.
+// in it, refuses a replay, queues the event, and answers once it is
+// recorded (recordWithin at most).
 func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	sig, ok := signature(r.Header)
 	if !ok || !fresh(r.Header.Get("X-Signature-Timestamp"), a.now()) {
@@ -380,6 +419,10 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ix := a.arrive(&raw, true)
+	if ix.event {
+		a.q.push(item{ix: ix})
+	}
+	ix.waitRecorded(r.Context(), a.recordWithin)
 	js, _ := json.Marshal(ix.response)
 	w.Header().Set("Content-Type", "application/json")
 	_, err = w.Write(js)
@@ -388,9 +431,6 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	}
 	ix.ackErr = err
 	close(ix.acked)
-	if ix.event {
-		a.q.push(item{ix: ix})
-	}
 }
 
 // fresh reports whether a signed request's timestamp is within five

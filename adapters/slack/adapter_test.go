@@ -172,7 +172,9 @@ func TestAckDoesNotWaitForTheHandler(t *testing.T) {
 	}
 }
 
-func TestClickFromAnotherWorkspaceIsRefused(t *testing.T) {
+// A click from another workspace reaches the bot marked Outsider, for its
+// one check to refuse with its one notice: the adapter sends none.
+func TestClickFromAnotherWorkspaceIsMarked(t *testing.T) {
 	fake, ad, r := setup(t)
 	c := adaptertest.PendingCard("a1b2c3")
 	ref, err := ad.Post(context.Background(), adapters.Place{Channel: channel, Thread: "1.1"}, adapters.Content{Card: &c})
@@ -181,13 +183,15 @@ func TestClickFromAnotherWorkspaceIsRefused(t *testing.T) {
 	}
 	mallory := slacktest.User{ID: "U0MAL", Name: "mallory", Team: "T0OTHER"}
 	fake.Click(mallory, channel, ref, slack.ActionApprove, "a1b2c3")
-	fake.Wait(t, "a notice to mallory", func() bool { return len(fake.Ephemerals(mallory.ID)) > 0 })
-	if n := fake.Ephemerals(mallory.ID)[0]; !strings.Contains(n.Text, "another Slack workspace") {
-		t.Errorf("notice = %q", n.Text)
+	if e := r.next(t); e.User.ID != mallory.ID || !e.User.Outsider || e.User.Team != "T0OTHER" {
+		t.Errorf("mallory's click = %+v; want her, Outsider, team T0OTHER", e.User)
 	}
 	fake.Click(bob, channel, ref, slack.ActionApprove, "a1b2c3")
-	if e := r.next(t); e.User.ID != bob.ID {
-		t.Errorf("first event is %+v; mallory's click should have produced none", e)
+	if e := r.next(t); e.User.ID != bob.ID || e.User.Outsider {
+		t.Errorf("bob's click = %+v; want him, not Outsider", e.User)
+	}
+	if n := fake.Ephemerals(mallory.ID); len(n) != 0 {
+		t.Errorf("the adapter sent its own notice to mallory: %+v", n)
 	}
 }
 
@@ -237,8 +241,8 @@ func TestApproverGroups(t *testing.T) {
 }
 
 // A typed decision carries the facts of a click and is checked the same
-// way: a Slack Connect user of another organisation is refused, and a
-// member of an approver group arrives with the group.
+// way: a Slack Connect user of another organisation arrives marked
+// Outsider, and a member of an approver group arrives with the group.
 func TestTypedDecisionIsCheckedLikeAClick(t *testing.T) {
 	fake := slacktest.New(t)
 	fake.AddGroup("S0ONCALL", "oncall", bob.ID)
@@ -251,16 +255,15 @@ func TestTypedDecisionIsCheckedLikeAClick(t *testing.T) {
 
 	mallory := slacktest.User{ID: "U0MAL", Name: "mallory", Team: "T0OTHER"}
 	fake.Say(mallory, channel, thread, "approve a1b2c3")
-	fake.Wait(t, "a notice to mallory", func() bool { return len(fake.Ephemerals(mallory.ID)) > 0 })
-	if n := fake.Ephemerals(mallory.ID)[0]; !strings.Contains(n.Text, "another Slack workspace") {
-		t.Errorf("notice = %q", n.Text)
+	if e := r.next(t); e.User.ID != mallory.ID || !e.User.Outsider || e.Decision == nil {
+		t.Fatalf("mallory's typed decision = %+v; want a decision marked Outsider, as her click is", e)
 	}
 	fake.Say(bob, channel, thread, "approve a1b2c3")
 	e := r.next(t)
 	if e.User.ID != bob.ID || e.Decision == nil || !e.Decision.Approve {
-		t.Fatalf("first event after mallory's is %+v; mallory's words should have made none", e)
+		t.Fatalf("first event after mallory's is %+v", e)
 	}
-	if !slices.Contains(e.User.Groups, "@oncall") || e.User.Team != slacktest.TeamID {
+	if !slices.Contains(e.User.Groups, "@oncall") || e.User.Team != slacktest.TeamID || e.User.Outsider {
 		t.Errorf("bob's typed decision: groups %v, team %q; want @oncall and %s, as a click has", e.User.Groups, e.User.Team, slacktest.TeamID)
 	}
 	fake.Say(bob, channel, thread, "!stop a1b2c3")
@@ -417,4 +420,49 @@ func TestStopButton(t *testing.T) {
 	if e.Decision == nil || !e.Decision.Stop || e.Decision.Approve || e.Decision.ApprovalID != "a1b2c3" {
 		t.Errorf("stop click = %+v", e.Decision)
 	}
+}
+
+// An envelope is acknowledged once the bot has recorded its event (Event.
+// Recorded), never before. (One never recorded is acknowledged anyway:
+// TestAckDoesNotWaitForTheHandler.)
+func TestAckWaitsForTheRecord(t *testing.T) {
+	fake := slacktest.New(t)
+	ad := newAdapter(t, fake, slack.Config{})
+	slack.SetAckWithin(ad, time.Minute) // no fallback within the test
+	got := make(chan adapters.Event, 4)
+	start(t, ad, adapters.HandlerFunc(func(_ context.Context, e adapters.Event) { got <- e }))
+	fake.Connected(t)
+
+	click := fake.Click(bob, channel, "1.1", slack.ActionApprove, "a1b2c3")
+	var e adapters.Event
+	select {
+	case e = <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the click did not reach the handler")
+	}
+	if e.Recorded == nil {
+		t.Fatal("the event has no Recorded to acknowledge it from")
+	}
+	time.Sleep(300 * time.Millisecond) // the bot still writing its record
+	if acked(fake, click.ID) {
+		t.Fatal("the envelope was acknowledged before the bot recorded its event")
+	}
+	recordedAt := time.Now()
+	e.Recorded()
+	fake.Acked(t, click)
+	for _, x := range fake.Envelopes() {
+		if x.ID == click.ID && x.AckedAt.Before(recordedAt) {
+			t.Errorf("acknowledged at %v, before the record at %v", x.AckedAt, recordedAt)
+		}
+	}
+
+}
+
+func acked(fake *slacktest.Server, id string) bool {
+	for _, x := range fake.Envelopes() {
+		if x.ID == id {
+			return !x.AckedAt.IsZero()
+		}
+	}
+	return false
 }

@@ -73,7 +73,8 @@ func (a *Adapter) handler(q *queue, end func()) http.Handler {
 const maxReplays = 100000
 
 // httpHandler serves Slack's requests: it verifies the signature before it
-// parses anything, answers at once, and queues the event for the worker.
+// parses anything, queues the event for the worker, and answers once the
+// bot has recorded it (at most ackWithin later).
 type httpHandler struct {
 	a   *Adapter
 	q   *queue
@@ -134,8 +135,10 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusOK)
 			return
 		}
+		ak, answered := answerer(a.ackWithin)
+		h.q.push(func(ctx context.Context) []adapters.Event { return a.fromClick(ctx, cb, retried) }, ak)
+		waitAnswer(r, answered)
 		w.WriteHeader(http.StatusOK)
-		h.q.push(func(ctx context.Context) []adapters.Event { return a.fromClick(ctx, cb, retried) })
 		return
 	}
 	ev, err := slackevents.ParseEvent(body, slackevents.OptionNoVerifyToken())
@@ -153,9 +156,27 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, ch.Challenge)
 		return
 	}
+	ak, answered := answerer(a.ackWithin)
+	end := a.queueEventsAPI(ev, retried, h.q, ak)
+	waitAnswer(r, answered)
 	w.WriteHeader(http.StatusOK)
-	if a.queueEventsAPI(ev, retried, h.q) && h.end != nil {
+	if end && h.end != nil {
 		h.end()
+	}
+}
+
+// answerer is the acknowledgement of one request: the response, sent once
+// answered is closed (the bot recorded its events, or within passed).
+func answerer(within time.Duration) (*acker, <-chan struct{}) {
+	answered := make(chan struct{})
+	return newAcker(within, func() { close(answered) }), answered
+}
+
+// waitAnswer waits until the request may be answered, or its client left.
+func waitAnswer(r *http.Request, answered <-chan struct{}) {
+	select {
+	case <-answered:
+	case <-r.Context().Done():
 	}
 }
 

@@ -25,12 +25,20 @@ const secret = "8f742231b10e8888abcd99yyyzzz85a5"
 // Web API, and returns its base URL and events.
 func httpSetup(t *testing.T) (*slacktest.Server, string, chan adapters.Event) {
 	t.Helper()
+	return httpSetupAck(t, ackWithin)
+}
+
+// httpSetupAck is httpSetup with the bound of an answer's wait for the
+// bot's record.
+func httpSetupAck(t *testing.T, within time.Duration) (*slacktest.Server, string, chan adapters.Event) {
+	t.Helper()
 	fake := slacktest.New(t)
 	env := map[string]string{"SLACK_BOT_TOKEN": slacktest.BotToken, "SLACK_SIGNING_SECRET": secret, "SLACK_API_URL": fake.APIURL()}
 	ad, err := New(Config{Mode: "http", Listen: "127.0.0.1:0"}, func(k string) string { return env[k] }, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
+	ad.ackWithin = within
 	ready := make(chan string, 1)
 	ad.onHTTPReady = func(addr string) { ready <- addr }
 	events := make(chan adapters.Event, 16)
@@ -189,5 +197,28 @@ func TestReplayKeyedOnSignatureBytes(t *testing.T) {
 	}
 	if e := nextEvent(t, events); !e.Redelivered {
 		t.Errorf("the replay in upper case reached the bot: %+v", e)
+	}
+}
+
+// In HTTP mode the response to a request is its acknowledgement: it goes
+// once the bot has recorded the event (Event.Recorded), never before.
+func TestHTTPAnswersOnceRecorded(t *testing.T) {
+	fake, base, events := httpSetupAck(t, time.Minute) // no fallback within the test
+	alice := slacktest.User{ID: "U0ALICE", Name: "alice"}
+	payload := fake.ClickPayload(alice, "C0OPS", "1.1", ActionApprove, "a1b2c3")
+	form := []byte(url.Values{"payload": {string(payload)}}.Encode())
+	answered := make(chan time.Time, 1)
+	go func() {
+		if code, _ := post(t, base+"/slack/interactive", form, sign(form, time.Now(), secret), "application/x-www-form-urlencoded"); code != http.StatusOK {
+			t.Errorf("click: %d", code)
+		}
+		answered <- time.Now()
+	}()
+	e := nextEvent(t, events)
+	time.Sleep(300 * time.Millisecond) // the bot writing its record
+	recorded := time.Now()
+	e.Recorded()
+	if at := <-answered; at.Before(recorded) {
+		t.Errorf("the request was answered %s before the bot recorded its event", recorded.Sub(at))
 	}
 }

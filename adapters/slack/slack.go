@@ -7,10 +7,14 @@
 // (agent_session_stopped) into an event. It is the only package that
 // imports slack-go.
 //
-// Every envelope is acknowledged as soon as it is read, before any work:
-// what an event means (is this thread a conversation? is the clicker in an
-// approver group?) is worked out afterwards, in order, by one worker, and
-// only then handed to the bot.
+// What an envelope means (is this thread a conversation? is the clicker in
+// an approver group, of this workspace?) is worked out after it is read,
+// in order, by one worker, and then handed to the bot. The envelope is
+// acknowledged (Socket Mode's ack, HTTP mode's response) once the bot has
+// recorded its events (adapters.Event.Recorded), so that a crash cannot
+// lose an envelope Slack will not send again; at most ackWithin after it
+// was read, inside Slack's 3 seconds, whatever the worker or the store is
+// doing.
 package slack
 
 import (
@@ -42,17 +46,20 @@ const (
 
 // Adapter is the Slack adapter.
 type Adapter struct {
-	cfg      Config
-	log      *slog.Logger
-	api      *slackapi.Client
-	mode     string
-	apiURL   string
-	botToken string
-	appToken string
-	secret   string
-	now      func() time.Time
-	groups   *groups
-	send     *adapters.Sender
+	// ackWithin bounds an envelope's wait for the bot's record before it
+	// is acknowledged anyway (ackWithin; longer only in tests).
+	ackWithin time.Duration
+	cfg       Config
+	log       *slog.Logger
+	api       *slackapi.Client
+	mode      string
+	apiURL    string
+	botToken  string
+	appToken  string
+	secret    string
+	now       func() time.Time
+	groups    *groups
+	send      *adapters.Sender
 	// up is set while the socket is connected (or the HTTP listener
 	// serves), for Connected.
 	up atomic.Bool
@@ -112,14 +119,15 @@ func New(cfg Config, getenv func(string) string, log *slog.Logger) (*Adapter, er
 		log = slog.New(slog.DiscardHandler)
 	}
 	a := &Adapter{
-		cfg:      cfg,
-		log:      log.With("adapter", "slack"),
-		botToken: strings.TrimSpace(getenv(cfg.BotTokenEnv)),
-		appToken: strings.TrimSpace(getenv(cfg.AppTokenEnv)),
-		secret:   strings.TrimSpace(getenv(cfg.SigningSecretEnv)),
-		now:      time.Now,
-		threads:  expirable.NewLRU[string, struct{}](maxThreads, nil, threadMemory),
-		uploaded: expirable.NewLRU[string, struct{}](maxUploaded, nil, uploadMemory),
+		cfg:       cfg,
+		log:       log.With("adapter", "slack"),
+		botToken:  strings.TrimSpace(getenv(cfg.BotTokenEnv)),
+		appToken:  strings.TrimSpace(getenv(cfg.AppTokenEnv)),
+		secret:    strings.TrimSpace(getenv(cfg.SigningSecretEnv)),
+		now:       time.Now,
+		ackWithin: ackWithin,
+		threads:   expirable.NewLRU[string, struct{}](maxThreads, nil, threadMemory),
+		uploaded:  expirable.NewLRU[string, struct{}](maxUploaded, nil, uploadMemory),
 	}
 	if err := checkToken(cfg.BotTokenEnv, a.botToken, "xoxb-", "a bot token", "OAuth & Permissions → Bot User OAuth Token"); err != nil {
 		return nil, err
@@ -267,14 +275,17 @@ func (a *Adapter) identity() identity {
 }
 
 // work turns queued envelopes into events, in the order they arrived, and
-// hands them to h.
+// hands them to h; an envelope is acknowledged once h has recorded its
+// events (or after ackWithin).
 func (a *Adapter) work(ctx context.Context, q *queue, h adapters.Handler) {
 	for {
-		job, ok := q.pop(ctx)
+		it, ok := q.pop(ctx)
 		if !ok {
 			return
 		}
-		for _, e := range job(ctx) {
+		events := it.job(ctx)
+		it.ack.after(events)
+		for _, e := range events {
 			h.Handle(ctx, e)
 		}
 	}
@@ -345,7 +356,7 @@ func (a *Adapter) fromMessage(ctx context.Context, m message, retried bool) []ad
 		// is marked, so that whichever comes second is a known repeat.
 		Redelivered: retried || m.kind == "message" && mentioned && !direct,
 		Reply:       &reply{Channel: m.channel, User: m.user, Thread: thread},
-		User:        adapters.User{ID: m.user, Team: userTeam},
+		User:        adapters.User{ID: m.user, Team: userTeam, Outsider: userTeam != self.TeamID},
 		Place:       adapters.Place{Channel: m.channel, Thread: thread},
 		Direct:      direct,
 		Text:        cleanText(m.text, self.UserID),
@@ -358,10 +369,7 @@ func (a *Adapter) fromMessage(ctx context.Context, m message, retried bool) []ad
 		e.Decision = &d
 	}
 	if decision || isStop(e.Text) {
-		var ok bool
-		if e.User, ok = a.decider(ctx, e.User, e.Place, e.Reply.(*reply)); !ok {
-			return nil
-		}
+		e.User = a.decider(ctx, e.User)
 	}
 	return []adapters.Event{e}
 }
@@ -467,10 +475,7 @@ func (a *Adapter) fromClick(ctx context.Context, cb slackapi.InteractionCallback
 	}
 	rp := &reply{ResponseURL: cb.ResponseURL, Channel: channel, User: cb.User.ID, Thread: thread}
 	place := adapters.Place{Channel: channel, Thread: thread}
-	user, ok := a.decider(ctx, adapters.User{ID: cb.User.ID, Name: cb.User.Name, Team: team}, place, rp)
-	if !ok {
-		return nil
-	}
+	user := a.decider(ctx, adapters.User{ID: cb.User.ID, Name: cb.User.Name, Team: team})
 	var out []adapters.Event
 	for _, act := range cb.ActionCallback.BlockActions {
 		if act == nil || act.ActionID != ActionApprove && act.ActionID != ActionCancel && act.ActionID != ActionStop {
@@ -502,20 +507,19 @@ func (a *Adapter) fromClick(ctx context.Context, cb slackapi.InteractionCallback
 	return out
 }
 
-// decider checks the one who decides, the same way for a click and for
-// typed words: a person of another workspace (a Slack Connect user of
-// another organisation) is refused here, with one notice, and no event
-// is made; otherwise user comes back with the watched groups they are in,
-// and those that could not be checked in Unchecked (and in Groups as
-// "!unchecked:<entry>"), for the bot to judge and, if it refuses, to say
-// so: the adapter sends no notice about groups.
-func (a *Adapter) decider(ctx context.Context, user adapters.User, place adapters.Place, rp *reply) (adapters.User, bool) {
+// decider gives the facts of the one who decides, the same way for a
+// click and for typed words: Outsider when they belong to another
+// workspace than the bot's (a Slack Connect user of another organisation),
+// and the watched groups they are in, with those that could not be checked
+// in Unchecked (and in Groups as "!unchecked:<entry>"). The bot judges and,
+// if it refuses, says so once: the adapter refuses nothing and sends no
+// notice here.
+func (a *Adapter) decider(ctx context.Context, user adapters.User) adapters.User {
 	self := a.identity()
 	if user.Team != self.TeamID {
-		a.log.Warn("refused a decision from another workspace", "team", user.Team, "want", self.TeamID, "user", user.ID)
-		a.notifyAsync(adapters.Notice{Place: place, User: user, Reply: rp,
-			Text: "This card belongs to another Slack workspace, so your decision was not counted; nothing changed."})
-		return user, false
+		user.Outsider = true
+		a.log.Info("a decision from another workspace; the bot refuses it", "team", user.Team, "want", self.TeamID, "user", user.ID)
+		return user // their groups are not this workspace's to look up
 	}
 	in, unchecked := a.groups.of(ctx, user.ID)
 	user.Groups = in
@@ -524,7 +528,7 @@ func (a *Adapter) decider(ctx context.Context, user adapters.User, place adapter
 		user.Unchecked = append(user.Unchecked, g.entry)
 		a.log.Warn("could not check a user group of a person deciding; the bot refuses what needs it", "group", g.entry, "user", user.ID, "err", g.err)
 	}
-	return user, true
+	return user
 }
 
 // isStop reports whether text is a typed "!stop".
@@ -552,18 +556,6 @@ func validApprovalID(id string) bool {
 		}
 	}
 	return true
-}
-
-// notifyAsync sends a notice the adapter itself decided on, without holding
-// up the worker.
-func (a *Adapter) notifyAsync(n adapters.Notice) {
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := a.Notify(ctx, n); err != nil {
-			a.log.Warn("could not send a private notice", "user", n.User.ID, "err", err)
-		}
-	}()
 }
 
 // Post posts text, a card, or both into the conversation's thread and

@@ -14,8 +14,9 @@ import (
 	"github.com/countersign/countersign/adapters"
 )
 
-// runSocket reads Socket Mode envelopes, acknowledges each at once and
-// queues it for the worker. slack-go reconnects on a dropped socket or a
+// runSocket reads Socket Mode envelopes and queues each for the worker,
+// which acknowledges it once the bot has recorded its events (at most
+// ackWithin later). slack-go reconnects on a dropped socket or a
 // disconnect request; envelopes Slack did not see acknowledged come again
 // on the new socket.
 func (a *Adapter) runSocket(ctx context.Context, q *queue) error {
@@ -94,28 +95,30 @@ func (a *Adapter) socketEvent(ctx context.Context, smc *socketmode.Client, ev so
 		if ev.Request == nil {
 			return false
 		}
-		ack(ev.Request.EnvelopeID)
+		id := ev.Request.EnvelopeID
 		e, ok := ev.Data.(slackevents.EventsAPIEvent)
 		if !ok {
-			a.log.Warn("acknowledged a slack events_api envelope of an unknown shape", "envelope", ev.Request.EnvelopeID)
+			ack(id)
+			a.log.Warn("acknowledged a slack events_api envelope of an unknown shape", "envelope", id)
 			return false
 		}
 		retried := ev.Request.RetryAttempt > 0
-		if a.queueEventsAPI(e, retried, q) {
+		if a.queueEventsAPI(e, retried, q, newAcker(a.ackWithin, func() { ack(id) })) {
 			return true
 		}
 	case socketmode.EventTypeInteractive:
 		if ev.Request == nil {
 			return false
 		}
-		ack(ev.Request.EnvelopeID)
+		id := ev.Request.EnvelopeID
 		cb, ok := ev.Data.(slackapi.InteractionCallback)
 		if !ok {
-			a.log.Warn("acknowledged a slack interactive envelope of an unknown shape", "envelope", ev.Request.EnvelopeID)
+			ack(id)
+			a.log.Warn("acknowledged a slack interactive envelope of an unknown shape", "envelope", id)
 			return false
 		}
 		retried := ev.Request.RetryAttempt > 0
-		q.push(func(ctx context.Context) []adapters.Event { return a.fromClick(ctx, cb, retried) })
+		q.push(func(ctx context.Context) []adapters.Event { return a.fromClick(ctx, cb, retried) }, newAcker(a.ackWithin, func() { ack(id) }))
 	case socketmode.EventTypeSlashCommand:
 		if ev.Request != nil {
 			ack(ev.Request.EnvelopeID)
@@ -130,26 +133,37 @@ func (a *Adapter) socketEvent(ctx context.Context, smc *socketmode.Client, ev so
 	return false
 }
 
-// queueEventsAPI queues an Events API event for the worker. It reports
-// true when the event ends the input (the app was uninstalled, its tokens
-// revoked).
-func (a *Adapter) queueEventsAPI(e slackevents.EventsAPIEvent, retried bool, q *queue) (end bool) {
+// queueEventsAPI queues an Events API event for the worker, which
+// acknowledges it through ak (an event not queued is acknowledged at
+// once). It reports true when the event ends the input (the app was
+// uninstalled, its tokens revoked).
+func (a *Adapter) queueEventsAPI(e slackevents.EventsAPIEvent, retried bool, q *queue, ak *acker) (end bool) {
+	queued := false
+	defer func() {
+		if !queued {
+			ak.done()
+		}
+	}()
 	if e.Type != slackevents.CallbackEvent {
 		a.log.Debug("ignored a slack events api envelope", "type", e.Type)
 		return false
+	}
+	push := func(j job) {
+		q.push(j, ak)
+		queued = true
 	}
 	team := e.TeamID
 	switch in := e.InnerEvent.Data.(type) {
 	case *slackevents.AppMentionEvent:
 		m := message{kind: "app_mention", team: team, userTeam: in.UserTeam, user: in.User, botID: in.BotID, text: in.Text, ts: in.TimeStamp, threadTS: in.ThreadTimeStamp, channel: in.Channel}
-		q.push(func(ctx context.Context) []adapters.Event { return a.fromMessage(ctx, m, retried) })
+		push(func(ctx context.Context) []adapters.Event { return a.fromMessage(ctx, m, retried) })
 	case *slackevents.MessageEvent:
 		m := message{kind: "message", team: team, userTeam: in.UserTeam, user: in.User, botID: in.BotID, subtype: in.SubType, text: in.Text, ts: in.TimeStamp, threadTS: in.ThreadTimeStamp, channel: in.Channel, channelType: in.ChannelType}
-		q.push(func(ctx context.Context) []adapters.Event { return a.fromMessage(ctx, m, retried) })
+		push(func(ctx context.Context) []adapters.Event { return a.fromMessage(ctx, m, retried) })
 	case *slackevents.AgentSessionStoppedEvent:
 		st := *in
 		a.features.halted(st.Channel, st.StreamingMessageTimestamps)
-		q.push(func(ctx context.Context) []adapters.Event { return a.fromStop(ctx, team, st, retried) })
+		push(func(ctx context.Context) []adapters.Event { return a.fromStop(ctx, team, st, retried) })
 	case *slackevents.AppUninstalledEvent, *slackevents.TokensRevokedEvent:
 		a.log.Warn("the slack app was uninstalled or its tokens revoked; the slack adapter stops", "event", e.InnerEvent.Type)
 		return true

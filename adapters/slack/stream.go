@@ -319,10 +319,7 @@ func (a *Adapter) fromStop(ctx context.Context, team string, st slackevents.Agen
 	}
 	place := adapters.Place{Channel: st.Channel, Thread: st.ThreadTimestamp}
 	rp := &reply{Channel: st.Channel, User: st.User, Thread: st.ThreadTimestamp}
-	user, ok := a.decider(ctx, adapters.User{ID: st.User, Team: team}, place, rp)
-	if !ok {
-		return nil
-	}
+	user := a.decider(ctx, adapters.User{ID: st.User, Team: team})
 	return []adapters.Event{{
 		ID:          "stop:" + team + ":" + st.Channel + ":" + st.ThreadTimestamp + ":" + stamp,
 		Redelivered: retried,

@@ -14,6 +14,7 @@ import (
 	"github.com/countersign/countersign/adapters/terminal"
 	"github.com/countersign/countersign/bot"
 	"github.com/countersign/countersign/cmd/internal/ops"
+	"github.com/countersign/countersign/tools/shelltool"
 )
 
 const runHelp = `Usage: countersign [run] [--config FILE] [--root DIR]
@@ -116,7 +117,17 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	stopRuns := func() { b.Abandon(3 * time.Second) }
+	stopRuns := func() {
+		// Abandon stops the calls the agent knows (approved and auto-run):
+		// their contexts end with the forced quit as cause, their process
+		// groups are killed, and it waits for their records; KillAll then
+		// kills every process group the command tool still has (a command
+		// no run of the agent holds), so that none outlives the exit.
+		b.Abandon(3 * time.Second)
+		if n := shelltool.KillAll(); n > 0 {
+			a.log.Warn("a forced quit killed commands no call was waiting for", "process_groups", n)
+		}
+	}
 	abandon.Store(&stopRuns)
 	names := make([]string, len(ads))
 	for i, ad := range ads {
