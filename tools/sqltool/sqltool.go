@@ -336,8 +336,19 @@ func (t *Tool) runApproved(ctx context.Context, d *database, text string, st sta
 	}
 	// When the time limit (or the caller) stops the call, the driver drops
 	// the connection, but the server would go on running the statement and
-	// holding its locks until it noticed: stop it there too.
-	defer context.AfterFunc(ctx, func() { killQuery(d.write, threadID) })()
+	// holding its locks until it noticed: stop it there too, and return
+	// only once the server has been told (within killTimeout), so that a
+	// timeout reported means a statement stopped, not one still running.
+	killed := make(chan struct{})
+	stopKill := context.AfterFunc(ctx, func() {
+		defer close(killed)
+		killQuery(d.write, threadID)
+	})
+	defer func() {
+		if !stopKill() {
+			<-killed
+		}
+	}()
 	tx, err := c.BeginTx(ctx, nil)
 	if err != nil {
 		keep = false
