@@ -331,5 +331,5 @@ func (a *Agent) lockConversation(h *hold, key string) (*hold, func()) {
 		return h, func() {}
 	}
 	unlock := a.convs.lock(key)
-	return &hold{key: key, out: a.sink}, unlock
+	return &hold{key: key, out: a.resumedOut(key)}, unlock
 }
