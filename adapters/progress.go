@@ -234,8 +234,9 @@ func (t *Turn) Text(ctx context.Context, markdown string) bool {
 // ProgressEvery is how often a running task's details alone (its
 // progress) are sent; changes of state and title are sent at once. A
 // 5-minute run whose progress comes every 2 s costs 20 stream calls, not
-// 150 card updates.
-const ProgressEvery = 15 * time.Second
+// 150 card updates. A variable only so that a test can watch a long run
+// in a short time; set it before any turn starts.
+var ProgressEvery = 15 * time.Second
 
 // Task adds or updates a task in the stream. An update that changes
 // nothing is no call, and a change of an in-progress task's details alone

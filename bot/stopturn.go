@@ -88,9 +88,6 @@ func (b *Bot) stopTurn(in inbound) {
 	if len(failed) > 0 {
 		text.WriteString(" I could not stop " + strings.Join(failed, " or ") + "; the details are in the log.")
 	}
-	if len(did) > 0 {
-		text.WriteString(" Cards already posted stay until decided or expired.")
-	}
 	ctx, cancel := context.WithTimeout(b.work, notifyTimeout)
 	defer cancel()
 	b.say(ctx, b.conv(in), text.String())
