@@ -64,6 +64,19 @@ func (ss *shows) put(key string, s *show) *show {
 	return old
 }
 
+// in returns the live shows whose conversation key starts with prefix.
+func (ss *shows) in(prefix string) []*show {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	var out []*show
+	for _, key := range ss.lru().Keys() {
+		if s, ok := ss.lru().Peek(key); ok && strings.HasPrefix(key, prefix) && !s.isEnded() {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // drop forgets s, unless another turn of its thread has taken its place.
 func (ss *shows) drop(key string, s *show) {
 	ss.mu.Lock()

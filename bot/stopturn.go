@@ -49,14 +49,14 @@ func (b *Bot) stopTurn(in inbound) {
 	}
 	// A turn whose card waits has no goroutine to cancel: its stream ends
 	// here; the card stays until it is decided or expires.
+	prefix := b.conv(in).Key()
 	if whole {
-		for _, t := range cancels {
-			if s := b.shows.get(t.conv.Key()); s != nil {
-				b.endShow(s, "")
-			}
+		prefix = approval.Conversation{Platform: in.platform, Channel: in.Place.Channel}.Key()
+	}
+	for _, s := range b.shows.in(prefix) {
+		if whole || s.conv.Key() == prefix {
+			b.endShow(s, "")
 		}
-	} else if s := b.shows.get(b.conv(in).Key()); s != nil {
-		b.endShow(s, "")
 	}
 
 	for _, a := range b.agent.Running() {

@@ -272,3 +272,41 @@ func TestSlackLongRunUpdatesItsTask(t *testing.T) {
 	}
 	t.Logf("progress shown on the task: %q", progress)
 }
+
+// TestSlackStopStopsTheRun: the Stop of someone who may not stop a run
+// leaves it running (told to them alone); the requester's Stop stops it
+// as !stop would, and the thread says who stopped what.
+func TestSlackStopStopsTheRun(t *testing.T) {
+	dir := streamFolder(t)
+	fake := slacktest.New(t)
+	fake.AddGroup("S0ONCALL", "oncall", bob.ID)
+	model := agenttest.NewServer(t,
+		agenttest.Calls(agenttest.Call("call-sleep", "execute_command", `{"command":"sleep 60","risk_level":"high"}`)),
+		agenttest.Text("The sleep was stopped."),
+	)
+	slackRun(t, dir, streamConfig, fake, model)
+	thread := fake.Mention(alice, slackChannel, "", "sleep for a minute")
+	card := threadHas(t, fake, thread, "sleep 60")
+	id := approvalID(t, card)
+	fake.Acked(t, fake.Click(bob, slackChannel, card.TS, slack.ActionApprove, id))
+	fake.Wait(t, "the running status", func() bool { return fake.Status(slackChannel, thread) == adapters.StatusRunning("sleep 60") })
+
+	fake.Acked(t, fake.AgentStop(carol, slackChannel, thread))
+	fake.Wait(t, "carol told she may not stop it", func() bool {
+		for _, e := range fake.Ephemerals(carol.ID) {
+			if strings.Contains(e.Text, "cannot stop "+id) {
+				return true
+			}
+		}
+		return false
+	})
+	threadHas(t, fake, thread, carol.ID+" pressed Stop; nothing of mine was working here.")
+
+	fake.Acked(t, fake.AgentStop(alice, slackChannel, thread))
+	threadHas(t, fake, thread, alice.ID+" stopped the run of "+id+" (sleep 60)")
+	threadHas(t, fake, thread, "The sleep was stopped.")
+	fake.Wait(t, "the card showing the stop", func() bool {
+		m, _ := fake.Message(slackChannel, card.TS)
+		return strings.Contains(slacktest.View(m), "stopped by "+alice.ID)
+	})
+}
