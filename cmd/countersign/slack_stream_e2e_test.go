@@ -281,15 +281,23 @@ func TestSlackStopStopsTheRun(t *testing.T) {
 	fake := slacktest.New(t)
 	fake.AddGroup("S0ONCALL", "oncall", bob.ID)
 	model := agenttest.NewServer(t,
-		agenttest.Calls(agenttest.Call("call-sleep", "execute_command", `{"command":"sleep 60","risk_level":"high"}`)),
+		agenttest.Calls(agenttest.Call("call-sleep", "execute_command", `{"command":"touch started; sleep 60","risk_level":"high"}`)),
 		agenttest.Text("The sleep was stopped."),
 	)
 	slackRun(t, dir, streamConfig, fake, model)
 	thread := fake.Mention(alice, slackChannel, "", "sleep for a minute")
-	card := threadHas(t, fake, thread, "sleep 60")
+	card := threadHas(t, fake, thread, "touch started; sleep 60")
 	id := approvalID(t, card)
 	fake.Acked(t, fake.Click(bob, slackChannel, card.TS, slack.ActionApprove, id))
-	fake.Wait(t, "the running status", func() bool { return fake.Status(slackChannel, thread) == adapters.StatusRunning("sleep 60") })
+	fake.Wait(t, "the running status", func() bool {
+		return fake.Status(slackChannel, thread) == adapters.StatusRunning("touch started; sleep 60")
+	})
+	for { // the run has started when its first command has (the file system wakes no fake.Wait)
+		if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 
 	fake.Acked(t, fake.AgentStop(carol, slackChannel, thread))
 	fake.Wait(t, "carol told she may not stop it", func() bool {
@@ -303,7 +311,7 @@ func TestSlackStopStopsTheRun(t *testing.T) {
 	threadHas(t, fake, thread, carol.ID+" pressed Stop; nothing of mine was working here.")
 
 	fake.Acked(t, fake.AgentStop(alice, slackChannel, thread))
-	threadHas(t, fake, thread, alice.ID+" stopped the run of "+id+" (sleep 60)")
+	threadHas(t, fake, thread, alice.ID+" stopped the run of "+id+" (touch started; sleep 60)")
 	threadHas(t, fake, thread, "The sleep was stopped.")
 	fake.Wait(t, "the card showing the stop", func() bool {
 		m, _ := fake.Message(slackChannel, card.TS)
