@@ -3,7 +3,6 @@ package agent
 import (
 	"cmp"
 	"context"
-	"strconv"
 	"strings"
 
 	"github.com/countersign/countersign/approval"
@@ -117,30 +116,24 @@ func (a *Agent) shownCall(cs callState) (ShownCall, bool) {
 	return c, true
 }
 
-// Outcome says in a few words how a call ended: "exit code 0", "42
-// rows", "HTTP 200", "blocked: writes to /etc", "failed: …".
+// Outcome says in a few words how a call ended, for its task: the words
+// of the card (tools.Result.Outcome: "exit code 0", "2 rows", "HTTP
+// 200"), with the first line of the error of a failure; or why it did not
+// run ("blocked: writes to /etc", "denied: …").
 func Outcome(r tools.Result) string {
 	why := strings.TrimSpace(cmp.Or(r.Error, r.Message))
-	if i := strings.IndexByte(why, '\n'); i >= 0 {
-		why = why[:i]
-	}
+	why, _, _ = strings.Cut(why, "\n")
 	switch {
 	case r.Status == tools.StatusBlocked:
 		return "blocked: " + why
 	case !r.Executed:
-		return strings.TrimSpace(string(r.Status) + ": " + why)
-	case r.ExitCode != nil:
-		return "exit code " + strconv.Itoa(*r.ExitCode)
-	case r.RowCount != nil:
-		return strconv.Itoa(*r.RowCount) + " rows"
-	case r.RowsAffected != nil:
-		return strconv.FormatInt(*r.RowsAffected, 10) + " rows affected"
-	case r.HTTPStatus != 0:
-		return "HTTP " + strconv.Itoa(r.HTTPStatus)
-	case r.Status != tools.StatusOK:
-		return "failed: " + why
+		return strings.TrimSuffix(string(r.Status)+": "+why, ": ")
 	}
-	return "done"
+	out := r.Outcome()
+	if r.Status != tools.StatusOK && why != "" {
+		out = strings.TrimPrefix(out+", "+why, ", ")
+	}
+	return cmp.Or(out, "done")
 }
 
 // showCalls shows the calls of a turn that did not wait for a card: as
