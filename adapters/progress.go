@@ -102,6 +102,11 @@ type Stream interface {
 	Stop(ctx context.Context, final string) error
 }
 
+// ErrNoStatus says an adapter shows no status here, for a reason it
+// knows and has logged once: switched off, refused by the workspace, a
+// place without a thread. The bot goes on without it.
+var ErrNoStatus = errors.New("a thread status is not available here")
+
 // ErrNoStream says an adapter will not stream: the workspace refused it
 // or it is switched off. The bot posts messages instead.
 var ErrNoStream = errors.New("streaming is not available here")
@@ -156,7 +161,11 @@ func (t *Turn) Status(ctx context.Context, text string) bool {
 		return true
 	}
 	if err := t.status.SetStatus(ctx, t.place, text); err != nil {
-		t.log.Warn("could not show the thread's status; the turn goes on without it", "adapter", t.a.Name(), "channel", t.place.Channel, "thread", t.place.Thread, "err", err)
+		level := slog.LevelWarn
+		if errors.Is(err, ErrNoStatus) {
+			level = slog.LevelDebug // known and said once by the adapter
+		}
+		t.log.Log(ctx, level, "could not show the thread's status; the turn goes on without it", "adapter", t.a.Name(), "channel", t.place.Channel, "thread", t.place.Thread, "err", err)
 		t.status = nil
 		return false
 	}
@@ -234,8 +243,9 @@ func (t *Turn) Text(ctx context.Context, markdown string) bool {
 // ProgressEvery is how often a running task's details alone (its
 // progress) are sent; changes of state and title are sent at once. A
 // 5-minute run whose progress comes every 2 s costs 20 stream calls, not
-// 150 card updates.
-const ProgressEvery = 15 * time.Second
+// 150 card updates. A variable only so that a test can watch a long run
+// in a short time; set it before any turn starts.
+var ProgressEvery = 15 * time.Second
 
 // Task adds or updates a task in the stream. An update that changes
 // nothing is no call, and a change of an in-progress task's details alone

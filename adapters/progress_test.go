@@ -1,7 +1,12 @@
 package adapters_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/countersign/countersign/adapters"
@@ -42,6 +47,37 @@ func TestTaskStateValid(t *testing.T) {
 	for _, s := range []adapters.TaskState{"", "done", "running"} {
 		if s.Valid() {
 			t.Errorf("%q valid", s)
+		}
+	}
+}
+
+// statusless is an adapter whose status is off, as slack.status: false.
+type statusless struct {
+	*adaptertest.Fake
+	err error
+}
+
+func (s statusless) SetStatus(context.Context, adapters.Place, string) error { return s.err }
+
+// TestStatusOffIsNotWarned: a status the adapter knows it cannot show
+// (ErrNoStatus: switched off, refused and already logged, no thread) is
+// not a warning in every turn; any other failure is.
+func TestStatusOffIsNotWarned(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		warn bool
+	}{
+		{fmt.Errorf("slack thread status: %w: switched off", adapters.ErrNoStatus), false},
+		{errors.New("slack: connection reset"), true},
+	} {
+		var logs bytes.Buffer
+		log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		turn := adapters.StartTurn(statusless{adaptertest.NewFake("s"), c.err}, adapters.Place{Channel: "c", Thread: "t"}, adapters.User{ID: "u"}, log)
+		if turn.Status(context.Background(), adapters.StatusThinking) {
+			t.Errorf("%v: Status reported shown", c.err)
+		}
+		if got := strings.Contains(logs.String(), "level=WARN"); got != c.warn {
+			t.Errorf("%v: warned = %v, want %v; log:\n%s", c.err, got, c.warn, logs.String())
 		}
 	}
 }

@@ -325,11 +325,12 @@ func (a *Agent) out(h *hold) Replier {
 
 // lockConversation serialises work on one conversation in this process,
 // unless h already holds its lock. It returns the hold of the conversation
-// and its unlock.
+// and its unlock; a new hold's words go where the Sink sends a resumed
+// turn's (Resumer: the turn's stream, when it still has one).
 func (a *Agent) lockConversation(h *hold, key string) (*hold, func()) {
 	if h != nil && h.key == key {
 		return h, func() {}
 	}
 	unlock := a.convs.lock(key)
-	return &hold{key: key, out: a.sink}, unlock
+	return &hold{key: key, out: a.resumedOut(key)}, unlock
 }

@@ -1,11 +1,13 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"strings"
 
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/risk"
+	"github.com/countersign/countersign/tools"
 )
 
 // This file shows, where a call was asked, every call of a model turn
@@ -49,15 +51,107 @@ func (a *Agent) shownLine(cs callState) string {
 	return "▸ " + line
 }
 
-// showCalls posts the compact lines of a turn's calls that did not wait
-// for a card, unless the conversation is quiet. A failure only costs the
-// lines: the model's answer still comes.
+// CallShower is an optional Replier capability: the calls of a turn that
+// did not wait for a card shown as tasks of the turn (a Slack stream),
+// instead of the "▸" lines. ShowCall reports whether the call was shown;
+// when false its line is posted as before.
+type CallShower interface {
+	ShowCall(ctx context.Context, conv approval.Conversation, c ShownCall) bool
+}
+
+// Noter is an optional Replier capability: words in the middle of a turn
+// (the "▸" lines), which, unlike Reply, do not end it.
+type Noter interface {
+	Note(ctx context.Context, conv approval.Conversation, text string) error
+}
+
+// Resumer is an optional Sink capability: the Replier for the words of a
+// turn that a decision resumes, so that they join what the turn showed
+// before it waited (its stream). It returns the Sink itself when the turn
+// has nothing of its own any more (another process started it, a
+// restart).
+type Resumer interface {
+	Resumed(convKey string) Replier
+}
+
+// resumedOut is where the words of a resumed turn of conversation key go.
+func (a *Agent) resumedOut(key string) Replier {
+	if r, ok := a.sink.(Resumer); ok {
+		if out := r.Resumed(key); out != nil {
+			return out
+		}
+	}
+	return a.sink
+}
+
+// ShownCall is one call of a turn that needed no card, as a task: it ran
+// (OK when it succeeded), or it was blocked or refused.
+type ShownCall struct {
+	// ID is the model's id of the call, unique in the turn.
+	ID string
+	// Title is the operation ("df -h").
+	Title string
+	OK    bool
+	// Details say why it needed no card and how it ended ("ran without a
+	// card: read-only · exit code 0"), or why it did not run ("blocked:
+	// …").
+	Details string
+}
+
+// shownCall is cs as a task; ok is false for a call that waits for a card.
+func (a *Agent) shownCall(cs callState) (ShownCall, bool) {
+	if cs.Result == nil {
+		return ShownCall{}, false
+	}
+	r := *cs.Result
+	c := ShownCall{ID: cs.ID, Title: cs.Tool, OK: r.Executed && r.Status == tools.StatusOK}
+	if len(cs.Args) > 0 {
+		c.Title = a.operation(cs.Tool, cs.Args)
+	}
+	if r.Executed {
+		c.Details = whyNoCard(cs.rule) + " · " + Outcome(r)
+	} else {
+		c.Details = Outcome(r)
+	}
+	return c, true
+}
+
+// Outcome says in a few words how a call ended, for its task: the words
+// of the card (tools.Result.Outcome: "exit code 0", "2 rows", "HTTP
+// 200"), with the first line of the error of a failure; or why it did not
+// run ("blocked: writes to /etc", "denied: …").
+func Outcome(r tools.Result) string {
+	why := strings.TrimSpace(cmp.Or(r.Error, r.Message))
+	why, _, _ = strings.Cut(why, "\n")
+	switch {
+	case r.Status == tools.StatusBlocked:
+		return "blocked: " + why
+	case !r.Executed:
+		return strings.TrimSuffix(string(r.Status)+": "+why, ": ")
+	}
+	out := r.Outcome()
+	if r.Status != tools.StatusOK && why != "" {
+		out = strings.TrimPrefix(out+", "+why, ", ")
+	}
+	return cmp.Or(out, "done")
+}
+
+// showCalls shows the calls of a turn that did not wait for a card: as
+// tasks where out shows them (CallShower), else as compact lines, unless
+// the conversation is quiet. A failure only costs the lines: the model's
+// answer still comes.
 func (a *Agent) showCalls(ctx context.Context, out Replier, conv approval.Conversation, calls []callState) {
 	if a.quiet(conv) {
 		return
 	}
+	shower, _ := out.(CallShower)
 	var lines []string
 	for _, cs := range calls {
+		if shower != nil {
+			if c, ok := a.shownCall(cs); ok && shower.ShowCall(ctx, conv, c) {
+				continue
+			}
+		}
 		if l := a.shownLine(cs); l != "" {
 			lines = append(lines, l)
 		}
@@ -65,7 +159,11 @@ func (a *Agent) showCalls(ctx context.Context, out Replier, conv approval.Conver
 	if len(lines) == 0 {
 		return
 	}
-	if err := out.Reply(ctx, conv, strings.Join(lines, "\n")); err != nil {
+	say := out.Reply
+	if n, ok := out.(Noter); ok {
+		say = n.Note
+	}
+	if err := say(ctx, conv, strings.Join(lines, "\n")); err != nil {
 		a.log.WarnContext(ctx, "showing the calls that ran", "conversation", conv.Key(), "error", err)
 	}
 }

@@ -47,6 +47,7 @@ type Bot struct {
 	now   func() time.Time
 	seen  *dedupe
 	cards cards // the cards this process shows, for updates in place
+	shows shows // the turns' statuses and streams (progress.go)
 
 	// journal records accepted events in the store's inbox until they are
 	// answered (inbox.go); nil when the store keeps none. journalDone is
@@ -351,6 +352,10 @@ func (b *Bot) handle(in inbound) {
 	if in.ID != "" && !b.seen.first(in.platform+":"+in.ID, b.now()) {
 		recorded(in.Event) // a repeat: the first delivery is kept
 		b.later(in, func() { b.repeat(in, "this process") })
+		return
+	}
+	if in.StopTurn {
+		b.stopTurnLater(in) // stopturn.go
 		return
 	}
 	if in.Decision == nil {

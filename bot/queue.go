@@ -135,7 +135,7 @@ func (b *Bot) enter(g *fifo.Gate, e inbound) (leave func(), ok bool) {
 func (b *Bot) turn(e inbound) {
 	ctx, cancel := context.WithCancelCause(b.work)
 	defer cancel(nil)
-	w, end := b.turnStarted(b.conv(e), cancel)
+	w, end := b.turnStarted(b.conv(e), e.User, cancel)
 	defer end()
 	b.message(ctx, e, w)
 }
@@ -161,7 +161,10 @@ func (b *Bot) message(ctx context.Context, in inbound, w *working) {
 		b.command(ctx, in, conv, user, text)
 		return
 	}
-	out := turnReplies{b, w}
+	out := turnReplies{b: b, w: w}
+	if w != nil {
+		out.s = w.show
+	}
 	if err := b.agent.HandleReplying(ctx, conv, user, text, out); err != nil {
 		switch {
 		case ctx.Err() != nil && b.work.Err() == nil:

@@ -110,6 +110,7 @@ func (b *Bot) PostCard(ctx context.Context, a *approval.Approval) (string, error
 		return "", fmt.Errorf("post card %s: %w", a.ID, err)
 	}
 	sc.ref = ref
+	b.cardPosted(ctx, a, ref) // progress.go: the turn's task and status
 	return ref, nil
 }
 
@@ -124,6 +125,9 @@ func (b *Bot) UpdateCard(ctx context.Context, a *approval.Approval, p *tools.Pro
 	ad, err := b.adapter(ctx, a.Conversation.Platform, a.ID)
 	if err != nil {
 		return err
+	}
+	if b.cardShown(ctx, a, p) { // progress.go: the turn's task took the progress
+		return nil
 	}
 	sc := b.cards.shown(a.ID)
 	if p != nil {

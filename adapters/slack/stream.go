@@ -106,16 +106,16 @@ const statusTimeout = 5 * time.Second
 // thread. One try: a status is not worth waiting out a rate limit for.
 func (a *Adapter) SetStatus(ctx context.Context, to adapters.Place, text string) error {
 	if !on(a.cfg.Status) {
-		return fmt.Errorf("slack thread status: %w", errStatusOff)
+		return fmt.Errorf("slack thread status: %w: %w", adapters.ErrNoStatus, errStatusOff)
 	}
 	a.features.mu.Lock()
 	code := a.features.statusRefused
 	a.features.mu.Unlock()
 	if code != "" {
-		return fmt.Errorf("slack thread status: this workspace refused it (%s)", code)
+		return fmt.Errorf("slack thread status: %w: this workspace refused it (%s)", adapters.ErrNoStatus, code)
 	}
 	if to.Thread == "" {
-		return fmt.Errorf("slack thread status: no thread to show it on")
+		return fmt.Errorf("slack thread status: %w: no thread to show it on", adapters.ErrNoStatus)
 	}
 	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()

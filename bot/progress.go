@@ -1,0 +1,265 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/expirable"
+
+	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/agent"
+	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/tools"
+)
+
+// This file shows a model turn where the platform shows an agent's work
+// (adapters.Turn): a status on the thread while it works ("is
+// thinking…", "is waiting for approval", "is running df -h"), and its
+// answer streamed with every tool call as a task. A turn whose card waits
+// outlives its goroutine (the agent suspends it), so the bot keeps each
+// turn's show per conversation thread, bounded like cards: the decision
+// on the card, the run's progress and the resumed turn's answer find it
+// there. When it is gone (a restart, another replica, evicted), they fall
+// back to the card and the messages the bot always posted.
+
+// showsMax and showsAge bound the turns whose show is remembered; a turn
+// waits for its card at most an approval's TTL, then runs.
+const (
+	showsMax = 10000
+	showsAge = 24 * time.Hour
+)
+
+// shows are the shows of turns, by conversation key.
+type shows struct {
+	mu sync.Mutex
+	m  *expirable.LRU[string, *show]
+}
+
+func (ss *shows) lru() *expirable.LRU[string, *show] {
+	if ss.m == nil {
+		ss.m = expirable.NewLRU[string, *show](showsMax, nil, showsAge)
+	}
+	return ss.m
+}
+
+// get returns the live show of conversation key, or nil.
+func (ss *shows) get(key string) *show {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	s, ok := ss.lru().Get(key)
+	if !ok || s.isEnded() {
+		return nil
+	}
+	return s
+}
+
+func (ss *shows) put(key string, s *show) *show {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	old, _ := ss.lru().Get(key)
+	ss.lru().Add(key, s)
+	return old
+}
+
+// in returns the live shows whose conversation key starts with prefix.
+func (ss *shows) in(prefix string) []*show {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	var out []*show
+	for _, key := range ss.lru().Keys() {
+		if s, ok := ss.lru().Peek(key); ok && strings.HasPrefix(key, prefix) && !s.isEnded() {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// drop forgets s, unless another turn of its thread has taken its place.
+func (ss *shows) drop(key string, s *show) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if cur, ok := ss.lru().Get(key); ok && cur == s {
+		ss.lru().Remove(key)
+	}
+}
+
+// show is one turn as the thread shows it.
+type show struct {
+	turn *adapters.Turn
+	conv approval.Conversation
+
+	mu      sync.Mutex
+	waiting map[string]bool // approvals of the turn whose card is not final
+	ended   bool
+}
+
+func (s *show) isEnded() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ended
+}
+
+// end ends the turn's show with answer; it reports whether the answer
+// was shown (false: post it as a message).
+func (s *show) end(ctx context.Context, answer string) bool {
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return false
+	}
+	s.ended = true
+	s.mu.Unlock()
+	return s.turn.End(ctx, answer)
+}
+
+// startShow begins the show of a turn in conv for the person who asked,
+// and sets its status at once, before the model is asked. It reports
+// whether the status is shown (then no "Working on it…" line is needed).
+func (b *Bot) startShow(conv approval.Conversation, asker adapters.User) (*show, bool) {
+	ad, err := b.adapter(b.work, conv.Platform, "")
+	if err != nil {
+		return nil, false
+	}
+	s := &show{turn: adapters.StartTurn(ad, place(conv), asker, b.log), conv: conv, waiting: map[string]bool{}}
+	if old := b.shows.put(conv.Key(), s); old != nil {
+		// An earlier turn of the thread still waited for a card: its
+		// stream ends; its decision shows on the card.
+		b.endShow(old, "")
+	}
+	ctx, cancel := context.WithTimeout(b.work, notifyTimeout)
+	defer cancel()
+	return s, s.turn.Status(ctx, adapters.StatusThinking)
+}
+
+// endShow ends s with answer on its own context (a cancelled turn's
+// status must still be cleared) and forgets it.
+func (b *Bot) endShow(s *show, answer string) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(b.work), notifyTimeout)
+	defer cancel()
+	b.shows.drop(s.conv.Key(), s)
+	return s.end(ctx, answer)
+}
+
+// showLeft is called when the turn's goroutine is done: a turn that
+// answered is over; one whose cards wait stays, showing it waits, until
+// its decision resumes it; any other (cancelled, failed, shut down) ends
+// without a word.
+func (b *Bot) showLeft(s *show) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	waits := len(s.waiting) > 0 && !s.ended
+	s.mu.Unlock()
+	if !waits {
+		b.endShow(s, "")
+	}
+}
+
+// Resumed is where the words of a turn resumed by a decision go
+// (agent.Resumer): into its show when this process still has it.
+func (b *Bot) Resumed(key string) agent.Replier {
+	s := b.shows.get(key)
+	if s == nil {
+		return b
+	}
+	return turnReplies{b: b, s: s}
+}
+
+var _ agent.Resumer = (*Bot)(nil)
+
+// cardPosted shows a new card in its turn: a pending task linked to the
+// card, and the waiting status. Called by PostCard once the card is up.
+func (b *Bot) cardPosted(ctx context.Context, a *approval.Approval, ref string) {
+	s := b.shows.get(a.Conversation.Key())
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.waiting[a.ID] = true
+	s.mu.Unlock()
+	s.turn.Posted()
+	s.turn.Task(ctx, adapters.Task{ID: a.ID, Title: b.operation(a.Tool, a.Args), State: adapters.TaskPending, Details: "waiting for approval", CardRef: ref})
+	s.turn.Status(ctx, adapters.StatusWaiting)
+}
+
+// cardShown shows a card's change in its turn's task and status; called
+// by UpdateCard before the card is redrawn. For progress (p not nil) it
+// reports true when the task took it and the card is to be left alone:
+// a run's progress goes to the stream (Tier 4 appends), not to repeated
+// chat.update of the card (Tier 3). A state change is always drawn on
+// the card too: cardShown then reports false.
+func (b *Bot) cardShown(ctx context.Context, a *approval.Approval, p *tools.Progress) bool {
+	s := b.shows.get(a.Conversation.Key())
+	if s == nil {
+		return false
+	}
+	task := adapters.Task{ID: a.ID, Title: b.operation(a.Tool, a.Args), CardRef: a.MessageRef}
+	if p != nil {
+		if !s.turn.Streaming() {
+			return false
+		}
+		task.State = adapters.TaskInProgress
+		task.Details = "running " + (time.Duration(p.ElapsedMS) * time.Millisecond).Round(time.Second).String()
+		if tail := adapters.Excerpt(lastLine(p.Tail)); tail != "" {
+			task.Details += ": " + tail
+		}
+		return s.turn.Task(ctx, task)
+	}
+	switch a.State {
+	case approval.Pending:
+		task.State, task.Details = adapters.TaskPending, "waiting for approval"
+	case approval.Approved, approval.Running:
+		task.State, task.Details = adapters.TaskInProgress, "approved by "+decider(a)+"; running"
+		s.turn.Status(ctx, adapters.StatusRunning(task.Title))
+	case approval.Done, approval.Failed:
+		task.State, task.Details = adapters.TaskComplete, agent.Outcome(result(a))
+		if a.State == approval.Failed {
+			task.State = adapters.TaskError
+		}
+	case approval.Cancelled:
+		task.State, task.Details = adapters.TaskError, "cancelled by "+decider(a)
+		if a.Reason != "" {
+			task.Details += ": " + a.Reason
+		}
+	case approval.Expired:
+		task.State, task.Details = adapters.TaskError, "expired: nobody decided in time"
+	default:
+		return false
+	}
+	s.turn.Task(ctx, task)
+	if a.State.Final() {
+		s.mu.Lock()
+		delete(s.waiting, a.ID)
+		left := len(s.waiting)
+		s.mu.Unlock()
+		if left == 0 {
+			// The turn goes back to the model with the outcome.
+			s.turn.Status(ctx, adapters.StatusThinking)
+		}
+	}
+	return false
+}
+
+func decider(a *approval.Approval) string {
+	if a.DecidedBy == nil {
+		return "Countersign"
+	}
+	return a.DecidedBy.Display()
+}
+
+func result(a *approval.Approval) tools.Result {
+	if a.Result != nil {
+		return *a.Result
+	}
+	return tools.Result{Status: tools.StatusError, Error: fmt.Sprintf("the outcome was not recorded (%s)", a.State)}
+}
+
+// lastLine is the last line of text that holds something.
+func lastLine(text string) string {
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}

@@ -1,0 +1,320 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/adapters/slack"
+	"github.com/countersign/countersign/adapters/slack/slacktest"
+	"github.com/countersign/countersign/agent/agenttest"
+)
+
+// Issue 21, tried as a new user would: `countersign run` against the fake
+// Slack's AI surfaces (thread status, streamed answer with tasks, the
+// person's Stop) and the fake model.
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden files of the streamed turns")
+
+const streamConfig = `
+bot:
+  default:
+    approvers: ["group:@oncall"]
+    require_second_person: true
+tools:
+  execute_command:
+    progress_interval: 20ms
+`
+
+// streamFolder is a folder with files for the reads and the delete.
+func streamFolder(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"tmp_a", "keep.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// streamOf waits until the thread has one stream for which cond holds,
+// and returns it.
+func streamOf(t *testing.T, fake *slacktest.Server, thread, what string, cond func(slacktest.Stream) bool) slacktest.Stream {
+	t.Helper()
+	var got slacktest.Stream
+	fake.Wait(t, what, func() bool {
+		ss := fake.Streams(slackChannel, thread)
+		if len(ss) != 1 || !cond(ss[0]) {
+			return false
+		}
+		got = ss[0]
+		return true
+	})
+	return got
+}
+
+// statesOf is the states of a stream's tasks, in order.
+func statesOf(st slacktest.Stream) []string {
+	var out []string
+	for _, t := range st.Tasks {
+		out = append(out, t.Status)
+	}
+	return out
+}
+
+// streamView is a stream as the golden file holds it; the approval id,
+// new each run, is named by its place.
+func streamView(st slacktest.Stream, id string) string {
+	var b strings.Builder
+	for _, t := range st.Tasks {
+		b.WriteString("task " + strings.ReplaceAll(t.ID, id, "<approval>") + " [" + t.Status + "] " + t.Title + "\n")
+		b.WriteString("  " + strings.ReplaceAll(t.Details, id, "<approval>") + "\n")
+	}
+	b.WriteString("text: " + st.Text + "\n")
+	b.WriteString("stopped by: " + st.StoppedBy + "\n")
+	return b.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *updateGolden {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to write it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("the stream differs from %s:\n--- got\n%s--- want\n%s", path, got, want)
+	}
+}
+
+// slackWebCalls counts the Web API calls that show a turn.
+func slackWebCalls(fake *slacktest.Server) map[string]int {
+	out := map[string]int{}
+	for _, m := range []string{"chat.postMessage", "chat.update", "chat.startStream", "chat.appendStream", "chat.stopStream", "assistant.threads.setStatus"} {
+		out[m] = fake.Calls(m)
+	}
+	return out
+}
+
+// TestSlackTurnStreams: a question that runs two reads and asks for one
+// approval shows a status at once, a stream with three tasks in their
+// states, a card, and the final answer in the stream; the approval costs
+// three chat.* calls.
+func TestSlackTurnStreams(t *testing.T) {
+	wd, _ := os.Getwd()
+	dir := streamFolder(t)
+	fake := slacktest.New(t)
+	fake.AddGroup("S0ONCALL", "oncall", bob.ID)
+	model := agenttest.NewServer(t,
+		agenttest.Calls(
+			agenttest.Call("call-ls", "execute_command", `{"command":"ls","risk_level":"low"}`),
+			agenttest.Call("call-cat", "execute_command", `{"command":"cat keep.txt","risk_level":"low"}`),
+			agenttest.Call("call-rm", "execute_command", `{"command":"rm -f ./tmp_a","risk_level":"high"}`),
+		),
+		agenttest.Text("Removed tmp_a; keep.txt stays."),
+	)
+	slackRun(t, dir, streamConfig, fake, model)
+	before := slackWebCalls(fake)
+
+	thread := fake.Mention(alice, slackChannel, "", "clean up tmp_a and tell me what is there")
+	card := threadHas(t, fake, thread, "rm -f ./tmp_a")
+	id := approvalID(t, card)
+	st := streamOf(t, fake, thread, "two reads done and one task waiting for its card", func(st slacktest.Stream) bool {
+		return slices.Equal(statesOf(st), []string{"complete", "complete", "pending"})
+	})
+	if st.Tasks[2].ID != id || st.Tasks[2].Details != "waiting for approval" || len(st.Tasks[2].Sources) != 1 {
+		t.Errorf("the card's task = %+v, want id %s, waiting for approval, with a link to the card", st.Tasks[2], id)
+	}
+	fake.Wait(t, "the waiting status", func() bool { return fake.Status(slackChannel, thread) == adapters.StatusWaiting })
+	log := fake.StatusLog()
+	if len(log) == 0 || log[0].Status != adapters.StatusThinking || log[0].Thread != thread {
+		t.Errorf("first status change = %+v, want %q on the thread before anything else", log, adapters.StatusThinking)
+	}
+	for _, m := range fake.Thread(slackChannel, thread) {
+		if m.User == slacktest.BotUserID && (strings.Contains(m.Text, "Working on it") || strings.Contains(m.Text, "▸")) {
+			t.Errorf("a streamed turn posted %q; the status and the tasks say it", m.Text)
+		}
+	}
+
+	fake.Acked(t, fake.Click(bob, slackChannel, card.TS, slack.ActionApprove, id))
+	st = streamOf(t, fake, thread, "the stream stopped with the answer", func(st slacktest.Stream) bool { return st.Stopped })
+	if !slices.Equal(statesOf(st), []string{"complete", "complete", "complete"}) || !strings.Contains(st.Text, "Removed tmp_a") {
+		t.Errorf("final stream: tasks %v, text %q; want three complete tasks and the answer", statesOf(st), st.Text)
+	}
+	fake.Wait(t, "the status cleared at the answer", func() bool { return fake.Status(slackChannel, thread) == "" })
+	fake.Wait(t, "the card's final state", func() bool {
+		m, _ := fake.Message(slackChannel, card.TS)
+		return strings.Contains(slacktest.View(m), "exit code 0")
+	})
+	m, _ := fake.Message(slackChannel, card.TS)
+	if perApproval := 1 + m.Updates; perApproval != 3 {
+		t.Errorf("the approval cost %d chat.* calls on its card (1 post, %d updates), want 3", perApproval, m.Updates)
+	}
+	after := slackWebCalls(fake)
+	total := 0
+	for k, v := range after {
+		total += v - before[k]
+		t.Logf("per turn: %s ×%d", k, v-before[k])
+	}
+	t.Logf("per turn: %d Web API calls; per approval: 1 chat.postMessage + %d chat.update", total, m.Updates)
+	if _, err := os.Stat(filepath.Join(dir, "tmp_a")); err == nil {
+		t.Error("tmp_a is still there after the approval")
+	}
+	t.Chdir(wd)
+	golden(t, "slack_stream.golden", streamView(st, id))
+}
+
+// TestSlackStreamRefused: a workspace that refuses streaming gets today's
+// messages: the "▸" lines and the answer as messages.
+func TestSlackStreamRefused(t *testing.T) {
+	dir := streamFolder(t)
+	fake := slacktest.New(t)
+	fake.Refuse("chat.startStream", "not_allowed_token_type")
+	model := agenttest.NewServer(t,
+		agenttest.Calls(agenttest.Call("call-ls", "execute_command", `{"command":"ls","risk_level":"low"}`)),
+		agenttest.Text("The folder holds keep.txt and tmp_a."),
+	)
+	slackRun(t, dir, streamConfig, fake, model)
+	thread := fake.Mention(alice, slackChannel, "", "what is in the folder?")
+	threadHas(t, fake, thread, "▸ ")
+	threadHas(t, fake, thread, "The folder holds keep.txt")
+	if n := len(fake.Streams(slackChannel, thread)); n != 0 {
+		t.Errorf("%d streams in a workspace that refuses them", n)
+	}
+	if fake.Calls("chat.startStream") != 1 {
+		t.Errorf("chat.startStream called %d times, want 1: the refusal is remembered", fake.Calls("chat.startStream"))
+	}
+}
+
+// TestSlackStopEndsTheTurn: the person's Stop ends a turn whose model
+// hangs; the thread says who stopped what.
+func TestSlackStopEndsTheTurn(t *testing.T) {
+	dir := streamFolder(t)
+	fake := slacktest.New(t)
+	model := agenttest.NewServer(t, agenttest.Reply{Content: "too late", Delay: time.Hour})
+	slackRun(t, dir, streamConfig, fake, model)
+	thread := fake.Mention(alice, slackChannel, "", "think about this for ever")
+	fake.Wait(t, "the thinking status", func() bool { return fake.Status(slackChannel, thread) == adapters.StatusThinking })
+	for len(model.Requests()) == 0 { // the model's fake does not wake fake.Wait
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop := fake.AgentStop(alice, slackChannel, thread)
+	fake.Acked(t, stop)
+	threadHas(t, fake, thread, alice.ID+" stopped the model's turn")
+	fake.Wait(t, "the status cleared", func() bool { return fake.Status(slackChannel, thread) == "" })
+	// The same event again: said once.
+	fake.Acked(t, fake.Redeliver())
+	model.Push(agenttest.Text("Still here."))
+	fake.Say(alice, slackChannel, thread, "are you there?")
+	threadHas(t, fake, thread, "Still here.")
+	n := 0
+	for _, m := range fake.Thread(slackChannel, thread) {
+		if strings.Contains(m.Text, "stopped the model's turn") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the stop was told %d times, want once", n)
+	}
+}
+
+// TestSlackLongRunUpdatesItsTask: a long approved run's progress goes to
+// its task in the stream; its card changes only at the decision and at
+// the end.
+func TestSlackLongRunUpdatesItsTask(t *testing.T) {
+	every := adapters.ProgressEvery
+	adapters.ProgressEvery = 50 * time.Millisecond // the 15 s of a real run, shortened
+	t.Cleanup(func() { adapters.ProgressEvery = every })
+	dir := streamFolder(t)
+	fake := slacktest.New(t)
+	fake.AddGroup("S0ONCALL", "oncall", bob.ID)
+	model := agenttest.NewServer(t,
+		agenttest.Calls(agenttest.Call("call-long", "execute_command",
+			`{"command":"for i in 1 2 3 4 5 6 7 8 9 10; do echo step $i; sleep 0.1; done; rm -f ./tmp_a","risk_level":"high"}`)),
+		agenttest.Text("Done after ten steps."),
+	)
+	slackRun(t, dir, streamConfig, fake, model)
+	thread := fake.Mention(alice, slackChannel, "", "run the long job")
+	card := threadHas(t, fake, thread, "for i in")
+	id := approvalID(t, card)
+	fake.Acked(t, fake.Click(bob, slackChannel, card.TS, slack.ActionApprove, id))
+	var progress []string
+	fake.Wait(t, "the task showing the run's progress", func() bool {
+		ss := fake.Streams(slackChannel, thread)
+		if len(ss) == 1 && len(ss[0].Tasks) == 1 && strings.HasPrefix(ss[0].Tasks[0].Details, "running ") {
+			if d := ss[0].Tasks[0].Details; !slices.Contains(progress, d) {
+				progress = append(progress, d)
+			}
+		}
+		return len(progress) >= 2
+	})
+	st := streamOf(t, fake, thread, "the stream stopped with the answer", func(st slacktest.Stream) bool { return st.Stopped })
+	if st.Tasks[0].Status != "complete" || st.Tasks[0].Updates < 4 {
+		t.Errorf("the task = %+v, want complete after pending, running and its progress", st.Tasks[0])
+	}
+	m, _ := fake.Message(slackChannel, card.TS)
+	if m.Updates != 2 {
+		t.Errorf("the card was updated %d times during a run with progress, want 2 (running, done): progress goes to the task", m.Updates)
+	}
+	t.Logf("progress shown on the task: %q", progress)
+}
+
+// TestSlackStopStopsTheRun: the Stop of someone who may not stop a run
+// leaves it running (told to them alone); the requester's Stop stops it
+// as !stop would, and the thread says who stopped what.
+func TestSlackStopStopsTheRun(t *testing.T) {
+	dir := streamFolder(t)
+	fake := slacktest.New(t)
+	fake.AddGroup("S0ONCALL", "oncall", bob.ID)
+	model := agenttest.NewServer(t,
+		agenttest.Calls(agenttest.Call("call-sleep", "execute_command", `{"command":"touch started; sleep 60","risk_level":"high"}`)),
+		agenttest.Text("The sleep was stopped."),
+	)
+	slackRun(t, dir, streamConfig, fake, model)
+	thread := fake.Mention(alice, slackChannel, "", "sleep for a minute")
+	card := threadHas(t, fake, thread, "touch started; sleep 60")
+	id := approvalID(t, card)
+	fake.Acked(t, fake.Click(bob, slackChannel, card.TS, slack.ActionApprove, id))
+	fake.Wait(t, "the running status", func() bool {
+		return fake.Status(slackChannel, thread) == adapters.StatusRunning("touch started; sleep 60")
+	})
+	for { // the run has started when its first command has (the file system wakes no fake.Wait)
+		if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	fake.Acked(t, fake.AgentStop(carol, slackChannel, thread))
+	fake.Wait(t, "carol told she may not stop it", func() bool {
+		for _, e := range fake.Ephemerals(carol.ID) {
+			if strings.Contains(e.Text, "cannot stop "+id) {
+				return true
+			}
+		}
+		return false
+	})
+	threadHas(t, fake, thread, carol.ID+" pressed Stop; nothing of mine was working here.")
+
+	fake.Acked(t, fake.AgentStop(alice, slackChannel, thread))
+	threadHas(t, fake, thread, alice.ID+" stopped the run of "+id+" (touch started; sleep 60)")
+	threadHas(t, fake, thread, "The sleep was stopped.")
+	fake.Wait(t, "the card showing the stop", func() bool {
+		m, _ := fake.Message(slackChannel, card.TS)
+		return strings.Contains(slacktest.View(m), "stopped by "+alice.ID)
+	})
+}
