@@ -172,7 +172,7 @@ func New(opts Options) (*Analyzer, error) {
 	}
 	a.judges.New = func() any { return &judge{} }
 	a.parsers.New = func() any {
-		return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
+		return &pooledParser{p: syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))}
 	}
 	cmds, pass, err := commandTable()
 	if err != nil {
@@ -187,7 +187,16 @@ func New(opts Options) (*Analyzer, error) {
 // Analyze judges one script. It never runs anything and never panics on bad
 // input; whatever it cannot understand leaves the script not read-only.
 func (a *Analyzer) Analyze(script string) (res Analysis) {
+	j := a.judges.Get().(*judge)
+	*j = judge{a: a, argSlab: j.argSlab[:0], optSlab: j.optSlab[:0], cmdSlab: j.cmdSlab[:0], visitAt: j.visitAt}
+	// The findings are gathered in the pooled judge and copied out, so
+	// that the result does not move to the heap; a panic copies what was
+	// found so far before it adds its own danger.
+	j.res = &j.own
 	defer func() {
+		res = j.own
+		j.own = Analysis{}
+		a.judges.Put(j)
 		if r := recover(); r != nil {
 			// A bug here must not let the script through, nor let the LLM
 			// lower it: a danger.
@@ -195,29 +204,34 @@ func (a *Analyzer) Analyze(script string) (res Analysis) {
 			res.Danger = append(res.Danger, fmt.Sprintf("shell analysis failed: %v", r))
 		}
 	}()
-	j := a.judges.Get().(*judge)
-	*j = judge{a: a, res: &res, argSlab: j.argSlab[:0], optSlab: j.optSlab[:0], cmdSlab: j.cmdSlab[:0]}
-	defer a.judges.Put(j)
+	out := &j.own
 	parsed := j.script(script, 0)
 	if !parsed {
 		j.salvage(script)
 	}
 	if j.seeksSecrets && j.unseenContent {
-		res.Danger = addReason(res.Danger, "prints the files find found by a secret's name")
+		out.Danger = addReason(out.Danger, "prints the files find found by a secret's name")
 	}
-	if parsed && len(res.Absurd) == 0 && len(res.Danger) == 0 && len(res.Unknown) == 0 && len(res.RunTime) == 0 {
+	if parsed && len(out.Absurd) == 0 && len(out.Danger) == 0 && len(out.Unknown) == 0 && len(out.RunTime) == 0 {
 		if j.commands == 0 {
-			res.Unknown = append(res.Unknown, "no command to run")
+			out.Unknown = append(out.Unknown, "no command to run")
 		} else {
-			res.ReadOnly = true
+			out.ReadOnly = true
 		}
 	}
-	return res
+	return *out // the deferred copy says the same
+}
+
+// pooledParser is a parser with the reader it reads from, reused together.
+type pooledParser struct {
+	p *syntax.Parser
+	r strings.Reader
 }
 
 // parse parses a script with a pooled parser.
 func (a *Analyzer) parse(script string) (*syntax.File, error) {
-	p := a.parsers.Get().(*syntax.Parser)
-	defer a.parsers.Put(p)
-	return p.Parse(strings.NewReader(script), "")
+	pp := a.parsers.Get().(*pooledParser)
+	defer a.parsers.Put(pp)
+	pp.r.Reset(script)
+	return pp.p.Parse(&pp.r, "")
 }

@@ -38,6 +38,11 @@ type judge struct {
 	// unseenContent when a reader prints files named at run time; together
 	// (find . -name .env | xargs cat) they print secrets.
 	seeksSecrets, unseenContent bool
+	// own holds the findings of an Analyze call (res points at it), and
+	// visitAt the walk function of each depth, made once per pooled judge
+	// so that walking a script does not allocate a closure.
+	own     Analysis
+	visitAt [maxDepth + 1]func(syntax.Node) bool
 }
 
 func (j *judge) absurd(why string)  { j.res.Absurd = addReason(j.res.Absurd, why) }
@@ -73,7 +78,14 @@ func (j *judge) script(src string, depth int) bool {
 		}
 		return false
 	}
-	syntax.Walk(f, func(n syntax.Node) bool { return j.visit(n, depth) })
+	if depth < 0 || depth >= len(j.visitAt) {
+		syntax.Walk(f, func(n syntax.Node) bool { return j.visit(n, depth) })
+		return true
+	}
+	if j.visitAt[depth] == nil {
+		j.visitAt[depth] = func(n syntax.Node) bool { return j.visit(n, depth) }
+	}
+	syntax.Walk(f, j.visitAt[depth])
 	return true
 }
 
