@@ -153,8 +153,12 @@ type Analyzer struct {
 	passThrough map[string]bool // readers and wrappers: their words are not scanned for secrets
 	effects     effectIndex     // the danger rows by command name (effects.go)
 	carriers    carrierIndex    // where programs carry commands (carriers.go)
-	parsers     sync.Pool
-	judges      sync.Pool // *judge, whose slabs are reused from call to call
+	// names gathers, for every command name any table knows, what those
+	// tables say, so that judging a command looks its name up once (STYLE
+	// habit 4); a name no table holds is absent.
+	names   map[string]nameInfo
+	parsers sync.Pool
+	judges  sync.Pool // *judge, whose slabs are reused from call to call
 }
 
 // New builds an Analyzer and its lookup tables.
@@ -181,7 +185,62 @@ func New(opts Options) (*Analyzer, error) {
 	a.commands, a.passThrough = cmds, pass
 	a.effects = buildEffects()
 	a.carriers = buildCarriers()
+	a.names = buildNames(a)
 	return a, nil
+}
+
+// nameInfo is what the tables hold for one command name.
+type nameInfo struct {
+	h       handler // the command table's handler, when inCmds
+	inCmds  bool    // the command table holds the name
+	pass    bool    // a reader or wrapper, whose words are not scanned for secrets
+	effects bool    // effect rows name it (effects.go)
+	carries bool    // carrier rows name it (carriers.go)
+	vehicle bool    // it carries commands into containers (vehicles.go)
+	wipes   bool    // it wipes disks (wholesale.go)
+	net     bool    // a network client (wholesale.go)
+}
+
+// buildNames gathers the tables by command name.
+func buildNames(a *Analyzer) map[string]nameInfo {
+	names := map[string]nameInfo{}
+	set := func(name string, f func(*nameInfo)) {
+		n := names[name]
+		f(&n)
+		names[name] = n
+	}
+	for name, h := range a.commands {
+		set(name, func(n *nameInfo) { n.h, n.inCmds = h, true })
+	}
+	for name, pass := range a.passThrough {
+		if pass {
+			set(name, func(n *nameInfo) { n.pass = true })
+		}
+	}
+	for name, rows := range a.effects {
+		if len(rows) > 0 {
+			set(name, func(n *nameInfo) { n.effects = true })
+		}
+	}
+	for name, rows := range a.carriers.tools {
+		if len(rows) > 0 {
+			set(name, func(n *nameInfo) { n.carries = true })
+		}
+	}
+	for name, ok := range vehicleNames {
+		if ok {
+			set(name, func(n *nameInfo) { n.vehicle = true })
+		}
+	}
+	for name := range diskWipers {
+		set(name, func(n *nameInfo) { n.wipes = true })
+	}
+	for name, ok := range netClients {
+		if ok {
+			set(name, func(n *nameInfo) { n.net = true })
+		}
+	}
+	return names
 }
 
 // Analyze judges one script. It never runs anything and never panics on bad

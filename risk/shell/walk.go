@@ -268,13 +268,14 @@ func (j *judge) command(argv []arg, depth int) {
 		j.danger("the command name " + argv[0].text + " is computed at run time")
 		return
 	}
-	h, found := j.a.commands[name]
-	if !found {
+	info := j.a.names[name]
+	if !info.inCmds {
 		if low := strings.ToLower(name); low != name {
 			name, trusted = low, false
-			h, found = j.a.commands[name]
+			info = j.a.names[name]
 		}
 	}
+	h, found := info.h, info.inCmds
 	if !found && isMkfs(name) {
 		h, found = mkfs, true
 	}
@@ -283,16 +284,27 @@ func (j *judge) command(argv []arg, depth int) {
 			h, found = interpreter, true
 		}
 	}
-	if !j.a.passThrough[name] {
+	// The name's entry in j.a.names says which tables hold it; each check
+	// below does nothing for a name its table lacks, so it is skipped.
+	if !info.pass {
 		j.touchesSecret(argv)
 	}
-	hasEffect := j.effects(argv[0].text, name, argv[1:])
-	hasEffect = j.carriedBy(name, argv[1:], depth) || hasEffect
-	hasEffect = j.vehicle(argv[0].text, name, argv[1:], depth) || hasEffect
+	hasEffect := false
+	if info.effects || strings.IndexByte(argv[0].text, '/') >= 0 { // /etc/init.d/x is judged as init.d
+		hasEffect = j.effects(argv[0].text, name, argv[1:])
+	}
+	if info.carries {
+		hasEffect = j.carriedBy(name, argv[1:], depth) || hasEffect
+	}
+	if info.vehicle {
+		hasEffect = j.vehicle(argv[0].text, name, argv[1:], depth) || hasEffect
+	}
 	hasEffect = j.privilegeBits(name, argv[1:]) || hasEffect
 	hasEffect = j.plantsLater(name, argv[1:]) || hasEffect
-	hasEffect = j.wipesDisk(name, argv[1:]) || hasEffect
-	if netClients[name] {
+	if info.wipes {
+		hasEffect = j.wipesDisk(name, argv[1:]) || hasEffect
+	}
+	if info.net {
 		j.metadataReach(name, argv[1:])
 		j.secretAPIReach(argv[0].text, argv[1:])
 	}
