@@ -343,14 +343,26 @@ func (m *Matcher) match(p, clean string) (reason string, ok bool) {
 	try(m.bases.any)
 	try(m.tails.any)
 	try(m.dirsAny)
+	// Directory patterns whose first segment is literal are indexed by it:
+	// at each segment of the path, those that start with it are tried
+	// there alone. A pattern found anywhere in the path is found at the
+	// segment where it starts, so this is containsDir without its scan.
 	for rest := clean; rest != ""; {
-		seg := rest
+		here, seg := rest, rest
 		if k := strings.IndexByte(rest[1:], '/'); k >= 0 {
 			seg, rest = rest[1:k+1], rest[k+1:]
 		} else {
 			seg, rest = rest[1:], ""
 		}
-		try(m.dirs[seg])
+		for _, i := range m.dirs[seg] {
+			if best >= 0 && i >= best {
+				break
+			}
+			if dirAt(here, m.patterns[i].segments) {
+				best = i
+				break
+			}
+		}
 	}
 	if best < 0 {
 		return "", false
