@@ -207,8 +207,10 @@ func globTail(pattern string) (tail string, ok bool) {
 	return "", false
 }
 
-// globMatchTail is globMatch with the pattern's tail found once for many
-// names.
+// globMatchTail matches a shell pattern against a name: a leading dot must
+// be matched by a literal dot, as bash does without dotglob. A pattern Go
+// cannot read is taken to match. tail and hasTail are globTail(pattern),
+// found once for many names.
 func globMatchTail(pattern, tail string, hasTail bool, name string) bool {
 	if strings.HasPrefix(name, ".") && !strings.HasPrefix(pattern, ".") {
 		return false
