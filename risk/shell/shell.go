@@ -247,7 +247,8 @@ func buildNames(a *Analyzer) map[string]nameInfo {
 // input; whatever it cannot understand leaves the script not read-only.
 func (a *Analyzer) Analyze(script string) (res Analysis) {
 	j := a.judges.Get().(*judge)
-	*j = judge{a: a, argSlab: j.argSlab[:0], optSlab: j.optSlab[:0], cmdSlab: j.cmdSlab[:0], visitAt: j.visitAt}
+	j.judgeState = judgeState{a: a}
+	j.argSlab, j.optSlab, j.cmdSlab = j.argSlab[:0], j.optSlab[:0], j.cmdSlab[:0]
 	// The findings are gathered in the pooled judge and copied out, so
 	// that the result does not move to the heap; a panic copies what was
 	// found so far before it adds its own danger.

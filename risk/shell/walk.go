@@ -10,6 +10,24 @@ import (
 // judge collects the findings of one Analyze call. It is not shared between
 // calls, so the Analyzer itself stays free of mutable state.
 type judge struct {
+	// judgeState is what one call finds out; Analyze resets it whole, so
+	// a field added to it can never carry over from one call to the next.
+	judgeState
+	// argSlab and optSlab hand out the word and option lists of one
+	// Analyze call; they are kept, emptied, for the next call, so that
+	// judging a command does not allocate them (STYLE habit 4).
+	argSlab []arg
+	optSlab []opt
+	cmdSlab []cmd
+	// own holds the findings of an Analyze call (res points at it), and
+	// visitAt the walk function of each depth, made once per pooled judge
+	// so that walking a script does not allocate a closure.
+	own     Analysis
+	visitAt [maxDepth + 1]func(syntax.Node) bool
+}
+
+// judgeState is the part of a judge that one Analyze call builds up.
+type judgeState struct {
 	a        *Analyzer
 	res      *Analysis
 	commands int                     // simple commands seen
@@ -28,21 +46,10 @@ type judge struct {
 	loops      map[string][]arg  // for loop variables and the words they take (for f in *.log)
 	assigned   map[string]bool   // variables set some other way (x=..., read x), so a loop's words are not all they hold
 	variants   int               // command copies made for loop words, against maxLoopVariants
-	// argSlab and optSlab hand out the word and option lists of one
-	// Analyze call; they are kept, emptied, for the next call, so that
-	// judging a command does not allocate them (STYLE habit 4).
-	argSlab []arg
-	optSlab []opt
-	cmdSlab []cmd
 	// seeksSecrets is set when find looks for secrets by name, and
 	// unseenContent when a reader prints files named at run time; together
 	// (find . -name .env | xargs cat) they print secrets.
 	seeksSecrets, unseenContent bool
-	// own holds the findings of an Analyze call (res points at it), and
-	// visitAt the walk function of each depth, made once per pooled judge
-	// so that walking a script does not allocate a closure.
-	own     Analysis
-	visitAt [maxDepth + 1]func(syntax.Node) bool
 }
 
 func (j *judge) absurd(why string)  { j.res.Absurd = addReason(j.res.Absurd, why) }
@@ -113,7 +120,7 @@ func (j *judge) salvage(src string) {
 	for _, p := range pieces {
 		for _, text := range []string{p, strings.NewReplacer(`'`, "", `"`, "").Replace(p)} {
 			var scratch Analysis
-			s := &judge{a: j.a, res: &scratch}
+			s := &judge{judgeState: judgeState{a: j.a, res: &scratch}}
 			if s.script(text, maxDepth) {
 				for _, r := range scratch.Absurd {
 					j.absurd(r)
