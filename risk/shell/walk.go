@@ -19,11 +19,8 @@ type judge struct {
 	argSlab []arg
 	optSlab []opt
 	cmdSlab []cmd
-	// own holds the findings of an Analyze call (res points at it), and
-	// visitAt the walk function of each depth, made once per pooled judge
-	// so that walking a script does not allocate a closure.
-	own     Analysis
-	visitAt [maxDepth + 1]func(syntax.Node) bool
+	// own holds the findings of an Analyze call (res points at it).
+	own Analysis
 }
 
 // judgeState is the part of a judge that one Analyze call builds up.
@@ -50,6 +47,8 @@ type judgeState struct {
 	// unseenContent when a reader prints files named at run time; together
 	// (find . -name .env | xargs cat) they print secrets.
 	seeksSecrets, unseenContent bool
+	// trace, when set (by a test), sees each node walk visits.
+	trace func(syntax.Node)
 }
 
 func (j *judge) absurd(why string)  { j.res.Absurd = addReason(j.res.Absurd, why) }
@@ -85,14 +84,7 @@ func (j *judge) script(src string, depth int) bool {
 		}
 		return false
 	}
-	if depth < 0 || depth >= len(j.visitAt) {
-		syntax.Walk(f, func(n syntax.Node) bool { return j.visit(n, depth) })
-		return true
-	}
-	if j.visitAt[depth] == nil {
-		j.visitAt[depth] = func(n syntax.Node) bool { return j.visit(n, depth) }
-	}
-	syntax.Walk(f, j.visitAt[depth])
+	j.walk(f, depth)
 	return true
 }
 
@@ -131,7 +123,7 @@ func (j *judge) salvage(src string) {
 	}
 }
 
-// visit judges one node; syntax.Walk then descends into its children, so
+// visit judges one node; walk (tree.go) then descends into its children, so
 // command substitutions, process substitutions, here-documents, function
 // bodies and arithmetic are all reached.
 func (j *judge) visit(n syntax.Node, depth int) bool {
@@ -186,7 +178,7 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 func (j *judge) ownCwd(stmts []*syntax.Stmt, depth int) bool {
 	outer := j.cwd
 	for _, s := range stmts {
-		syntax.Walk(s, func(n syntax.Node) bool { return j.visit(n, depth) })
+		j.walk(s, depth)
 	}
 	j.cwd = outer
 	return false
