@@ -197,7 +197,11 @@ type Matcher struct {
 	// wp-config.php), looked up at once instead of one by one.
 	literal map[string]string
 	bases   byteIndex        // base-name globs, by the base name's last or first byte
-	tails   byteIndex        // segment patterns, by their last segment
+	tails   byteIndex        // segment patterns with a wildcard in their last segment, by it
+	// tailsLit holds the segment patterns whose last segment is literal
+	// (.aws/config), by that segment: only a path with that base name
+	// can match them.
+	tailsLit map[string][]int
 	dirs    map[string][]int // directory patterns by their first segment
 	dirsAny []int            // directory patterns whose first segment is a wildcard
 	// holders are the segment patterns MatchDir reads into a directory
@@ -210,7 +214,7 @@ type Matcher struct {
 // New builds a Matcher from the defaults plus extra patterns. A malformed
 // pattern is an error that names it.
 func New(extra []string) (*Matcher, error) {
-	m := &Matcher{literal: map[string]string{}, dirs: map[string][]int{}, holders: map[string][]int{}}
+	m := &Matcher{literal: map[string]string{}, dirs: map[string][]int{}, holders: map[string][]int{}, tailsLit: map[string][]int{}}
 	for _, list := range [][]string{Defaults, extra} {
 		for _, p := range list {
 			if strings.TrimSpace(p) == "" {
@@ -269,7 +273,11 @@ func (m *Matcher) add(pt pattern) {
 		}
 	case pt.segments != nil:
 		n := len(pt.segments)
-		m.tails.add(pt.segments[n-1], i)
+		if last := pt.segments[n-1]; last.literal() {
+			m.tailsLit[last.text] = append(m.tailsLit[last.text], i)
+		} else {
+			m.tails.add(last, i)
+		}
 		if n > 1 && !pt.anchored {
 			if h := pt.segments[n-2]; h.literal() {
 				m.holders[h.text] = append(m.holders[h.text], i)
@@ -337,6 +345,7 @@ func (m *Matcher) match(p, clean string) (reason string, ok bool) {
 	if base != "" {
 		try(m.bases.last[base[len(base)-1]])
 		try(m.bases.first[base[0]])
+		try(m.tailsLit[base])
 		try(m.tails.last[base[len(base)-1]])
 		try(m.tails.first[base[0]])
 	}
