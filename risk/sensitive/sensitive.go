@@ -196,14 +196,14 @@ type Matcher struct {
 	// literal holds the base-name patterns without wildcards (.netrc,
 	// wp-config.php), looked up at once instead of one by one.
 	literal map[string]string
-	bases   byteIndex        // base-name globs, by the base name's last or first byte
-	tails   byteIndex        // segment patterns with a wildcard in their last segment, by it
+	bases   byteIndex // base-name globs, by the base name's last or first byte
+	tails   byteIndex // segment patterns with a wildcard in their last segment, by it
 	// tailsLit holds the segment patterns whose last segment is literal
 	// (.aws/config), by that segment: only a path with that base name
 	// can match them.
 	tailsLit map[string][]int
-	dirs    map[string][]int // directory patterns by their first segment
-	dirsAny []int            // directory patterns whose first segment is a wildcard
+	dirs     map[string][]int // directory patterns by their first segment
+	dirsAny  []int            // directory patterns whose first segment is a wildcard
 	// holders are the segment patterns MatchDir reads into a directory
 	// (.aws/credentials: .aws holds a secret), by their next-to-last
 	// segment, and those where that segment is a wildcard.
