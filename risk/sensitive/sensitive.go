@@ -312,11 +312,44 @@ func (m *Matcher) Match(p string) (reason string, ok bool) {
 // cleanPath is p as the patterns are matched against it: lower case,
 // slashes for backslashes, absolute and clean.
 func cleanPath(p string) string {
+	if cleanAlready(p) {
+		return p // most paths on a command line: nothing to copy or scan again
+	}
 	p = strings.ToLower(strings.ReplaceAll(p, `\`, "/")) // both copy only when they change p
 	if !strings.HasPrefix(p, "/") {
 		p = "/" + p
 	}
 	return path.Clean(p)
+}
+
+// cleanAlready reports whether p is its own cleanPath: absolute, in ASCII
+// lower case, without backslashes, empty, "." or ".." segments, or a
+// trailing slash.
+func cleanAlready(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	if p == "/" {
+		return true
+	}
+	start := 1 // of the segment being read
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) {
+			c := p[i]
+			if c == '\\' || c >= 'A' && c <= 'Z' || c >= 0x80 {
+				return false
+			}
+			if c != '/' {
+				continue
+			}
+		}
+		switch p[start:i] {
+		case "", ".", "..":
+			return false // also a trailing slash: an empty last segment
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // match is Match of p, given as cleanPath(p). Of the patterns that match,
