@@ -196,10 +196,14 @@ type Matcher struct {
 	// literal holds the base-name patterns without wildcards (.netrc,
 	// wp-config.php), looked up at once instead of one by one.
 	literal map[string]string
-	bases   byteIndex        // base-name globs, by the base name's last or first byte
-	tails   byteIndex        // segment patterns, by their last segment
-	dirs    map[string][]int // directory patterns by their first segment
-	dirsAny []int            // directory patterns whose first segment is a wildcard
+	bases   byteIndex // base-name globs, by the base name's last or first byte
+	tails   byteIndex // segment patterns with a wildcard in their last segment, by it
+	// tailsLit holds the segment patterns whose last segment is literal
+	// (.aws/config), by that segment: only a path with that base name
+	// can match them.
+	tailsLit map[string][]int
+	dirs     map[string][]int // directory patterns by their first segment
+	dirsAny  []int            // directory patterns whose first segment is a wildcard
 	// holders are the segment patterns MatchDir reads into a directory
 	// (.aws/credentials: .aws holds a secret), by their next-to-last
 	// segment, and those where that segment is a wildcard.
@@ -210,7 +214,7 @@ type Matcher struct {
 // New builds a Matcher from the defaults plus extra patterns. A malformed
 // pattern is an error that names it.
 func New(extra []string) (*Matcher, error) {
-	m := &Matcher{literal: map[string]string{}, dirs: map[string][]int{}, holders: map[string][]int{}}
+	m := &Matcher{literal: map[string]string{}, dirs: map[string][]int{}, holders: map[string][]int{}, tailsLit: map[string][]int{}}
 	for _, list := range [][]string{Defaults, extra} {
 		for _, p := range list {
 			if strings.TrimSpace(p) == "" {
@@ -269,7 +273,11 @@ func (m *Matcher) add(pt pattern) {
 		}
 	case pt.segments != nil:
 		n := len(pt.segments)
-		m.tails.add(pt.segments[n-1], i)
+		if last := pt.segments[n-1]; last.literal() {
+			m.tailsLit[last.text] = append(m.tailsLit[last.text], i)
+		} else {
+			m.tails.add(last, i)
+		}
 		if n > 1 && !pt.anchored {
 			if h := pt.segments[n-2]; h.literal() {
 				m.holders[h.text] = append(m.holders[h.text], i)
@@ -304,11 +312,44 @@ func (m *Matcher) Match(p string) (reason string, ok bool) {
 // cleanPath is p as the patterns are matched against it: lower case,
 // slashes for backslashes, absolute and clean.
 func cleanPath(p string) string {
+	if cleanAlready(p) {
+		return p // most paths on a command line: nothing to copy or scan again
+	}
 	p = strings.ToLower(strings.ReplaceAll(p, `\`, "/")) // both copy only when they change p
 	if !strings.HasPrefix(p, "/") {
 		p = "/" + p
 	}
 	return path.Clean(p)
+}
+
+// cleanAlready reports whether p is its own cleanPath: absolute, in ASCII
+// lower case, without backslashes, empty, "." or ".." segments, or a
+// trailing slash.
+func cleanAlready(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	if p == "/" {
+		return true
+	}
+	start := 1 // of the segment being read
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) {
+			c := p[i]
+			if c == '\\' || c >= 'A' && c <= 'Z' || c >= 0x80 {
+				return false
+			}
+			if c != '/' {
+				continue
+			}
+		}
+		switch p[start:i] {
+		case "", ".", "..":
+			return false // also a trailing slash: an empty last segment
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // match is Match of p, given as cleanPath(p). Of the patterns that match,
@@ -337,20 +378,33 @@ func (m *Matcher) match(p, clean string) (reason string, ok bool) {
 	if base != "" {
 		try(m.bases.last[base[len(base)-1]])
 		try(m.bases.first[base[0]])
+		try(m.tailsLit[base])
 		try(m.tails.last[base[len(base)-1]])
 		try(m.tails.first[base[0]])
 	}
 	try(m.bases.any)
 	try(m.tails.any)
 	try(m.dirsAny)
+	// Directory patterns whose first segment is literal are indexed by it:
+	// at each segment of the path, those that start with it are tried
+	// there alone. A pattern found anywhere in the path is found at the
+	// segment where it starts, so this is containsDir without its scan.
 	for rest := clean; rest != ""; {
-		seg := rest
+		here, seg := rest, rest
 		if k := strings.IndexByte(rest[1:], '/'); k >= 0 {
 			seg, rest = rest[1:k+1], rest[k+1:]
 		} else {
 			seg, rest = rest[1:], ""
 		}
-		try(m.dirs[seg])
+		for _, i := range m.dirs[seg] {
+			if best >= 0 && i >= best {
+				break
+			}
+			if dirAt(here, m.patterns[i].segments) {
+				best = i
+				break
+			}
+		}
 	}
 	if best < 0 {
 		return "", false

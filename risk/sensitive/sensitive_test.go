@@ -319,3 +319,26 @@ func TestSecretAPI(t *testing.T) {
 		}
 	}
 }
+
+// TestCleanAlready holds the fast path of cleanPath to the slow one.
+func TestCleanAlready(t *testing.T) {
+	for _, p := range []string{
+		"/", "//", "/a", "/a/", "/a//b", "/a/./b", "/a/../b", "/a/.", "/a/..", "/.", "/..",
+		"/var/log", "/var/log/syslog", "/etc/nginx/conf.d/", "/Etc/shadow", `/a\b`, "a/b", "./a",
+		"/a/.b", "/a/..b", "/a/b.", "/a/b..", "/.env", "/a/b/c.tar.gz", "/proc/1/environ", "/ü/x", "",
+	} {
+		slow := strings.ToLower(strings.ReplaceAll(p, `\`, "/"))
+		if !strings.HasPrefix(slow, "/") {
+			slow = "/" + slow
+		}
+		slow = path.Clean(slow)
+		// Outside ASCII the fast path leaves lower-casing to the slow one.
+		ascii := !strings.ContainsFunc(p, func(r rune) bool { return r >= 0x80 })
+		if got := cleanAlready(p); got != (p == slow && ascii) {
+			t.Errorf("cleanAlready(%q) = %v, but the clean path is %q", p, got, slow)
+		}
+		if got := cleanPath(p); got != slow {
+			t.Errorf("cleanPath(%q) = %q, want %q", p, got, slow)
+		}
+	}
+}

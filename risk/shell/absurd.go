@@ -172,7 +172,7 @@ var rmSpec = mustSpec("")
 // wildcard removal, and removal of . / .. / a source directory, is a danger;
 // deleting a named file is a plain write.
 func rm(j *judge, c *cmd) {
-	opts, ops := rmSpec.parseArgs(c.args)
+	opts, ops := rmSpec.parseInto(j, c.args)
 	recursive := false
 	for _, o := range opts {
 		switch {
@@ -305,7 +305,7 @@ var mkfsSpec = mustSpec("-L -b -C -d -E -e -G -g -I -i -J -l -m -M -N -o -O -r -
 // mkfs on a disk erases it: absurd, unless -n (dry run) or -V asks only to
 // look, which is still confirmed.
 func mkfs(j *judge, c *cmd) {
-	opts, ops := mkfsSpec.parseArgs(c.args)
+	opts, ops := mkfsSpec.parseInto(j, c.args)
 	dry := false
 	for _, o := range opts {
 		dry = dry || o.is('n', "") || o.is('V', "") || o.long == "help" || o.long == "version"
@@ -353,7 +353,7 @@ func dd(j *judge, c *cmd) {
 // given (shred, wipefs, blkdiscard): absurd on a disk, else a danger.
 func diskWriter(verb string) handler {
 	return func(j *judge, c *cmd) {
-		_, ops := rmSpec.parseArgs(c.args)
+		_, ops := rmSpec.parseInto(j, c.args)
 		for _, op := range ops {
 			if isRawDisk(op.text) {
 				j.absurd(c.name + " of " + op.text + " would destroy the disk")
@@ -372,7 +372,7 @@ var cpSpec = mustSpec("-t -S --target-directory --suffix --backup --sparse --ref
 
 // cp onto a disk is absurd; any other copy is a plain write.
 func cp(j *judge, c *cmd) {
-	opts, ops := cpSpec.parseArgs(c.args)
+	opts, ops := cpSpec.parseInto(j, c.args)
 	for _, o := range opts {
 		if o.is('t', "target-directory") && isRawDisk(o.value.text) {
 			j.absurd("cp onto " + o.value.text + " would destroy the disk")
@@ -389,7 +389,7 @@ func cp(j *judge, c *cmd) {
 // mv of a protected directory breaks the machine; it is confirmed, not
 // blocked, since moving /home to a new disk is a real operation.
 func mv(j *judge, c *cmd) {
-	_, ops := cpSpec.parseArgs(c.args)
+	_, ops := cpSpec.parseInto(j, c.args)
 	for i, op := range ops {
 		if i == len(ops)-1 {
 			break
@@ -407,7 +407,7 @@ var chmodSpec = mustSpec("")
 // chmod -R, chown -R, chgrp -R: absurd on a protected directory, a danger
 // elsewhere; a plain chmod is a write.
 func chmod(j *judge, c *cmd) {
-	opts, ops := chmodSpec.parseArgs(c.args)
+	opts, ops := chmodSpec.parseInto(j, c.args)
 	recursive, reference, dashMode := false, false, false
 	for _, o := range opts {
 		recursive = recursive || o.is('R', "recursive")

@@ -46,6 +46,9 @@ type carrier struct {
 	// Vars are environment variables whose value carries a command.
 	Vars string
 	Kind carried
+	// subs, opts and prefixes are Sub, Opts and Prefixes split into
+	// words once, by buildCarriers (STYLE habit 4).
+	subs, opts, prefixes []string
 	// Sample is a command line the tests read; it must come out absurd
 	// (every sample carries rm -rf /).
 	Sample string
@@ -111,7 +114,9 @@ type carrierIndex struct {
 func buildCarriers() carrierIndex {
 	idx := carrierIndex{tools: map[string][]*carrier{}, vars: map[string]*carrier{}}
 	for i := range carriers {
-		c := &carriers[i]
+		c := new(carrier) // a copy: the catalogue is shared by every Analyzer
+		*c = carriers[i]
+		c.subs, c.opts, c.prefixes = strings.Fields(c.Sub), strings.Fields(c.Opts), strings.Fields(c.Prefixes)
 		for _, t := range strings.Fields(c.Tools) {
 			idx.tools[t] = append(idx.tools[t], c)
 		}
@@ -128,7 +133,7 @@ func (j *judge) carriedBy(name string, args []arg, depth int) bool {
 	rows := j.a.carriers.tools[name]
 	found := false
 	for _, row := range rows {
-		if row.Sub != "" && !hasOperand(args, strings.Fields(row.Sub)) {
+		if len(row.subs) > 0 && !hasOperand(args, row.subs) {
 			continue
 		}
 		for _, v := range row.values(args) {
@@ -176,11 +181,11 @@ func (j *judge) carriedVar(name string, value arg, depth int) {
 func (row *carrier) values(args []arg) []arg {
 	var out []arg
 	add := func(v arg) {
-		if row.Prefixes == "" {
+		if len(row.prefixes) == 0 {
 			out = append(out, v)
 			return
 		}
-		for _, p := range strings.Fields(row.Prefixes) {
+		for _, p := range row.prefixes {
 			if len(v.text) >= len(p) && strings.EqualFold(v.text[:len(p)], p) {
 				rest := v.text[len(p):]
 				if !strings.HasSuffix(p, "=") && !strings.HasSuffix(p, "::") {
@@ -193,7 +198,7 @@ func (row *carrier) values(args []arg) []arg {
 			}
 		}
 	}
-	for _, o := range strings.Fields(row.Opts) {
+	for _, o := range row.opts {
 		for i := 0; i < len(args); i++ {
 			a := args[i]
 			t := a.text

@@ -196,7 +196,7 @@ func (j *judge) mysqlRead(c *cmd) bool {
 	if c.name != "mysql" && c.name != "mariadb" && c.name != "mysqladmin" {
 		return false
 	}
-	opts, ops := mysqlValued.parseArgs(c.args)
+	opts, ops := mysqlValued.parseInto(j, c.args)
 	var sql []string
 	for _, o := range opts {
 		if !in(o.String(), mysqlSafe...) || o.hasValue && o.value.dynamic {

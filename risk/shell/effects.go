@@ -366,9 +366,16 @@ type operand struct {
 // values of options the table does not know (aws --region eu-west-1 ec2
 // ..., kubectl -n prod delete ...).
 func (row *compiledRow) matches(ops []operand, args []arg) bool {
-	if len(row.opts) > 0 && !hasOpts(args, row.opts) {
+	// The words are tried first: they rule out most rows, at less cost
+	// than the options.
+	if !row.wordsMatch(ops) {
 		return false
 	}
+	return len(row.opts) == 0 || hasOpts(args, row.opts)
+}
+
+// wordsMatch reports whether the row's words are on the line (matches).
+func (row *compiledRow) wordsMatch(ops []operand) bool {
 	if row.seqs == nil {
 		return true
 	}

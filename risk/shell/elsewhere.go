@@ -67,7 +67,7 @@ var scriptSpec = mustSpec("-c -E -I -O -B -T -t -m --command --echo --log-in --l
 
 // script -c COMMAND runs COMMAND through a shell, recording a typescript.
 func scriptCmd(j *judge, c *cmd) {
-	opts, _ := scriptSpec.parseArgs(c.args)
+	opts, _ := scriptSpec.parseInto(j, c.args)
 	j.unknown(c.name + " records a session to a file")
 	for _, o := range opts {
 		if o.is('c', "command") {

@@ -11,7 +11,7 @@ var crontabSpec = mustSpec("-u")
 
 // crontab -l lists; -r deletes every job; anything else installs jobs.
 func crontab(j *judge, c *cmd) {
-	opts, ops := crontabSpec.parseArgs(c.args)
+	opts, ops := crontabSpec.parseInto(j, c.args)
 	if len(ops) > 0 && !hasOpt(opts, 'l', "") && !hasOpt(opts, 'r', "") {
 		// crontab FILE, crontab -: replaces the cron jobs with the file's.
 		j.danger("crontab " + ops[0].text + " " + effCron)
@@ -146,7 +146,7 @@ var rsyncSpec = mustSpec("-e -f -T --rsh --filter --exclude --include --exclude-
 // rsync --delete mirrors by deleting: onto a protected directory it wipes
 // the system; elsewhere it is a danger.
 func rsync(j *judge, c *cmd) {
-	opts, ops := rsyncSpec.parseArgs(c.args)
+	opts, ops := rsyncSpec.parseInto(j, c.args)
 	deletes := false
 	for _, o := range opts {
 		deletes = deletes || strings.HasPrefix(o.long, "del") || o.long == "remove-source-files"

@@ -107,11 +107,10 @@ func (j *judge) forLoop(n *syntax.ForClause, depth int) bool {
 		j.loops = map[string][]arg{}
 	}
 	outer, had := j.loops[name]
-	visit := func(n syntax.Node) bool { return j.visit(n, depth) }
-	syntax.Walk(wi, visit)
+	j.walk(wi, depth)
 	j.loops[name] = words(wi.Items, nil)
 	for _, s := range n.Do {
-		syntax.Walk(s, visit)
+		j.walk(s, depth)
 	}
 	if had {
 		j.loops[name] = outer

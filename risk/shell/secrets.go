@@ -3,6 +3,7 @@ package shell
 import (
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/countersign/countersign/risk/sensitive"
@@ -138,6 +139,9 @@ var (
 		".pypirc", ".vault-token", "kubeconfig", ".bash_history", "terraform.tfstate", "credentials.json"}
 	placedCandidates = []string{"credentials", "config", "shadow", "gshadow", "sudoers", "environ", "admin.conf", "token"}
 	dirCandidates    = []string{".ssh", ".aws", ".kube", ".gnupg", ".docker", ".azure", "secrets", "sudoers.d"}
+	// lastCandidates are the names a last component with a literal part
+	// may match: the files, then the placed names.
+	lastCandidates = slices.Concat(fileCandidates, placedCandidates)
 )
 
 // maxGlobTries bounds the candidate paths tried for one pattern.
@@ -169,13 +173,14 @@ func (j *judge) globSecret(p string) bool {
 			if i == len(comps)-1 {
 				cands = placedCandidates
 				if strings.Trim(c, "*?") != "" {
-					cands = append(append([]string{}, fileCandidates...), placedCandidates...)
+					cands = lastCandidates
 				}
 			} else {
 				cands = dirCandidates
 			}
+			tail, hasTail := globTail(c)
 			for _, name := range cands {
-				if globMatch(c, name) {
+				if globMatchTail(c, tail, hasTail, name) {
 					add(name)
 				}
 			}
@@ -192,16 +197,25 @@ func (j *judge) globSecret(p string) bool {
 	return false
 }
 
-// globMatch matches a shell pattern against a name: a leading dot must be
-// matched by a literal dot, as bash does without dotglob. A pattern Go
-// cannot read is taken to match.
-func globMatch(pattern, name string) bool {
+// globTail returns the literal tail after a pattern's last wildcard,
+// which must end any name it matches: *.gz cannot match id_rsa, whatever
+// path.Match would say at more cost.
+func globTail(pattern string) (tail string, ok bool) {
+	if k := strings.LastIndexAny(pattern, "*?]\\"); k >= 0 && pattern[k] != '\\' {
+		return pattern[k+1:], true
+	}
+	return "", false
+}
+
+// globMatchTail matches a shell pattern against a name: a leading dot must
+// be matched by a literal dot, as bash does without dotglob. A pattern Go
+// cannot read is taken to match. tail and hasTail are globTail(pattern),
+// found once for many names.
+func globMatchTail(pattern, tail string, hasTail bool, name string) bool {
 	if strings.HasPrefix(name, ".") && !strings.HasPrefix(pattern, ".") {
 		return false
 	}
-	// A literal tail after the last wildcard must end the name: *.gz
-	// cannot match id_rsa, whatever path.Match would say at more cost.
-	if k := strings.LastIndexAny(pattern, "*?]\\"); k >= 0 && pattern[k] != '\\' && !strings.HasSuffix(name, pattern[k+1:]) {
+	if hasTail && !strings.HasSuffix(name, tail) {
 		return false
 	}
 	ok, err := path.Match(pattern, name)

@@ -153,8 +153,12 @@ type Analyzer struct {
 	passThrough map[string]bool // readers and wrappers: their words are not scanned for secrets
 	effects     effectIndex     // the danger rows by command name (effects.go)
 	carriers    carrierIndex    // where programs carry commands (carriers.go)
-	parsers     sync.Pool
-	judges      sync.Pool // *judge, whose slabs are reused from call to call
+	// names gathers, for every command name any table knows, what those
+	// tables say, so that judging a command looks its name up once (STYLE
+	// habit 4); a name no table holds is absent.
+	names   map[string]nameInfo
+	parsers sync.Pool
+	judges  sync.Pool // *judge, whose slabs are reused from call to call
 }
 
 // New builds an Analyzer and its lookup tables.
@@ -172,7 +176,7 @@ func New(opts Options) (*Analyzer, error) {
 	}
 	a.judges.New = func() any { return &judge{} }
 	a.parsers.New = func() any {
-		return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
+		return &pooledParser{p: syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))}
 	}
 	cmds, pass, err := commandTable()
 	if err != nil {
@@ -181,13 +185,78 @@ func New(opts Options) (*Analyzer, error) {
 	a.commands, a.passThrough = cmds, pass
 	a.effects = buildEffects()
 	a.carriers = buildCarriers()
+	a.names = buildNames(a)
 	return a, nil
+}
+
+// nameInfo is what the tables hold for one command name.
+type nameInfo struct {
+	h       handler // the command table's handler, when inCmds
+	inCmds  bool    // the command table holds the name
+	pass    bool    // a reader or wrapper, whose words are not scanned for secrets
+	effects bool    // effect rows name it (effects.go)
+	carries bool    // carrier rows name it (carriers.go)
+	vehicle bool    // it carries commands into containers (vehicles.go)
+	wipes   bool    // it wipes disks (wholesale.go)
+	net     bool    // a network client (wholesale.go)
+}
+
+// buildNames gathers the tables by command name.
+func buildNames(a *Analyzer) map[string]nameInfo {
+	names := map[string]nameInfo{}
+	set := func(name string, f func(*nameInfo)) {
+		n := names[name]
+		f(&n)
+		names[name] = n
+	}
+	for name, h := range a.commands {
+		set(name, func(n *nameInfo) { n.h, n.inCmds = h, true })
+	}
+	for name, pass := range a.passThrough {
+		if pass {
+			set(name, func(n *nameInfo) { n.pass = true })
+		}
+	}
+	for name, rows := range a.effects {
+		if len(rows) > 0 {
+			set(name, func(n *nameInfo) { n.effects = true })
+		}
+	}
+	for name, rows := range a.carriers.tools {
+		if len(rows) > 0 {
+			set(name, func(n *nameInfo) { n.carries = true })
+		}
+	}
+	for name, ok := range vehicleNames {
+		if ok {
+			set(name, func(n *nameInfo) { n.vehicle = true })
+		}
+	}
+	for name := range diskWipers {
+		set(name, func(n *nameInfo) { n.wipes = true })
+	}
+	for name, ok := range netClients {
+		if ok {
+			set(name, func(n *nameInfo) { n.net = true })
+		}
+	}
+	return names
 }
 
 // Analyze judges one script. It never runs anything and never panics on bad
 // input; whatever it cannot understand leaves the script not read-only.
 func (a *Analyzer) Analyze(script string) (res Analysis) {
+	j := a.judges.Get().(*judge)
+	j.judgeState = judgeState{a: a}
+	j.argSlab, j.optSlab, j.cmdSlab = j.argSlab[:0], j.optSlab[:0], j.cmdSlab[:0]
+	// The findings are gathered in the pooled judge and copied out, so
+	// that the result does not move to the heap; a panic copies what was
+	// found so far before it adds its own danger.
+	j.res = &j.own
 	defer func() {
+		res = j.own
+		j.own = Analysis{}
+		a.judges.Put(j)
 		if r := recover(); r != nil {
 			// A bug here must not let the script through, nor let the LLM
 			// lower it: a danger.
@@ -195,29 +264,34 @@ func (a *Analyzer) Analyze(script string) (res Analysis) {
 			res.Danger = append(res.Danger, fmt.Sprintf("shell analysis failed: %v", r))
 		}
 	}()
-	j := a.judges.Get().(*judge)
-	*j = judge{a: a, res: &res, argSlab: j.argSlab[:0], optSlab: j.optSlab[:0], cmdSlab: j.cmdSlab[:0]}
-	defer a.judges.Put(j)
+	out := &j.own
 	parsed := j.script(script, 0)
 	if !parsed {
 		j.salvage(script)
 	}
 	if j.seeksSecrets && j.unseenContent {
-		res.Danger = addReason(res.Danger, "prints the files find found by a secret's name")
+		out.Danger = addReason(out.Danger, "prints the files find found by a secret's name")
 	}
-	if parsed && len(res.Absurd) == 0 && len(res.Danger) == 0 && len(res.Unknown) == 0 && len(res.RunTime) == 0 {
+	if parsed && len(out.Absurd) == 0 && len(out.Danger) == 0 && len(out.Unknown) == 0 && len(out.RunTime) == 0 {
 		if j.commands == 0 {
-			res.Unknown = append(res.Unknown, "no command to run")
+			out.Unknown = append(out.Unknown, "no command to run")
 		} else {
-			res.ReadOnly = true
+			out.ReadOnly = true
 		}
 	}
-	return res
+	return *out // the deferred copy says the same
+}
+
+// pooledParser is a parser with the reader it reads from, reused together.
+type pooledParser struct {
+	p *syntax.Parser
+	r strings.Reader
 }
 
 // parse parses a script with a pooled parser.
 func (a *Analyzer) parse(script string) (*syntax.File, error) {
-	p := a.parsers.Get().(*syntax.Parser)
-	defer a.parsers.Put(p)
-	return p.Parse(strings.NewReader(script), "")
+	pp := a.parsers.Get().(*pooledParser)
+	defer a.parsers.Put(pp)
+	pp.r.Reset(script)
+	return pp.p.Parse(&pp.r, "")
 }

@@ -625,7 +625,7 @@ var kubectlReads = []string{"get", "describe", "logs", "top", "explain", "api-re
 // credentials elsewhere or run programs are refused, reads that print
 // secret values are dangers, and each verb has its own rule.
 func kubectlCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
-	opts, ops := kubectlSpec.parseArgs(c.args)
+	opts, ops := kubectlSpec.parseInto(j, c.args)
 	if len(ops) == 0 {
 		return c.name + " with no command"
 	}
@@ -737,7 +737,7 @@ func kubectlChange(j *judge, c *cmd, opts []opt, verb, second string) string {
 var helmSpec = mustSpec("-n -o -f --namespace --kube-context --kubeconfig --output --revision --max --values --set --version --repo")
 
 func helmCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
-	_, ops := helmSpec.parseArgs(c.args)
+	_, ops := helmSpec.parseInto(j, c.args)
 	if len(ops) == 0 {
 		return "helm with no command"
 	}

@@ -282,7 +282,7 @@ func (j *judge) containerVehicle(shown string, args []arg, depth int) bool {
 
 // kubeVehicle: kubectl exec|debug|run|attach ... [-- CMD].
 func (j *judge) kubeVehicle(shown string, args []arg, depth int) bool {
-	opts, ops := kubectlSpec.parseArgs(args)
+	opts, ops := kubectlSpec.parseInto(j, args)
 	if len(ops) == 0 || !in(ops[0].text, "exec", "debug", "run", "attach", "rsh") {
 		return false
 	}

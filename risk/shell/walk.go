@@ -10,6 +10,21 @@ import (
 // judge collects the findings of one Analyze call. It is not shared between
 // calls, so the Analyzer itself stays free of mutable state.
 type judge struct {
+	// judgeState is what one call finds out; Analyze resets it whole, so
+	// a field added to it can never carry over from one call to the next.
+	judgeState
+	// argSlab and optSlab hand out the word and option lists of one
+	// Analyze call; they are kept, emptied, for the next call, so that
+	// judging a command does not allocate them (STYLE habit 4).
+	argSlab []arg
+	optSlab []opt
+	cmdSlab []cmd
+	// own holds the findings of an Analyze call (res points at it).
+	own Analysis
+}
+
+// judgeState is the part of a judge that one Analyze call builds up.
+type judgeState struct {
 	a        *Analyzer
 	res      *Analysis
 	commands int                     // simple commands seen
@@ -28,16 +43,12 @@ type judge struct {
 	loops      map[string][]arg  // for loop variables and the words they take (for f in *.log)
 	assigned   map[string]bool   // variables set some other way (x=..., read x), so a loop's words are not all they hold
 	variants   int               // command copies made for loop words, against maxLoopVariants
-	// argSlab and optSlab hand out the word and option lists of one
-	// Analyze call; they are kept, emptied, for the next call, so that
-	// judging a command does not allocate them (STYLE habit 4).
-	argSlab []arg
-	optSlab []opt
-	cmdSlab []cmd
 	// seeksSecrets is set when find looks for secrets by name, and
 	// unseenContent when a reader prints files named at run time; together
 	// (find . -name .env | xargs cat) they print secrets.
 	seeksSecrets, unseenContent bool
+	// trace, when set (by a test), sees each node walk visits.
+	trace func(syntax.Node)
 }
 
 func (j *judge) absurd(why string)  { j.res.Absurd = addReason(j.res.Absurd, why) }
@@ -73,7 +84,7 @@ func (j *judge) script(src string, depth int) bool {
 		}
 		return false
 	}
-	syntax.Walk(f, func(n syntax.Node) bool { return j.visit(n, depth) })
+	j.walk(f, depth)
 	return true
 }
 
@@ -101,7 +112,7 @@ func (j *judge) salvage(src string) {
 	for _, p := range pieces {
 		for _, text := range []string{p, strings.NewReplacer(`'`, "", `"`, "").Replace(p)} {
 			var scratch Analysis
-			s := &judge{a: j.a, res: &scratch}
+			s := &judge{judgeState: judgeState{a: j.a, res: &scratch}}
 			if s.script(text, maxDepth) {
 				for _, r := range scratch.Absurd {
 					j.absurd(r)
@@ -112,7 +123,7 @@ func (j *judge) salvage(src string) {
 	}
 }
 
-// visit judges one node; syntax.Walk then descends into its children, so
+// visit judges one node; walk (tree.go) then descends into its children, so
 // command substitutions, process substitutions, here-documents, function
 // bodies and arithmetic are all reached.
 func (j *judge) visit(n syntax.Node, depth int) bool {
@@ -167,7 +178,7 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 func (j *judge) ownCwd(stmts []*syntax.Stmt, depth int) bool {
 	outer := j.cwd
 	for _, s := range stmts {
-		syntax.Walk(s, func(n syntax.Node) bool { return j.visit(n, depth) })
+		j.walk(s, depth)
 	}
 	j.cwd = outer
 	return false
@@ -256,13 +267,14 @@ func (j *judge) command(argv []arg, depth int) {
 		j.danger("the command name " + argv[0].text + " is computed at run time")
 		return
 	}
-	h, found := j.a.commands[name]
-	if !found {
+	info := j.a.names[name]
+	if !info.inCmds {
 		if low := strings.ToLower(name); low != name {
 			name, trusted = low, false
-			h, found = j.a.commands[name]
+			info = j.a.names[name]
 		}
 	}
+	h, found := info.h, info.inCmds
 	if !found && isMkfs(name) {
 		h, found = mkfs, true
 	}
@@ -271,16 +283,27 @@ func (j *judge) command(argv []arg, depth int) {
 			h, found = interpreter, true
 		}
 	}
-	if !j.a.passThrough[name] {
+	// The name's entry in j.a.names says which tables hold it; each check
+	// below does nothing for a name its table lacks, so it is skipped.
+	if !info.pass {
 		j.touchesSecret(argv)
 	}
-	hasEffect := j.effects(argv[0].text, name, argv[1:])
-	hasEffect = j.carriedBy(name, argv[1:], depth) || hasEffect
-	hasEffect = j.vehicle(argv[0].text, name, argv[1:], depth) || hasEffect
+	hasEffect := false
+	if info.effects || strings.IndexByte(argv[0].text, '/') >= 0 { // /etc/init.d/x is judged as init.d
+		hasEffect = j.effects(argv[0].text, name, argv[1:])
+	}
+	if info.carries {
+		hasEffect = j.carriedBy(name, argv[1:], depth) || hasEffect
+	}
+	if info.vehicle {
+		hasEffect = j.vehicle(argv[0].text, name, argv[1:], depth) || hasEffect
+	}
 	hasEffect = j.privilegeBits(name, argv[1:]) || hasEffect
 	hasEffect = j.plantsLater(name, argv[1:]) || hasEffect
-	hasEffect = j.wipesDisk(name, argv[1:]) || hasEffect
-	if netClients[name] {
+	if info.wipes {
+		hasEffect = j.wipesDisk(name, argv[1:]) || hasEffect
+	}
+	if info.net {
 		j.metadataReach(name, argv[1:])
 		j.secretAPIReach(argv[0].text, argv[1:])
 	}

@@ -38,21 +38,33 @@ const maxBraceWords = 64
 // rm -rf /{etc,usr} is seen as two targets.
 func words(ws []*syntax.Word, dst []arg) []arg {
 	for _, w := range ws {
-		// SplitBraces rewrites the word it is given: hand it a copy, so the
-		// tree that syntax.Walk goes on to visit stays as parsed.
-		if cp := *w; hasBrace(w) && syntax.SplitBraces(&cp) {
-			n := 0
-			for bw, err := range expand.BracesSeq(nil, &cp) {
-				if err != nil || n == maxBraceWords {
-					dst = append(dst, arg{text: "{…}", dynamic: true})
-					break
-				}
-				dst = append(dst, word(bw))
-				n++
-			}
+		if hasBrace(w) {
+			dst = braceWords(w, dst)
 			continue
 		}
 		dst = append(dst, word(w))
+	}
+	return dst
+}
+
+// braceWords appends the words a word with a brace expands to. It is apart
+// from words so that the loop over BracesSeq, whose body captures dst, does
+// not move every call's list to the heap.
+func braceWords(w *syntax.Word, dst []arg) []arg {
+	// SplitBraces rewrites the word it is given: hand it a copy, so the
+	// tree that syntax.Walk goes on to visit stays as parsed.
+	cp := *w
+	if !syntax.SplitBraces(&cp) {
+		return append(dst, word(w))
+	}
+	n := 0
+	for bw, err := range expand.BracesSeq(nil, &cp) {
+		if err != nil || n == maxBraceWords {
+			dst = append(dst, arg{text: "{…}", dynamic: true})
+			break
+		}
+		dst = append(dst, word(bw))
+		n++
 	}
 	return dst
 }
@@ -69,9 +81,25 @@ func hasBrace(w *syntax.Word) bool {
 // word removes quotes from one word.
 func word(w *syntax.Word) arg {
 	if len(w.Parts) == 1 {
-		// Fast path: a plain unquoted word with nothing to undo.
-		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(l.Value, "\\*?[~") {
-			return arg{text: l.Value}
+		// Fast paths: a plain unquoted word with nothing to undo, a
+		// single-quoted word, a double-quoted word with no backslash and
+		// no expansion. Each is its own text, as the loop below would
+		// build it.
+		switch p := w.Parts[0].(type) {
+		case *syntax.Lit:
+			if plainLit(p.Value) {
+				return arg{text: p.Value}
+			}
+		case *syntax.SglQuoted:
+			if !p.Dollar {
+				return arg{text: p.Value}
+			}
+		case *syntax.DblQuoted:
+			if len(p.Parts) == 1 {
+				if l, ok := p.Parts[0].(*syntax.Lit); ok && strings.IndexByte(l.Value, '\\') < 0 {
+					return arg{text: l.Value}
+				}
+			}
 		}
 	}
 	var b strings.Builder
@@ -111,6 +139,20 @@ func word(w *syntax.Word) arg {
 		}
 	}
 	return a
+}
+
+// litSpecial marks the bytes that an unquoted literal must be rewritten
+// for: escapes, glob characters and a tilde.
+var litSpecial = [256]bool{'\\': true, '*': true, '?': true, '[': true, '~': true}
+
+// plainLit reports whether an unquoted literal is its own text.
+func plainLit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if litSpecial[s[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 // expansion writes the source form of an expansion and marks the word

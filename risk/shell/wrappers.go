@@ -78,7 +78,7 @@ var suSpec = mustSpec("-c -s -g -G -w --command --session-command --shell --grou
 
 // su runs a shell or -c COMMAND as another user.
 func su(j *judge, c *cmd) {
-	opts, _ := suSpec.parseArgs(c.args)
+	opts, _ := suSpec.parseInto(j, c.args)
 	j.danger(c.name + " runs commands as another user")
 	for _, o := range opts {
 		if o.is('c', "command") || o.long == "session-command" {
