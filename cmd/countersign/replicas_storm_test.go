@@ -103,7 +103,7 @@ func forcedQuit(t *testing.T, bin string, redis *redisServer, figures *replicaFi
 	e.fake.Acked(t, e.click(a, bob, card, true, id))
 	pidFile := filepath.Join(e.root, "fq.pid")
 	var shell int
-	e.fake.Wait(t, "the approved command running", func() bool {
+	pollUntil(t, 10*time.Second, "the approved command running", func() bool {
 		b, err := os.ReadFile(pidFile)
 		if err != nil {
 			return false
@@ -114,7 +114,7 @@ func forcedQuit(t *testing.T, bin string, redis *redisServer, figures *replicaFi
 	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	e.fake.Wait(t, "A saying it shuts down", func() bool { return strings.Contains(a.stderr(), "shutting down") })
+	pollUntil(t, 10*time.Second, "A saying it shuts down", func() bool { return strings.Contains(a.stderr(), "shutting down") })
 	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -254,6 +254,21 @@ func buildBinary(t *testing.T) string {
 	return bin
 }
 
+// pollUntil waits up to d for cond, checking it every 10ms: for what the
+// fake Slack does not see (a process's files, its log), where the fake's
+// Wait, which checks at each change of the fake, would miss the moment;
+// a streamed turn makes no Slack call for seconds while a command runs.
+func pollUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %s for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // replicaConfig is the configuration of both processes: approval_ttl as
 // given, recovery in seconds, a short sweep, four approvers.
 func replicaConfig(redisURL string, ttl time.Duration) string {
@@ -644,7 +659,7 @@ func TestReplicas(t *testing.T) {
 		slowThread, slow := e.ask(a, "append-slow", "k1")
 		e.fake.Acked(t, e.click(a, bob, slow, true, approvalID(t, slow)))
 		pidFile := filepath.Join(e.root, "k1.pid")
-		e.fake.Wait(t, "the slow command running", func() bool {
+		pollUntil(t, 10*time.Second, "the slow command running", func() bool {
 			_, err := os.Stat(pidFile)
 			return err == nil && e.runs("k1") == 1 && strings.Contains(e.view(slow), "running")
 		})
@@ -843,7 +858,7 @@ func TestReplicas(t *testing.T) {
 		}
 		a2, b2 := e.start("A2"), e.start("B2")
 		for _, r := range []*replica{a2, b2} {
-			e.fake.Wait(t, r.name+" saying what it found", func() bool {
+			pollUntil(t, 10*time.Second, r.name+" saying what it found", func() bool {
 				return strings.Contains(r.stderr(), "found 1 pending approval in Redis")
 			})
 		}
