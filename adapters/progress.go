@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 )
 
 // A turn is the bot's work on one message: the model thinks, tools run,
@@ -133,6 +135,10 @@ type Turn struct {
 	tasks    map[string]Task
 	sent     map[string]time.Time // when a task's details were last sent
 	now      func() time.Time
+
+	pending string    // the model's words not sent yet (Text)
+	said    string    // the words of the model's message so far, sent or pending
+	textAt  time.Time // when words were last sent
 }
 
 // StartTurn begins a turn in place for the person who asked. It does no
@@ -222,22 +228,70 @@ func (t *Turn) fail(what string, err error) {
 	t.log.Warn("the turn's stream failed; posting messages for the rest of the turn", "adapter", t.a.Name(), "channel", t.place.Channel, "thread", t.place.Thread, "step", what, "err", err)
 }
 
-// Text appends the model's words to the stream. It reports false when
-// they were not shown: the bot posts them as a message.
+// TextEvery is how often the model's words are sent while they come: at
+// most one append per TextEvery (Slack: one chat.appendStream, a Web API
+// call, each), the first at once. Words held back go with the next
+// append, task or End, so they never wait past the turn's next step. A
+// variable only so that a test can change it; set it before any turn
+// starts.
+var TextEvery = 500 * time.Millisecond
+
+// Text appends the model's words (a delta of its message, markdown) to
+// the stream, in batches of at most one per TextEvery. It reports false
+// when they will not be shown (no stream, or it broke): the bot posts the
+// answer as a message. An empty markdown sends nothing and reports
+// whether the turn streams (or may still).
 func (t *Turn) Text(ctx context.Context, markdown string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.broken || (t.stream == nil && t.streamer == nil) {
+		return false
+	}
 	if markdown == "" {
 		return true
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.pending += markdown
+	t.said += markdown
+	if t.now().Sub(t.textAt) < TextEvery {
+		return true
+	}
+	return t.flush(ctx)
+}
+
+// flush sends the words held back. t.mu is held.
+func (t *Turn) flush(ctx context.Context) bool {
+	if t.pending == "" {
+		return true
+	}
 	if !t.open(ctx) {
 		return false
 	}
-	if err := t.stream.Text(ctx, markdown); err != nil {
+	text := t.pending
+	t.pending = ""
+	if err := t.stream.Text(ctx, text); err != nil {
 		t.fail("text", err)
 		return false
 	}
+	t.textAt = t.now()
 	return true
+}
+
+// unsaid is what of answer (the model's whole message, trimmed) the
+// stream has not been given, said being the words it was given of the
+// message: the rest after them, nothing when they are all of it, or the
+// whole answer on a line of its own when it is other words (a failure
+// told after half an answer).
+func unsaid(said, answer string) string {
+	lead := strings.TrimLeftFunc(said, unicode.IsSpace)
+	switch {
+	case lead == "":
+		return answer
+	case strings.HasPrefix(answer, lead):
+		return answer[len(lead):]
+	case strings.TrimSpace(lead) == answer:
+		return ""
+	}
+	return "\n\n" + answer
 }
 
 // ProgressEvery is how often a running task's details alone (its
@@ -260,9 +314,12 @@ func (t *Turn) Task(ctx context.Context, task Task) bool {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.open(ctx) {
+	// The words before a task are shown before it; words after it are
+	// another message of the model's.
+	if !t.flush(ctx) || !t.open(ctx) {
 		return false
 	}
+	t.said = ""
 	old, known := t.tasks[task.ID]
 	if known && old == task {
 		return true
@@ -282,8 +339,10 @@ func (t *Turn) Task(ctx context.Context, task Task) bool {
 }
 
 // End ends the turn: the status is cleared and the stream stopped with
-// the answer's last words. It reports whether answer was shown; when
-// false the bot posts it as a message (as it always has).
+// the answer's last words: the words held back, and what of answer the
+// model's streamed words (Text) did not already say. It reports whether
+// answer was shown; when false the bot posts it as a message (as it
+// always has).
 func (t *Turn) End(ctx context.Context, answer string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -298,9 +357,14 @@ func (t *Turn) End(ctx context.Context, answer string) bool {
 		t.streamer = nil
 		return answer == ""
 	}
+	final := t.pending
+	if answer != "" {
+		final += unsaid(t.said, answer)
+	}
+	t.pending, t.said = "", ""
 	s := t.stream
 	t.stream = nil
-	if err := s.Stop(ctx, answer); err != nil {
+	if err := s.Stop(ctx, final); err != nil {
 		t.fail("stop", err)
 		return false
 	}

@@ -3,6 +3,7 @@ package agent
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/countersign/countersign/approval"
@@ -59,6 +60,34 @@ type CallShower interface {
 	ShowCall(ctx context.Context, conv approval.Conversation, c ShownCall) bool
 }
 
+// Texter is an optional Replier capability: the model's words shown as
+// they come (a Slack stream). Text with an empty delta shows nothing and
+// reports whether the replier takes the words of this turn at all; the
+// agent asks that before each model call, and asks the model to stream
+// only when it does, so that a replier without it (Discord, a terminal
+// without a stream) gets the whole message at once, as before. Text
+// reports false when it did not take delta; the agent then gives it no
+// more of the message. Either way Reply is given the whole answer: a
+// Texter shows only what it has not shown of it.
+type Texter interface {
+	Text(ctx context.Context, conv approval.Conversation, delta string) bool
+}
+
+// textTo is the model's Request.Text for a call whose words go to out:
+// nil when out does not take them.
+func (a *Agent) textTo(ctx context.Context, out Replier, conv approval.Conversation) func(string) {
+	tx, ok := out.(Texter)
+	if !ok || !tx.Text(ctx, conv, "") {
+		return nil
+	}
+	taken := true
+	return func(delta string) {
+		if taken && delta != "" {
+			taken = tx.Text(ctx, conv, delta)
+		}
+	}
+}
+
 // Noter is an optional Replier capability: words in the middle of a turn
 // (the "▸" lines), which, unlike Reply, do not end it.
 type Noter interface {
@@ -84,14 +113,19 @@ func (a *Agent) resumedOut(key string) Replier {
 	return a.sink
 }
 
-// ShownCall is one call of a turn that needed no card, as a task: it ran
-// (OK when it succeeded), or it was blocked or refused.
+// ShownCall is one call of a turn that needed no card, as a task: it
+// runs (Running), it ran (OK when it succeeded), or it was blocked or
+// refused. A running call is shown again, under the same ID, when it
+// ends.
 type ShownCall struct {
 	// ID is the model's id of the call, unique in the turn.
 	ID string
 	// Title is the operation ("df -h").
 	Title string
-	OK    bool
+	// Running says the call has started and not ended; OK says nothing
+	// then.
+	Running bool
+	OK      bool
 	// Details say why it needed no card and how it ended ("ran without a
 	// card: read-only · exit code 0"), or why it did not run ("blocked:
 	// …").
@@ -181,4 +215,44 @@ func (a *Agent) withWhy(cs callState) string {
 		return head + "\n" + rest
 	}
 	return head
+}
+
+// callStart is what runAuto calls as an auto-run call starts: it shows
+// the call as running where the turn shows its calls as tasks.
+type callStart func(ctx context.Context, tool string, args json.RawMessage, rule risk.Rule)
+
+type callStartKey struct{}
+
+// withCallStart returns ctx carrying the start hook of the model's call
+// id, for runAuto: admit (which runs the call) knows nothing of where the
+// turn is shown, and a direct command, which has no hook, shows nothing
+// before its reply. Nothing is carried when out does not show calls as
+// tasks or the conversation is quiet: the "▸" lines come after the calls
+// ran, as before.
+func (a *Agent) withCallStart(ctx context.Context, out Replier, conv approval.Conversation, id string) context.Context {
+	shower, ok := out.(CallShower)
+	if !ok || a.quiet(conv) {
+		return ctx
+	}
+	start := callStart(func(ctx context.Context, tool string, args json.RawMessage, rule risk.Rule) {
+		c := ShownCall{ID: id, Title: tool, Running: true, Details: whyNoCardNow(rule)}
+		if len(args) > 0 {
+			c.Title = a.operation(tool, args)
+		}
+		shower.ShowCall(ctx, conv, c)
+	})
+	return context.WithValue(ctx, callStartKey{}, start)
+}
+
+// startedCall tells the turn of ctx, if it shows its calls, that a call
+// that needs no card starts.
+func startedCall(ctx context.Context, tool string, args json.RawMessage, rule risk.Rule) {
+	if start, ok := ctx.Value(callStartKey{}).(callStart); ok {
+		start(ctx, tool, args, rule)
+	}
+}
+
+// whyNoCardNow is whyNoCard while the call runs.
+func whyNoCardNow(rule risk.Rule) string {
+	return "running" + strings.TrimPrefix(whyNoCard(rule), "ran")
 }
