@@ -138,7 +138,7 @@ type Turn struct {
 
 	pending string    // the model's words not sent yet (Text)
 	said    string    // the words of the model's message so far, sent or pending
-	textAt  time.Time // when words were last sent
+	heldAt  time.Time // when the first of the pending words came
 }
 
 // StartTurn begins a turn in place for the person who asked. It does no
@@ -228,10 +228,12 @@ func (t *Turn) fail(what string, err error) {
 	t.log.Warn("the turn's stream failed; posting messages for the rest of the turn", "adapter", t.a.Name(), "channel", t.place.Channel, "thread", t.place.Thread, "step", what, "err", err)
 }
 
-// TextEvery is how often the model's words are sent while they come: at
-// most one append per TextEvery (Slack: one chat.appendStream, a Web API
-// call, each), the first at once. Words held back go with the next
-// append, task or End, so they never wait past the turn's next step. A
+// TextEvery is how long the model's words are held back while they come,
+// so that they cost at most one append per TextEvery (Slack: one
+// chat.appendStream, a Web API call, each): they are sent with the first
+// word that comes TextEvery or more after the first word held. Words held
+// back go with the next task or End, so they never wait past the turn's
+// next step, and a short answer goes whole with the end of the stream. A
 // variable only so that a test can change it; set it before any turn
 // starts.
 var TextEvery = 500 * time.Millisecond
@@ -250,9 +252,12 @@ func (t *Turn) Text(ctx context.Context, markdown string) bool {
 	if markdown == "" {
 		return true
 	}
+	if t.pending == "" {
+		t.heldAt = t.now()
+	}
 	t.pending += markdown
 	t.said += markdown
-	if t.now().Sub(t.textAt) < TextEvery {
+	if t.now().Sub(t.heldAt) < TextEvery {
 		return true
 	}
 	return t.flush(ctx)
@@ -272,7 +277,6 @@ func (t *Turn) flush(ctx context.Context) bool {
 		t.fail("text", err)
 		return false
 	}
-	t.textAt = t.now()
 	return true
 }
 
