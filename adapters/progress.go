@@ -91,6 +91,15 @@ type TaskStream interface {
 	StartStream(ctx context.Context, to Place, asker User) (Stream, error)
 }
 
+// WholeText is an optional TaskStream capability: the adapter's Stream
+// takes only whole messages in Text (the terminal prints each Text as a
+// message of its own), so a turn gives it no words as they come: the
+// answer comes whole, at the end, as before.
+type WholeText interface {
+	TaskStream
+	WholeText()
+}
+
 // Stream is one turn's stream. Its methods are called by one goroutine at
 // a time, in the turn's order; an error means the stream is broken and
 // what was to be shown must be posted as a message instead.
@@ -130,6 +139,7 @@ type Turn struct {
 	status   TurnStatus // nil once refused
 	shown    string     // the status shown now
 	streamer TaskStream // nil once refused or started
+	whole    bool       // the stream takes whole messages only (WholeText)
 	stream   Stream     // the open stream, nil when none
 	broken   bool       // the stream failed: fall back for the rest of the turn
 	tasks    map[string]Task
@@ -150,6 +160,7 @@ func StartTurn(a Adapter, place Place, asker User, log *slog.Logger) *Turn {
 	t := &Turn{a: a, place: place, user: asker, log: log, tasks: map[string]Task{}, sent: map[string]time.Time{}, now: time.Now}
 	t.status, _ = a.(TurnStatus)
 	t.streamer, _ = a.(TaskStream)
+	_, t.whole = a.(WholeText)
 	return t
 }
 
@@ -246,7 +257,7 @@ var TextEvery = 500 * time.Millisecond
 func (t *Turn) Text(ctx context.Context, markdown string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.broken || (t.stream == nil && t.streamer == nil) {
+	if t.whole || t.broken || (t.stream == nil && t.streamer == nil) {
 		return false
 	}
 	if markdown == "" {
