@@ -251,8 +251,9 @@ var TextEvery = 500 * time.Millisecond
 
 // Text appends the model's words (a delta of its message, markdown) to
 // the stream, in batches of at most one per TextEvery. It reports false
-// when they will not be shown (no stream, or it broke): the bot posts the
-// answer as a message. An empty markdown sends nothing and reports
+// when they will not be shown (no stream, a stream of whole messages, or
+// it broke): the bot posts the answer as a message, or ends the stream
+// with it. An empty markdown sends nothing and reports
 // whether the turn streams (or may still).
 func (t *Turn) Text(ctx context.Context, markdown string) bool {
 	t.mu.Lock()
