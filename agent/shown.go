@@ -217,38 +217,54 @@ func (a *Agent) withWhy(cs callState) string {
 	return head
 }
 
-// callStart is what runAuto calls as an auto-run call starts: it shows
-// the call as running where the turn shows its calls as tasks.
-type callStart func(ctx context.Context, tool string, args json.RawMessage, rule risk.Rule)
+// shownHere is where runAuto shows a call of a model turn as it starts
+// and as it ends: the turn's CallShower, carried in the call's context.
+type shownHere struct {
+	out  CallShower
+	conv approval.Conversation
+	id   string // the model's id of the call
+}
 
-type callStartKey struct{}
+type shownHereKey struct{}
 
-// withCallStart returns ctx carrying the start hook of the model's call
-// id, for runAuto: admit (which runs the call) knows nothing of where the
-// turn is shown, and a direct command, which has no hook, shows nothing
-// before its reply. Nothing is carried when out does not show calls as
-// tasks or the conversation is quiet: the "▸" lines come after the calls
-// ran, as before.
-func (a *Agent) withCallStart(ctx context.Context, out Replier, conv approval.Conversation, id string) context.Context {
+// withCallShown returns ctx carrying where the model's call id is shown
+// while it runs, for runAuto: admit (which runs the call) knows nothing
+// of where the turn is shown, and a direct command, which carries
+// nothing, shows nothing before its reply. Nothing is carried when out
+// does not show calls as tasks or the conversation is quiet: the "▸"
+// lines come after the calls ran, as before.
+func (a *Agent) withCallShown(ctx context.Context, out Replier, conv approval.Conversation, id string) context.Context {
 	shower, ok := out.(CallShower)
 	if !ok || a.quiet(conv) {
 		return ctx
 	}
-	start := callStart(func(ctx context.Context, tool string, args json.RawMessage, rule risk.Rule) {
-		c := ShownCall{ID: id, Title: tool, Running: true, Details: whyNoCardNow(rule)}
-		if len(args) > 0 {
-			c.Title = a.operation(tool, args)
-		}
-		shower.ShowCall(ctx, conv, c)
-	})
-	return context.WithValue(ctx, callStartKey{}, start)
+	return context.WithValue(ctx, shownHereKey{}, shownHere{out: shower, conv: conv, id: id})
 }
 
-// startedCall tells the turn of ctx, if it shows its calls, that a call
-// that needs no card starts.
-func startedCall(ctx context.Context, tool string, args json.RawMessage, rule risk.Rule) {
-	if start, ok := ctx.Value(callStartKey{}).(callStart); ok {
-		start(ctx, tool, args, rule)
+// showRunning shows, where ctx says, that a call that needs no card
+// starts: a task in progress.
+func (a *Agent) showRunning(ctx context.Context, tool string, args json.RawMessage, rule risk.Rule) {
+	here, ok := ctx.Value(shownHereKey{}).(shownHere)
+	if !ok {
+		return
+	}
+	c := ShownCall{ID: here.id, Title: tool, Running: true, Details: whyNoCardNow(rule)}
+	if len(args) > 0 {
+		c.Title = a.operation(tool, args)
+	}
+	here.out.ShowCall(ctx, here.conv, c)
+}
+
+// showRan shows, where ctx says, how a call that needed no card ended,
+// as soon as it has: the same task, complete or failed. showCalls shows
+// it again with the turn's other calls; the same task twice is one.
+func (a *Agent) showRan(ctx context.Context, tool string, args json.RawMessage, rule risk.Rule, res tools.Result) {
+	here, ok := ctx.Value(shownHereKey{}).(shownHere)
+	if !ok {
+		return
+	}
+	if c, ok := a.shownCall(callState{ID: here.id, Tool: tool, Args: args, Result: &res, rule: rule}); ok {
+		here.out.ShowCall(ctx, here.conv, c)
 	}
 }
 

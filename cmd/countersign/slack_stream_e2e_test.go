@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,6 +80,37 @@ func streamView(st slacktest.Stream, id string) string {
 	}
 	b.WriteString("text: " + st.Text + "\n")
 	b.WriteString("stopped by: " + st.StoppedBy + "\n")
+	return b.String()
+}
+
+// callsView is the stream's calls as the golden file holds them, one
+// line a chunk: each task's states in the order Slack was told them,
+// and the words.
+func callsView(t *testing.T, calls []slacktest.StreamCall, id string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, c := range calls {
+		b.WriteString(c.Method + "\n")
+		if md := c.Form.Get("markdown_text"); md != "" {
+			b.WriteString("  words: " + md + "\n")
+		}
+		var chunks []map[string]any
+		if raw := c.Form.Get("chunks"); raw != "" {
+			if err := json.Unmarshal([]byte(raw), &chunks); err != nil {
+				t.Fatalf("%s chunks %q: %v", c.Method, raw, err)
+			}
+		}
+		for _, ch := range chunks {
+			switch ch["type"] {
+			case "task_update":
+				b.WriteString(fmt.Sprintf("  task %s [%s] %s\n", strings.ReplaceAll(fmt.Sprint(ch["id"]), id, "<approval>"), ch["status"], ch["details"]))
+			case "markdown_text":
+				b.WriteString(fmt.Sprintf("  words: %s\n", ch["text"]))
+			default:
+				b.WriteString(fmt.Sprintf("  %s\n", ch["type"]))
+			}
+		}
+	}
 	return b.String()
 }
 
@@ -175,7 +208,7 @@ func TestSlackTurnStreams(t *testing.T) {
 		t.Error("tmp_a is still there after the approval")
 	}
 	t.Chdir(wd)
-	golden(t, "slack_stream.golden", streamView(st, id))
+	golden(t, "slack_stream.golden", streamView(st, id)+"\ncalls:\n"+callsView(t, fake.StreamCalls(), id))
 }
 
 // TestSlackStreamRefused: a workspace that refuses streaming gets today's
