@@ -148,6 +148,7 @@ type Turn struct {
 
 	pending string    // the model's words not sent yet (Text)
 	said    string    // the words of the model's message so far, sent or pending
+	wrote   bool      // the stream was given words of the model's
 	heldAt  time.Time // when the first of the pending words came
 }
 
@@ -267,8 +268,12 @@ func (t *Turn) Text(ctx context.Context, markdown string) bool {
 	if t.pending == "" {
 		t.heldAt = t.now()
 	}
+	if t.said == "" && t.wrote {
+		t.pending += "\n\n" // another message of the model's
+	}
 	t.pending += markdown
 	t.said += markdown
+	t.wrote = true
 	if t.now().Sub(t.heldAt) < TextEvery {
 		return true
 	}
@@ -375,7 +380,11 @@ func (t *Turn) End(ctx context.Context, answer string) bool {
 	}
 	final := t.pending
 	if answer != "" {
-		final += unsaid(t.said, answer)
+		rest := unsaid(t.said, answer)
+		if t.said == "" && t.wrote && rest != "" {
+			rest = "\n\n" + rest // after the words of an earlier message
+		}
+		final += rest
 	}
 	t.pending, t.said = "", ""
 	s := t.stream

@@ -351,3 +351,64 @@ func TestSlackStopStopsTheRun(t *testing.T) {
 		return strings.Contains(slacktest.View(m), "stopped by "+alice.ID)
 	})
 }
+
+// TestSlackWordsStream: the model's words go to the stream as they come
+// (markdown_text appends, at most one per adapters.TextEvery), the words
+// it writes before its tool calls stand before their tasks, and the
+// answer is shown once, whole, when the stream stops.
+func TestSlackWordsStream(t *testing.T) {
+	dir := streamFolder(t)
+	fake := slacktest.New(t)
+	answer := "The folder holds two files: keep.txt, which stays, and tmp_a, which you can remove when you like."
+	model := agenttest.NewServer(t,
+		agenttest.Reply{Content: "Let me look.", ToolCalls: []agenttest.WireToolCall{
+			agenttest.Call("call-ls", "execute_command", `{"command":"ls","risk_level":"low"}`),
+		}},
+		agenttest.Reply{Content: answer, Gap: 60 * time.Millisecond},
+	)
+	slackRun(t, dir, streamConfig, fake, model)
+	thread := fake.Mention(alice, slackChannel, "", "what is in the folder?")
+	var first time.Time
+	mid := streamOf(t, fake, thread, "words of the answer shown before it ends", func(st slacktest.Stream) bool {
+		if first.IsZero() && len(st.Tasks) > 0 {
+			first = time.Now()
+		}
+		return !st.Stopped && strings.Contains(st.Text, "The folder")
+	})
+	st := streamOf(t, fake, thread, "the stream stopped with the answer", func(st slacktest.Stream) bool { return st.Stopped })
+	elapsed := time.Since(first)
+	if want := "Let me look.\n\n" + answer; st.Text != want {
+		t.Errorf("the stream's words = %q, want %q: the first message, then the answer once", st.Text, want)
+	}
+	if strings.HasPrefix(answer, strings.TrimPrefix(mid.Text, "Let me look.\n\n")) == false {
+		t.Errorf("words shown while the answer came = %q, not the start of the answer", mid.Text)
+	}
+	words := 0
+	var order []string
+	for _, c := range fake.StreamCalls() {
+		if c.Form.Get("markdown_text") != "" {
+			order = append(order, "words")
+		}
+		if strings.Contains(c.Form.Get("chunks"), "task_update") {
+			order = append(order, "task")
+		}
+		if strings.Contains(c.Form.Get("chunks"), `"markdown_text"`) {
+			order = append(order, "words")
+			if c.Method == "chat.appendStream" {
+				words++
+			}
+		}
+	}
+	if len(order) < 3 || order[0] != "words" || order[1] != "task" {
+		t.Errorf("stream calls carried %v; want the first message's words before the call's task", order)
+	}
+	// Each append of words waits adapters.TextEvery from the first word
+	// it holds, which came after the append before it.
+	if most := int(elapsed/adapters.TextEvery) + 1; words > most {
+		t.Errorf("%d appends of words in %s, want at most %d (one per %s)", words, elapsed.Round(time.Millisecond), most, adapters.TextEvery)
+	}
+	if reqs := model.Requests(); len(reqs) != 2 || !reqs[0].Stream || !reqs[1].Stream {
+		t.Errorf("the model's requests were not streamed")
+	}
+	t.Logf("%d appends of words over %s; stream calls: %v", words, elapsed.Round(time.Millisecond), order)
+}
