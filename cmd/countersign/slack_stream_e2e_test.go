@@ -4,14 +4,17 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/adapters/discord/discordtest"
 	"github.com/countersign/countersign/adapters/slack"
 	"github.com/countersign/countersign/adapters/slack/slacktest"
 	"github.com/countersign/countersign/agent/agenttest"
@@ -411,4 +414,52 @@ func TestSlackWordsStream(t *testing.T) {
 		t.Errorf("the model's requests were not streamed")
 	}
 	t.Logf("%d appends of words over %s; stream calls: %v", words, elapsed.Round(time.Millisecond), order)
+}
+
+// TestDiscordAnswerComesWhole: Discord has no stream, so the model is not
+// asked to stream and its answer is one message, as before.
+func TestDiscordAnswerComesWhole(t *testing.T) {
+	dir := discordFiles(t)
+	fake := discordtest.New(t)
+	answer := "The disk is 41% full, and nothing there needs your attention today."
+	model := agenttest.NewServer(t, agenttest.Reply{Content: answer, Gap: 20 * time.Millisecond})
+	startDiscord(t, dir, discordConfig(t, dir, ""),
+		"OPENAI_BASE_URL", model.BaseURL(), "OPENAI_MODEL", "test-model",
+		"DISCORD_BOT_TOKEN", discordtest.Token, "DISCORD_API_URL", fake.URL)
+	ops := fake.AddChannel("ops")
+	fake.WaitSessions(t, 1)
+	th := fake.Say(t, dAlice, ops, "how full is the disk?", true)
+	said(t, fake, th, answer)
+	if reqs := model.Requests(); len(reqs) != 1 || reqs[0].Stream {
+		t.Errorf("the model's request was streamed for Discord, which shows no words as they come")
+	}
+	n := 0
+	for _, m := range fake.InChannel(th) {
+		if m.AuthorID == discordtest.BotID && strings.Contains(text(m), "41%") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the answer came in %d messages, want 1", n)
+	}
+}
+
+// TestTerminalAnswerComesWhole: the terminal's stream prints each text as
+// a message of its own (adapters.WholeText), so the model is not asked to
+// stream there and the answer prints once, whole.
+func TestTerminalAnswerComesWhole(t *testing.T) {
+	answer := "The disk is 41% full, and nothing there needs your attention today."
+	model := agenttest.NewServer(t, agenttest.Reply{Content: answer, Gap: 20 * time.Millisecond})
+	t.Setenv(DefaultRedisURLEnv, "")
+	in, out, _ := startRun(t, t.TempDir(), "", "OPENAI_BASE_URL", model.BaseURL(), "OPENAI_MODEL", "test-model")
+	if _, err := io.WriteString(in, "how full is the disk?\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, out, regexp.MustCompile(regexp.QuoteMeta(answer)))
+	if reqs := model.Requests(); len(reqs) != 1 || reqs[0].Stream {
+		t.Errorf("the model's request was streamed for the terminal")
+	}
+	if n := strings.Count(out.String(), "countersign: The disk"); n != 1 || strings.Count(out.String(), "countersign:") != 2 {
+		t.Errorf("the answer printed as %d messages, want 1:\n%s", n, out)
+	}
 }
