@@ -463,3 +463,22 @@ func TestTerminalAnswerComesWhole(t *testing.T) {
 		t.Errorf("the answer printed as %d messages, want 1:\n%s", n, out)
 	}
 }
+
+// TestSlackAnswerBrokeOff: an answer that breaks off after its first
+// words were shown is not asked for again (the fake fails the test on a
+// second request): the stream keeps the words that came and says, after
+// them, that the model could not answer.
+func TestSlackAnswerBrokeOff(t *testing.T) {
+	dir := streamFolder(t)
+	fake := slacktest.New(t)
+	model := agenttest.NewServer(t, agenttest.Reply{Content: "The folder holds two files and", Gap: 300 * time.Millisecond, BreakAfter: 4})
+	slackRun(t, dir, streamConfig, fake, model)
+	thread := fake.Mention(alice, slackChannel, "", "what is in the folder?")
+	st := streamOf(t, fake, thread, "the stream stopped", func(st slacktest.Stream) bool { return st.Stopped })
+	if !strings.HasPrefix(st.Text, "The folder holds two \n\nI could not get an answer from the language model just now") {
+		t.Errorf("the stream's words = %q, want the four words that came, then the failure on its own", st.Text)
+	}
+	if n := len(model.Requests()); n != 1 {
+		t.Errorf("the model was asked %d times, want once", n)
+	}
+}
