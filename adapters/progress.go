@@ -93,8 +93,10 @@ type TaskStream interface {
 
 // WholeText is an optional TaskStream capability: the adapter's Stream
 // takes only whole messages in Text (the terminal prints each Text as a
-// message of its own), so a turn gives it no words as they come: the
-// answer comes whole, at the end, as before.
+// message of its own). The turn says it takes no words as they come (Text
+// with no words reports false, so the model is not asked to stream), and
+// words given it all the same are held until the next task or the end,
+// and sent as one message.
 type WholeText interface {
 	TaskStream
 	WholeText()
@@ -252,29 +254,29 @@ var TextEvery = 500 * time.Millisecond
 
 // Text appends the model's words (a delta of its message, markdown) to
 // the stream, in batches of at most one per TextEvery. It reports false
-// when they will not be shown (no stream, a stream of whole messages, or
-// it broke): the bot posts the answer as a message, or ends the stream
-// with it. An empty markdown sends nothing and reports
-// whether the turn streams (or may still).
+// when they will not be shown (no stream, or it broke): the bot posts the
+// answer as a message. An empty markdown sends nothing and reports
+// whether the turn takes words as they come: it streams (or may still),
+// and not a stream of whole messages (WholeText).
 func (t *Turn) Text(ctx context.Context, markdown string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.whole || t.broken || (t.stream == nil && t.streamer == nil) {
+	if t.broken || (t.stream == nil && t.streamer == nil) {
 		return false
 	}
 	if markdown == "" {
-		return true
+		return !t.whole
 	}
 	if t.pending == "" {
 		t.heldAt = t.now()
 	}
-	if t.said == "" && t.wrote {
+	if t.said == "" && t.wrote && !t.whole {
 		t.pending += "\n\n" // another message of the model's
 	}
 	t.pending += markdown
 	t.said += markdown
 	t.wrote = true
-	if t.now().Sub(t.heldAt) < TextEvery {
+	if t.whole || t.now().Sub(t.heldAt) < TextEvery {
 		return true
 	}
 	return t.flush(ctx)
@@ -381,7 +383,7 @@ func (t *Turn) End(ctx context.Context, answer string) bool {
 	final := t.pending
 	if answer != "" {
 		rest := unsaid(t.said, answer)
-		if t.said == "" && t.wrote && rest != "" {
+		if t.said == "" && t.wrote && rest != "" && !t.whole {
 			rest = "\n\n" + rest // after the words of an earlier message
 		}
 		final += rest
