@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 )
 
 // A turn is the bot's work on one message: the model thinks, tools run,
@@ -89,6 +91,17 @@ type TaskStream interface {
 	StartStream(ctx context.Context, to Place, asker User) (Stream, error)
 }
 
+// WholeText is an optional TaskStream capability: the adapter's Stream
+// takes only whole messages in Text (the terminal prints each Text as a
+// message of its own). The turn says it takes no words as they come (Text
+// with no words reports false, so the model is not asked to stream), and
+// words given it all the same are held until the next task or the end,
+// and sent as one message.
+type WholeText interface {
+	TaskStream
+	WholeText()
+}
+
 // Stream is one turn's stream. Its methods are called by one goroutine at
 // a time, in the turn's order; an error means the stream is broken and
 // what was to be shown must be posted as a message instead.
@@ -128,11 +141,17 @@ type Turn struct {
 	status   TurnStatus // nil once refused
 	shown    string     // the status shown now
 	streamer TaskStream // nil once refused or started
+	whole    bool       // the stream takes whole messages only (WholeText)
 	stream   Stream     // the open stream, nil when none
 	broken   bool       // the stream failed: fall back for the rest of the turn
 	tasks    map[string]Task
 	sent     map[string]time.Time // when a task's details were last sent
 	now      func() time.Time
+
+	pending string    // the model's words not sent yet (Text)
+	said    string    // the words of the model's message so far, sent or pending
+	wrote   bool      // the stream was given words of the model's
+	heldAt  time.Time // when the first of the pending words came
 }
 
 // StartTurn begins a turn in place for the person who asked. It does no
@@ -144,6 +163,7 @@ func StartTurn(a Adapter, place Place, asker User, log *slog.Logger) *Turn {
 	t := &Turn{a: a, place: place, user: asker, log: log, tasks: map[string]Task{}, sent: map[string]time.Time{}, now: time.Now}
 	t.status, _ = a.(TurnStatus)
 	t.streamer, _ = a.(TaskStream)
+	_, t.whole = a.(WholeText)
 	return t
 }
 
@@ -222,22 +242,79 @@ func (t *Turn) fail(what string, err error) {
 	t.log.Warn("the turn's stream failed; posting messages for the rest of the turn", "adapter", t.a.Name(), "channel", t.place.Channel, "thread", t.place.Thread, "step", what, "err", err)
 }
 
-// Text appends the model's words to the stream. It reports false when
-// they were not shown: the bot posts them as a message.
+// TextEvery is how long the model's words are held back while they come,
+// so that they cost at most one append per TextEvery (Slack: one
+// chat.appendStream, a Web API call, each): they are sent with the first
+// word that comes TextEvery or more after the first word held. Words held
+// back go with the next task or End, so they never wait past the turn's
+// next step, and a short answer goes whole with the end of the stream. A
+// variable only so that a test can change it; set it before any turn
+// starts.
+var TextEvery = 500 * time.Millisecond
+
+// Text appends the model's words (a delta of its message, markdown) to
+// the stream, in batches of at most one per TextEvery. It reports false
+// when they will not be shown (no stream, or it broke): the bot posts the
+// answer as a message. An empty markdown sends nothing and reports
+// whether the turn takes words as they come: it streams (or may still),
+// and not a stream of whole messages (WholeText).
 func (t *Turn) Text(ctx context.Context, markdown string) bool {
-	if markdown == "" {
-		return true
-	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.broken || (t.stream == nil && t.streamer == nil) {
+		return false
+	}
+	if markdown == "" {
+		return !t.whole
+	}
+	if t.pending == "" {
+		t.heldAt = t.now()
+	}
+	if t.said == "" && t.wrote && !t.whole {
+		t.pending += "\n\n" // another message of the model's
+	}
+	t.pending += markdown
+	t.said += markdown
+	t.wrote = true
+	if t.whole || t.now().Sub(t.heldAt) < TextEvery {
+		return true
+	}
+	return t.flush(ctx)
+}
+
+// flush sends the words held back. t.mu is held.
+func (t *Turn) flush(ctx context.Context) bool {
+	if t.pending == "" {
+		return true
+	}
 	if !t.open(ctx) {
 		return false
 	}
-	if err := t.stream.Text(ctx, markdown); err != nil {
+	text := t.pending
+	t.pending = ""
+	if err := t.stream.Text(ctx, text); err != nil {
 		t.fail("text", err)
 		return false
 	}
 	return true
+}
+
+// unsaid is what of answer (the model's whole message, trimmed) the
+// stream has not been given, said being the words it was given of the
+// message: the rest after them, nothing when they are all of it, or the
+// whole answer on a line of its own when it is other words (a failure
+// told after half an answer).
+func unsaid(said, answer string) string {
+	lead := strings.TrimLeftFunc(said, unicode.IsSpace)
+	switch {
+	case lead == "":
+		return answer
+	case strings.HasPrefix(answer, lead):
+		return answer[len(lead):]
+	case strings.TrimSpace(lead) == answer:
+		return ""
+	}
+	return "\n\n" + answer
 }
 
 // ProgressEvery is how often a running task's details alone (its
@@ -260,9 +337,12 @@ func (t *Turn) Task(ctx context.Context, task Task) bool {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.open(ctx) {
+	// The words before a task are shown before it; words after it are
+	// another message of the model's.
+	if !t.flush(ctx) || !t.open(ctx) {
 		return false
 	}
+	t.said = ""
 	old, known := t.tasks[task.ID]
 	if known && old == task {
 		return true
@@ -282,8 +362,10 @@ func (t *Turn) Task(ctx context.Context, task Task) bool {
 }
 
 // End ends the turn: the status is cleared and the stream stopped with
-// the answer's last words. It reports whether answer was shown; when
-// false the bot posts it as a message (as it always has).
+// the answer's last words: the words held back, and what of answer the
+// model's streamed words (Text) did not already say. It reports whether
+// answer was shown; when false the bot posts it as a message (as it
+// always has).
 func (t *Turn) End(ctx context.Context, answer string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -298,9 +380,18 @@ func (t *Turn) End(ctx context.Context, answer string) bool {
 		t.streamer = nil
 		return answer == ""
 	}
+	final := t.pending
+	if answer != "" {
+		rest := unsaid(t.said, answer)
+		if t.said == "" && t.wrote && rest != "" && !t.whole {
+			rest = "\n\n" + rest // after the words of an earlier message
+		}
+		final += rest
+	}
+	t.pending, t.said = "", ""
 	s := t.stream
 	t.stream = nil
-	if err := s.Stop(ctx, answer); err != nil {
+	if err := s.Stop(ctx, final); err != nil {
 		t.fail("stop", err)
 		return false
 	}

@@ -11,7 +11,10 @@ import (
 // conversations only know these types, never an SDK's.
 type Model interface {
 	// Complete sends the conversation and the tools, and returns the
-	// model's next message. An error means no message came back.
+	// model's next message. An error means no message came back. When
+	// req.Text is set, a model that can stream gives it the message's
+	// words as they come, before it returns the whole message; one that
+	// cannot ignores it.
 	Complete(ctx context.Context, req Request) (Response, error)
 }
 
@@ -48,6 +51,14 @@ type ToolCall struct {
 type Request struct {
 	Messages []Message
 	Tools    []tools.Spec
+	// Text, when set, is given the words of the model's message as they
+	// come (deltas, in order), from the goroutine that called Complete.
+	// The Response still holds the whole message. A model that has given
+	// Text anything does not retry the call after a failure: the words
+	// are shown, and a second answer would follow half of the first.
+	// It rides on the request, not on an optional interface, so that a
+	// wrapper of the Model (metrics) passes it on without knowing it.
+	Text func(delta string) `json:"-"`
 }
 
 // Response is what one model call returns.

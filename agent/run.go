@@ -26,6 +26,7 @@ func (a *Agent) runAuto(ctx context.Context, t tools.Tool, conv approval.Convers
 	}
 	runCtx, done := a.runs.start(ctx, rec)
 	defer done()
+	a.showRunning(ctx, tool, args, v.Rule)
 	// An operator's pre-authorisation stands for a person's approval
 	// (rule 2 exists for writes such as a routine restart); every other
 	// auto-run call gets the tools' read-only fences.
@@ -33,6 +34,7 @@ func (a *Agent) runAuto(ctx context.Context, t tools.Tool, conv approval.Convers
 	if by, stopped := stoppedBy(runCtx); stopped {
 		res = stoppedRun(by, res)
 	}
+	a.showRan(ctx, tool, args, v.Rule, res)
 	return res
 }
 

@@ -3,6 +3,7 @@ package agent
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/countersign/countersign/approval"
@@ -59,6 +60,34 @@ type CallShower interface {
 	ShowCall(ctx context.Context, conv approval.Conversation, c ShownCall) bool
 }
 
+// Texter is an optional Replier capability: the model's words shown as
+// they come (a Slack stream). Text with an empty delta shows nothing and
+// reports whether the replier takes the words of this turn at all; the
+// agent asks that before each model call, and asks the model to stream
+// only when it does, so that a replier without it (Discord, a terminal
+// without a stream) gets the whole message at once, as before. Text
+// reports false when it did not take delta; the agent then gives it no
+// more of the message. Either way Reply is given the whole answer: a
+// Texter shows only what it has not shown of it.
+type Texter interface {
+	Text(ctx context.Context, conv approval.Conversation, delta string) bool
+}
+
+// textTo is the model's Request.Text for a call whose words go to out:
+// nil when out does not take them.
+func (a *Agent) textTo(ctx context.Context, out Replier, conv approval.Conversation) func(string) {
+	tx, ok := out.(Texter)
+	if !ok || !tx.Text(ctx, conv, "") {
+		return nil
+	}
+	taken := true
+	return func(delta string) {
+		if taken && delta != "" {
+			taken = tx.Text(ctx, conv, delta)
+		}
+	}
+}
+
 // Noter is an optional Replier capability: words in the middle of a turn
 // (the "▸" lines), which, unlike Reply, do not end it.
 type Noter interface {
@@ -84,14 +113,19 @@ func (a *Agent) resumedOut(key string) Replier {
 	return a.sink
 }
 
-// ShownCall is one call of a turn that needed no card, as a task: it ran
-// (OK when it succeeded), or it was blocked or refused.
+// ShownCall is one call of a turn that needed no card, as a task: it
+// runs (Running), it ran (OK when it succeeded), or it was blocked or
+// refused. A running call is shown again, under the same ID, when it
+// ends.
 type ShownCall struct {
 	// ID is the model's id of the call, unique in the turn.
 	ID string
 	// Title is the operation ("df -h").
 	Title string
-	OK    bool
+	// Running says the call has started and not ended; OK says nothing
+	// then.
+	Running bool
+	OK      bool
 	// Details say why it needed no card and how it ended ("ran without a
 	// card: read-only · exit code 0"), or why it did not run ("blocked:
 	// …").
@@ -181,4 +215,60 @@ func (a *Agent) withWhy(cs callState) string {
 		return head + "\n" + rest
 	}
 	return head
+}
+
+// shownHere is where runAuto shows a call of a model turn as it starts
+// and as it ends: the turn's CallShower, carried in the call's context.
+type shownHere struct {
+	out  CallShower
+	conv approval.Conversation
+	id   string // the model's id of the call
+}
+
+type shownHereKey struct{}
+
+// withCallShown returns ctx carrying where the model's call id is shown
+// while it runs, for runAuto: admit (which runs the call) knows nothing
+// of where the turn is shown, and a direct command, which carries
+// nothing, shows nothing before its reply. Nothing is carried when out
+// does not show calls as tasks or the conversation is quiet: the "▸"
+// lines come after the calls ran, as before.
+func (a *Agent) withCallShown(ctx context.Context, out Replier, conv approval.Conversation, id string) context.Context {
+	shower, ok := out.(CallShower)
+	if !ok || a.quiet(conv) {
+		return ctx
+	}
+	return context.WithValue(ctx, shownHereKey{}, shownHere{out: shower, conv: conv, id: id})
+}
+
+// showRunning shows, where ctx says, that a call that needs no card
+// starts: a task in progress.
+func (a *Agent) showRunning(ctx context.Context, tool string, args json.RawMessage, rule risk.Rule) {
+	here, ok := ctx.Value(shownHereKey{}).(shownHere)
+	if !ok {
+		return
+	}
+	c := ShownCall{ID: here.id, Title: tool, Running: true, Details: whyNoCardNow(rule)}
+	if len(args) > 0 {
+		c.Title = a.operation(tool, args)
+	}
+	here.out.ShowCall(ctx, here.conv, c)
+}
+
+// showRan shows, where ctx says, how a call that needed no card ended,
+// as soon as it has: the same task, complete or failed. showCalls shows
+// it again with the turn's other calls; the same task twice is one.
+func (a *Agent) showRan(ctx context.Context, tool string, args json.RawMessage, rule risk.Rule, res tools.Result) {
+	here, ok := ctx.Value(shownHereKey{}).(shownHere)
+	if !ok {
+		return
+	}
+	if c, ok := a.shownCall(callState{ID: here.id, Tool: tool, Args: args, Result: &res, rule: rule}); ok {
+		here.out.ShowCall(ctx, here.conv, c)
+	}
+}
+
+// whyNoCardNow is whyNoCard while the call runs.
+func whyNoCardNow(rule risk.Rule) string {
+	return "running" + strings.TrimPrefix(whyNoCard(rule), "ran")
 }

@@ -77,6 +77,7 @@ func (a *Agent) loop(ctx context.Context, h *hold, conv approval.Conversation, u
 			Messages: append([]Message{{Role: RoleSystem, Content: a.prompt}}, trim(msgs, a.cfg.MaxMessages, a.cfg.MaxBytes)...),
 			Tools:    a.specs,
 		}
+		req.Text = a.textTo(ctx, h.out, conv)
 		resp, err := a.model.Complete(ctx, req)
 		trips++
 		if err != nil && ctx.Err() != nil {
@@ -118,7 +119,7 @@ func (a *Agent) loop(ctx context.Context, h *hold, conv approval.Conversation, u
 		var cards []*approval.Approval
 		outside := turnOutside(msgs) // taint.go
 		for i, tc := range msg.ToolCalls {
-			calls[i] = a.admit(ctx, conv, user, tc, turnID, outside)
+			calls[i] = a.admit(a.withCallShown(ctx, h.out, conv, tc.ID), conv, user, tc, turnID, outside)
 			outside = cmp.Or(outside, outsideOf(calls[i]))
 			if calls[i].approval != nil {
 				cards = append(cards, calls[i].approval)

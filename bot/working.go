@@ -122,6 +122,7 @@ var (
 	_ agent.Replier    = turnReplies{}
 	_ agent.CallShower = turnReplies{}
 	_ agent.Noter      = turnReplies{}
+	_ agent.Texter     = turnReplies{}
 )
 
 // Reply posts text for the turn (agent.Replier): its last words.
@@ -150,10 +151,23 @@ func (t turnReplies) ShowCall(ctx context.Context, _ approval.Conversation, c ag
 		return false
 	}
 	task := adapters.Task{ID: c.ID, Title: c.Title, State: adapters.TaskComplete, Details: c.Details}
-	if !c.OK {
+	switch {
+	case c.Running:
+		task.State = adapters.TaskInProgress
+	case !c.OK:
 		task.State = adapters.TaskError
 	}
 	return t.s.turn.Task(ctx, task)
+}
+
+// Text shows the model's words in the turn's stream as they come
+// (agent.Texter); adapters.Turn sends them in batches. With an empty
+// delta it reports whether the turn streams at all.
+func (t turnReplies) Text(ctx context.Context, _ approval.Conversation, delta string) bool {
+	if t.s == nil {
+		return false
+	}
+	return t.s.turn.Text(ctx, delta)
 }
 
 // answered marks the turn of indicator w as having spoken. When its

@@ -43,6 +43,19 @@ type Reply struct {
 	Delay time.Duration
 	// Hangup closes the connection without an answer.
 	Hangup bool
+
+	// For a streamed request (one with "stream": true), which is
+	// answered with server-sent events as OpenAI sends them: the content
+	// one word a chunk, each tool call's arguments in pieces of a few
+	// bytes (its id and name in its first delta only), then the finish
+	// reason, the usage when stream_options asked for it, and
+	// "data: [DONE]".
+	//
+	// Gap holds back every chunk after the first.
+	Gap time.Duration
+	// BreakAfter, when positive, closes the connection after that many
+	// content chunks, without a finish reason or [DONE].
+	BreakAfter int
 }
 
 // Text is a reply with the model's final words.
@@ -70,6 +83,7 @@ type ChatRequest struct {
 	Query    string
 	Header   http.Header
 	Model    string         `json:"model"`
+	Stream   bool           `json:"stream"`
 	Messages []WireMessage  `json:"messages"`
 	Tools    []WireTool     `json:"tools"`
 	Raw      map[string]any `json:"-"`
@@ -194,6 +208,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, b)
 		return
 	}
+	if req.Stream {
+		s.stream(w, r, req, rep)
+		return
+	}
 	msg := map[string]any{"role": "assistant", "content": rep.Content}
 	finish := "stop"
 	if len(rep.ToolCalls) > 0 {
@@ -208,4 +226,100 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
 		"usage":   map[string]int{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
 	})
+}
+
+// stream answers a streamed request with server-sent events: "data:
+// <chunk JSON>" lines, each followed by a blank line, flushed one by one.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, req ChatRequest, rep Reply) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	sent := 0
+	send := func(delta map[string]any, finish any, usage any) bool {
+		if sent > 0 && rep.Gap > 0 {
+			select {
+			case <-time.After(rep.Gap):
+			case <-r.Context().Done():
+				return false
+			}
+		}
+		sent++
+		chunk := map[string]any{
+			"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": req.Model,
+			"choices": []any{},
+		}
+		if delta != nil {
+			chunk["choices"] = []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}
+		}
+		if usage != nil {
+			chunk["usage"] = usage
+		}
+		b, _ := json.Marshal(chunk)
+		if _, err := io.WriteString(w, "data: "+string(b)+"\n\n"); err != nil {
+			return false
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return true
+	}
+	hangup := func() {
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				_ = conn.Close()
+				return
+			}
+		}
+		panic(http.ErrAbortHandler)
+	}
+	if !send(map[string]any{"role": "assistant", "content": ""}, nil, nil) {
+		return
+	}
+	words := strings.SplitAfter(rep.Content, " ")
+	if rep.Content == "" {
+		words = nil
+	}
+	for i, word := range words {
+		if rep.BreakAfter > 0 && i == rep.BreakAfter {
+			hangup()
+			return
+		}
+		if !send(map[string]any{"content": word}, nil, nil) {
+			return
+		}
+	}
+	for i, tc := range rep.ToolCalls {
+		args := tc.Function.Arguments
+		first := true
+		for first || args != "" {
+			piece := args[:min(len(args), 7)]
+			args = args[len(piece):]
+			call := map[string]any{"index": i, "function": map[string]any{"arguments": piece}}
+			if first {
+				call["id"], call["type"] = tc.ID, "function"
+				call["function"].(map[string]any)["name"] = tc.Function.Name
+			}
+			first = false
+			if !send(map[string]any{"tool_calls": []any{call}}, nil, nil) {
+				return
+			}
+		}
+	}
+	finish := "stop"
+	if len(rep.ToolCalls) > 0 {
+		finish = "tool_calls"
+	}
+	if !send(map[string]any{}, finish, nil) {
+		return
+	}
+	if opts, _ := req.Raw["stream_options"].(map[string]any); opts["include_usage"] == true {
+		if !send(nil, nil, map[string]int{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}) {
+			return
+		}
+	}
+	_, _ = io.WriteString(w, "data: [DONE]\n\n")
+	if flusher != nil {
+		flusher.Flush()
+	}
 }

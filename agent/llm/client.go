@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -20,6 +21,9 @@ var _ agent.Model = (*Client)(nil)
 type Client struct {
 	cfg    Config
 	client *openai.Client
+	// noStream is set once the server refused a streamed request (400
+	// naming "stream"): every call is then made whole.
+	noStream atomic.Bool
 }
 
 // New returns a client for cfg (call Config.FromEnv first to read the
@@ -55,7 +59,7 @@ func New(cfg Config, httpClient *http.Client) (*Client, error) {
 	if httpClient == nil {
 		httpClient = &http.Client{}
 	}
-	oc.HTTPClient = httpClient
+	oc.HTTPClient = headerDoer{httpClient}
 	return &Client{cfg: cfg, client: openai.NewClientWithConfig(oc)}, nil
 }
 
@@ -63,6 +67,12 @@ func New(cfg Config, httpClient *http.Client) (*Client, error) {
 // retried within llm.total_timeout. A failure is an *Error: permanent ones
 // (bad URL, 401, 403, 404, unknown model) after one attempt, with the fix
 // in its sentence; transient ones once the attempts or the time are used.
+//
+// With req.Text set the answer is streamed (stream.go): its words go to
+// req.Text as they come. An attempt that fails before any word was given
+// is retried as above; one that fails after is not (its words are shown,
+// and a second answer would follow half of the first): the call fails
+// at once with a transient *Error saying the answer broke off.
 func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
 	creq, err := toRequest(c.cfg.Model, req)
 	if err != nil {
@@ -75,16 +85,15 @@ func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Respons
 		return agent.Response{}, fmt.Errorf("chat completion (attempt %d of %d): %w", attempt, c.cfg.MaxAttempts, c.classify(err))
 	}
 	for attempt := 1; ; attempt++ {
-		resp, err := c.once(ctx, creq)
+		r, header, shown, err := c.attempt(ctx, creq, req.Text)
 		if err == nil {
-			r, err := fromResponse(resp)
-			if err != nil {
-				return fail(attempt, err)
-			}
 			return r, nil
 		}
 		if parent.Err() != nil {
 			return agent.Response{}, fmt.Errorf("chat completion: %w", context.Cause(parent))
+		}
+		if shown {
+			return fail(attempt, fmt.Errorf("%w: %w", errBrokeOff, err))
 		}
 		if ctx.Err() != nil {
 			return fail(attempt, fmt.Errorf("%w: %w", context.Cause(ctx), err))
@@ -93,7 +102,7 @@ func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Respons
 			return fail(attempt, err)
 		}
 		wait := backoff(c.cfg.Backoff, c.cfg.MaxBackoff, attempt)
-		if ra, ok := retryAfter(resp.Header(), time.Now()); ok {
+		if ra, ok := retryAfter(header, time.Now()); ok {
 			if ra > c.cfg.MaxRetryAfter {
 				return fail(attempt, fmt.Errorf("server asks to retry after %s, longer than llm.max_retry_after: %w", ra, err))
 			}
@@ -111,13 +120,46 @@ func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Respons
 	}
 }
 
-// once makes one attempt under the attempt time limit. The response is
-// returned with the error too: go-openai records the headers (Retry-After)
-// before it checks the status.
-func (c *Client) once(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+// attempt makes one attempt under the attempt time limit, streamed when
+// text is set and the server takes streamed requests. It returns the
+// response's headers (Retry-After) with an error too, and whether any of
+// the answer's words were given to text.
+func (c *Client) attempt(ctx context.Context, req openai.ChatCompletionRequest, text func(string)) (agent.Response, http.Header, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	return c.client.CreateChatCompletion(ctx, req)
+	var header http.Header
+	ctx = context.WithValue(ctx, headerKey{}, &header)
+	if text != nil && !c.noStream.Load() {
+		r, shown, err := c.stream(ctx, req, text)
+		if err == nil || shown || !refusesStream(err) {
+			return r, header, shown, err
+		}
+		// A server that does not stream (or takes no stream_options):
+		// this call and every later one are made whole.
+		c.noStream.Store(true)
+	}
+	resp, err := c.client.CreateChatCompletion(ctx, req)
+	if err != nil {
+		return agent.Response{}, header, false, err
+	}
+	r, err := fromResponse(resp)
+	return r, header, false, err
+}
+
+// headerKey carries, in a request's context, where headerDoer puts the
+// response's headers: go-openai drops them when a streamed request fails.
+type headerKey struct{}
+
+// headerDoer is the HTTP client go-openai uses: it keeps each response's
+// headers where the attempt's context says.
+type headerDoer struct{ c *http.Client }
+
+func (d headerDoer) Do(r *http.Request) (*http.Response, error) {
+	resp, err := d.c.Do(r)
+	if h, ok := r.Context().Value(headerKey{}).(*http.Header); ok && resp != nil {
+		*h = resp.Header
+	}
+	return resp, err
 }
 
 // StatusCode returns the HTTP status of a failed call, or 0 when the error

@@ -73,6 +73,9 @@ func (c *Client) classify(err error) *Error {
 	trans := func(format string, args ...any) *Error {
 		return &Error{Reason: fmt.Sprintf(format, args...), Err: err}
 	}
+	if errors.Is(err, errBrokeOff) {
+		return trans("the model's answer broke off after its first words were shown; it was not asked again, so that they are not followed by a second answer")
+	}
 	server := c.serverName()
 	code := StatusCode(err)
 	msg := strings.ToLower(apiMessage(err))
@@ -128,6 +131,10 @@ func (c *Client) classify(err error) *Error {
 
 // errBudget ends a call that used up llm.total_timeout.
 var errBudget = errors.New("the total time for the model call is up")
+
+// errBrokeOff ends a streamed call that failed after words of its
+// answer were shown: it is not retried.
+var errBrokeOff = errors.New("the streamed answer broke off")
 
 // errNoChoices is a 200 answer without a message.
 var errNoChoices = errors.New("chat completion: the response has no choices")

@@ -1,15 +1,20 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/adapters/discord/discordtest"
 	"github.com/countersign/countersign/adapters/slack"
 	"github.com/countersign/countersign/adapters/slack/slacktest"
 	"github.com/countersign/countersign/agent/agenttest"
@@ -78,6 +83,37 @@ func streamView(st slacktest.Stream, id string) string {
 	}
 	b.WriteString("text: " + st.Text + "\n")
 	b.WriteString("stopped by: " + st.StoppedBy + "\n")
+	return b.String()
+}
+
+// callsView is the stream's calls as the golden file holds them, one
+// line a chunk: each task's states in the order Slack was told them,
+// and the words.
+func callsView(t *testing.T, calls []slacktest.StreamCall, id string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, c := range calls {
+		b.WriteString(c.Method + "\n")
+		if md := c.Form.Get("markdown_text"); md != "" {
+			b.WriteString("  words: " + md + "\n")
+		}
+		var chunks []map[string]any
+		if raw := c.Form.Get("chunks"); raw != "" {
+			if err := json.Unmarshal([]byte(raw), &chunks); err != nil {
+				t.Fatalf("%s chunks %q: %v", c.Method, raw, err)
+			}
+		}
+		for _, ch := range chunks {
+			switch ch["type"] {
+			case "task_update":
+				b.WriteString(fmt.Sprintf("  task %s [%s] %s\n", strings.ReplaceAll(fmt.Sprint(ch["id"]), id, "<approval>"), ch["status"], ch["details"]))
+			case "markdown_text":
+				b.WriteString(fmt.Sprintf("  words: %s\n", ch["text"]))
+			default:
+				b.WriteString(fmt.Sprintf("  %s\n", ch["type"]))
+			}
+		}
+	}
 	return b.String()
 }
 
@@ -175,7 +211,7 @@ func TestSlackTurnStreams(t *testing.T) {
 		t.Error("tmp_a is still there after the approval")
 	}
 	t.Chdir(wd)
-	golden(t, "slack_stream.golden", streamView(st, id))
+	golden(t, "slack_stream.golden", streamView(st, id)+"\ncalls:\n"+callsView(t, fake.StreamCalls(), id))
 }
 
 // TestSlackStreamRefused: a workspace that refuses streaming gets today's
@@ -317,4 +353,132 @@ func TestSlackStopStopsTheRun(t *testing.T) {
 		m, _ := fake.Message(slackChannel, card.TS)
 		return strings.Contains(slacktest.View(m), "stopped by "+alice.ID)
 	})
+}
+
+// TestSlackWordsStream: the model's words go to the stream as they come
+// (markdown_text appends, at most one per adapters.TextEvery), the words
+// it writes before its tool calls stand before their tasks, and the
+// answer is shown once, whole, when the stream stops.
+func TestSlackWordsStream(t *testing.T) {
+	dir := streamFolder(t)
+	fake := slacktest.New(t)
+	answer := "The folder holds two files: keep.txt, which stays, and tmp_a, which you can remove when you like."
+	model := agenttest.NewServer(t,
+		agenttest.Reply{Content: "Let me look.", ToolCalls: []agenttest.WireToolCall{
+			agenttest.Call("call-ls", "execute_command", `{"command":"ls","risk_level":"low"}`),
+		}},
+		agenttest.Reply{Content: answer, Gap: 60 * time.Millisecond},
+	)
+	slackRun(t, dir, streamConfig, fake, model)
+	thread := fake.Mention(alice, slackChannel, "", "what is in the folder?")
+	var first time.Time
+	mid := streamOf(t, fake, thread, "words of the answer shown before it ends", func(st slacktest.Stream) bool {
+		if first.IsZero() && len(st.Tasks) > 0 {
+			first = time.Now()
+		}
+		return !st.Stopped && strings.Contains(st.Text, "The folder")
+	})
+	st := streamOf(t, fake, thread, "the stream stopped with the answer", func(st slacktest.Stream) bool { return st.Stopped })
+	elapsed := time.Since(first)
+	if want := "Let me look.\n\n" + answer; st.Text != want {
+		t.Errorf("the stream's words = %q, want %q: the first message, then the answer once", st.Text, want)
+	}
+	if strings.HasPrefix(answer, strings.TrimPrefix(mid.Text, "Let me look.\n\n")) == false {
+		t.Errorf("words shown while the answer came = %q, not the start of the answer", mid.Text)
+	}
+	words := 0
+	var order []string
+	for _, c := range fake.StreamCalls() {
+		if c.Form.Get("markdown_text") != "" {
+			order = append(order, "words")
+		}
+		if strings.Contains(c.Form.Get("chunks"), "task_update") {
+			order = append(order, "task")
+		}
+		if strings.Contains(c.Form.Get("chunks"), `"markdown_text"`) {
+			order = append(order, "words")
+			if c.Method == "chat.appendStream" {
+				words++
+			}
+		}
+	}
+	if len(order) < 3 || order[0] != "words" || order[1] != "task" {
+		t.Errorf("stream calls carried %v; want the first message's words before the call's task", order)
+	}
+	// Each append of words waits adapters.TextEvery from the first word
+	// it holds, which came after the append before it.
+	if most := int(elapsed/adapters.TextEvery) + 1; words > most {
+		t.Errorf("%d appends of words in %s, want at most %d (one per %s)", words, elapsed.Round(time.Millisecond), most, adapters.TextEvery)
+	}
+	if reqs := model.Requests(); len(reqs) != 2 || !reqs[0].Stream || !reqs[1].Stream {
+		t.Errorf("the model's requests were not streamed")
+	}
+	t.Logf("%d appends of words over %s; stream calls: %v", words, elapsed.Round(time.Millisecond), order)
+}
+
+// TestDiscordAnswerComesWhole: Discord has no stream, so the model is not
+// asked to stream and its answer is one message, as before.
+func TestDiscordAnswerComesWhole(t *testing.T) {
+	dir := discordFiles(t)
+	fake := discordtest.New(t)
+	answer := "The disk is 41% full, and nothing there needs your attention today."
+	model := agenttest.NewServer(t, agenttest.Reply{Content: answer, Gap: 20 * time.Millisecond})
+	startDiscord(t, dir, discordConfig(t, dir, ""),
+		"OPENAI_BASE_URL", model.BaseURL(), "OPENAI_MODEL", "test-model",
+		"DISCORD_BOT_TOKEN", discordtest.Token, "DISCORD_API_URL", fake.URL)
+	ops := fake.AddChannel("ops")
+	fake.WaitSessions(t, 1)
+	th := fake.Say(t, dAlice, ops, "how full is the disk?", true)
+	said(t, fake, th, answer)
+	if reqs := model.Requests(); len(reqs) != 1 || reqs[0].Stream {
+		t.Errorf("the model's request was streamed for Discord, which shows no words as they come")
+	}
+	n := 0
+	for _, m := range fake.InChannel(th) {
+		if m.AuthorID == discordtest.BotID && strings.Contains(text(m), "41%") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the answer came in %d messages, want 1", n)
+	}
+}
+
+// TestTerminalAnswerComesWhole: the terminal's stream prints each text as
+// a message of its own (adapters.WholeText), so the model is not asked to
+// stream there and the answer prints once, whole.
+func TestTerminalAnswerComesWhole(t *testing.T) {
+	answer := "The disk is 41% full, and nothing there needs your attention today."
+	model := agenttest.NewServer(t, agenttest.Reply{Content: answer, Gap: 20 * time.Millisecond})
+	t.Setenv(DefaultRedisURLEnv, "")
+	in, out, _ := startRun(t, t.TempDir(), "", "OPENAI_BASE_URL", model.BaseURL(), "OPENAI_MODEL", "test-model")
+	if _, err := io.WriteString(in, "how full is the disk?\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, out, regexp.MustCompile(regexp.QuoteMeta(answer)))
+	if reqs := model.Requests(); len(reqs) != 1 || reqs[0].Stream {
+		t.Errorf("the model's request was streamed for the terminal")
+	}
+	if n := strings.Count(out.String(), "countersign: The disk"); n != 1 || strings.Count(out.String(), "countersign:") != 2 {
+		t.Errorf("the answer printed as %d messages, want 1:\n%s", n, out)
+	}
+}
+
+// TestSlackAnswerBrokeOff: an answer that breaks off after its first
+// words were shown is not asked for again (the fake fails the test on a
+// second request): the stream keeps the words that came and says, after
+// them, that the model could not answer.
+func TestSlackAnswerBrokeOff(t *testing.T) {
+	dir := streamFolder(t)
+	fake := slacktest.New(t)
+	model := agenttest.NewServer(t, agenttest.Reply{Content: "The folder holds two files and", Gap: 300 * time.Millisecond, BreakAfter: 4})
+	slackRun(t, dir, streamConfig, fake, model)
+	thread := fake.Mention(alice, slackChannel, "", "what is in the folder?")
+	st := streamOf(t, fake, thread, "the stream stopped", func(st slacktest.Stream) bool { return st.Stopped })
+	if !strings.HasPrefix(st.Text, "The folder holds two \n\nI could not get an answer from the language model just now") {
+		t.Errorf("the stream's words = %q, want the four words that came, then the failure on its own", st.Text)
+	}
+	if n := len(model.Requests()); n != 1 {
+		t.Errorf("the model was asked %d times, want once", n)
+	}
 }
