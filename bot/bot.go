@@ -25,6 +25,7 @@ import (
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/rules"
 	"github.com/countersign/countersign/internal/fifo"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"
@@ -46,7 +47,8 @@ type Bot struct {
 	log   *slog.Logger
 	now   func() time.Time
 	seen  *dedupe
-	cards cards // the cards this process shows, for updates in place
+	cards cards        // the cards this process shows, for updates in place
+	rules *rules.Rules // bot.rules, compiled (require.go)
 
 	// journal records accepted events in the store's inbox until they are
 	// answered (inbox.go); nil when the store keeps none. journalDone is
@@ -123,6 +125,13 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 	if deps.Store == nil {
 		return nil, errors.New("bot: no approval store")
 	}
+	if _, ok := deps.Store.(approval.Quorum); !ok {
+		return nil, errors.New("bot: the approval store cannot count approvals (approval.Quorum), which every approval needs; use the memory or Redis store")
+	}
+	compiled, err := cfg.compileRules()
+	if err != nil {
+		return nil, err
+	}
 	cfg = cfg.WithDefaults()
 	if deps.Log == nil {
 		deps.Log = slog.Default()
@@ -132,6 +141,7 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 	}
 	b := &Bot{
 		cfg:         cfg,
+		rules:       compiled,
 		ads:         map[string]adapters.Adapter{},
 		store:       deps.Store,
 		tools:       deps.Tools,
@@ -166,8 +176,9 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 	}
 	ag, err := agent.New(agentCfg, agent.Deps{
 		Model: deps.Model, Tools: deps.Tools, Policy: deps.Policy, Store: deps.Store, Now: deps.Now, Log: deps.Log,
-		Sink:   b,
-		Serves: b.serves,
+		Sink:    b,
+		Serves:  b.serves,
+		Require: b.require,
 		Quiet: func(c approval.Conversation) bool {
 			q := b.cfg.policy(c.Platform, c.Channel).Quiet
 			return q != nil && *q

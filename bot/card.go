@@ -8,6 +8,7 @@ import (
 
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/rules"
 	"github.com/countersign/countersign/tools"
 )
 
@@ -64,9 +65,10 @@ func (b *Bot) card(a *approval.Approval, p *tools.Progress) adapters.Card {
 	if !a.DecidedAt.IsZero() {
 		at = " at " + a.DecidedAt.UTC().Format(stamp)
 	}
+	c.Title = headline(a, c.Title)
 	switch a.State {
 	case approval.Pending:
-		c.StateLine = "waiting for a decision"
+		c.StateLine = "waiting for a decision · " + rules.Card(b.requirement(a), b.progress(a), b.mention(a.Conversation.Platform))
 		c.Buttons = []adapters.Button{
 			{Label: "Approve", Approve: true, Value: a.ID},
 			{Label: "Cancel", Value: a.ID},
@@ -106,6 +108,38 @@ func (b *Bot) card(a *approval.Approval, p *tools.Progress) adapters.Card {
 		c.StateLine = string(a.State)
 	}
 	return c
+}
+
+// headline is a card's title: the tool's question while the card waits
+// ("Run this command?"), and what happened once something did (ran,
+// failed, stopped, cancelled, expired, by whom), so that a finished card
+// never still asks.
+func headline(a *approval.Approval, question string) string {
+	by := ""
+	if a.DecidedBy != nil {
+		by = " by " + a.DecidedBy.Display()
+	}
+	switch a.State {
+	case approval.Approved:
+		return "Approved" + by + ": starting"
+	case approval.Running:
+		return "Running: approved" + by
+	case approval.Done:
+		return "Ran: approved" + by
+	case approval.Failed:
+		if r := a.Result; r != nil && strings.HasPrefix(r.Error, "stopped by ") {
+			return "Stopped " + strings.TrimSuffix(r.Error, " while it ran")
+		}
+		if r := a.Result; r != nil && !r.Executed {
+			return "Did not run: approved" + by
+		}
+		return "Failed: approved" + by
+	case approval.Cancelled:
+		return "Cancelled" + by
+	case approval.Expired:
+		return "Expired: nobody decided in time"
+	}
+	return question
 }
 
 // who names a person on a card: the display name with the platform id when

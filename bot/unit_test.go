@@ -172,7 +172,7 @@ func TestCard(t *testing.T) {
 				ApprovalID: "abcdefghijklmnopqrstuvwxyz", Title: "Run this command?", Requester: "alice", Conversation: "terminal",
 				Tool: "execute_command", Operation: "rm -rf ./tmp_*\n(workdir: sub)", Risk: "high", Reasons: []string{"recursive rm"},
 				LLMLevel: "high", Preview: &adapters.Preview{Summary: "2 paths match", Items: []string{"tmp_a", "tmp_b"}, More: 3},
-				ExpiresAt: t0.Add(15 * time.Minute), State: "pending", StateLine: "waiting for a decision",
+				ExpiresAt: t0.Add(15 * time.Minute), State: "pending", StateLine: "waiting for a decision · Needs an approval from anyone in the channel.",
 				Buttons: []adapters.Button{{Label: "Approve", Approve: true, Value: "abcdefghijklmnopqrstuvwxyz"}, {Label: "Cancel", Value: "abcdefghijklmnopqrstuvwxyz"}},
 			},
 			fields: func(c adapters.Card) adapters.Card { return c },

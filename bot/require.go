@@ -1,0 +1,105 @@
+package bot
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/rules"
+)
+
+// This file is what a call needs before it runs (issue 19): the bot's
+// channels and bot.rules resolved for a call when its card is made
+// (approval/rules; the agent stores the result with the approval), read
+// back for every click, and said on the card and in every refusal.
+
+// require resolves what a call with facts f needs: the settings of its
+// channel (bot.default with the channel's entry over it), with the first
+// rule of bot.rules that matches over them. It is the agent's Require.
+func (b *Bot) require(f rules.Facts) rules.Requirement {
+	p := b.cfg.policy(f.Platform, f.Channel)
+	return b.rules.Resolve(rules.Channel{Approvers: p.Approvers, Settings: p.Settings}, f)
+}
+
+// requirement is what approval a needs as it stands now: the requirement
+// stored with it (the channel's approvers and one approval for a record
+// made before rules), escalated once its escalation time has passed.
+func (b *Bot) requirement(a *approval.Approval) rules.Requirement {
+	p := b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel)
+	return rules.FromRecord(a.Requirement, a.CreatedAt, p.Approvers).At(a.CreatedAt, b.now())
+}
+
+// progress reads how far approval a is towards its count; a store that
+// cannot say (or fails) gives none, which only costs the picture.
+func (b *Bot) progress(a *approval.Approval) approval.Progress {
+	q, ok := b.store.(approval.Quorum)
+	if !ok || a == nil {
+		return approval.Progress{}
+	}
+	ctx, cancel := context.WithTimeout(b.work, checkTimeout)
+	defer cancel()
+	p, err := q.Progress(ctx, a.ID)
+	if err != nil {
+		b.log.Warn("read the approvals counted so far", "err", err, "approval", a.ID)
+		return approval.Progress{}
+	}
+	return p
+}
+
+// mention writes an approver entry as the platform of a conversation
+// shows it. Every platform gets the plain form for now ("@dba").
+func (b *Bot) mention(string) rules.Mention { return rules.Plain }
+
+// mayDecide reports whether u is among approvers (the bot's syntax; empty
+// is anyone). Users match by id only, exactly; surrounding white space in
+// an entry is ignored.
+func mayDecide(approvers []string, u adapters.User) bool {
+	if len(approvers) == 0 {
+		return true
+	}
+	for _, a := range approvers {
+		a = strings.TrimSpace(a)
+		kind, name, found := strings.Cut(a, ":")
+		if !found {
+			kind, name = "user", a
+		}
+		name = strings.TrimSpace(name)
+		switch {
+		case a == "*":
+			return true
+		case name == "":
+		case kind == "user" && name == u.ID:
+			return true
+		case kind == "group" && slices.Contains(u.Groups, name):
+			return true
+		case kind == "role" && slices.Contains(u.Roles, name):
+			return true
+		}
+	}
+	return false
+}
+
+// refusalFor says why u may not make this decision on a call that needs
+// req, or "" when they may; kind says which refusal it is, for the words
+// that name who can (rules.Refusal).
+func (p Policy) refusalFor(req rules.Requirement, u adapters.User, requester string, approve bool) (string, rules.Why) {
+	if strings.TrimSpace(u.ID) == "" {
+		return "the platform did not say who you are", rules.NotApprover
+	}
+	own := u.ID == requester
+	if !approve {
+		if own || mayDecide(req.Approvers, u) {
+			return "", 0
+		}
+		return "only the requester or an approver of this call can cancel it", rules.NotCanceller
+	}
+	if own && p.secondPerson() {
+		return "you asked for this call, and it needs a second person to approve it; you can still cancel it", rules.Requester
+	}
+	if !mayDecide(req.Approvers, u) {
+		return "you are not among the approvers of this call", rules.NotApprover
+	}
+	return "", 0
+}
