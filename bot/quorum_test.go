@@ -1,0 +1,147 @@
+package bot_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/adapters/adaptertest"
+	"github.com/countersign/countersign/agent"
+	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/rules"
+	"github.com/countersign/countersign/bot"
+	"github.com/countersign/countersign/risk"
+	"github.com/countersign/countersign/tools"
+	"github.com/countersign/countersign/tools/shelltool"
+)
+
+// Carol and Dave are two more approvers.
+var (
+	carol = adapters.User{ID: "carol", Name: "carol"}
+	dave  = adapters.User{ID: "dave", Name: "dave"}
+)
+
+// startRulesBot runs one bot process with cfg over one fake platform
+// ("slack") and the shell tool in dir.
+func startRulesBot(t *testing.T, cfg bot.Config, store approval.Store, dir string) (*adaptertest.Fake, *bot.Bot) {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	sh, err := shelltool.New(shelltool.Config{Root: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := tools.NewRegistry(sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := risk.New(risk.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := adaptertest.NewFake("slack")
+	b, err := bot.New(cfg, []adapters.Adapter{f}, agent.Config{}, bot.Deps{Tools: reg, Policy: pol, Store: store, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.Run(context.Background()) }()
+	t.Cleanup(func() {
+		f.End(t)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run = %v", err)
+			}
+		case <-time.After(waitLimit):
+			t.Error("the bot did not return at the end of input")
+		}
+	})
+	return f, b
+}
+
+func twoOf(approvers ...string) bot.Config {
+	two := 2
+	return bot.Config{Default: bot.Policy{Approvers: approvers, Settings: rules.Settings{ApprovalsRequired: &two}}}
+}
+
+// TestTwoOfThreeOnTwoReplicas: a call that needs two of three approvers,
+// on two bot processes sharing one store (real Redis, and the shared
+// memory store): the card says who and how many; the first approval is
+// counted and shown in place, and nothing runs; the requester's approval
+// and a repeat are refused privately with who can; then the two last
+// approvers click at once, one on each replica: the call runs exactly
+// once, and one of them is told it was already decided.
+func TestTwoOfThreeOnTwoReplicas(t *testing.T) {
+	for _, st := range sharedStores() {
+		t.Run(st.name, func(t *testing.T) {
+			s1, s2 := st.pair(t)
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "tmp_a"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg := twoOf("bob", "carol", "dave")
+			f1, _ := startRulesBot(t, cfg, s1, dir)
+			f2, _ := startRulesBot(t, cfg, s2, dir)
+			place := adapters.Place{Channel: "C1", Thread: "T1"}
+			f1.Say(t, adaptertest.Alice, place, "!run rm -f ./tmp_a")
+			ref, c := waitState(t, f1, "pending")
+			if want := "Needs two approvals from @bob, @carol or @dave."; !strings.Contains(c.StateLine, want) {
+				t.Errorf("the card's state line %q does not say %q", c.StateLine, want)
+			}
+
+			f1.Click(t, adaptertest.Alice, place, ref, c.Buttons[0], "")
+			waitFor(t, "alice's refusal", func() bool {
+				return strings.Contains(strings.Join(f1.Notices(adaptertest.Alice), "\n"), "You asked for this call, so your approval does not count: it needs two approvals from @bob, @carol or @dave.")
+			})
+			f1.Click(t, adaptertest.Bob, place, ref, c.Buttons[0], "")
+			waitFor(t, "the count on the card", func() bool {
+				m, _ := f1.Message(ref)
+				return m.Card != nil && strings.Contains(m.Card.StateLine, "1 of 2: bob ✓ — one more from @bob, @carol or @dave")
+			})
+			f2.Click(t, adaptertest.Bob, place, ref, c.Buttons[0], "")
+			waitFor(t, "bob's repeat refused", func() bool {
+				return strings.Contains(strings.Join(f2.Notices(adaptertest.Bob), "\n"), "You have already approved this: 1 of 2: bob ✓")
+			})
+			if _, err := os.Stat(filepath.Join(dir, "tmp_a")); err != nil {
+				t.Fatalf("the call ran after one approval of two: %v", err)
+			}
+
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() { defer wg.Done(); f1.Click(t, carol, place, ref, c.Buttons[0], "") }()
+			go func() { defer wg.Done(); f2.Click(t, dave, place, ref, c.Buttons[0], "") }()
+			wg.Wait()
+			var a *approval.Approval
+			waitFor(t, "the run", func() bool {
+				var err error
+				a, err = s1.Get(context.Background(), c.ApprovalID)
+				return err == nil && a.State.Final()
+			})
+			if a.State != approval.Done {
+				t.Fatalf("state = %s, want done", a.State)
+			}
+			waitFor(t, "the loser's notice", func() bool {
+				n := strings.Join(append(f1.Notices(carol), f2.Notices(dave)...), "\n")
+				return strings.Contains(n, "is already ")
+			})
+			p, err := s1.(approval.Quorum).Progress(context.Background(), c.ApprovalID)
+			if err != nil || p.Have() != 2 || p.Votes[0].By.ID != "bob" {
+				t.Errorf("progress = %+v, %v; want bob and one of carol and dave", p, err)
+			}
+			ran := 0
+			for _, f := range []*adaptertest.Fake{f1, f2} {
+				ran += strings.Count(flattenAll(f), "`rm -f ./tmp_a` exit code 0")
+			}
+			if ran != 1 {
+				t.Errorf("the run's reply came %d times, want once", ran)
+			}
+		})
+	}
+}
