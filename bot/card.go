@@ -128,7 +128,7 @@ func headline(a *approval.Approval, question string) string {
 		return "Ran: approved" + by
 	case approval.Failed:
 		if r := a.Result; r != nil && strings.HasPrefix(r.Error, "stopped by ") {
-			return "Stopped " + strings.TrimSuffix(r.Error, " while it ran")
+			return "Stopped " + strings.TrimSuffix(strings.TrimPrefix(r.Error, "stopped "), " while it ran")
 		}
 		if r := a.Result; r != nil && !r.Executed {
 			return "Did not run: approved" + by
