@@ -36,7 +36,7 @@ func TestCardHeadlines(t *testing.T) {
 			Requester:    approval.User{ID: "U1", Name: "alice"},
 			Conversation: approval.Conversation{Platform: "slack", Channel: "C1", Thread: "T1"},
 			CreatedAt:    t0, ExpiresAt: t0.Add(time.Hour), State: approval.Pending,
-			Requirement:  approval.Requirement{Rule: "prod-ddl", Approvers: []string{"group:dba"}, Need: 2},
+			Requirement: approval.Requirement{Rule: "prod-ddl", Approvers: []string{"group:dba"}, Need: 2},
 		}
 	}
 	stored, _, err := mem.Create(context.Background(), base())
