@@ -307,7 +307,8 @@ func (b Button) Words() string {
 // with such a verb is a decision, whatever follows it: the bot answers one
 // that names no card, and it never reaches the model. The id is returned as
 // typed (the bot matches it, or a prefix of 4 or more characters, against
-// the cards); words after an approval's id are ignored.
+// the cards); the words after the id are the reason, for an approval as for
+// a cancel ("approve <id> <reason>", where a rule requires one).
 func ParseDecision(text string) (Decision, bool) {
 	verb, rest := cutSpace(strings.TrimSpace(text))
 	var approve bool
@@ -320,9 +321,6 @@ func ParseDecision(text string) (Decision, bool) {
 	}
 	id, reason := cutSpace(rest)
 	id = strings.TrimSpace(strings.Trim(id, "`<>"))
-	if approve {
-		reason = ""
-	}
 	return Decision{ApprovalID: id, Approve: approve, Reason: strings.TrimSpace(reason)}, true
 }
 

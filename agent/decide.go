@@ -293,6 +293,7 @@ func (a *Agent) execute(ctx context.Context, rec *approval.Approval) (*approval.
 		}
 		return res
 	}()
+	res = withApproverReason(claimed, res)
 	// A shutdown may have cancelled ctx to interrupt the run; the outcome
 	// must still be recorded, or the record would stay running for good.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
@@ -458,4 +459,19 @@ func (a *Agent) updateCard(ctx context.Context, rec *approval.Approval, p *tools
 	if err := a.sink.UpdateCard(ctx, rec, p); err != nil {
 		a.log.WarnContext(ctx, "updating an approval card", append(logAttrs(rec), "state", string(rec.State), "error", err)...)
 	}
+}
+
+// withApproverReason tells the model the reason the approver gave, when
+// one was asked for: it is part of what the person decided.
+func withApproverReason(rec *approval.Approval, res tools.Result) tools.Result {
+	if rec.Reason == "" || rec.DecidedBy == nil {
+		return res
+	}
+	note := rec.DecidedBy.Display() + " approved it with the reason: " + rec.Reason
+	if res.Message == "" {
+		res.Message = note
+	} else {
+		res.Message += " " + note
+	}
+	return res
 }

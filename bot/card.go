@@ -65,6 +65,20 @@ func (b *Bot) card(a *approval.Approval, p *tools.Progress) adapters.Card {
 	if !a.DecidedAt.IsZero() {
 		at = " at " + a.DecidedAt.UTC().Format(stamp)
 	}
+	approvedBy := decided
+	if a.Requirement.Need > 1 && a.State != approval.Pending && a.State != approval.Cancelled && a.State != approval.Expired {
+		// Everyone whose approval counted, in order.
+		if p := b.progress(a); p.Have() > 1 {
+			names := make([]string, 0, p.Have())
+			for _, v := range p.Votes {
+				names = append(names, who(v.By))
+			}
+			approvedBy = " by " + strings.Join(names, ", ")
+		}
+	}
+	if a.Reason != "" && a.State != approval.Cancelled {
+		approvedBy += " (" + a.Reason + ")"
+	}
 	c.Title = headline(a, c.Title)
 	switch a.State {
 	case approval.Pending:
@@ -74,9 +88,9 @@ func (b *Bot) card(a *approval.Approval, p *tools.Progress) adapters.Card {
 			{Label: "Cancel", Value: a.ID},
 		}
 	case approval.Approved:
-		c.StateLine = "approved" + decided + at + " · starting"
+		c.StateLine = "approved" + approvedBy + at + " · starting"
 	case approval.Running:
-		c.StateLine = "approved" + decided + at + " · running"
+		c.StateLine = "approved" + approvedBy + at + " · running"
 		c.Buttons = []adapters.Button{{Label: "Stop", Stop: true, Value: a.ID}}
 		var elapsed time.Duration
 		if p != nil {
@@ -89,7 +103,7 @@ func (b *Bot) card(a *approval.Approval, p *tools.Progress) adapters.Card {
 			c.StateLine += " for " + elapsed.Round(time.Second).String()
 		}
 	case approval.Done, approval.Failed:
-		c.StateLine = "approved" + decided + at + " · " + outcome(a)
+		c.StateLine = "approved" + approvedBy + at + " · " + outcome(a)
 		if a.Result != nil {
 			full := a.Result.Output()
 			c.Output, c.Note = capOutput(full, outputCap, a.Result.Note)

@@ -25,7 +25,7 @@ func TestCardHeadlines(t *testing.T) {
 	mem := memstore.New(memstore.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(func() { _ = mem.Close() })
 	b := cardBot(t, t0.Add(time.Minute), 2000)
-	b.store, b.work = mem, context.Background()
+	b.store, b.work, b.log = mem, context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil))
 	bob := &approval.User{ID: "U2", Name: "bob"}
 	code0, code1 := 0, 1
 	base := func() *approval.Approval {
