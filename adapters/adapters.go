@@ -286,6 +286,9 @@ type Button struct {
 	Stop bool
 	// Value is the approval id.
 	Value string
+	// Reason: this decision needs a reason (a rule's reason_required);
+	// a platform with forms asks for it when the button is clicked.
+	Reason bool
 }
 
 // Words are the exact words that stand for b where there are no buttons:
@@ -295,7 +298,13 @@ func (b Button) Words() string {
 		return "!stop " + b.Value
 	}
 	if b.Approve {
+		if b.Reason {
+			return "approve " + b.Value + " <reason>"
+		}
 		return "approve " + b.Value
+	}
+	if b.Reason {
+		return "cancel " + b.Value + " <reason>"
 	}
 	return "cancel " + b.Value + " [reason]"
 }

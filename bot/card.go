@@ -82,10 +82,11 @@ func (b *Bot) card(a *approval.Approval, p *tools.Progress) adapters.Card {
 	c.Title = headline(a, c.Title)
 	switch a.State {
 	case approval.Pending:
-		c.StateLine = "waiting for a decision · " + rules.Card(b.requirement(a), b.progress(a), b.mention(a.Conversation.Platform))
+		req := b.requirement(a)
+		c.StateLine = "waiting for a decision · " + rules.Card(req, b.progress(a), b.mention(a.Conversation.Platform))
 		c.Buttons = []adapters.Button{
-			{Label: "Approve", Approve: true, Value: a.ID},
-			{Label: "Cancel", Value: a.ID},
+			{Label: "Approve", Approve: true, Value: a.ID, Reason: req.ReasonRequired(rules.Approve)},
+			{Label: "Cancel", Value: a.ID, Reason: req.ReasonRequired(rules.Cancel)},
 		}
 	case approval.Approved:
 		c.StateLine = "approved" + approvedBy + at + " · starting"

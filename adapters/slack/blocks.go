@@ -333,9 +333,9 @@ func button(c adapters.Card, b adapters.Button) *slackapi.ButtonBlockElement {
 			))
 	}
 	if !b.Approve {
-		return slackapi.NewButtonBlockElement(ActionCancel, b.Value, plain(cutText(label, maxButton))).WithStyle(slackapi.StyleDanger)
+		return slackapi.NewButtonBlockElement(reasonAction(ActionCancel, b), b.Value, plain(cutText(label, maxButton))).WithStyle(slackapi.StyleDanger)
 	}
-	el := slackapi.NewButtonBlockElement(ActionApprove, b.Value, plain(cutText(label, maxButton))).WithStyle(slackapi.StylePrimary)
+	el := slackapi.NewButtonBlockElement(reasonAction(ActionApprove, b), b.Value, plain(cutText(label, maxButton))).WithStyle(slackapi.StylePrimary)
 	if c.Risk == "high" {
 		op, _ := adapters.Visible(c.Operation)
 		text := "This is a high-risk operation: " + op

@@ -340,6 +340,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, method string)
 		s.replies(w, r)
 	case "assistant.threads.setStatus", "chat.startStream", "chat.appendStream", "chat.stopStream":
 		s.serveAI(w, r, method)
+	case "views.open", "views.publish":
+		s.serveViews(w, r, method) // views.go
 	case "files.getUploadURLExternal":
 		s.mu.Lock()
 		s.seq++

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/countersign/countersign/adapters/slack"
+	"github.com/countersign/countersign/adapters/slack/slacktest"
+	"github.com/countersign/countersign/agent/agenttest"
+)
+
+// TestSlackApprovalRules tries issue 19 as a new user would, in Slack
+// against the in-process fake: a two-of-three rule (the card says who and
+// how many, the first approval is counted in place, the second runs it
+// and the card's title says it ran), then a cancel that requires a reason:
+// the Cancel button opens a form (views.open with the click's trigger),
+// and the reason typed there reaches the card and the model.
+func TestSlackApprovalRules(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"tmp_a", "tmp_b", "old_c"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake := slacktest.New(t)
+	model := agenttest.NewServer(t,
+		agenttest.Calls(agenttest.Call("call-1", "execute_command", `{"command":"rm -rf ./tmp_*","risk_level":"high"}`)),
+		agenttest.Text("Removed the temp files."),
+	)
+	slackRun(t, dir, `
+bot:
+  default:
+    approvers: ["U0BOB", "U0CAROL", "U0DAVE"]
+    approvals_required: 2
+    reason_required: [cancel]
+`, fake, model)
+
+	thread := fake.Mention(alice, slackChannel, "", "clean up the temp files")
+	card := threadHas(t, fake, thread, "rm -rf ./tmp_*")
+	if v := slacktest.View(card); !strings.Contains(v, "Needs two approvals from @U0BOB, @U0CAROL or @U0DAVE.") {
+		t.Errorf("the card does not say who may decide and how many:\n%s", v)
+	}
+	id := approvalID(t, card)
+
+	fake.Acked(t, fake.Click(bob, slackChannel, card.TS, slack.ActionApprove, id))
+	fake.Wait(t, "the count on the card", func() bool {
+		m, _ := fake.Message(slackChannel, card.TS)
+		return strings.Contains(slacktest.View(m), "1 of 2: bob ✓ — one more from")
+	})
+	if _, err := os.Stat(filepath.Join(dir, "tmp_a")); err != nil {
+		t.Fatal("the call ran after one approval of two")
+	}
+	fake.Acked(t, fake.Click(carol, slackChannel, card.TS, slack.ActionApprove, id))
+	threadHas(t, fake, thread, "Removed the temp files.")
+	fake.Wait(t, "the finished card", func() bool {
+		m, _ := fake.Message(slackChannel, card.TS)
+		v := slacktest.View(m)
+		return strings.Contains(v, "Ran: approved by carol") && strings.Contains(v, "approved by bob (U0BOB), carol (U0CAROL)")
+	})
+
+	// A cancel with a reason, through the form.
+	model.Push(
+		agenttest.Calls(agenttest.Call("call-2", "execute_command", `{"command":"rm -rf ./old_*","risk_level":"high"}`)),
+		agenttest.Text("Understood, I left old_c alone."),
+	)
+	fake.Say(alice, slackChannel, thread, "and the old ones")
+	card2 := threadHas(t, fake, thread, "rm -rf ./old_*")
+	id2 := approvalID(t, card2)
+	if !strings.Contains(string(card2.Blocks), slack.ActionCancelReason) {
+		t.Fatalf("the Cancel button of a card whose cancel needs a reason does not ask for one:\n%s", card2.Blocks)
+	}
+	fake.Acked(t, fake.Click(alice, slackChannel, card2.TS, slack.ActionCancelReason, id2))
+	var form slacktest.AppView
+	fake.Wait(t, "the reason form", func() bool {
+		for _, v := range fake.Views() {
+			if v.Method == "views.open" {
+				form = v
+				return true
+			}
+		}
+		return false
+	})
+	if form.TriggerID == "" {
+		t.Errorf("the form was opened without the click's trigger: %+v", form)
+	}
+	fake.Acked(t, fake.Submit(alice, form, map[string]map[string]string{"countersign_reason_block": {"reason": "old_c is still needed"}}))
+	threadHas(t, fake, thread, "I left old_c alone")
+	fake.Wait(t, "the cancelled card", func() bool {
+		m, _ := fake.Message(slackChannel, card2.TS)
+		v := slacktest.View(m)
+		return strings.Contains(v, "Cancelled by alice") && strings.Contains(v, "old_c is still needed")
+	})
+	told := false
+	for _, r := range model.Requests() {
+		for _, m := range r.Messages {
+			if m.Role == "tool" && strings.Contains(m.Content, "old_c is still needed") {
+				told = true
+			}
+		}
+	}
+	if !told {
+		t.Error("the model was not told the reason for the cancel")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "old_c")); err != nil {
+		t.Error("a cancelled call ran")
+	}
+}
