@@ -75,6 +75,8 @@ func (a *Adapter) arrive(raw *discordgo.Interaction, viaHTTP bool) *interaction 
 	case discordgo.InteractionMessageComponent:
 		data, _ := raw.Data.(discordgo.MessageComponentInteractionData)
 		switch {
+		case isReasonButton(data.CustomID): // modal.go
+			ix.response = map[string]any{"type": responseModal, "data": requiredReasonModal(data.CustomID)}
 		case strings.HasPrefix(data.CustomID, idApprove), strings.HasPrefix(data.CustomID, idStop):
 			ix.response, ix.event = map[string]any{"type": responseDeferredUpdate}, true
 		case strings.HasPrefix(data.CustomID, idCancel):
@@ -85,7 +87,7 @@ func (a *Adapter) arrive(raw *discordgo.Interaction, viaHTTP bool) *interaction 
 		}
 	case discordgo.InteractionModalSubmit:
 		data, _ := raw.Data.(discordgo.ModalSubmitInteractionData)
-		if strings.HasPrefix(data.CustomID, idReason) {
+		if strings.HasPrefix(data.CustomID, idReason) || strings.HasPrefix(data.CustomID, idReasonApprove) {
 			ix.response, ix.event = map[string]any{"type": responseDeferredUpdate}, true
 		} else {
 			a.log.Warn("a dialog that is not countersign's", "custom_id", data.CustomID)
@@ -154,7 +156,7 @@ func (a *Adapter) prepareInteraction(ctx context.Context, ix *interaction) (adap
 			ref = raw.Message.ID
 			a.remember(ref, ix)
 		}
-		e.Decision = &adapters.Decision{ApprovalID: strings.TrimPrefix(data.CustomID, idReason), Reason: strings.TrimSpace(modalValue(data.Components, reasonKey)), Ref: ref}
+		e.Decision = reasonDecision(data.CustomID, strings.TrimSpace(modalValue(data.Components, reasonKey)), ref) // modal.go
 	case discordgo.ApplicationCommandInteractionData:
 		e.Text = commandText(data)
 		e.Place = a.commandPlace(ctx, ix, e)

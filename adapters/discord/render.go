@@ -439,6 +439,7 @@ func buttons(k *adapters.Card) *component {
 				c.Style = styleDanger
 			}
 		}
+		c.CustomID = reasonButton(b, c.CustomID) // modal.go
 		if len(c.CustomID) > maxCustomID {
 			// An approval id this long cannot ride on a button; the
 			// words still work.

@@ -1,0 +1,58 @@
+package discord
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/adapters/adaptertest"
+)
+
+// TestRequiredReasonDialog: a card whose decisions need a reason gives its
+// Approve and Cancel buttons ids of their own; a click on one opens a
+// dialog whose reason is required, and the dialog's submission is the
+// decision with its reason. Without a rule, Cancel's dialog stays
+// optional and Approve decides at once.
+func TestRequiredReasonDialog(t *testing.T) {
+	a := &Adapter{now: time.Now, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	c := adaptertest.PendingCard("a1b2c3d4e5f6")
+	c.Buttons[0].Reason, c.Buttons[1].Reason = true, true
+	row := buttons(&c)
+	if row == nil || row.Components[0].CustomID != idApproveReason+"a1b2c3d4e5f6" || row.Components[1].CustomID != idCancelReason+"a1b2c3d4e5f6" {
+		t.Fatalf("buttons = %+v", row)
+	}
+	click := func(id string) map[string]any {
+		ix := a.arrive(&discordgo.Interaction{ID: "1", Type: discordgo.InteractionMessageComponent, User: &discordgo.User{ID: "42"},
+			Data: discordgo.MessageComponentInteractionData{CustomID: id, ComponentType: discordgo.ButtonComponent}}, true)
+		return ix.response
+	}
+	for _, id := range []string{idApproveReason, idCancelReason} {
+		resp := click(id + "a1b2c3d4e5f6")
+		raw, _ := json.Marshal(resp)
+		if resp["type"] != responseModal || !strings.Contains(string(raw), `"required":true`) || !strings.Contains(string(raw), "Why? (required)") {
+			t.Errorf("click on %s: response %s; want a dialog whose reason is required", id, raw)
+		}
+	}
+	resp := click(idCancel + "a1b2c3d4e5f6")
+	if raw, _ := json.Marshal(resp); !strings.Contains(string(raw), `"required":false`) {
+		t.Errorf("a plain Cancel: %s; want its optional dialog", raw)
+	}
+	if resp := click(idApprove + "a1b2c3d4e5f6"); resp["type"] != responseDeferredUpdate {
+		t.Errorf("a plain Approve: %v; want it decided at once", resp)
+	}
+
+	d := reasonDecision(idReasonApprove+"a1b2c3d4e5f6", "backup checked", "m1")
+	if *d != (adapters.Decision{ApprovalID: "a1b2c3d4e5f6", Approve: true, Reason: "backup checked", Ref: "m1"}) {
+		t.Errorf("approve dialog's decision = %+v", d)
+	}
+	d = reasonDecision(idReason+"a1b2c3d4e5f6", "wrong folder", "m1")
+	if *d != (adapters.Decision{ApprovalID: "a1b2c3d4e5f6", Reason: "wrong folder", Ref: "m1"}) {
+		t.Errorf("cancel dialog's decision = %+v", d)
+	}
+}
