@@ -63,6 +63,9 @@ type Conversation struct {
 	Platform string `json:"platform"`
 	Channel  string `json:"channel"`
 	Thread   string `json:"thread,omitempty"`
+	// Direct: a direct (private) conversation between one person and the
+	// bot, where nobody else sees a card (issue 19's dead end).
+	Direct bool `json:"direct,omitempty"`
 }
 
 // Key is the conversation's stable key, "platform:channel:thread".

@@ -409,7 +409,7 @@ func (b *Bot) repeat(in inbound, where string) {
 }
 
 func (b *Bot) conv(in inbound) approval.Conversation {
-	return approval.Conversation{Platform: in.platform, Channel: in.Place.Channel, Thread: in.Place.Thread}
+	return approval.Conversation{Platform: in.platform, Channel: in.Place.Channel, Thread: in.Place.Thread, Direct: in.Direct}
 }
 
 // safely runs f, turning a panic into a logged error and a safe sentence in

@@ -88,6 +88,13 @@ func (b *Bot) card(a *approval.Approval, p *tools.Progress) adapters.Card {
 			{Label: "Approve", Approve: true, Value: a.ID, Reason: req.ReasonRequired(rules.Approve)},
 			{Label: "Cancel", Value: a.ID, Reason: req.ReasonRequired(rules.Cancel)},
 		}
+		if b.deadEnd(a) {
+			// Nobody else sees this conversation, and the requester's own
+			// approval does not count: say where it can be decided, and
+			// offer only what the requester can do.
+			c.StateLine = "waiting · " + rules.DeadEnd(req, b.mention(a.Conversation.Platform))
+			c.Buttons = c.Buttons[1:]
+		}
 	case approval.Approved:
 		c.StateLine = "approved" + approvedBy + at + " · starting"
 	case approval.Running:

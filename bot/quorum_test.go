@@ -145,3 +145,26 @@ func TestTwoOfThreeOnTwoReplicas(t *testing.T) {
 		})
 	}
 }
+
+// TestDirectMessageDeadEnd: a card in a direct conversation that needs a
+// second person is not a dead end: it says that nobody else sees it and
+// where it can be decided, and offers only Cancel.
+func TestDirectMessageDeadEnd(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tmp_a"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mem := sharedStores()[0]
+	s, _ := mem.pair(t)
+	cfg := bot.Config{Default: bot.Policy{Settings: rules.Settings{ApprovalChannel: "C0456OPS"}}}
+	f, _ := startRulesBot(t, cfg, s, dir)
+	place := adapters.Place{Channel: "D1", Thread: "D1"}
+	f.Deliver(t, adapters.Event{ID: "dm-1", User: adaptertest.Alice, Place: place, Text: "!run rm -f ./tmp_a", Direct: true})
+	_, c := waitState(t, f, "pending")
+	if want := "Only you can see this conversation, and this call needs an approval from someone else: it can be decided in #C0456OPS."; !strings.Contains(c.StateLine, want) {
+		t.Errorf("the DM card says %q; want %q", c.StateLine, want)
+	}
+	if len(c.Buttons) != 1 || c.Buttons[0].Approve {
+		t.Errorf("the DM card's buttons = %+v; want Cancel alone", c.Buttons)
+	}
+}

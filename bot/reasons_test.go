@@ -25,7 +25,7 @@ func TestReasonsInTheTerminal(t *testing.T) {
 	w.screen.waitFor(t, `approved by bob \(the folder is scratch space\) at `)
 
 	w.say(t, "/as alice", "!run rm -rf ./tmp_b")
-	id2 := w.screen.waitFor(t, `approval ([a-z2-7]{26}) · execute_command(?s:.*)rm -rf \./tmp_b`)[1]
+	id2 := w.screen.waitFor(t, `approval ([a-z2-7]{26}) · execute_command[^┌]*rm -rf \./tmp_b`)[1]
 	w.say(t, "cancel "+id2)
 	w.screen.waitFor(t, `\(to alice only\) A reason is required to cancel `+id2)
 	w.say(t, "cancel "+id2+" wrong folder")

@@ -103,3 +103,10 @@ func (p Policy) refusalFor(req rules.Requirement, u adapters.User, requester str
 	}
 	return "", 0
 }
+
+// deadEnd reports whether approval a waits in a direct conversation where
+// nobody but its requester sees the card and the requester's own approval
+// does not count (require_second_person): nobody could approve it there.
+func (b *Bot) deadEnd(a *approval.Approval) bool {
+	return a.Conversation.Direct && b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel).secondPerson()
+}
