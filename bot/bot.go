@@ -37,18 +37,19 @@ import (
 // sweeper, recovery, a turn resumed on another replica); a conversation of a
 // platform this process does not serve is left to a replica that does.
 type Bot struct {
-	cfg   Config
-	ads   map[string]adapters.Adapter // platform name → its adapter
-	names []string                    // platform names, in the order given
-	agent *agent.Agent
-	store stateStore // the agent has the whole approval.Store
-	tools *tools.Registry
-	model bool // a model is configured
-	log   *slog.Logger
-	now   func() time.Time
-	seen  *dedupe
-	cards cards        // the cards this process shows, for updates in place
-	rules *rules.Rules // bot.rules, compiled (require.go)
+	cfg    Config
+	ads    map[string]adapters.Adapter // platform name → its adapter
+	names  []string                    // platform names, in the order given
+	agent  *agent.Agent
+	store  stateStore // the agent has the whole approval.Store
+	tools  *tools.Registry
+	model  bool // a model is configured
+	log    *slog.Logger
+	now    func() time.Time
+	seen   *dedupe
+	cards  cards        // the cards this process shows, for updates in place
+	rules  *rules.Rules // bot.rules, compiled (require.go)
+	nudges nudges       // cards with a reminder or escalation to come (remind.go)
 
 	// journal records accepted events in the store's inbox until they are
 	// answered (inbox.go); nil when the store keeps none. journalDone is
@@ -343,6 +344,7 @@ func (b *Bot) sweep(ctx context.Context) {
 				b.log.Error("expiry sweep", "err", err)
 			}
 		}
+		b.remind(ctx) // remind.go
 	}
 }
 

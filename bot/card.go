@@ -82,6 +82,7 @@ func (b *Bot) card(a *approval.Approval, p *tools.Progress) adapters.Card {
 	c.Title = headline(a, c.Title)
 	switch a.State {
 	case approval.Pending:
+		b.nudges.watch(a)
 		req := b.requirement(a)
 		c.StateLine = "waiting for a decision · " + rules.Card(req, b.progress(a), b.mention(a.Conversation.Platform))
 		c.Buttons = []adapters.Button{

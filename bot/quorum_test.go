@@ -168,3 +168,32 @@ func TestDirectMessageDeadEnd(t *testing.T) {
 		t.Errorf("the DM card's buttons = %+v; want Cancel alone", c.Buttons)
 	}
 }
+
+// TestReminderAndEscalation: a waiting card's approvers are reminded once
+// at remind_after, in its thread; at escalate_after escalate_to join the
+// approvers and are told, and then one of them can approve it.
+func TestReminderAndEscalation(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tmp_a"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := sharedStores()[0].pair(t)
+	remind, escalate := 300*time.Millisecond, 900*time.Millisecond
+	cfg := bot.Config{SweepInterval: 100 * time.Millisecond, Default: bot.Policy{Approvers: []string{"bob", "carol"},
+		Settings: rules.Settings{RemindAfter: &remind, EscalateAfter: &escalate, EscalateTo: []string{"dave"}}}}
+	f, _ := startRulesBot(t, cfg, s, dir)
+	place := adapters.Place{Channel: "C1", Thread: "T1"}
+	f.Say(t, adaptertest.Alice, place, "!run rm -f ./tmp_a")
+	ref, c := waitState(t, f, "pending")
+	waitFor(t, "the reminder", func() bool {
+		return strings.Contains(flattenAll(f), "Reminder: approval "+c.ApprovalID+" (rm -f ./tmp_a) still waits for a decision: Needs an approval from @bob or @carol. @bob or @carol: approve or cancel it.")
+	})
+	waitFor(t, "the escalation", func() bool {
+		return strings.Contains(flattenAll(f), "Escalated: approval "+c.ApprovalID) && strings.Contains(flattenAll(f), "@dave may now decide it too. Needs an approval from @bob, @carol or @dave.")
+	})
+	if n := strings.Count(flattenAll(f), "Reminder: approval "); n != 1 {
+		t.Errorf("%d reminders, want one", n)
+	}
+	f.Click(t, dave, place, ref, c.Buttons[0], "")
+	waitState(t, f, "done")
+}
