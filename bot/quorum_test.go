@@ -52,19 +52,27 @@ func startRulesBot(t *testing.T, cfg bot.Config, store approval.Store, dir strin
 	}
 	done := make(chan error, 1)
 	go func() { done <- b.Run(context.Background()) }()
-	t.Cleanup(func() {
-		f.End(t)
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run = %v", err)
+	var once sync.Once
+	end := func() {
+		once.Do(func() {
+			f.End(t)
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run = %v", err)
+				}
+			case <-time.After(waitLimit):
+				t.Error("the bot did not return at the end of input")
 			}
-		case <-time.After(waitLimit):
-			t.Error("the bot did not return at the end of input")
-		}
-	})
+		})
+	}
+	t.Cleanup(end)
+	ends[f] = end
 	return f, b
 }
+
+// ends ends a rules bot's input and waits for its Run, by its fake.
+var ends = map[*adaptertest.Fake]func(){}
 
 func twoOf(approvers ...string) bot.Config {
 	two := 2
@@ -135,11 +143,17 @@ func TestTwoOfThreeOnTwoReplicas(t *testing.T) {
 			if err != nil || p.Have() != 2 || p.Votes[0].By.ID != "bob" {
 				t.Errorf("progress = %+v, %v; want bob and one of carol and dave", p, err)
 			}
-			ran := 0
-			for _, f := range []*adaptertest.Fake{f1, f2} {
-				ran += strings.Count(flattenAll(f), "`rm -f ./tmp_a` exit code 0")
+			ran := func() int {
+				n := 0
+				for _, f := range []*adaptertest.Fake{f1, f2} {
+					n += strings.Count(flattenAll(f), "`rm -f ./tmp_a` exit code 0")
+				}
+				return n
 			}
-			if ran != 1 {
+			waitFor(t, "the run's reply", func() bool { return ran() > 0 })
+			ends[f1]()
+			ends[f2]()
+			if ran := ran(); ran != 1 {
 				t.Errorf("the run's reply came %d times, want once", ran)
 			}
 		})
