@@ -179,6 +179,9 @@ type Event struct {
 	Place Place
 	// Direct is set for a direct (private) message to the bot.
 	Direct bool
+	// Private: the person asked for an answer only they see (Discord's
+	// /countersign pending); the bot answers with a Notice.
+	Private bool
 	// Text is the message text, with the bot's mention removed. For a
 	// decision typed as words it holds those words, so that the bot can
 	// treat "approve it" as talk when "it" names no approval.

@@ -30,6 +30,10 @@ func (b *Bot) command(ctx context.Context, in inbound, conv approval.Conversatio
 		b.say(ctx, conv, b.help(in.platform))
 		return
 	case "!pending":
+		if in.Private {
+			b.pendingFor(ctx, in) // require.go: only the cards this person may decide, privately
+			return
+		}
 		b.pending(ctx, in.platform, conv)
 		return
 	case "!cancel":

@@ -211,3 +211,31 @@ func TestReminderAndEscalation(t *testing.T) {
 	f.Click(t, dave, place, ref, c.Buttons[0], "")
 	waitState(t, f, "done")
 }
+
+// TestPendingPrivately: a private !pending (Discord's /countersign
+// pending) lists, to the asker alone, the cards they may decide.
+func TestPendingPrivately(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tmp_a"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := sharedStores()[0].pair(t)
+	f, _ := startRulesBot(t, twoOf("bob", "carol"), s, dir)
+	place := adapters.Place{Channel: "C1", Thread: "T1"}
+	f.Say(t, adaptertest.Alice, place, "!run rm -f ./tmp_a")
+	_, c := waitState(t, f, "pending")
+	before := len(flattenAll(f))
+	f.Deliver(t, adapters.Event{ID: "p-1", User: adaptertest.Bob, Place: place, Text: "!pending", Private: true, Reply: "p-1"})
+	f.Deliver(t, adapters.Event{ID: "p-2", User: dave, Place: place, Text: "!pending", Private: true, Reply: "p-2"})
+	waitFor(t, "bob's private list", func() bool {
+		n := strings.Join(f.Notices(adaptertest.Bob), "\n")
+		return strings.Contains(n, "1 card in this channel waits for your decision:\n  "+c.ApprovalID+"  rm -f ./tmp_a (asked by alice,") &&
+			strings.Contains(n, "Needs two approvals from @bob or @carol.")
+	})
+	waitFor(t, "dave's private answer", func() bool {
+		return strings.Contains(strings.Join(f.Notices(dave), "\n"), "No card in this channel waits for your decision.")
+	})
+	if len(flattenAll(f)) != before {
+		t.Errorf("a private !pending posted in the channel:\n%s", flattenAll(f)[before:])
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/approval"
@@ -109,4 +110,38 @@ func (p Policy) refusalFor(req rules.Requirement, u adapters.User, requester str
 // does not count (require_second_person): nobody could approve it there.
 func (b *Bot) deadEnd(a *approval.Approval) bool {
 	return a.Conversation.Direct && b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel).secondPerson()
+}
+
+// pendingFor answers, privately, with the cards of the channel that wait
+// for in.User's decision: those they may approve, with the operation, its
+// age and how far its count is (Discord's /countersign pending).
+func (b *Bot) pendingFor(ctx context.Context, in inbound) {
+	list, err := b.store.ListPending(ctx, in.platform, in.Place.Channel, 0)
+	if err != nil {
+		b.log.Error("list the pending approvals for a person", "err", err)
+		b.notify(in, "I could not list the waiting cards just now; try again in a moment.")
+		return
+	}
+	now := b.now()
+	var lines []string
+	for _, a := range list {
+		if why, _ := b.refusal(in, a, approval.DecisionApprove); why != "" {
+			continue
+		}
+		op, _, more := strings.Cut(b.operation(a.Tool, a.Args), "\n")
+		if shown, cut := cutRunes(op, 80); cut || more {
+			op = shown + " …"
+		}
+		lines = append(lines, "  "+a.ID+"  "+op+" (asked by "+a.Requester.Display()+", "+
+			now.Sub(a.CreatedAt).Round(time.Second).String()+" ago; "+rules.Card(b.requirement(a), b.progress(a), b.mention(in.platform))+")")
+	}
+	if len(lines) == 0 {
+		b.notify(in, "No card in this channel waits for your decision.")
+		return
+	}
+	verb := " wait"
+	if len(lines) == 1 {
+		verb = " waits"
+	}
+	b.notify(in, plural(len(lines), "card")+" in this channel"+verb+" for your decision:\n"+strings.Join(lines, "\n"))
 }

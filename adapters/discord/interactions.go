@@ -96,7 +96,7 @@ func (a *Adapter) arrive(raw *discordgo.Interaction, viaHTTP bool) *interaction 
 	case discordgo.InteractionApplicationCommand:
 		data, _ := raw.Data.(discordgo.ApplicationCommandInteractionData)
 		if data.Name == a.cfg.CommandName {
-			ix.response, ix.event = map[string]any{"type": responseDeferredMessage}, true
+			ix.response, ix.event = commandResponse(data), true // pending.go
 		} else {
 			ix.response = ephemeral("/" + data.Name + " is not one of my commands: try /" + a.cfg.CommandName + ".")
 		}
@@ -159,7 +159,9 @@ func (a *Adapter) prepareInteraction(ctx context.Context, ix *interaction) (adap
 		e.Decision = reasonDecision(data.CustomID, strings.TrimSpace(modalValue(data.Components, reasonKey)), ref) // modal.go
 	case discordgo.ApplicationCommandInteractionData:
 		e.Text = commandText(data)
-		e.Place = a.commandPlace(ctx, ix, e)
+		if e.Private = isPending(data); !e.Private { // pending.go: answered privately, in place
+			e.Place = a.commandPlace(ctx, ix, e)
+		}
 	default:
 		return adapters.Event{}, false
 	}

@@ -56,3 +56,19 @@ func TestRequiredReasonDialog(t *testing.T) {
 		t.Errorf("cancel dialog's decision = %+v", d)
 	}
 }
+
+// TestPendingIsPrivate: /countersign pending is deferred as an ephemeral
+// answer and makes a private event; the other commands stay public.
+func TestPendingIsPrivate(t *testing.T) {
+	pending := discordgo.ApplicationCommandInteractionData{Name: "countersign", Options: []*discordgo.ApplicationCommandInteractionDataOption{{Name: "pending"}}}
+	run := discordgo.ApplicationCommandInteractionData{Name: "countersign", Options: []*discordgo.ApplicationCommandInteractionDataOption{{Name: "run"}}}
+	if !isPending(pending) || isPending(run) {
+		t.Fatal("isPending does not tell pending from run")
+	}
+	if r := commandResponse(pending); r["type"] != responseDeferredMessage || r["data"].(map[string]any)["flags"] != flagEphemeral {
+		t.Errorf("pending's first response = %v; want a deferred ephemeral message", r)
+	}
+	if r := commandResponse(run); r["data"] != nil {
+		t.Errorf("run's first response = %v; want a public deferred message", r)
+	}
+}
