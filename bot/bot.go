@@ -384,6 +384,9 @@ func (b *Bot) handle(in inbound) {
 		recorded(in.Event) // nothing to answer
 		return
 	}
+	if t, ok := typedEdit(text); ok { // edit.go: "edit <id> <operation>" is a command
+		in.Text, text = t, t
+	}
 	b.accept(&in)
 	b.enqueue(in, strings.HasPrefix(text, "!"))
 }

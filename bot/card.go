@@ -158,6 +158,9 @@ func headline(a *approval.Approval, question string) string {
 		}
 		return "Failed: approved" + by
 	case approval.Cancelled:
+		if strings.HasPrefix(a.Reason, replacedPrefix) && a.DecidedBy != nil {
+			return "Replaced by " + a.DecidedBy.Display() + "'s edit"
+		}
 		return "Cancelled" + by
 	case approval.Expired:
 		return "Expired: nobody decided in time"
