@@ -292,6 +292,10 @@ type Button struct {
 	// Reason: this decision needs a reason (a rule's reason_required);
 	// a platform with forms asks for it when the button is clicked.
 	Reason bool
+	// Edit is the button that replaces the operation before it runs
+	// ("edit <id> <operation>"): a platform with forms opens one holding
+	// the operation; its submission is the typed words.
+	Edit bool
 }
 
 // Words are the exact words that stand for b where there are no buttons:
@@ -299,6 +303,9 @@ type Button struct {
 func (b Button) Words() string {
 	if b.Stop {
 		return "!stop " + b.Value
+	}
+	if b.Edit {
+		return "edit " + b.Value + " <operation>"
 	}
 	if b.Approve {
 		if b.Reason {

@@ -89,6 +89,9 @@ func (b *Bot) card(a *approval.Approval, p *tools.Progress) adapters.Card {
 			{Label: "Approve", Approve: true, Value: a.ID, Reason: req.ReasonRequired(rules.Approve)},
 			{Label: "Cancel", Value: a.ID, Reason: req.ReasonRequired(rules.Cancel)},
 		}
+		if _, ok := b.directOf(a.Tool); ok {
+			c.Buttons = append(c.Buttons, adapters.Button{Label: "Edit", Edit: true, Value: a.ID})
+		}
 		if b.deadEnd(a) {
 			// Nobody else sees this conversation, and the requester's own
 			// approval does not count: say where it can be decided, and

@@ -162,7 +162,7 @@ func TestTwoOfThreeOnTwoReplicas(t *testing.T) {
 
 // TestDirectMessageDeadEnd: a card in a direct conversation that needs a
 // second person is not a dead end: it says that nobody else sees it and
-// where it can be decided, and offers only Cancel.
+// where it can be decided, and offers no Approve.
 func TestDirectMessageDeadEnd(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "tmp_a"), nil, 0o644); err != nil {
@@ -178,8 +178,8 @@ func TestDirectMessageDeadEnd(t *testing.T) {
 	if want := "Only you can see this conversation, and this call needs an approval from someone else: it can be decided in #C0456OPS."; !strings.Contains(c.StateLine, want) {
 		t.Errorf("the DM card says %q; want %q", c.StateLine, want)
 	}
-	if len(c.Buttons) != 1 || c.Buttons[0].Approve {
-		t.Errorf("the DM card's buttons = %+v; want Cancel alone", c.Buttons)
+	if len(c.Buttons) != 2 || c.Buttons[0].Approve || c.Buttons[1].Approve {
+		t.Errorf("the DM card's buttons = %+v; want Cancel and Edit, no Approve", c.Buttons)
 	}
 }
 

@@ -427,6 +427,9 @@ func buttons(k *adapters.Card) *component {
 	}
 	row := component{Type: componentRow}
 	for _, b := range k.Buttons {
+		if b.Edit {
+			continue // not on Discord yet: "edit <id> <operation>" typed works
+		}
 		c := component{Type: componentButton, Label: cut(orDefault(b.Label, "Cancel"), maxLabel), Style: styleSecondary, CustomID: idCancel + b.Value}
 		switch {
 		case b.Stop:

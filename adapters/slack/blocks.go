@@ -302,7 +302,7 @@ func blocks(c adapters.Card, files attached) []slackapi.Block {
 			els = append(els, button(c, b))
 		}
 		bs = append(bs, slackapi.NewActionBlock("countersign_decide", els...))
-		if slices.ContainsFunc(c.Buttons, func(b adapters.Button) bool { return !b.Approve && !b.Stop }) {
+		if slices.ContainsFunc(c.Buttons, func(b adapters.Button) bool { return !b.Approve && !b.Stop && !b.Edit && !b.Reason }) {
 			bs = append(bs, contextBlock("To cancel with a reason, type `cancel "+escape(c.ApprovalID)+" &lt;reason&gt;` in this thread."))
 		}
 	}
@@ -313,6 +313,9 @@ func blocks(c adapters.Card, files attached) []slackapi.Block {
 }
 
 func button(c adapters.Card, b adapters.Button) *slackapi.ButtonBlockElement {
+	if b.Edit {
+		return editButton(b) // modal.go
+	}
 	label := b.Label
 	if label == "" {
 		label = "Cancel"

@@ -93,6 +93,9 @@ func (a *Adapter) askReason(ctx context.Context, cb slackapi.InteractionCallback
 
 // fromReason turns a submitted reason form into the decision it completes.
 func (a *Adapter) fromReason(ctx context.Context, cb slackapi.InteractionCallback, retried bool) []adapters.Event {
+	if cb.View.CallbackID == editCallback {
+		return a.fromEdit(ctx, cb, retried)
+	}
 	if cb.View.CallbackID != reasonCallback {
 		a.log.Info("ignored a slack form that is not countersign's", "callback", cb.View.CallbackID)
 		return nil
@@ -123,5 +126,116 @@ func (a *Adapter) fromReason(ctx context.Context, cb slackapi.InteractionCallbac
 		User:        user,
 		Place:       place,
 		Decision:    &adapters.Decision{ApprovalID: m.ID, Approve: m.Approve, Reason: reason, Ref: m.Ref},
+	}}
+}
+
+// Edit before approve: the card's Edit button opens a form holding the
+// operation; its submission is the typed words "!edit <id> <operation>"
+// in the card's thread, which the bot judges like any edit.
+const (
+	ActionEdit    = "countersign_edit"
+	editCallback  = "countersign_edit"
+	editBlock     = "countersign_edit_block"
+	editInput     = "operation"
+	maxEditedText = 3000
+)
+
+func editButton(b adapters.Button) *slackapi.ButtonBlockElement {
+	label := b.Label
+	if label == "" {
+		label = "Edit"
+	}
+	return slackapi.NewButtonBlockElement(ActionEdit, b.Value, plain(cutText(label, maxButton)))
+}
+
+// askEdit opens the edit form for a click on Edit, holding the card's
+// operation, and reports whether act was such a click.
+func (a *Adapter) askEdit(ctx context.Context, cb slackapi.InteractionCallback, act *slackapi.BlockAction, user adapters.User, place adapters.Place, ref string, rp *reply) bool {
+	if act.ActionID != ActionEdit {
+		return false
+	}
+	if !validApprovalID(act.Value) {
+		a.log.Warn("ignored a click whose button carries no approval id", "action", act.ActionID, "value", act.Value)
+		return true
+	}
+	meta, _ := json.Marshal(reasonMeta{ID: act.Value, Channel: place.Channel, Thread: place.Thread, Ref: ref, ResponseURL: cb.ResponseURL})
+	input := slackapi.NewPlainTextInputBlockElement(plain("the operation as it should run"), editInput)
+	input.Multiline = true
+	input.MaxLength = maxEditedText
+	input.InitialValue = cardOperation(cb.Message.Blocks)
+	view := slackapi.ModalViewRequest{
+		Type:       slackapi.VTModal,
+		Title:      plain(cutText("Edit "+act.Value, 24)),
+		Submit:     plain("Replace it"),
+		Close:      plain("Go back"),
+		CallbackID: editCallback,
+		Blocks: slackapi.Blocks{BlockSet: []slackapi.Block{
+			slackapi.NewSectionBlock(&slackapi.TextBlockObject{Type: slackapi.MarkdownType,
+				Text: "The edited operation replaces `" + act.Value + "`: it is judged again and shown on a new card, which you will have asked for. An edit is not an approval."}, nil, nil),
+			slackapi.NewInputBlock(editBlock, plain("Operation"), nil, input),
+		}},
+		PrivateMetadata: string(meta),
+	}
+	if _, err := a.api.OpenViewContext(ctx, cb.TriggerID, view); err != nil {
+		a.log.Warn("could not open the edit form", "err", err, "approval", act.Value)
+		a.notifyAsync(adapters.Notice{Place: place, User: user, Reply: rp,
+			Text: "I could not open the edit form, so nothing changed; type `edit " + act.Value + " <operation>` in the thread instead."})
+	}
+	return true
+}
+
+// cardOperation reads the operation off a card's blocks (its first
+// preformatted block), or "".
+func cardOperation(bs slackapi.Blocks) string {
+	for _, b := range bs.BlockSet {
+		rt, ok := b.(*slackapi.RichTextBlock)
+		if !ok {
+			continue
+		}
+		for _, el := range rt.Elements {
+			pre, ok := el.(*slackapi.RichTextPreformatted)
+			if !ok {
+				continue
+			}
+			var s strings.Builder
+			for _, e := range pre.Elements {
+				if t, ok := e.(*slackapi.RichTextSectionTextElement); ok {
+					s.WriteString(t.Text)
+				}
+			}
+			return s.String()
+		}
+	}
+	return ""
+}
+
+// fromEdit turns a submitted edit form into the typed words of an edit.
+func (a *Adapter) fromEdit(ctx context.Context, cb slackapi.InteractionCallback, retried bool) []adapters.Event {
+	var m reasonMeta
+	if err := json.Unmarshal([]byte(cb.View.PrivateMetadata), &m); err != nil || !validApprovalID(m.ID) || m.Channel == "" {
+		a.log.Warn("ignored an edit form whose metadata is unreadable", "err", err)
+		return nil
+	}
+	op := ""
+	if cb.View.State != nil {
+		op = strings.TrimSpace(cb.View.State.Values[editBlock][editInput].Value)
+	}
+	team := cb.Team.ID
+	if team == "" {
+		team = cb.User.TeamID
+	}
+	rp := &reply{ResponseURL: m.ResponseURL, Channel: m.Channel, User: cb.User.ID, Thread: m.Thread}
+	place := adapters.Place{Channel: m.Channel, Thread: m.Thread}
+	user, ok := a.decider(ctx, adapters.User{ID: cb.User.ID, Name: cb.User.Name, Team: team}, place, rp)
+	if !ok {
+		return nil
+	}
+	return []adapters.Event{{
+		ID:          "view:" + team + ":" + cb.User.ID + ":" + cb.View.ID + ":" + cb.View.Hash,
+		Redelivered: retried,
+		Reply:       rp,
+		User:        user,
+		Place:       place,
+		Text:        "!edit " + m.ID + " " + op,
 	}}
 }

@@ -476,7 +476,7 @@ func (a *Adapter) fromClick(ctx context.Context, cb slackapi.InteractionCallback
 	}
 	var out []adapters.Event
 	for _, act := range cb.ActionCallback.BlockActions {
-		if act != nil && a.askReason(ctx, cb, act, user, place, ref, rp) { // modal.go
+		if act != nil && (a.askReason(ctx, cb, act, user, place, ref, rp) || a.askEdit(ctx, cb, act, user, place, ref, rp)) { // modal.go
 			continue
 		}
 		if act == nil || act.ActionID != ActionApprove && act.ActionID != ActionCancel && act.ActionID != ActionStop {

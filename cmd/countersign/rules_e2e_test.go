@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,5 +106,66 @@ bot:
 	}
 	if _, err := os.Stat(filepath.Join(dir, "old_c")); err != nil {
 		t.Error("a cancelled call ran")
+	}
+
+	// An edit that narrows a wildcard delete: the Edit button opens a form
+	// holding the operation; the edited call is a new card asked by the
+	// editor, and the old one says it was replaced.
+	for _, f := range []string{"log_1", "log_2"} {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	model.Push(
+		agenttest.Calls(agenttest.Call("call-3", "execute_command", `{"command":"rm -f ./log_*","risk_level":"high"}`)),
+		agenttest.Text("Bob changed the call; I will wait for its card."),
+	)
+	fake.Say(alice, slackChannel, thread, "and the logs")
+	card3 := threadHas(t, fake, thread, "rm -f ./log_*")
+	id3 := approvalID(t, card3)
+	fake.Acked(t, fake.Click(bob, slackChannel, card3.TS, slack.ActionEdit, id3))
+	var edit slacktest.AppView
+	fake.Wait(t, "the edit form", func() bool {
+		for _, v := range fake.Views() {
+			if v.Method == "views.open" && v.View["callback_id"] == "countersign_edit" {
+				edit = v
+				return true
+			}
+		}
+		return false
+	})
+	if raw, _ := json.Marshal(edit.View); !strings.Contains(string(raw), `"initial_value":"rm -f ./log_*"`) {
+		t.Errorf("the edit form does not hold the operation: %s", raw)
+	}
+	fake.Acked(t, fake.Submit(bob, edit, map[string]map[string]string{"countersign_edit_block": {"operation": "rm -f ./log_1"}}))
+	fake.Wait(t, "the replaced card", func() bool {
+		m, _ := fake.Message(slackChannel, card3.TS)
+		return strings.Contains(slacktest.View(m), "Replaced by bob's edit")
+	})
+	var card4 slacktest.Message
+	fake.Wait(t, "the edited call's card", func() bool {
+		for _, m := range cards(fake, thread) {
+			if m.TS != card3.TS && strings.Contains(slacktest.View(m), "rm -f ./log_1") && strings.Contains(string(m.Blocks), slack.ActionApprove) {
+				card4 = m
+				return true
+			}
+		}
+		return false
+	})
+	if v := slacktest.View(card4); !strings.Contains(v, "U0BOB") || strings.Contains(v, "log_*") {
+		t.Errorf("the edited card is not bob's own call for log_1:\n%s", v)
+	}
+	id4 := approvalID(t, card4)
+	fake.Acked(t, fake.Click(carol, slackChannel, card4.TS, slack.ActionApprove, id4))
+	fake.Acked(t, fake.Click(dave, slackChannel, card4.TS, slack.ActionApprove, id4))
+	fake.Wait(t, "the edited call's run", func() bool {
+		m, _ := fake.Message(slackChannel, card4.TS)
+		return strings.Contains(slacktest.View(m), "Ran: approved by")
+	})
+	if _, err := os.Stat(filepath.Join(dir, "log_1")); err == nil {
+		t.Error("the edited call did not run")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "log_2")); err != nil {
+		t.Error("the edit did not narrow the delete: log_2 is gone")
 	}
 }

@@ -1032,6 +1032,9 @@ func (s *Server) ClickPayload(u User, channel, ts, actionID, value string) []byt
 		if m.Channel == channel && m.TS == ts {
 			thread = m.ThreadTS
 			msg = map[string]any{"type": "message", "ts": m.TS, "text": m.Text, "user": m.User, "bot_id": m.BotID}
+			if len(m.Blocks) > 0 {
+				msg["blocks"] = json.RawMessage(m.Blocks) // as Slack sends the message clicked on
+			}
 			if m.ThreadTS != "" {
 				msg["thread_ts"] = m.ThreadTS
 			}
