@@ -182,6 +182,9 @@ type Event struct {
 	// Private: the person asked for an answer only they see (Discord's
 	// /countersign pending); the bot answers with a Notice.
 	Private bool
+	// Home: the person opened their inbox (Slack's App Home); the bot
+	// answers with Home.PublishHome.
+	Home bool
 	// Text is the message text, with the bot's mention removed. For a
 	// decision typed as words it holds those words, so that the bot can
 	// treat "approve it" as talk when "it" names no approval.

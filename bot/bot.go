@@ -50,6 +50,7 @@ type Bot struct {
 	cards  cards        // the cards this process shows, for updates in place
 	rules  *rules.Rules // bot.rules, compiled (require.go)
 	nudges nudges       // cards with a reminder or escalation to come (remind.go)
+	homes  homes        // who watches their inbox, and where cards are (home.go)
 
 	// journal records accepted events in the store's inbox until they are
 	// answered (inbox.go); nil when the store keeps none. journalDone is
@@ -370,6 +371,11 @@ func (b *Bot) handle(in inbound) {
 		if d, ok := adapters.ParseDecision(in.Text); ok {
 			in.Decision = &d
 		}
+	}
+	if in.Home { // home.go: a person opened their inbox
+		recorded(in.Event)
+		b.later(in, func() { b.home(in) })
+		return
 	}
 	if in.Decision != nil {
 		b.accept(&in)

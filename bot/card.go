@@ -80,6 +80,7 @@ func (b *Bot) card(a *approval.Approval, p *tools.Progress) adapters.Card {
 		approvedBy += " (" + a.Reason + ")"
 	}
 	c.Title = headline(a, c.Title)
+	b.homes.saw(a.Conversation.Platform, a.Conversation.Channel) // home.go
 	switch a.State {
 	case approval.Pending:
 		b.nudges.watch(a)

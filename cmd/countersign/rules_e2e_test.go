@@ -169,3 +169,58 @@ bot:
 		t.Error("the edit did not narrow the delete: log_2 is gone")
 	}
 }
+
+// TestSlackAppHome: opening the App Home shows the person the cards they
+// may decide, with the operation, channel and a link; it is published
+// again when such a card changes; someone who may decide nothing sees an
+// empty inbox.
+func TestSlackAppHome(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tmp_a"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake := slacktest.New(t)
+	model := agenttest.NewServer(t,
+		agenttest.Calls(agenttest.Call("call-1", "execute_command", `{"command":"rm -f ./tmp_a","risk_level":"high"}`)),
+		agenttest.Text("Removed tmp_a."),
+	)
+	slackRun(t, dir, `
+bot:
+  default:
+    approvers: ["U0BOB"]
+`, fake, model)
+	thread := fake.Mention(alice, slackChannel, "", "remove tmp_a")
+	card := threadHas(t, fake, thread, "rm -f ./tmp_a")
+	id := approvalID(t, card)
+
+	var last string
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(last)
+		}
+	})
+	home := func(u slacktest.User, want string) {
+		t.Helper()
+		fake.Wait(t, u.Name+"'s home saying "+want, func() bool {
+			vs := fake.Views()
+			for i := len(vs) - 1; i >= 0; i-- {
+				if vs[i].Method == "views.publish" && vs[i].UserID == u.ID {
+					raw, _ := json.Marshal(vs[i].View)
+					last = string(raw)
+					return strings.Contains(string(raw), want)
+				}
+			}
+			return false
+		})
+	}
+	fake.Deliver(map[string]any{"type": "app_home_opened", "user": bob.ID, "channel": "D0BOB", "tab": "home", "event_ts": "1700000100.000001"})
+	home(bob, "approval `"+id+"`")
+	home(bob, "rm -f ./tmp_a")
+	home(bob, "#"+slackChannel)
+	fake.Deliver(map[string]any{"type": "app_home_opened", "user": carol.ID, "channel": "D0CAROL", "tab": "home", "event_ts": "1700000100.000002"})
+	home(carol, "No card waits for your decision.")
+
+	fake.Acked(t, fake.Click(bob, slackChannel, card.TS, slack.ActionApprove, id))
+	threadHas(t, fake, thread, "Removed tmp_a.")
+	home(bob, "No card waits for your decision.")
+}
