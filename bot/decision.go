@@ -113,7 +113,11 @@ func (b *Bot) approve(in inbound, d adapters.Decision, a *approval.Approval, req
 	case res.Reasked:
 		s := "Nothing ran: since the card was posted, " + res.Changed + "."
 		if res.Reset > 0 {
-			s += " The " + plural(res.Reset, "approval") + " given before no longer count, since they approved what the card showed then."
+			verb := " no longer count, since they approved"
+			if res.Reset == 1 {
+				verb = " no longer counts, since it approved"
+			}
+			s += " The " + plural(res.Reset, "approval") + " given before" + verb + " what the card showed then."
 		}
 		b.notify(in, s+" The card shows what the call would touch now; look again, and approve or cancel it.")
 	case res.Refused == approval.RefusedRequester:

@@ -239,3 +239,43 @@ func TestPendingPrivately(t *testing.T) {
 		t.Errorf("a private !pending posted in the channel:\n%s", flattenAll(f)[before:])
 	}
 }
+
+// TestPreviewChangeResetsVotes: when the blast radius changes between two
+// approvals, the later one is not counted, the approvals given before are
+// forgotten (they approved another radius), and the card shows the new
+// radius; the count then starts again.
+func TestPreviewChangeResetsVotes(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tmp_a"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := sharedStores()[0].pair(t)
+	f, _ := startRulesBot(t, twoOf("bob", "carol", "dave"), s, dir)
+	place := adapters.Place{Channel: "C1", Thread: "T1"}
+	f.Say(t, adaptertest.Alice, place, "!run rm -f ./tmp_*")
+	ref, c := waitState(t, f, "pending")
+	f.Click(t, adaptertest.Bob, place, ref, c.Buttons[0], "")
+	waitFor(t, "bob's approval counted", func() bool {
+		m, _ := f.Message(ref)
+		return m.Card != nil && strings.Contains(m.Card.StateLine, "1 of 2: bob ✓")
+	})
+	if err := os.WriteFile(filepath.Join(dir, "tmp_b"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.Click(t, carol, place, ref, c.Buttons[0], "")
+	waitFor(t, "carol told the radius changed", func() bool {
+		return strings.Contains(strings.Join(f.Notices(carol), "\n"), "The 1 approval given before no longer counts")
+	})
+	waitFor(t, "the card with the new radius and no count", func() bool {
+		m, _ := f.Message(ref)
+		return m.Card != nil && m.Card.Preview != nil && strings.Contains(strings.Join(m.Card.Preview.Items, " "), "tmp_b") &&
+			strings.Contains(m.Card.StateLine, "Needs two approvals from")
+	})
+	p, err := s.(approval.Quorum).Progress(context.Background(), c.ApprovalID)
+	if err != nil || p.Have() != 0 {
+		t.Errorf("progress after the radius changed = %+v, %v; want no votes", p, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tmp_a")); err != nil {
+		t.Error("the call ran although the radius changed under it")
+	}
+}
