@@ -51,6 +51,7 @@ type Bot struct {
 	rules  *rules.Rules // bot.rules, compiled (require.go)
 	nudges nudges       // cards with a reminder or escalation to come (remind.go)
 	homes  homes        // who watches their inbox, and where cards are (home.go)
+	copies copies       // cards shown in their approval channel too (elsewhere.go)
 
 	// journal records accepted events in the store's inbox until they are
 	// answered (inbox.go); nil when the store keeps none. journalDone is

@@ -134,6 +134,9 @@ func (b *Bot) card(a *approval.Approval, p *tools.Progress) adapters.Card {
 	default:
 		c.StateLine = string(a.State)
 	}
+	if p == nil && approvalChannel(a) != "" {
+		b.mirror(a, c) // elsewhere.go: where it can be decided
+	}
 	return c
 }
 

@@ -71,7 +71,7 @@ func (b *Bot) decision(in inbound) {
 		b.refuseClick(in, a, verb, "no reason given where one is required", needReason(a.ID, d.Approve))
 		return
 	}
-	if a.MessageRef == "" && d.Ref != "" {
+	if a.MessageRef == "" && d.Ref != "" && in.Place.Channel == a.Conversation.Channel {
 		b.adoptRef(in, a.ID, d.Ref)
 	}
 	if d.Approve {
@@ -142,7 +142,7 @@ func (b *Bot) approve(in inbound, d adapters.Decision, a *approval.Approval, req
 // person's workspace, groups and roles) come in the event from the
 // adapter, for typed words as for clicks.
 func (b *Bot) refusal(in inbound, a *approval.Approval, verb approval.AuditDecision) (why, notice string) {
-	if a.Conversation.Platform != in.platform || a.Conversation.Channel != in.Place.Channel {
+	if a.Conversation.Platform != in.platform || a.Conversation.Channel != in.Place.Channel && !decidedElsewhere(a, in) {
 		return "decision from another channel", "That approval belongs to another channel; decide on it there. Nothing changed."
 	}
 	req := b.requirement(a)

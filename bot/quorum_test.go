@@ -174,12 +174,63 @@ func TestDirectMessageDeadEnd(t *testing.T) {
 	f, _ := startRulesBot(t, cfg, s, dir)
 	place := adapters.Place{Channel: "D1", Thread: "D1"}
 	f.Deliver(t, adapters.Event{ID: "dm-1", User: adaptertest.Alice, Place: place, Text: "!run rm -f ./tmp_a", Direct: true})
-	_, c := waitState(t, f, "pending")
+	var c adapters.Card
+	waitFor(t, "the card in the direct message", func() bool {
+		for r, cd := range cards(f) {
+			if strings.HasPrefix(r, "D1/") && cd.State == "pending" {
+				c = cd
+				return true
+			}
+		}
+		return false
+	})
 	if want := "Only you can see this conversation, and this call needs an approval from someone else: it can be decided in #C0456OPS."; !strings.Contains(c.StateLine, want) {
 		t.Errorf("the DM card says %q; want %q", c.StateLine, want)
 	}
 	if len(c.Buttons) != 2 || c.Buttons[0].Approve || c.Buttons[1].Approve {
 		t.Errorf("the DM card's buttons = %+v; want Cancel and Edit, no Approve", c.Buttons)
+	}
+
+	// The card is also in the approval channel, where an approver can
+	// decide it; the direct message learns the outcome.
+	var ref string
+	var cp adapters.Card
+	waitFor(t, "the card in the approval channel", func() bool {
+		for r, cd := range cards(f) {
+			if strings.HasPrefix(r, "C0456OPS/") {
+				ref, cp = r, cd
+				return true
+			}
+		}
+		return false
+	})
+	if len(cp.Buttons) == 0 || !cp.Buttons[0].Approve || !strings.Contains(cp.StateLine, "asked in a direct message") {
+		t.Fatalf("the approval channel's card: %q, buttons %+v", cp.StateLine, cp.Buttons)
+	}
+	ops := adapters.Place{Channel: "C0456OPS"}
+	f.Click(t, adaptertest.Alice, ops, ref, cp.Buttons[0], "")
+	waitFor(t, "alice's own approval refused", func() bool {
+		return strings.Contains(strings.Join(f.Notices(adaptertest.Alice), "\n"), "your approval does not count")
+	})
+	f.Click(t, carol, adapters.Place{Channel: "C9"}, ref, cp.Buttons[0], "")
+	waitFor(t, "a click from a third channel refused", func() bool {
+		return strings.Contains(strings.Join(f.Notices(carol), "\n"), "That approval belongs to another channel")
+	})
+	f.Click(t, adaptertest.Bob, ops, ref, cp.Buttons[0], "")
+	waitFor(t, "both cards done", func() bool {
+		m, _ := f.Message(ref)
+		return m.Card != nil && m.Card.State == "done" && c.ApprovalID == m.Card.ApprovalID
+	})
+	waitFor(t, "the direct message's card done", func() bool {
+		for r, cd := range cards(f) {
+			if strings.HasPrefix(r, "D1/") && cd.State == "done" {
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := os.Stat(filepath.Join(dir, "tmp_a")); err == nil {
+		t.Error("the call approved in the approval channel did not run")
 	}
 }
 
