@@ -77,6 +77,8 @@ func (a *Adapter) arrive(raw *discordgo.Interaction, viaHTTP bool) *interaction 
 		switch {
 		case isReasonButton(data.CustomID): // modal.go
 			ix.response = map[string]any{"type": responseModal, "data": requiredReasonModal(data.CustomID)}
+		case strings.HasPrefix(data.CustomID, idEdit): // modal.go
+			ix.response = map[string]any{"type": responseModal, "data": editModal(strings.TrimPrefix(data.CustomID, idEdit), cardOperation(raw.Message))}
 		case strings.HasPrefix(data.CustomID, idApprove), strings.HasPrefix(data.CustomID, idStop):
 			ix.response, ix.event = map[string]any{"type": responseDeferredUpdate}, true
 		case strings.HasPrefix(data.CustomID, idCancel):
@@ -87,7 +89,7 @@ func (a *Adapter) arrive(raw *discordgo.Interaction, viaHTTP bool) *interaction 
 		}
 	case discordgo.InteractionModalSubmit:
 		data, _ := raw.Data.(discordgo.ModalSubmitInteractionData)
-		if strings.HasPrefix(data.CustomID, idReason) || strings.HasPrefix(data.CustomID, idReasonApprove) {
+		if isOurModal(data.CustomID) { // modal.go
 			ix.response, ix.event = map[string]any{"type": responseDeferredUpdate}, true
 		} else {
 			a.log.Warn("a dialog that is not countersign's", "custom_id", data.CustomID)
@@ -156,7 +158,7 @@ func (a *Adapter) prepareInteraction(ctx context.Context, ix *interaction) (adap
 			ref = raw.Message.ID
 			a.remember(ref, ix)
 		}
-		e.Decision = reasonDecision(data.CustomID, strings.TrimSpace(modalValue(data.Components, reasonKey)), ref) // modal.go
+		modalEvent(&e, data.CustomID, data.Components, ref) // modal.go: a decision with its reason, or an edit
 	case discordgo.ApplicationCommandInteractionData:
 		e.Text = commandText(data)
 		if e.Private = isPending(data); !e.Private { // pending.go: answered privately, in place

@@ -72,3 +72,36 @@ func TestPendingIsPrivate(t *testing.T) {
 		t.Errorf("run's first response = %v; want a public deferred message", r)
 	}
 }
+
+// TestEditDialog: the Edit button opens a dialog holding the card's
+// operation, read off the card message; its submission is the typed
+// words of an edit.
+func TestEditDialog(t *testing.T) {
+	a := &Adapter{now: time.Now, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	c := adaptertest.PendingCard("a1b2c3d4e5f6")
+	c.Buttons = append(c.Buttons, adapters.Button{Label: "Edit", Edit: true, Value: "a1b2c3d4e5f6"})
+	m := render(adapters.Content{Card: &c})
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msg discordgo.Message
+	if err := json.Unmarshal(raw, &msg); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), idEdit+"a1b2c3d4e5f6") {
+		t.Fatalf("the card has no Edit button: %s", raw)
+	}
+	ix := a.arrive(&discordgo.Interaction{ID: "1", Type: discordgo.InteractionMessageComponent, User: &discordgo.User{ID: "42"}, Message: &msg,
+		Data: discordgo.MessageComponentInteractionData{CustomID: idEdit + "a1b2c3d4e5f6", ComponentType: discordgo.ButtonComponent}}, true)
+	resp, _ := json.Marshal(ix.response)
+	if ix.response["type"] != responseModal || !strings.Contains(string(resp), `"value":"rm -rf ./tmp_*"`) {
+		t.Errorf("Edit's response = %s; want a dialog holding the operation", resp)
+	}
+	var e adapters.Event
+	modalEvent(&e, idEditModal+"a1b2c3d4e5f6", []discordgo.MessageComponent{&discordgo.ActionsRow{Components: []discordgo.MessageComponent{
+		&discordgo.TextInput{CustomID: editKey, Value: "rm -f ./tmp_a"}}}}, "m1")
+	if e.Text != "!edit a1b2c3d4e5f6 rm -f ./tmp_a" || e.Decision != nil {
+		t.Errorf("the edit dialog's event = %+v", e)
+	}
+}
