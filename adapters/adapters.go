@@ -183,6 +183,12 @@ type Event struct {
 	Place Place
 	// Direct is set for a direct (private) message to the bot.
 	Direct bool
+	// Private: the person asked for an answer only they see (Discord's
+	// /countersign pending); the bot answers with a Notice.
+	Private bool
+	// Home: the person opened their inbox (Slack's App Home); the bot
+	// answers with Home.PublishHome.
+	Home bool
 	// Text is the message text, with the bot's mention removed. For a
 	// decision typed as words it holds those words, so that the bot can
 	// treat "approve it" as talk when "it" names no approval.
@@ -290,6 +296,13 @@ type Button struct {
 	Stop bool
 	// Value is the approval id.
 	Value string
+	// Reason: this decision needs a reason (a rule's reason_required);
+	// a platform with forms asks for it when the button is clicked.
+	Reason bool
+	// Edit is the button that replaces the operation before it runs
+	// ("edit <id> <operation>"): a platform with forms opens one holding
+	// the operation; its submission is the typed words.
+	Edit bool
 }
 
 // Words are the exact words that stand for b where there are no buttons:
@@ -298,8 +311,17 @@ func (b Button) Words() string {
 	if b.Stop {
 		return "!stop " + b.Value
 	}
+	if b.Edit {
+		return "edit " + b.Value + " <operation>"
+	}
 	if b.Approve {
+		if b.Reason {
+			return "approve " + b.Value + " <reason>"
+		}
 		return "approve " + b.Value
+	}
+	if b.Reason {
+		return "cancel " + b.Value + " <reason>"
 	}
 	return "cancel " + b.Value + " [reason]"
 }
@@ -311,7 +333,8 @@ func (b Button) Words() string {
 // with such a verb is a decision, whatever follows it: the bot answers one
 // that names no card, and it never reaches the model. The id is returned as
 // typed (the bot matches it, or a prefix of 4 or more characters, against
-// the cards); words after an approval's id are ignored.
+// the cards); the words after the id are the reason, for an approval as for
+// a cancel ("approve <id> <reason>", where a rule requires one).
 func ParseDecision(text string) (Decision, bool) {
 	verb, rest := cutSpace(strings.TrimSpace(text))
 	var approve bool
@@ -324,9 +347,6 @@ func ParseDecision(text string) (Decision, bool) {
 	}
 	id, reason := cutSpace(rest)
 	id = strings.TrimSpace(strings.Trim(id, "`<>"))
-	if approve {
-		reason = ""
-	}
 	return Decision{ApprovalID: id, Approve: approve, Reason: strings.TrimSpace(reason)}, true
 }
 

@@ -100,17 +100,23 @@ func (a *Agent) admit(ctx context.Context, conv approval.Conversation, user appr
 	}
 
 	now := a.now()
+	req := a.requirement(conv, tc.Name, args, v)
+	ttl := a.cfg.ApprovalTTL
+	if req.Expiry > 0 {
+		ttl = req.Expiry
+	}
 	ap := &approval.Approval{
 		ID: id, ToolCallID: tc.ID, TurnID: turnID,
 		Tool: tc.Name, Args: args, ArgsHash: approval.ArgsHash(args),
 		Verdict: v, Preview: a.preview(ctx, t, args),
 		Requester: user, Conversation: conv,
-		CreatedAt: now, ExpiresAt: now.Add(a.cfg.ApprovalTTL),
+		CreatedAt: now, ExpiresAt: now.Add(ttl),
+		Requirement: req.Record(now),
 	}
 	err = a.audit(ctx, approval.Event{
 		Kind: approval.KindCard, Actor: user.ID, ApprovalID: id, Tool: tc.Name, Operation: op,
 		Rule: string(v.Rule), Decision: approval.AuditDecision(v.Decision), Channel: conv.Channel,
-		Detail: "approval card, expires " + ap.ExpiresAt.UTC().Format(time.RFC3339),
+		Detail: "approval card, expires " + ap.ExpiresAt.UTC().Format(time.RFC3339) + needs(req),
 	})
 	if err != nil {
 		return set(auditFailed())

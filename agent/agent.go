@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/rules"
 	"github.com/countersign/countersign/internal/fifo"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"
@@ -142,6 +143,10 @@ type Deps struct {
 	// run without a card left out of the conversation (see showCalls);
 	// nil means none does.
 	Quiet func(conv approval.Conversation) bool
+	// Require says what a call that waits for a person needs (who may
+	// approve, how many, reasons, expiry, reminders: approval/rules); nil
+	// means one approval from anyone, after agent.approval_ttl.
+	Require func(f rules.Facts) rules.Requirement
 }
 
 // ErrElsewhere is wrapped by a Sink's error for a conversation whose
@@ -153,6 +158,7 @@ var ErrElsewhere = errors.New("the conversation's platform is served by another 
 // agents (replicas) can share one store. It is safe for concurrent use.
 type Agent struct {
 	cfg       Config
+	require   func(rules.Facts) rules.Requirement
 	model     Model
 	tools     *tools.Registry
 	policy    *risk.Policy
@@ -202,6 +208,7 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 		log:     deps.Log,
 		serves:  deps.Serves,
 		quiet:   deps.Quiet,
+		require: deps.Require,
 		prompt:  SystemPrompt(),
 		runGate: fifo.New(cfg.MaxRuns),
 	}

@@ -73,6 +73,14 @@ func (a *Agent) Decide(ctx context.Context, id string, by approval.User, approve
 	if !dec.Won {
 		return dec, nil
 	}
+	return a.won(ctx, rec, auditErr)
+}
+
+// won carries through a decision this agent won (a Decide, or the last
+// vote of an Approve): an expiry is audited, an approval whose click could
+// not be audited ends unrun, and the rest is carryOut.
+func (a *Agent) won(ctx context.Context, rec *approval.Approval, auditErr error) (approval.DecideResult, error) {
+	id := rec.ID
 	switch {
 	case rec.State == approval.Expired:
 		a.auditExpiry(ctx, rec)
@@ -90,6 +98,82 @@ func (a *Agent) Decide(ctx context.Context, id string, by approval.User, approve
 		return approval.DecideResult{Approval: rec, Won: true}, fmt.Errorf("approval %s: %w", id, ErrNotStarted)
 	}
 	return approval.DecideResult{Approval: rec, Won: true}, nil
+}
+
+// ApproveResult is what Approve reports: the decision as Decide reports
+// it (Won, Reasked, the record), and the vote's count.
+type ApproveResult struct {
+	approval.DecideResult
+	// Counted: the vote was recorded; Progress is the count after it.
+	Counted  bool
+	Progress approval.Progress
+	// Refused says why the vote did not count (approval.Refused…).
+	Refused approval.Refusal
+	// Reset is how many earlier approvals were forgotten because the
+	// blast radius changed under the card (with Reasked).
+	Reset int
+}
+
+// Approve counts one person's approval of a pending call (the caller has
+// checked that this person may approve it). Every approval goes through
+// the store's count (approval.Quorum), one needed or several: the vote
+// that reaches the count wins and carries the call through exactly as a
+// winning Decide does; an earlier one is counted and the card redrawn with
+// the progress; a refused one (the requester, a repeat, too late) changes
+// nothing. Before every vote the blast radius is computed again; when it
+// changed, the card shows the new one, the votes so far are forgotten
+// (they approved another radius), and nothing is counted. Each vote is
+// audited with who and when.
+func (a *Agent) Approve(ctx context.Context, id string, v approval.Vote) (ApproveResult, error) {
+	a.busy.add()
+	defer a.busy.done()
+	q, ok := a.store.(approval.Quorum)
+	if !ok {
+		return ApproveResult{}, fmt.Errorf("approve approval %s: the approval store cannot count approvals (approval.Quorum)", id)
+	}
+	if v.At.IsZero() {
+		v.At = a.now()
+	}
+	v.Need = max(v.Need, 1)
+	res, err := a.reask(ctx, id, v.By)
+	if err != nil {
+		return ApproveResult{}, err
+	}
+	if res.Reasked {
+		out := ApproveResult{DecideResult: res}
+		n, err := q.ResetVotes(ctx, id)
+		if err != nil && !errors.Is(err, approval.ErrConflict) {
+			a.log.ErrorContext(ctx, "forgetting the votes of an approval whose blast radius changed", "approval", id, "error", err)
+			return out, fmt.Errorf("reset the votes of approval %s: %w", id, err)
+		}
+		out.Reset = n
+		if n > 0 {
+			a.updateCard(ctx, res.Approval, nil) // the count on the card starts again
+		}
+		return out, nil
+	}
+	r, err := q.Approve(ctx, id, v)
+	if err != nil {
+		return ApproveResult{}, fmt.Errorf("approve approval %s: %w", id, err)
+	}
+	out := ApproveResult{
+		DecideResult: approval.DecideResult{Approval: r.Approval, Won: r.Won},
+		Counted:      r.Counted, Progress: r.Progress, Refused: r.Refused,
+	}
+	op := ""
+	if r.Approval != nil {
+		op = a.operation(r.Approval.Tool, r.Approval.Args)
+	}
+	auditErr := a.audit(ctx, approval.VoteEvent(r, v, op))
+	switch {
+	case r.Won:
+		dec, err := a.won(ctx, r.Approval, auditErr)
+		out.DecideResult = dec
+		return out, err
+	case r.Counted:
+		a.updateCard(ctx, r.Approval, nil) // the progress, in place
+	}
+	return out, nil
 }
 
 // reask computes the blast radius of pending approval id again before
@@ -209,6 +293,7 @@ func (a *Agent) execute(ctx context.Context, rec *approval.Approval) (*approval.
 		}
 		return res
 	}()
+	res = withApproverReason(claimed, res)
 	// A shutdown may have cancelled ctx to interrupt the run; the outcome
 	// must still be recorded, or the record would stay running for good.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
@@ -374,4 +459,19 @@ func (a *Agent) updateCard(ctx context.Context, rec *approval.Approval, p *tools
 	if err := a.sink.UpdateCard(ctx, rec, p); err != nil {
 		a.log.WarnContext(ctx, "updating an approval card", append(logAttrs(rec), "state", string(rec.State), "error", err)...)
 	}
+}
+
+// withApproverReason tells the model the reason the approver gave, when
+// one was asked for: it is part of what the person decided.
+func withApproverReason(rec *approval.Approval, res tools.Result) tools.Result {
+	if rec.Reason == "" || rec.DecidedBy == nil {
+		return res
+	}
+	note := rec.DecidedBy.Display() + " approved it with the reason: " + rec.Reason
+	if res.Message == "" {
+		res.Message = note
+	} else {
+		res.Message += " " + note
+	}
+	return res
 }

@@ -63,6 +63,9 @@ type Conversation struct {
 	Platform string `json:"platform"`
 	Channel  string `json:"channel"`
 	Thread   string `json:"thread,omitempty"`
+	// Direct: a direct (private) conversation between one person and the
+	// bot, where nobody else sees a card (issue 19's dead end).
+	Direct bool `json:"direct,omitempty"`
 }
 
 // Key is the conversation's stable key, "platform:channel:thread".
@@ -93,6 +96,35 @@ type Approval struct {
 	StartedAt time.Time     `json:"started_at,omitzero"`
 	EndedAt   time.Time     `json:"ended_at,omitzero"`
 	Result    *tools.Result `json:"result,omitempty"`
+
+	// What the call needs before it runs (approval/rules' Requirement,
+	// resolved when the card was made), kept with the record so that every
+	// replica and every click judges it alike, whatever the configuration
+	// says by then. Need 0 is a record made before rules existed: the
+	// channel's approvers and one approval.
+	Requirement Requirement `json:"requirement,omitzero"`
+}
+
+// Requirement is what an approval needs before it runs, as plain fields
+// (approval/rules.Requirement, which the bot converts).
+type Requirement struct {
+	// Rule names the bot.rules entry that matched; "" is the channel's
+	// settings.
+	Rule string `json:"rule,omitempty"`
+	// Approvers are who may approve, in the bot's syntax; empty is anyone.
+	Approvers []string `json:"approvers,omitempty"`
+	// Need is how many distinct people must approve (0: not recorded).
+	Need int `json:"need,omitempty"`
+	// Reasons are the decisions that need a reason ("approve", "cancel").
+	Reasons []string `json:"reasons,omitempty"`
+	// RemindAt and EscalateAt are when the approvers who have not voted
+	// are reminded, and when EscalateTo join them; zero is never.
+	RemindAt   time.Time `json:"remind_at,omitzero"`
+	EscalateAt time.Time `json:"escalate_at,omitzero"`
+	EscalateTo []string  `json:"escalate_to,omitempty"`
+	// ApprovalChannel is where a card nobody in its conversation could
+	// decide is sent.
+	ApprovalChannel string `json:"approval_channel,omitempty"`
 }
 
 // DecideResult is what Decide reports.

@@ -25,6 +25,7 @@ import (
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/rules"
 	"github.com/countersign/countersign/internal/fifo"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"
@@ -36,18 +37,22 @@ import (
 // sweeper, recovery, a turn resumed on another replica); a conversation of a
 // platform this process does not serve is left to a replica that does.
 type Bot struct {
-	cfg   Config
-	ads   map[string]adapters.Adapter // platform name → its adapter
-	names []string                    // platform names, in the order given
-	agent *agent.Agent
-	store stateStore // the agent has the whole approval.Store
-	tools *tools.Registry
-	model bool // a model is configured
-	log   *slog.Logger
-	now   func() time.Time
-	seen  *dedupe
-	cards cards // the cards this process shows, for updates in place
-	shows shows // the turns' statuses and streams (progress.go)
+	cfg    Config
+	ads    map[string]adapters.Adapter // platform name → its adapter
+	names  []string                    // platform names, in the order given
+	agent  *agent.Agent
+	store  stateStore // the agent has the whole approval.Store
+	tools  *tools.Registry
+	model  bool // a model is configured
+	log    *slog.Logger
+	now    func() time.Time
+	seen   *dedupe
+	cards  cards        // the cards this process shows, for updates in place
+	rules  *rules.Rules // bot.rules, compiled (require.go)
+	nudges nudges       // cards with a reminder or escalation to come (remind.go)
+	homes  homes        // who watches their inbox, and where cards are (home.go)
+	copies copies       // cards shown in their approval channel too (elsewhere.go)
+	shows  shows        // the turns' statuses and streams (progress.go)
 
 	// journal records accepted events in the store's inbox until they are
 	// answered (inbox.go); nil when the store keeps none. journalDone is
@@ -124,6 +129,13 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 	if deps.Store == nil {
 		return nil, errors.New("bot: no approval store")
 	}
+	if _, ok := deps.Store.(approval.Quorum); !ok {
+		return nil, errors.New("bot: the approval store cannot count approvals (approval.Quorum), which every approval needs; use the memory or Redis store")
+	}
+	compiled, err := cfg.compileRules()
+	if err != nil {
+		return nil, err
+	}
 	cfg = cfg.WithDefaults()
 	if deps.Log == nil {
 		deps.Log = slog.Default()
@@ -133,6 +145,7 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 	}
 	b := &Bot{
 		cfg:         cfg,
+		rules:       compiled,
 		ads:         map[string]adapters.Adapter{},
 		store:       deps.Store,
 		tools:       deps.Tools,
@@ -167,8 +180,9 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 	}
 	ag, err := agent.New(agentCfg, agent.Deps{
 		Model: deps.Model, Tools: deps.Tools, Policy: deps.Policy, Store: deps.Store, Now: deps.Now, Log: deps.Log,
-		Sink:   b,
-		Serves: b.serves,
+		Sink:    b,
+		Serves:  b.serves,
+		Require: b.require,
 		Quiet: func(c approval.Conversation) bool {
 			q := b.cfg.policy(c.Platform, c.Channel).Quiet
 			return q != nil && *q
@@ -333,6 +347,7 @@ func (b *Bot) sweep(ctx context.Context) {
 				b.log.Error("expiry sweep", "err", err)
 			}
 		}
+		b.remind(ctx) // remind.go
 	}
 }
 
@@ -363,6 +378,11 @@ func (b *Bot) handle(in inbound) {
 			in.Decision = &d
 		}
 	}
+	if in.Home { // home.go: a person opened their inbox
+		recorded(in.Event)
+		b.later(in, func() { b.home(in) })
+		return
+	}
 	if in.Decision != nil {
 		b.accept(&in)
 		b.later(in, func() {
@@ -375,6 +395,9 @@ func (b *Bot) handle(in inbound) {
 	if text == "" {
 		recorded(in.Event) // nothing to answer
 		return
+	}
+	if t, ok := typedEdit(text); ok { // edit.go: "edit <id> <operation>" is a command
+		in.Text, text = t, t
 	}
 	b.accept(&in)
 	b.enqueue(in, strings.HasPrefix(text, "!"))
@@ -403,7 +426,7 @@ func (b *Bot) repeat(in inbound, where string) {
 }
 
 func (b *Bot) conv(in inbound) approval.Conversation {
-	return approval.Conversation{Platform: in.platform, Channel: in.Place.Channel, Thread: in.Place.Thread}
+	return approval.Conversation{Platform: in.platform, Channel: in.Place.Channel, Thread: in.Place.Thread, Direct: in.Direct}
 }
 
 // safely runs f, turning a panic into a logged error and a safe sentence in

@@ -8,6 +8,7 @@ import (
 
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/rules"
 	"github.com/countersign/countersign/tools"
 )
 
@@ -64,17 +65,45 @@ func (b *Bot) card(a *approval.Approval, p *tools.Progress) adapters.Card {
 	if !a.DecidedAt.IsZero() {
 		at = " at " + a.DecidedAt.UTC().Format(stamp)
 	}
+	approvedBy := decided
+	if a.Requirement.Need > 1 && a.State != approval.Pending && a.State != approval.Cancelled && a.State != approval.Expired {
+		// Everyone whose approval counted, in order.
+		if p := b.progress(a); p.Have() > 1 {
+			names := make([]string, 0, p.Have())
+			for _, v := range p.Votes {
+				names = append(names, who(v.By))
+			}
+			approvedBy = " by " + strings.Join(names, ", ")
+		}
+	}
+	if a.Reason != "" && a.State != approval.Cancelled {
+		approvedBy += " (" + a.Reason + ")"
+	}
+	c.Title = headline(a, c.Title)
+	b.homes.saw(a.Conversation.Platform, a.Conversation.Channel) // home.go
 	switch a.State {
 	case approval.Pending:
-		c.StateLine = "waiting for a decision"
+		b.nudges.watch(a)
+		req := b.requirement(a)
+		c.StateLine = "waiting for a decision · " + rules.Card(req, b.progress(a), b.mention(a.Conversation.Platform))
 		c.Buttons = []adapters.Button{
-			{Label: "Approve", Approve: true, Value: a.ID},
-			{Label: "Cancel", Value: a.ID},
+			{Label: "Approve", Approve: true, Value: a.ID, Reason: req.ReasonRequired(rules.Approve)},
+			{Label: "Cancel", Value: a.ID, Reason: req.ReasonRequired(rules.Cancel)},
+		}
+		if _, ok := b.directOf(a.Tool); ok {
+			c.Buttons = append(c.Buttons, adapters.Button{Label: "Edit", Edit: true, Value: a.ID})
+		}
+		if b.deadEnd(a) {
+			// Nobody else sees this conversation, and the requester's own
+			// approval does not count: say where it can be decided, and
+			// offer only what the requester can do.
+			c.StateLine = "waiting · " + rules.DeadEnd(req, b.mention(a.Conversation.Platform))
+			c.Buttons = c.Buttons[1:]
 		}
 	case approval.Approved:
-		c.StateLine = "approved" + decided + at + " · starting"
+		c.StateLine = "approved" + approvedBy + at + " · starting"
 	case approval.Running:
-		c.StateLine = "approved" + decided + at + " · running"
+		c.StateLine = "approved" + approvedBy + at + " · running"
 		c.Buttons = []adapters.Button{{Label: "Stop", Stop: true, Value: a.ID}}
 		var elapsed time.Duration
 		if p != nil {
@@ -87,7 +116,7 @@ func (b *Bot) card(a *approval.Approval, p *tools.Progress) adapters.Card {
 			c.StateLine += " for " + elapsed.Round(time.Second).String()
 		}
 	case approval.Done, approval.Failed:
-		c.StateLine = "approved" + decided + at + " · " + outcome(a)
+		c.StateLine = "approved" + approvedBy + at + " · " + outcome(a)
 		if a.Result != nil {
 			full := a.Result.Output()
 			c.Output, c.Note = capOutput(full, outputCap, a.Result.Note)
@@ -105,7 +134,45 @@ func (b *Bot) card(a *approval.Approval, p *tools.Progress) adapters.Card {
 	default:
 		c.StateLine = string(a.State)
 	}
+	if p == nil && approvalChannel(a) != "" {
+		b.mirror(a, c) // elsewhere.go: where it can be decided
+	}
 	return c
+}
+
+// headline is a card's title: the tool's question while the card waits
+// ("Run this command?"), and what happened once something did (ran,
+// failed, stopped, cancelled, expired, by whom), so that a finished card
+// never still asks.
+func headline(a *approval.Approval, question string) string {
+	by := ""
+	if a.DecidedBy != nil {
+		by = " by " + a.DecidedBy.Display()
+	}
+	switch a.State {
+	case approval.Approved:
+		return "Approved" + by + ": starting"
+	case approval.Running:
+		return "Running: approved" + by
+	case approval.Done:
+		return "Ran: approved" + by
+	case approval.Failed:
+		if r := a.Result; r != nil && strings.HasPrefix(r.Error, "stopped by ") {
+			return "Stopped " + strings.TrimSuffix(strings.TrimPrefix(r.Error, "stopped "), " while it ran")
+		}
+		if r := a.Result; r != nil && !r.Executed {
+			return "Did not run: approved" + by
+		}
+		return "Failed: approved" + by
+	case approval.Cancelled:
+		if strings.HasPrefix(a.Reason, replacedPrefix) && a.DecidedBy != nil {
+			return "Replaced by " + a.DecidedBy.Display() + "'s edit"
+		}
+		return "Cancelled" + by
+	case approval.Expired:
+		return "Expired: nobody decided in time"
+	}
+	return question
 }
 
 // who names a person on a card: the display name with the platform id when

@@ -17,6 +17,7 @@ import (
 var botCommands = []struct{ usage, help string }{
 	{"!pending", "the approvals waiting in this channel"},
 	{"!stop <id>", "stop a running approved call (its processes are killed)"},
+	{"edit <id> <operation>", "replace a waiting card's operation: a new card for the edited call"},
 	{"!cancel", "stop the model's turn in this conversation"},
 	{"!help", "this list"},
 }
@@ -30,6 +31,10 @@ func (b *Bot) command(ctx context.Context, in inbound, conv approval.Conversatio
 		b.say(ctx, conv, b.help(in.platform))
 		return
 	case "!pending":
+		if in.Private {
+			b.pendingFor(ctx, in) // require.go: only the cards this person may decide, privately
+			return
+		}
 		b.pending(ctx, in.platform, conv)
 		return
 	case "!cancel":
@@ -37,6 +42,9 @@ func (b *Bot) command(ctx context.Context, in inbound, conv approval.Conversatio
 		return
 	case "!stop":
 		b.stopCall(in, rest)
+		return
+	case "!edit":
+		b.edit(ctx, in, rest) // edit.go
 		return
 	}
 	d, ok := b.direct(verb)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/approval/rules"
 )
 
 // Config is the bot's own section of the configuration (`bot:`). The zero
@@ -18,9 +19,16 @@ import (
 //	    approvers: []                 # user ids (the terminal's are names), "group:NAME", "role:NAME", "*"; empty: anyone
 //	    require_second_person: true   # the requester cannot approve their own call
 //	    quiet: false                  # true: calls that need no card are not shown one by one
+//	    approvals_required: 1         # distinct people who must approve (rules.Settings: also reason_required,
+//	                                  # remind_after, escalate_after, escalate_to, approval_channel)
 //	  channels:
 //	    C0123PROD:                    # a channel id, or "slack:C0123PROD" for one platform only
 //	      approvers: ["group:oncall", "role:dba"]
+//	  rules:                          # by what is asked; the first match wins over the channel (approval/rules)
+//	    - name: prod-ddl
+//	      match: {tool: [execute_sql], sql: [DDL], channel: [C0123PROD]}
+//	      approvers: ["group:dba"]
+//	      approvals_required: 2
 //	  sweep_interval: 5s              # how often overdue approvals expire
 //	  dedupe_window: 10m              # how long an event id is remembered
 //	  dedupe_size: 10000
@@ -36,6 +44,10 @@ type Config struct {
 	// "platform:channel" to name one platform's channel only. Fields left
 	// out are taken from Default.
 	Channels map[string]Policy `yaml:"channels"`
+	// Rules set what a call needs by what it asks (tool, policy rule,
+	// risk, SQL statement kind, command name, channel): the first entry
+	// that matches wins over the channel's settings (approval/rules).
+	Rules []rules.Rule `yaml:"rules"`
 	// SweepInterval is how often overdue approvals are expired (default 5s).
 	SweepInterval time.Duration `yaml:"sweep_interval"`
 	// DedupeWindow is how long an event id is remembered to drop a
@@ -81,6 +93,10 @@ type Policy struct {
 	// for noisy read-heavy channels. Default false: every call that runs
 	// is shown where it was asked.
 	Quiet *bool `yaml:"quiet"`
+	// Settings are the channel's approval settings: approvals_required,
+	// reason_required, remind_after, escalate_after, escalate_to and
+	// approval_channel (rules.Settings).
+	rules.Settings `yaml:",inline"`
 }
 
 // Defaults of the configuration.
@@ -174,20 +190,24 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
-	return nil
+	_, err := c.compileRules()
+	return err
+}
+
+// compileRules validates the approval settings of every channel and
+// bot.rules, naming the first bad entry, and compiles the rules.
+func (c Config) compileRules() (*rules.Rules, error) {
+	rc := rules.Config{Default: c.Default.Settings, Channels: map[string]rules.Settings{}, Rules: c.Rules}
+	for name, p := range c.Channels {
+		rc.Channels[name] = p.Settings
+	}
+	return rules.New(rc)
 }
 
 func (p Policy) validate(key string) error {
 	for i, a := range p.Approvers {
-		kind, name, found := strings.Cut(a, ":")
-		switch {
-		case strings.TrimSpace(a) == "":
-			return fmt.Errorf("%s.approvers[%d]: empty entry", key, i)
-		case !found:
-		case kind != "user" && kind != "group" && kind != "role":
-			return fmt.Errorf("%s.approvers[%d]: %q: the prefix must be one of user, group, role", key, i, a)
-		case name == "":
-			return fmt.Errorf("%s.approvers[%d]: %q names nobody", key, i, a)
+		if err := rules.CheckApprover(fmt.Sprintf("%s.approvers[%d]", key, i), a); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -210,6 +230,7 @@ func (c Config) policy(platform, channel string) Policy {
 		if ch.Quiet != nil {
 			p.Quiet = ch.Quiet
 		}
+		p.Settings = p.Settings.Over(ch.Settings)
 	}
 	return p
 }

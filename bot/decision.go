@@ -10,6 +10,7 @@ import (
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/rules"
 )
 
 // checkTimeout bounds what a decision waits for before anything changes:
@@ -64,10 +65,74 @@ func (b *Bot) decision(in inbound) {
 		b.notify(in, alreadyDecided(a))
 		return
 	}
-	if a.MessageRef == "" && d.Ref != "" {
+	req := b.requirement(a)
+	if d.Approve && req.ReasonRequired(rules.Approve) && strings.TrimSpace(d.Reason) == "" ||
+		!d.Approve && req.ReasonRequired(rules.Cancel) && strings.TrimSpace(d.Reason) == "" {
+		b.refuseClick(in, a, verb, "no reason given where one is required", needReason(a.ID, d.Approve))
+		return
+	}
+	if a.MessageRef == "" && d.Ref != "" && in.Place.Channel == a.Conversation.Channel {
 		b.adoptRef(in, a.ID, d.Ref)
 	}
+	if d.Approve {
+		b.approve(in, d, a, req)
+		return
+	}
 	b.decide(in, d)
+}
+
+// needReason tells a person whose decision needs a reason how to give one.
+func needReason(id string, approve bool) string {
+	verb := "cancel"
+	if approve {
+		verb = "approve"
+	}
+	return "A reason is required to " + verb + " " + id + ": type `" + verb + " " + id + " <reason>` (or give one in the box the button opens). Nothing changed."
+}
+
+// approve counts an allowed approval (agent.Approve: every approval goes
+// through the store's count, one needed or several) and tells the person
+// privately what came of it when the card alone does not.
+func (b *Bot) approve(in inbound, d adapters.Decision, a *approval.Approval, req rules.Requirement) {
+	by := approval.User{ID: in.User.ID, Name: in.User.Display()}
+	pol := b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel)
+	res, err := b.agent.Approve(b.work, d.ApprovalID, approval.Vote{
+		By: by, At: b.now(), Reason: strings.TrimSpace(d.Reason), Need: req.Need, SelfApproval: !pol.secondPerson(),
+	})
+	if errors.Is(err, agent.ErrNotStarted) {
+		b.failPrivate(in, "Your approval of "+d.ApprovalID+" is recorded, but I could not start the operation just now, so it did not run; "+
+			"its card will say so shortly, and it can be asked for again", err)
+		return
+	}
+	if err != nil {
+		b.failPrivate(in, "Your approval of "+d.ApprovalID+" may not have been recorded, and nothing ran; look at its card again in a moment", err)
+		return
+	}
+	mention := b.mention(a.Conversation.Platform)
+	switch {
+	case res.Reasked:
+		s := "Nothing ran: since the card was posted, " + res.Changed + "."
+		if res.Reset > 0 {
+			verb := " no longer count, since they approved"
+			if res.Reset == 1 {
+				verb = " no longer counts, since it approved"
+			}
+			s += " The " + plural(res.Reset, "approval") + " given before" + verb + " what the card showed then."
+		}
+		b.notify(in, s+" The card shows what the call would touch now; look again, and approve or cancel it.")
+	case res.Refused == approval.RefusedRequester:
+		b.notify(in, rules.Refusal(req, res.Progress, rules.Requester, mention)+" Nothing changed.")
+	case res.Refused == approval.RefusedRepeat:
+		b.notify(in, rules.Refusal(req, res.Progress, rules.Repeat, mention))
+	case !res.Won && !res.Counted && res.Approval != nil:
+		b.notify(in, alreadyDecided(res.Approval))
+	case res.Won && res.Approval != nil && res.Approval.State == approval.Expired:
+		// The deadline passed between the card and the click: the
+		// approval expired instead, and this person should know.
+		b.notify(in, "Approval "+d.ApprovalID+" expired before your approval arrived, so it did not run.")
+	case res.Counted && !res.Won:
+		b.notify(in, "Your approval of "+d.ApprovalID+" is counted: "+rules.Card(req, res.Progress, mention))
+	}
 }
 
 // refusal is the one check every decision path makes, whatever its form
@@ -77,13 +142,15 @@ func (b *Bot) decision(in inbound) {
 // person's workspace, groups and roles) come in the event from the
 // adapter, for typed words as for clicks.
 func (b *Bot) refusal(in inbound, a *approval.Approval, verb approval.AuditDecision) (why, notice string) {
-	if a.Conversation.Platform != in.platform || a.Conversation.Channel != in.Place.Channel {
+	if a.Conversation.Platform != in.platform || a.Conversation.Channel != in.Place.Channel && !decidedElsewhere(a, in) {
 		return "decision from another channel", "That approval belongs to another channel; decide on it there. Nothing changed."
 	}
+	req := b.requirement(a)
+	kind := rules.NotApprover
 	if in.User.Outsider {
 		why = "you belong to another workspace or organisation than this bot's"
 	} else {
-		why = b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel).refusal(in.User, a.Requester.ID, verb == approval.DecisionApprove)
+		why, kind = b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel).refusalFor(req, in.User, a.Requester.ID, verb == approval.DecisionApprove)
 	}
 	if why == "" {
 		return "", ""
@@ -95,9 +162,18 @@ func (b *Bot) refusal(in inbound, a *approval.Approval, verb approval.AuditDecis
 		return why, "You cannot " + string(verb) + " " + a.ID + " just now: " + why + ". Nothing changed."
 	}
 	if verb == approval.DecisionStop && !in.User.Outsider {
-		why = "only the person who asked for it or an approver of this channel can stop it"
+		why = "only the person who asked for it or an approver of this call can stop it"
+		return why, "You cannot stop " + a.ID + ": " + why + " (" + rules.Who(req.Approvers, b.mention(a.Conversation.Platform)) + "). Nothing changed."
 	}
-	return why, "You cannot " + string(verb) + " " + a.ID + ": " + why + ". Nothing changed."
+	if in.User.Outsider || strings.TrimSpace(in.User.ID) == "" {
+		return why, "You cannot " + string(verb) + " " + a.ID + ": " + why + ". Nothing changed."
+	}
+	// The refusal names who can decide.
+	var p approval.Progress
+	if kind == rules.Requester {
+		p = b.progress(a)
+	}
+	return why, "You cannot " + string(verb) + " " + a.ID + ": " + rules.Refusal(req, p, kind, b.mention(a.Conversation.Platform)) + " Nothing changed."
 }
 
 // adoptRef records the card a click was made on as its approval's card,

@@ -379,7 +379,7 @@ func TestCleanUpTheTempFiles(t *testing.T) {
 	// The requester's own approval is refused under require_second_person
 	// (the default): nothing runs, alice is told privately, and it is audited.
 	w.say(t, "approve "+id)
-	w.screen.waitFor(t, `\(to alice only\) You cannot approve `+id+`: you asked for this call`)
+	w.screen.waitFor(t, `\(to alice only\) You cannot approve `+id+`: You asked for this call, so your approval does not count`)
 	if !w.exists("tmp_a") {
 		t.Fatal("the requester's own approval ran the command")
 	}
@@ -483,8 +483,8 @@ func TestDecisionPolicy(t *testing.T) {
 		refusal string // the private notice, or "" when the decision goes through
 	}{
 		{"an approver approves", bot.Config{Default: bot.Policy{Approvers: []string{"carol"}}}, "carol", "approve", ""},
-		{"a stranger cannot approve", bot.Config{Default: bot.Policy{Approvers: []string{"carol"}}}, "bob", "approve", "you are not on this channel's list of approvers"},
-		{"a stranger cannot cancel", bot.Config{Default: bot.Policy{Approvers: []string{"carol"}}}, "bob", "cancel", "only the requester or an approver"},
+		{"a stranger cannot approve", bot.Config{Default: bot.Policy{Approvers: []string{"carol"}}}, "bob", "approve", "Only @carol may approve this."},
+		{"a stranger cannot cancel", bot.Config{Default: bot.Policy{Approvers: []string{"carol"}}}, "bob", "cancel", "Only the requester or @carol may cancel this."},
 		{"the requester may cancel", bot.Config{Default: bot.Policy{Approvers: []string{"carol"}}}, "alice", "cancel", ""},
 		{"the requester approves when allowed", bot.Config{Channels: map[string]bot.Policy{"terminal": {RequireSecondPerson: &no}}}, "alice", "approve", ""},
 	}

@@ -34,8 +34,8 @@ func TestButtons(t *testing.T) {
 	fake.Say(t, alice, place, "!help")
 	fake.Say(t, alice, place, "!run rm -rf ./tmp_*")
 	ref, c := waitCard(t, fake, "pending")
-	if len(c.Buttons) != 2 || c.Buttons[0].Value != c.ApprovalID {
-		t.Fatalf("the card's buttons are %+v; want approve and cancel carrying %s", c.Buttons, c.ApprovalID)
+	if len(c.Buttons) != 3 || c.Buttons[0].Value != c.ApprovalID || !c.Buttons[2].Edit {
+		t.Fatalf("the card's buttons are %+v; want approve, cancel and edit carrying %s", c.Buttons, c.ApprovalID)
 	}
 
 	// Alice's own click is refused: only she hears of it.

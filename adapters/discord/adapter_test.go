@@ -364,6 +364,16 @@ func TestSlashCommands(t *testing.T) {
 	} {
 		id := fake.Command(t, alice, ch, "countersign", tc.sub, tc.opt, tc.val)
 		e := next(t, events)
+		if tc.sub == "pending" {
+			// Answered privately, where it was asked: no thread (issue 19).
+			if e.Text != tc.want || !e.Private || e.Place.Channel != ch {
+				t.Errorf("/countersign pending = %q private %v at %+v; want a private %q in the channel", e.Text, e.Private, e.Place, tc.want)
+			}
+			if r := fake.WaitResponse(t, id); r.Type != responseDeferredMessage {
+				t.Errorf("first response %d, want 5", r.Type)
+			}
+			continue
+		}
 		if e.Text != tc.want || e.Place.Channel != ch || e.Place.Thread == ch || e.Place.Thread == "" {
 			t.Errorf("/countersign %s = %q at %+v; want %q in a new thread", tc.sub, e.Text, e.Place, tc.want)
 		}

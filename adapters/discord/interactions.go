@@ -111,6 +111,10 @@ func (a *Adapter) arrive(raw *discordgo.Interaction, viaHTTP bool) *interaction 
 	case discordgo.InteractionMessageComponent:
 		data, _ := raw.Data.(discordgo.MessageComponentInteractionData)
 		switch {
+		case isReasonButton(data.CustomID): // modal.go
+			ix.response = map[string]any{"type": responseModal, "data": requiredReasonModal(data.CustomID)}
+		case strings.HasPrefix(data.CustomID, idEdit): // modal.go
+			ix.response = map[string]any{"type": responseModal, "data": editModal(strings.TrimPrefix(data.CustomID, idEdit), cardOperation(raw.Message))}
 		case strings.HasPrefix(data.CustomID, idApprove), strings.HasPrefix(data.CustomID, idStop):
 			ix.response, ix.event = map[string]any{"type": responseDeferredUpdate}, true
 		case strings.HasPrefix(data.CustomID, idCancel):
@@ -121,7 +125,7 @@ func (a *Adapter) arrive(raw *discordgo.Interaction, viaHTTP bool) *interaction 
 		}
 	case discordgo.InteractionModalSubmit:
 		data, _ := raw.Data.(discordgo.ModalSubmitInteractionData)
-		if strings.HasPrefix(data.CustomID, idReason) {
+		if isOurModal(data.CustomID) { // modal.go
 			ix.response, ix.event = map[string]any{"type": responseDeferredUpdate}, true
 		} else {
 			a.log.Warn("a dialog that is not countersign's", "custom_id", data.CustomID)
@@ -130,7 +134,7 @@ func (a *Adapter) arrive(raw *discordgo.Interaction, viaHTTP bool) *interaction 
 	case discordgo.InteractionApplicationCommand:
 		data, _ := raw.Data.(discordgo.ApplicationCommandInteractionData)
 		if data.Name == a.cfg.CommandName {
-			ix.response, ix.event = map[string]any{"type": responseDeferredMessage}, true
+			ix.response, ix.event = commandResponse(data), true // pending.go
 		} else {
 			ix.response = ephemeral("/" + data.Name + " is not one of my commands: try /" + a.cfg.CommandName + ".")
 		}
@@ -192,10 +196,12 @@ func (a *Adapter) prepareInteraction(ctx context.Context, ix *interaction) (adap
 			ref = raw.Message.ID
 			a.remember(ref, ix)
 		}
-		e.Decision = &adapters.Decision{ApprovalID: strings.TrimPrefix(data.CustomID, idReason), Reason: strings.TrimSpace(modalValue(data.Components, reasonKey)), Ref: ref}
+		modalEvent(&e, data.CustomID, data.Components, ref) // modal.go: a decision with its reason, or an edit
 	case discordgo.ApplicationCommandInteractionData:
 		e.Text = commandText(data)
-		e.Place = a.commandPlace(ctx, ix, e)
+		if e.Private = isPending(data); !e.Private { // pending.go: answered privately, in place
+			e.Place = a.commandPlace(ctx, ix, e)
+		}
 	default:
 		return adapters.Event{}, false
 	}

@@ -107,6 +107,8 @@ type component struct {
 	CustomID  string `json:"custom_id,omitempty"`
 	Required  *bool  `json:"required,omitempty"`
 	MaxLength int    `json:"max_length,omitempty"`
+	// Value is a text input's initial text.
+	Value string `json:"value,omitempty"`
 	// Content is a text display's markdown.
 	Content string `json:"content,omitempty"`
 	// AccentColor is a container's colour bar.
@@ -427,6 +429,10 @@ func buttons(k *adapters.Card) *component {
 	}
 	row := component{Type: componentRow}
 	for _, b := range k.Buttons {
+		if b.Edit {
+			row.Components = append(row.Components, editComponent(b)) // modal.go
+			continue
+		}
 		c := component{Type: componentButton, Label: cut(orDefault(b.Label, "Cancel"), maxLabel), Style: styleSecondary, CustomID: idCancel + b.Value}
 		switch {
 		case b.Stop:
@@ -439,6 +445,7 @@ func buttons(k *adapters.Card) *component {
 				c.Style = styleDanger
 			}
 		}
+		c.CustomID = reasonButton(b, c.CustomID) // modal.go
 		if len(c.CustomID) > maxCustomID {
 			// An approval id this long cannot ride on a button; the
 			// words still work.

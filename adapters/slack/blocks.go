@@ -302,7 +302,7 @@ func blocks(c adapters.Card, files attached) []slackapi.Block {
 			els = append(els, button(c, b))
 		}
 		bs = append(bs, slackapi.NewActionBlock("countersign_decide", els...))
-		if slices.ContainsFunc(c.Buttons, func(b adapters.Button) bool { return !b.Approve && !b.Stop }) {
+		if slices.ContainsFunc(c.Buttons, func(b adapters.Button) bool { return !b.Approve && !b.Stop && !b.Edit && !b.Reason }) {
 			bs = append(bs, contextBlock("To cancel with a reason, type `cancel "+escape(c.ApprovalID)+" &lt;reason&gt;` in this thread."))
 		}
 	}
@@ -313,6 +313,9 @@ func blocks(c adapters.Card, files attached) []slackapi.Block {
 }
 
 func button(c adapters.Card, b adapters.Button) *slackapi.ButtonBlockElement {
+	if b.Edit {
+		return editButton(b) // modal.go
+	}
 	label := b.Label
 	if label == "" {
 		label = "Cancel"
@@ -333,9 +336,9 @@ func button(c adapters.Card, b adapters.Button) *slackapi.ButtonBlockElement {
 			))
 	}
 	if !b.Approve {
-		return slackapi.NewButtonBlockElement(ActionCancel, b.Value, plain(cutText(label, maxButton))).WithStyle(slackapi.StyleDanger)
+		return slackapi.NewButtonBlockElement(reasonAction(ActionCancel, b), b.Value, plain(cutText(label, maxButton))).WithStyle(slackapi.StyleDanger)
 	}
-	el := slackapi.NewButtonBlockElement(ActionApprove, b.Value, plain(cutText(label, maxButton))).WithStyle(slackapi.StylePrimary)
+	el := slackapi.NewButtonBlockElement(reasonAction(ActionApprove, b), b.Value, plain(cutText(label, maxButton))).WithStyle(slackapi.StylePrimary)
 	if c.Risk == "high" {
 		op, _ := adapters.Visible(c.Operation)
 		text := "This is a high-risk operation: " + op

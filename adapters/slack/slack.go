@@ -450,6 +450,9 @@ func cleanText(text, botID string) string {
 
 // fromClick turns a button click into a decision event, or refuses it.
 func (a *Adapter) fromClick(ctx context.Context, cb slackapi.InteractionCallback, retried bool) []adapters.Event {
+	if cb.Type == slackapi.InteractionTypeViewSubmission {
+		return a.fromReason(ctx, cb, retried) // modal.go
+	}
 	if cb.Type != slackapi.InteractionTypeBlockActions {
 		a.log.Info("ignored a slack interaction that is not a button click", "type", cb.Type)
 		return nil
@@ -478,6 +481,9 @@ func (a *Adapter) fromClick(ctx context.Context, cb slackapi.InteractionCallback
 	user := a.decider(ctx, adapters.User{ID: cb.User.ID, Name: cb.User.Name, Team: team})
 	var out []adapters.Event
 	for _, act := range cb.ActionCallback.BlockActions {
+		if act != nil && (a.askReason(ctx, cb, act, user, place, ref, rp) || a.askEdit(ctx, cb, act, user, place, ref, rp)) { // modal.go
+			continue
+		}
 		if act == nil || act.ActionID != ActionApprove && act.ActionID != ActionCancel && act.ActionID != ActionStop {
 			continue
 		}

@@ -164,6 +164,9 @@ func (a *Adapter) queueEventsAPI(e slackevents.EventsAPIEvent, retried bool, q *
 		st := *in
 		a.features.halted(st.Channel, st.StreamingMessageTimestamps)
 		push(func(ctx context.Context) []adapters.Event { return a.fromStop(ctx, team, st, retried) })
+	case *slackevents.AppHomeOpenedEvent:
+		h := *in
+		push(func(ctx context.Context) []adapters.Event { return a.fromHome(ctx, team, h, retried) }) // home.go
 	case *slackevents.AppUninstalledEvent, *slackevents.TokensRevokedEvent:
 		a.log.Warn("the slack app was uninstalled or its tokens revoked; the slack adapter stops", "event", e.InnerEvent.Type)
 		return true

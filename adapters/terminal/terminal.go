@@ -343,7 +343,9 @@ func (t *Terminal) render(c adapters.Content) string {
 // operation, the state, the output and any decision still open.
 func (t *Terminal) renderChange(c adapters.Content) string {
 	short := *c.Card
-	short.Title, short.Requester, short.Conversation = "", "", ""
+	// The title stays: once something happened, it says what (ran,
+	// failed, stopped, cancelled, expired, replaced).
+	short.Requester, short.Conversation = "", ""
 	short.Reasons, short.LLMLevel, short.Preview = nil, "", nil
 	text := renderCard(short, t.paint)
 	if c.Text != "" {

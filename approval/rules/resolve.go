@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/risk/shell"
 	"github.com/countersign/countersign/risk/sqlrisk"
@@ -298,4 +299,61 @@ func (r Requirement) Escalated() Requirement {
 		}
 	}
 	return out
+}
+
+// Record returns r as the approval record keeps it, its reminder and
+// escalation as times counted from posted (when the card was made).
+func (r Requirement) Record(posted time.Time) approval.Requirement {
+	out := approval.Requirement{
+		Rule:            r.Rule,
+		Approvers:       slices.Clone(r.Approvers),
+		Need:            max(r.Need, 1),
+		EscalateTo:      slices.Clone(r.EscalateTo),
+		ApprovalChannel: r.ApprovalChannel,
+	}
+	for _, d := range r.Reasons {
+		out.Reasons = append(out.Reasons, string(d))
+	}
+	if r.RemindAfter > 0 {
+		out.RemindAt = posted.Add(r.RemindAfter)
+	}
+	if r.EscalateAfter > 0 && len(r.EscalateTo) > 0 {
+		out.EscalateAt = posted.Add(r.EscalateAfter)
+	}
+	return out
+}
+
+// FromRecord returns the requirement an approval record keeps, its times
+// as durations from posted. A record without one (Need 0: made before
+// rules existed) is the channel's: the approvers given, one approval.
+func FromRecord(rec approval.Requirement, posted time.Time, approvers []string) Requirement {
+	if rec.Need == 0 {
+		return Requirement{Approvers: slices.Clone(approvers), Need: 1}
+	}
+	out := Requirement{
+		Rule:            rec.Rule,
+		Approvers:       slices.Clone(rec.Approvers),
+		Need:            rec.Need,
+		EscalateTo:      slices.Clone(rec.EscalateTo),
+		ApprovalChannel: rec.ApprovalChannel,
+	}
+	for _, d := range rec.Reasons {
+		out.Reasons = append(out.Reasons, Decision(d))
+	}
+	if !rec.RemindAt.IsZero() {
+		out.RemindAfter = rec.RemindAt.Sub(posted)
+	}
+	if !rec.EscalateAt.IsZero() {
+		out.EscalateAfter = rec.EscalateAt.Sub(posted)
+	}
+	return out
+}
+
+// At returns r as it stands at now: escalated once its escalation time has
+// passed (posted + EscalateAfter).
+func (r Requirement) At(posted, now time.Time) Requirement {
+	if r.EscalateAfter > 0 && !now.Before(posted.Add(r.EscalateAfter)) {
+		return r.Escalated()
+	}
+	return r
 }

@@ -133,7 +133,7 @@ func TestRunServesMetrics(t *testing.T) {
 		{"countersign_chat_api_calls_total", map[string]string{"platform": "terminal", "op": "notify"}, 1},
 		{"countersign_event_ack_seconds", map[string]string{"platform": "terminal"}, 4}, // /as is the terminal's own
 		{"countersign_store_operation_seconds", map[string]string{"op": "audit"}, 5},
-		{"countersign_store_operation_seconds", map[string]string{"op": "decide"}, 1},
+		{"countersign_store_operation_seconds", map[string]string{"op": "approve"}, 1}, // every approval is counted (issue 19)
 		{"countersign_store_operation_seconds", map[string]string{"op": "first_delivery"}, 1},
 	} {
 		f, ok := fams[c.name]

@@ -156,7 +156,7 @@ bot:
 	click := fake.Click(alice, slackChannel, card.TS, slack.ActionApprove, id)
 	fake.Acked(t, click)
 	fake.Wait(t, "a private notice to alice", func() bool { return len(fake.Ephemerals(alice.ID)) > 0 })
-	if e := fake.Ephemerals(alice.ID)[0]; e.Via != "response_url" || !strings.Contains(e.Text, "second person") {
+	if e := fake.Ephemerals(alice.ID)[0]; e.Via != "response_url" || !strings.Contains(e.Text, "your approval does not count") {
 		t.Errorf("alice's notice = %+v; want an answer to her click through its response_url saying she cannot approve her own call", e)
 	}
 	if m, _ := fake.Message(slackChannel, card.TS); !strings.Contains(string(m.Blocks), slack.ActionApprove) {

@@ -340,6 +340,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, method string)
 		s.replies(w, r)
 	case "assistant.threads.setStatus", "chat.startStream", "chat.appendStream", "chat.stopStream":
 		s.serveAI(w, r, method)
+	case "views.open", "views.publish":
+		s.serveViews(w, r, method) // views.go
 	case "files.getUploadURLExternal":
 		s.mu.Lock()
 		s.seq++
@@ -1030,6 +1032,9 @@ func (s *Server) ClickPayload(u User, channel, ts, actionID, value string) []byt
 		if m.Channel == channel && m.TS == ts {
 			thread = m.ThreadTS
 			msg = map[string]any{"type": "message", "ts": m.TS, "text": m.Text, "user": m.User, "bot_id": m.BotID}
+			if len(m.Blocks) > 0 {
+				msg["blocks"] = json.RawMessage(m.Blocks) // as Slack sends the message clicked on
+			}
 			if m.ThreadTS != "" {
 				msg["thread_ts"] = m.ThreadTS
 			}

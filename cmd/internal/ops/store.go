@@ -292,3 +292,47 @@ func (c *cardTimes) take(id string) (time.Time, bool) {
 	delete(c.at, id)
 	return at, ok
 }
+
+// The count of approvals (approval.Quorum), which the bot needs: passed
+// through, and timed, when the wrapped store has it.
+
+var _ approval.Quorum = (*meteredStore)(nil)
+
+// errNoQuorum: the wrapped store cannot count approvals.
+var errNoQuorum = errors.New("the approval store cannot count approvals (approval.Quorum)")
+
+func (s *meteredStore) Approve(ctx context.Context, id string, v approval.Vote) (approval.ApproveResult, error) {
+	start := time.Now()
+	q, ok := s.inner.(approval.Quorum)
+	if !ok {
+		s.done("approve", start, errNoQuorum)
+		return approval.ApproveResult{}, errNoQuorum
+	}
+	r, err := q.Approve(ctx, id, v)
+	s.done("approve", start, err)
+	return r, err
+}
+
+func (s *meteredStore) Progress(ctx context.Context, id string) (approval.Progress, error) {
+	start := time.Now()
+	q, ok := s.inner.(approval.Quorum)
+	if !ok {
+		s.done("progress", start, errNoQuorum)
+		return approval.Progress{}, errNoQuorum
+	}
+	p, err := q.Progress(ctx, id)
+	s.done("progress", start, err)
+	return p, err
+}
+
+func (s *meteredStore) ResetVotes(ctx context.Context, id string) (int, error) {
+	start := time.Now()
+	q, ok := s.inner.(approval.Quorum)
+	if !ok {
+		s.done("reset_votes", start, errNoQuorum)
+		return 0, errNoQuorum
+	}
+	n, err := q.ResetVotes(ctx, id)
+	s.done("reset_votes", start, err)
+	return n, err
+}

@@ -1,0 +1,249 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	slackapi "github.com/slack-go/slack"
+
+	"github.com/countersign/countersign/adapters"
+)
+
+// This file asks for a reason where a rule requires one (issue 19): the
+// card's Approve or Cancel button carries an action id of its own
+// (ActionApproveReason, ActionCancelReason); a click on it opens a modal
+// (views.open with the click's trigger) holding one text input, and the
+// modal's submission (view_submission) is the decision, with the reason.
+
+// The action ids of buttons whose decision needs a reason, and the modal's
+// callback id and input.
+const (
+	ActionApproveReason = "countersign_approve_reason"
+	ActionCancelReason  = "countersign_cancel_reason"
+	reasonCallback      = "countersign_reason"
+	reasonBlock         = "countersign_reason_block"
+	reasonInput         = "reason"
+	maxReason           = 500
+)
+
+// reasonAction is the action id of a decision button: its own when the
+// decision needs a reason.
+func reasonAction(action string, b adapters.Button) string {
+	if !b.Reason {
+		return action
+	}
+	if action == ActionApprove {
+		return ActionApproveReason
+	}
+	return ActionCancelReason
+}
+
+// reasonMeta is what the modal carries back (private_metadata): the
+// decision it completes and where the card is.
+type reasonMeta struct {
+	ID          string `json:"id"`
+	Approve     bool   `json:"approve,omitempty"`
+	Channel     string `json:"channel"`
+	Thread      string `json:"thread,omitempty"`
+	Ref         string `json:"ref,omitempty"`
+	ResponseURL string `json:"response_url,omitempty"`
+}
+
+// askReason opens the reason modal for a click on a button whose decision
+// needs a reason, and reports whether act was such a click. A modal that
+// cannot be opened is said privately: nothing was decided.
+func (a *Adapter) askReason(ctx context.Context, cb slackapi.InteractionCallback, act *slackapi.BlockAction, user adapters.User, place adapters.Place, ref string, rp *reply) bool {
+	if act.ActionID != ActionApproveReason && act.ActionID != ActionCancelReason {
+		return false
+	}
+	if !validApprovalID(act.Value) {
+		a.log.Warn("ignored a click whose button carries no approval id", "action", act.ActionID, "value", act.Value)
+		return true
+	}
+	approve := act.ActionID == ActionApproveReason
+	meta, _ := json.Marshal(reasonMeta{ID: act.Value, Approve: approve, Channel: place.Channel, Thread: place.Thread, Ref: ref, ResponseURL: cb.ResponseURL})
+	verb, submit := "Cancel", "Cancel it"
+	if approve {
+		verb, submit = "Approve", "Approve it"
+	}
+	input := slackapi.NewPlainTextInputBlockElement(plain("Why?"), reasonInput)
+	input.Multiline = true
+	input.MaxLength = maxReason
+	view := slackapi.ModalViewRequest{
+		Type:       slackapi.VTModal,
+		Title:      plain(cutText(verb+" "+act.Value, 24)),
+		Submit:     plain(submit),
+		Close:      plain("Go back"),
+		CallbackID: reasonCallback,
+		Blocks: slackapi.Blocks{BlockSet: []slackapi.Block{
+			slackapi.NewSectionBlock(&slackapi.TextBlockObject{Type: slackapi.MarkdownType,
+				Text: "A reason is required to " + strings.ToLower(verb) + " `" + act.Value + "`. It goes on the card, into the audit log and to the model."}, nil, nil),
+			slackapi.NewInputBlock(reasonBlock, plain("Reason"), nil, input),
+		}},
+		PrivateMetadata: string(meta),
+	}
+	if _, err := a.api.OpenViewContext(ctx, cb.TriggerID, view); err != nil {
+		a.log.Warn("could not open the reason form", "err", err, "approval", act.Value)
+		a.notifyAsync(adapters.Notice{Place: place, User: user, Reply: rp,
+			Text: "I could not open the form for your reason, so nothing changed; type `" + strings.ToLower(verb) + " " + act.Value + " <reason>` in the thread instead."})
+	}
+	return true
+}
+
+// fromReason turns a submitted reason form into the decision it completes.
+func (a *Adapter) fromReason(ctx context.Context, cb slackapi.InteractionCallback, retried bool) []adapters.Event {
+	if cb.View.CallbackID == editCallback {
+		return a.fromEdit(ctx, cb, retried)
+	}
+	if cb.View.CallbackID != reasonCallback {
+		a.log.Info("ignored a slack form that is not countersign's", "callback", cb.View.CallbackID)
+		return nil
+	}
+	var m reasonMeta
+	if err := json.Unmarshal([]byte(cb.View.PrivateMetadata), &m); err != nil || !validApprovalID(m.ID) || m.Channel == "" {
+		a.log.Warn("ignored a reason form whose metadata is unreadable", "err", err)
+		return nil
+	}
+	reason := ""
+	if cb.View.State != nil {
+		reason = strings.TrimSpace(cb.View.State.Values[reasonBlock][reasonInput].Value)
+	}
+	team := cb.Team.ID
+	if team == "" {
+		team = cb.User.TeamID
+	}
+	rp := &reply{ResponseURL: m.ResponseURL, Channel: m.Channel, User: cb.User.ID, Thread: m.Thread}
+	place := adapters.Place{Channel: m.Channel, Thread: m.Thread}
+	user := a.decider(ctx, adapters.User{ID: cb.User.ID, Name: cb.User.Name, Team: team})
+	return []adapters.Event{{
+		ID:          "view:" + team + ":" + cb.User.ID + ":" + cb.View.ID + ":" + cb.View.Hash,
+		Redelivered: retried,
+		Reply:       rp,
+		User:        user,
+		Place:       place,
+		Decision:    &adapters.Decision{ApprovalID: m.ID, Approve: m.Approve, Reason: reason, Ref: m.Ref},
+	}}
+}
+
+// Edit before approve: the card's Edit button opens a form holding the
+// operation; its submission is the typed words "!edit <id> <operation>"
+// in the card's thread, which the bot judges like any edit.
+const (
+	ActionEdit    = "countersign_edit"
+	editCallback  = "countersign_edit"
+	editBlock     = "countersign_edit_block"
+	editInput     = "operation"
+	maxEditedText = 3000
+)
+
+func editButton(b adapters.Button) *slackapi.ButtonBlockElement {
+	label := b.Label
+	if label == "" {
+		label = "Edit"
+	}
+	return slackapi.NewButtonBlockElement(ActionEdit, b.Value, plain(cutText(label, maxButton)))
+}
+
+// askEdit opens the edit form for a click on Edit, holding the card's
+// operation, and reports whether act was such a click.
+func (a *Adapter) askEdit(ctx context.Context, cb slackapi.InteractionCallback, act *slackapi.BlockAction, user adapters.User, place adapters.Place, ref string, rp *reply) bool {
+	if act.ActionID != ActionEdit {
+		return false
+	}
+	if !validApprovalID(act.Value) {
+		a.log.Warn("ignored a click whose button carries no approval id", "action", act.ActionID, "value", act.Value)
+		return true
+	}
+	meta, _ := json.Marshal(reasonMeta{ID: act.Value, Channel: place.Channel, Thread: place.Thread, Ref: ref, ResponseURL: cb.ResponseURL})
+	input := slackapi.NewPlainTextInputBlockElement(plain("the operation as it should run"), editInput)
+	input.Multiline = true
+	input.MaxLength = maxEditedText
+	input.InitialValue = cardOperation(cb.Message.Blocks)
+	view := slackapi.ModalViewRequest{
+		Type:       slackapi.VTModal,
+		Title:      plain(cutText("Edit "+act.Value, 24)),
+		Submit:     plain("Replace it"),
+		Close:      plain("Go back"),
+		CallbackID: editCallback,
+		Blocks: slackapi.Blocks{BlockSet: []slackapi.Block{
+			slackapi.NewSectionBlock(&slackapi.TextBlockObject{Type: slackapi.MarkdownType,
+				Text: "The edited operation replaces `" + act.Value + "`: it is judged again and shown on a new card, which you will have asked for. An edit is not an approval."}, nil, nil),
+			slackapi.NewInputBlock(editBlock, plain("Operation"), nil, input),
+		}},
+		PrivateMetadata: string(meta),
+	}
+	if _, err := a.api.OpenViewContext(ctx, cb.TriggerID, view); err != nil {
+		a.log.Warn("could not open the edit form", "err", err, "approval", act.Value)
+		a.notifyAsync(adapters.Notice{Place: place, User: user, Reply: rp,
+			Text: "I could not open the edit form, so nothing changed; type `edit " + act.Value + " <operation>` in the thread instead."})
+	}
+	return true
+}
+
+// cardOperation reads the operation off a card's blocks (its first
+// preformatted block), or "".
+func cardOperation(bs slackapi.Blocks) string {
+	for _, b := range bs.BlockSet {
+		rt, ok := b.(*slackapi.RichTextBlock)
+		if !ok {
+			continue
+		}
+		for _, el := range rt.Elements {
+			pre, ok := el.(*slackapi.RichTextPreformatted)
+			if !ok {
+				continue
+			}
+			var s strings.Builder
+			for _, e := range pre.Elements {
+				if t, ok := e.(*slackapi.RichTextSectionTextElement); ok {
+					s.WriteString(t.Text)
+				}
+			}
+			return s.String()
+		}
+	}
+	return ""
+}
+
+// fromEdit turns a submitted edit form into the typed words of an edit.
+func (a *Adapter) fromEdit(ctx context.Context, cb slackapi.InteractionCallback, retried bool) []adapters.Event {
+	var m reasonMeta
+	if err := json.Unmarshal([]byte(cb.View.PrivateMetadata), &m); err != nil || !validApprovalID(m.ID) || m.Channel == "" {
+		a.log.Warn("ignored an edit form whose metadata is unreadable", "err", err)
+		return nil
+	}
+	op := ""
+	if cb.View.State != nil {
+		op = strings.TrimSpace(cb.View.State.Values[editBlock][editInput].Value)
+	}
+	team := cb.Team.ID
+	if team == "" {
+		team = cb.User.TeamID
+	}
+	rp := &reply{ResponseURL: m.ResponseURL, Channel: m.Channel, User: cb.User.ID, Thread: m.Thread}
+	place := adapters.Place{Channel: m.Channel, Thread: m.Thread}
+	user := a.decider(ctx, adapters.User{ID: cb.User.ID, Name: cb.User.Name, Team: team})
+	return []adapters.Event{{
+		ID:          "view:" + team + ":" + cb.User.ID + ":" + cb.View.ID + ":" + cb.View.Hash,
+		Redelivered: retried,
+		Reply:       rp,
+		User:        user,
+		Place:       place,
+		Text:        "!edit " + m.ID + " " + op,
+	}}
+}
+
+// notifyAsync sends a private notice in the background, off the intake
+// worker (a form that could not be opened): the notice waits out the
+// platform's trouble like any other send, within a minute.
+func (a *Adapter) notifyAsync(n adapters.Notice) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := a.Notify(ctx, n); err != nil {
+			a.log.Warn("could not send a private notice", "user", n.User.ID, "err", err)
+		}
+	}()
+}

@@ -1,0 +1,166 @@
+package bot
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/rules"
+)
+
+// This file nudges (issue 19): at a card's remind time (posted +
+// remind_after) the approvers who have not decided are mentioned once in
+// its thread; at its escalation time (posted + escalate_after) the people
+// of escalate_to join the approvers, the card says so, and they are
+// mentioned. Once across replicas: the first replica to claim
+// "remind:<id>" (or "escalate:<id>") in the store's dedupe says it. The
+// bot's sweep looks at the cards this process has shown that have a nudge
+// to come (nudges), so each check costs one read of a record that is due.
+
+// nudges are the cards this process showed with a reminder or an
+// escalation still to come: approval id → the record's requirement times.
+type nudges struct {
+	mu sync.Mutex
+	m  map[string]nudge
+}
+
+type nudge struct {
+	remindAt, escalateAt time.Time
+	reminded, escalated  bool
+}
+
+// watch remembers a waiting card's nudges (from card, on every drawing).
+func (n *nudges) watch(a *approval.Approval) {
+	r := a.Requirement
+	if a.State != approval.Pending || r.RemindAt.IsZero() && r.EscalateAt.IsZero() {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.m == nil {
+		n.m = map[string]nudge{}
+	}
+	if _, ok := n.m[a.ID]; !ok && len(n.m) < cardsMax {
+		n.m[a.ID] = nudge{remindAt: r.RemindAt, escalateAt: r.EscalateAt}
+	}
+}
+
+// due returns the ids with a nudge due at now.
+func (n *nudges) due(now time.Time) []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var ids []string
+	for id, g := range n.m {
+		if !g.reminded && !g.remindAt.IsZero() && !now.Before(g.remindAt) ||
+			!g.escalated && !g.escalateAt.IsZero() && !now.Before(g.escalateAt) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// done marks what was said of id; gone forgets it.
+func (n *nudges) done(id string, reminded, escalated bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	g, ok := n.m[id]
+	if !ok {
+		return
+	}
+	g.reminded = g.reminded || reminded
+	g.escalated = g.escalated || escalated
+	if (g.reminded || g.remindAt.IsZero()) && (g.escalated || g.escalateAt.IsZero()) {
+		delete(n.m, id)
+		return
+	}
+	n.m[id] = g
+}
+
+func (n *nudges) gone(id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.m, id)
+}
+
+// remind says the nudges that are due (the bot's sweep calls it).
+func (b *Bot) remind(ctx context.Context) {
+	now := b.now()
+	for _, id := range b.nudges.due(now) {
+		if ctx.Err() != nil {
+			return
+		}
+		b.nudge(ctx, id, now)
+	}
+}
+
+// nudge says the reminder or escalation of one card that is due, once
+// across replicas.
+func (b *Bot) nudge(ctx context.Context, id string, now time.Time) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	a, err := b.store.Get(ctx, id)
+	if err != nil || a.State != approval.Pending {
+		b.nudges.gone(id)
+		return
+	}
+	r := a.Requirement
+	escalate := !r.EscalateAt.IsZero() && !now.Before(r.EscalateAt)
+	remind := !r.RemindAt.IsZero() && !now.Before(r.RemindAt)
+	key, word := "remind:"+id, "remind"
+	if escalate {
+		// An escalation says what a reminder would, and more.
+		key, word = "escalate:"+id, "escalate"
+	}
+	first, err := b.store.FirstDelivery(ctx, key, time.Until(a.ExpiresAt)+time.Hour)
+	if err != nil {
+		b.log.Warn("could not claim a card's "+word+"; trying at the next sweep", "err", err, "approval", id)
+		return
+	}
+	b.nudges.done(id, remind || escalate, escalate)
+	if !first {
+		return // another replica said it
+	}
+	req := b.requirement(a)
+	p := b.progress(a)
+	mention := b.mention(a.Conversation.Platform)
+	var text string
+	if escalate {
+		text = "Escalated: approval " + id + " (" + oneLine(b.operation(a.Tool, a.Args), 80) + ") has waited since " +
+			a.CreatedAt.UTC().Format(stamp) + "; " + rules.Who(req.EscalateTo, mention) + " may now decide it too. " +
+			rules.Card(req, p, mention)
+		if err := b.UpdateCard(ctx, a, nil); err != nil {
+			b.log.Warn("redraw an escalated card", "err", err, "approval", id)
+		}
+	} else {
+		text = "Reminder: approval " + id + " (" + oneLine(b.operation(a.Tool, a.Args), 80) + ") still waits for a decision: " +
+			rules.Card(req, p, mention) + " " + waiting(req, p, mention)
+	}
+	if err := b.Reply(ctx, a.Conversation, strings.TrimSpace(text)); err != nil {
+		b.log.Warn("post a card's "+word, "err", err, "approval", id)
+	}
+	ev := approval.Event{At: now, Kind: approval.KindCard, Actor: "countersign", ApprovalID: id, Tool: a.Tool,
+		Channel: a.Conversation.Channel, Outcome: approval.Outcome(word), Detail: text}
+	if err := b.store.Audit(ctx, ev); err != nil {
+		b.log.Error("audit a card's "+word, "err", err, "approval", id)
+	}
+}
+
+// waiting mentions the approvers who have not decided: people who have
+// not voted, and every group (its other members may).
+func waiting(req rules.Requirement, p approval.Progress, mention rules.Mention) string {
+	var left []string
+	for _, e := range req.Approvers {
+		user := strings.TrimPrefix(strings.TrimSpace(e), "user:")
+		if strings.Contains(user, ":") || !p.Approved(user) {
+			left = append(left, e)
+		}
+	}
+	if len(left) == 0 {
+		return ""
+	}
+	return rules.Who(left, mention) + ": approve or cancel it."
+}

@@ -1,0 +1,147 @@
+package bot
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/rules"
+)
+
+// This file is what a call needs before it runs (issue 19): the bot's
+// channels and bot.rules resolved for a call when its card is made
+// (approval/rules; the agent stores the result with the approval), read
+// back for every click, and said on the card and in every refusal.
+
+// require resolves what a call with facts f needs: the settings of its
+// channel (bot.default with the channel's entry over it), with the first
+// rule of bot.rules that matches over them. It is the agent's Require.
+func (b *Bot) require(f rules.Facts) rules.Requirement {
+	p := b.cfg.policy(f.Platform, f.Channel)
+	return b.rules.Resolve(rules.Channel{Approvers: p.Approvers, Settings: p.Settings}, f)
+}
+
+// requirement is what approval a needs as it stands now: the requirement
+// stored with it (the channel's approvers and one approval for a record
+// made before rules), escalated once its escalation time has passed.
+func (b *Bot) requirement(a *approval.Approval) rules.Requirement {
+	p := b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel)
+	return rules.FromRecord(a.Requirement, a.CreatedAt, p.Approvers).At(a.CreatedAt, b.now())
+}
+
+// progress reads how far approval a is towards its count; a store that
+// cannot say (or fails) gives none, which only costs the picture.
+func (b *Bot) progress(a *approval.Approval) approval.Progress {
+	q, ok := b.store.(approval.Quorum)
+	if !ok || a == nil {
+		return approval.Progress{}
+	}
+	ctx, cancel := context.WithTimeout(b.work, checkTimeout)
+	defer cancel()
+	p, err := q.Progress(ctx, a.ID)
+	if err != nil {
+		b.log.Warn("read the approvals counted so far", "err", err, "approval", a.ID)
+		return approval.Progress{}
+	}
+	return p
+}
+
+// mention writes an approver entry as the platform of a conversation
+// shows it. Every platform gets the plain form for now ("@dba").
+func (b *Bot) mention(string) rules.Mention { return rules.Plain }
+
+// mayDecide reports whether u is among approvers (the bot's syntax; empty
+// is anyone). Users match by id only, exactly; surrounding white space in
+// an entry is ignored.
+func mayDecide(approvers []string, u adapters.User) bool {
+	if len(approvers) == 0 {
+		return true
+	}
+	for _, a := range approvers {
+		a = strings.TrimSpace(a)
+		kind, name, found := strings.Cut(a, ":")
+		if !found {
+			kind, name = "user", a
+		}
+		name = strings.TrimSpace(name)
+		switch {
+		case a == "*":
+			return true
+		case name == "":
+		case kind == "user" && name == u.ID:
+			return true
+		case kind == "group" && slices.Contains(u.Groups, name):
+			return true
+		case kind == "role" && slices.Contains(u.Roles, name):
+			return true
+		}
+	}
+	return false
+}
+
+// refusalFor says why u may not make this decision on a call that needs
+// req, or "" when they may; kind says which refusal it is, for the words
+// that name who can (rules.Refusal).
+func (p Policy) refusalFor(req rules.Requirement, u adapters.User, requester string, approve bool) (string, rules.Why) {
+	if strings.TrimSpace(u.ID) == "" {
+		return "the platform did not say who you are", rules.NotApprover
+	}
+	own := u.ID == requester
+	if !approve {
+		if own || mayDecide(req.Approvers, u) {
+			return "", 0
+		}
+		return "only the requester or an approver of this call can cancel it", rules.NotCanceller
+	}
+	if own && p.secondPerson() {
+		return "you asked for this call, and it needs a second person to approve it; you can still cancel it", rules.Requester
+	}
+	if !mayDecide(req.Approvers, u) {
+		return "you are not among the approvers of this call", rules.NotApprover
+	}
+	return "", 0
+}
+
+// deadEnd reports whether approval a waits in a direct conversation where
+// nobody but its requester sees the card and the requester's own approval
+// does not count (require_second_person): nobody could approve it there.
+func (b *Bot) deadEnd(a *approval.Approval) bool {
+	return a.Conversation.Direct && b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel).secondPerson()
+}
+
+// pendingFor answers, privately, with the cards of the channel that wait
+// for in.User's decision: those they may approve, with the operation, its
+// age and how far its count is (Discord's /countersign pending).
+func (b *Bot) pendingFor(ctx context.Context, in inbound) {
+	list, err := b.store.ListPending(ctx, in.platform, in.Place.Channel, 0)
+	if err != nil {
+		b.log.Error("list the pending approvals for a person", "err", err)
+		b.notify(in, "I could not list the waiting cards just now; try again in a moment.")
+		return
+	}
+	now := b.now()
+	var lines []string
+	for _, a := range list {
+		if why, _ := b.refusal(in, a, approval.DecisionApprove); why != "" {
+			continue
+		}
+		op, _, more := strings.Cut(b.operation(a.Tool, a.Args), "\n")
+		if shown, cut := cutRunes(op, 80); cut || more {
+			op = shown + " …"
+		}
+		lines = append(lines, "  "+a.ID+"  "+op+" (asked by "+a.Requester.Display()+", "+
+			now.Sub(a.CreatedAt).Round(time.Second).String()+" ago; "+rules.Card(b.requirement(a), b.progress(a), b.mention(in.platform))+")")
+	}
+	if len(lines) == 0 {
+		b.notify(in, "No card in this channel waits for your decision.")
+		return
+	}
+	verb := " wait"
+	if len(lines) == 1 {
+		verb = " waits"
+	}
+	b.notify(in, plural(len(lines), "card")+" in this channel"+verb+" for your decision:\n"+strings.Join(lines, "\n"))
+}
