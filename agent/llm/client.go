@@ -131,11 +131,12 @@ func (c *Client) attempt(ctx context.Context, req openai.ChatCompletionRequest, 
 	ctx = context.WithValue(ctx, headerKey{}, &header)
 	if text != nil && !c.noStream.Load() {
 		r, shown, err := c.stream(ctx, req, text)
-		if err == nil || shown || !refusesStream(err) {
+		if err == nil || shown || !(refusesStream(err) || errors.Is(err, errNotAStream)) {
 			return r, header, shown, err
 		}
-		// A server that does not stream (or takes no stream_options):
-		// this call and every later one are made whole.
+		// A server that does not stream (it refuses stream or
+		// stream_options, or answers with a whole message instead of
+		// events): this call and every later one are made whole.
 		c.noStream.Store(true)
 	}
 	resp, err := c.client.CreateChatCompletion(ctx, req)

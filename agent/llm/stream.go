@@ -71,7 +71,9 @@ func (c *Client) stream(ctx context.Context, req openai.ChatCompletionRequest, t
 	}
 	switch {
 	case !choice:
-		return agent.Response{}, shown, errNoChoices
+		// Not one event: a server that ignores "stream" answers with a
+		// whole JSON message, which is no event at all.
+		return agent.Response{}, shown, errNotAStream
 	case finish == "":
 		// The body ended without the model's reason to stop: cut off.
 		return agent.Response{}, shown, fmt.Errorf("the streamed answer ended before the model finished: %w", io.ErrUnexpectedEOF)
@@ -119,6 +121,11 @@ func addCallDelta(calls []openai.ToolCall, d openai.ToolCall) []openai.ToolCall 
 	c.Function.Arguments += d.Function.Arguments
 	return calls
 }
+
+// errNotAStream: a streamed request was answered with no event at all
+// (a server that ignores "stream" and sends a whole message); the call is
+// made again whole.
+var errNotAStream = errors.New("the server answered a streamed request without any event")
 
 // refusesStream reports whether err is a server's refusal of a streamed
 // request (stream or stream_options unknown to it), after which the

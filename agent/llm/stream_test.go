@@ -2,7 +2,12 @@ package llm_test
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -122,6 +127,33 @@ func TestStreamRetries(t *testing.T) {
 		}
 		if len(w.got) != 0 {
 			t.Errorf("words %q given from whole answers", w.got)
+		}
+	})
+	t.Run("a server that ignores stream and answers whole", func(t *testing.T) {
+		var streamed []bool
+		var mu sync.Mutex
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var req struct{ Stream bool }
+			_ = json.NewDecoder(r.Body).Decode(&req)
+			mu.Lock()
+			streamed = append(streamed, req.Stream)
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"whole"},"finish_reason":"stop"}]}`)
+		}))
+		t.Cleanup(srv.Close)
+		c := newClient(t, llm.Config{BaseURL: srv.URL + "/v1", Model: "m", APIKey: "sk-test", Timeout: 5 * time.Second, MaxAttempts: 2, Backoff: time.Millisecond, MaxBackoff: time.Millisecond})
+		var w words
+		for range 2 {
+			resp, err := c.Complete(context.Background(), agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}, Text: w.text})
+			if err != nil || resp.Message.Content != "whole" {
+				t.Fatalf("Complete: %+v, %v; want the whole answer", resp, err)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(streamed) != 3 || !streamed[0] || streamed[1] || streamed[2] {
+			t.Errorf("requests streamed %v; want one streamed, answered whole, then whole ones only", streamed)
 		}
 	})
 }
