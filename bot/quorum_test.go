@@ -330,3 +330,34 @@ func TestPreviewChangeResetsVotes(t *testing.T) {
 		t.Error("the call ran although the radius changed under it")
 	}
 }
+
+// TestReminderAfterRestart: a card drawn by one bot, which stops before its
+// reminder is due, is reminded by another bot started afterwards on the
+// same Redis store (the reminder times are read from the store).
+func TestReminderAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tmp_a"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s1, s2 := sharedStores()[1].pair(t)
+	remind := 300 * time.Millisecond
+	cfg := bot.Config{Default: bot.Policy{Approvers: []string{"bob", "carol"},
+		Settings: rules.Settings{RemindAfter: &remind}}}
+	first := cfg
+	first.SweepInterval = time.Hour // this one never sweeps: it stops before the reminder
+	f1, _ := startRulesBot(t, first, s1, dir)
+	place := adapters.Place{Channel: "C1", Thread: "T1"}
+	f1.Say(t, adaptertest.Alice, place, "!run rm -f ./tmp_a")
+	_, c := waitState(t, f1, "pending")
+	ends[f1]()
+	second := cfg
+	second.SweepInterval = 100 * time.Millisecond
+	f2, _ := startRulesBot(t, second, s2, dir)
+	want := "Reminder: approval " + c.ApprovalID + " (rm -f ./tmp_a) still waits for a decision"
+	waitFor(t, "the reminder from the second bot", func() bool {
+		return strings.Contains(flattenAll(f2), want)
+	})
+	if strings.Contains(flattenAll(f1), "Reminder: approval ") {
+		t.Error("the first bot, stopped, reminded")
+	}
+}

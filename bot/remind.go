@@ -17,14 +17,75 @@ import (
 // of escalate_to join the approvers, the card says so, and they are
 // mentioned. Once across replicas: the first replica to claim
 // "remind:<id>" (or "escalate:<id>") in the store's dedupe says it. The
-// bot's sweep looks at the cards this process has shown that have a nudge
-// to come (nudges), so each check costs one read of a record that is due.
+// times are stored on the approval (its Requirement), so a card drawn
+// before a restart, or by another replica, is still nudged: the sweep
+// reads the store's pending approvals (its due index, scan) at start and
+// every nudgeScan, and reads the record of each id it has not read
+// before; between scans it looks at the cards known to have a nudge to
+// come (nudges), so each check costs one read of a record that is due.
 
 // nudges are the cards this process showed with a reminder or an
 // escalation still to come: approval id → the record's requirement times.
 type nudges struct {
 	mu sync.Mutex
 	m  map[string]nudge
+	// read holds the pending ids whose record the last scans read (with
+	// a nudge or none); scanned is when the store was last scanned.
+	read    map[string]bool
+	scanned time.Time
+}
+
+// nudgeScan is how often the sweep reads the store's pending approvals
+// for cards with a nudge that this process did not draw.
+const nudgeScan = 30 * time.Second
+
+// scan reads the store's pending approvals (every nudgeScan) and watches
+// the ones not read before that have a nudge to come.
+func (b *Bot) scanNudges(ctx context.Context, now time.Time) {
+	n := &b.nudges
+	n.mu.Lock()
+	if !n.scanned.IsZero() && now.Sub(n.scanned) < nudgeScan {
+		n.mu.Unlock()
+		return
+	}
+	n.scanned = now
+	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	// Every pending approval is in the due index; its farthest end lists them all.
+	ids, err := b.store.Due(ctx, time.Unix(1<<40, 0), cardsMax)
+	if err != nil {
+		b.log.Warn("list the pending approvals for their reminders; trying at the next scan", "err", err)
+		n.mu.Lock()
+		n.scanned = time.Time{}
+		n.mu.Unlock()
+		return
+	}
+	n.mu.Lock()
+	read := make(map[string]bool, len(ids))
+	var fresh []string
+	for _, id := range ids {
+		if n.read[id] {
+			read[id] = true
+		} else {
+			fresh = append(fresh, id)
+		}
+	}
+	n.read = read
+	n.mu.Unlock()
+	for _, id := range fresh {
+		if ctx.Err() != nil {
+			return // the ids not read are read at the next scan
+		}
+		a, err := b.store.Get(ctx, id)
+		if err != nil {
+			continue // gone, or the store failed: the next scan reads it again
+		}
+		n.watch(a)
+		n.mu.Lock()
+		n.read[id] = true
+		n.mu.Unlock()
+	}
 }
 
 type nudge struct {
@@ -89,6 +150,7 @@ func (n *nudges) gone(id string) {
 // remind says the nudges that are due (the bot's sweep calls it).
 func (b *Bot) remind(ctx context.Context) {
 	now := b.now()
+	b.scanNudges(ctx, now)
 	for _, id := range b.nudges.due(now) {
 		if ctx.Err() != nil {
 			return
