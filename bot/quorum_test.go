@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -258,6 +259,22 @@ func TestReminderAndEscalation(t *testing.T) {
 	})
 	if n := strings.Count(flattenAll(f), "Reminder: approval "); n != 1 {
 		t.Errorf("%d reminders, want one", n)
+	}
+	// The adapter is given whom to mention, apart from the text.
+	_, contents := f.Messages()
+	for _, m := range contents {
+		switch {
+		case strings.HasPrefix(m.Text, "Reminder: "):
+			if want := []string{"bob", "carol"}; !slices.Equal(m.Mentions, want) {
+				t.Errorf("the reminder mentions %q, want %q", m.Mentions, want)
+			}
+		case strings.HasPrefix(m.Text, "Escalated: "):
+			if want := []string{"dave", "bob", "carol"}; !slices.Equal(m.Mentions, want) {
+				t.Errorf("the escalation mentions %q, want %q", m.Mentions, want)
+			}
+		case len(m.Mentions) > 0:
+			t.Errorf("%q mentions %q", m.Text, m.Mentions)
+		}
 	}
 	f.Click(t, dave, place, ref, c.Buttons[0], "")
 	waitState(t, f, "done")

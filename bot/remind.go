@@ -2,11 +2,13 @@ package bot
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/approval/rules"
 )
@@ -190,7 +192,16 @@ func (b *Bot) nudge(ctx context.Context, id string, now time.Time) {
 	p := b.progress(a)
 	mention := b.mention(a.Conversation.Platform)
 	var text string
+	left := undecided(req, p)
+	mentions := left
 	if escalate {
+		// The people of escalate_to first (the approvers hold them too).
+		mentions = slices.Clone(req.EscalateTo)
+		for _, e := range left {
+			if !slices.Contains(mentions, e) {
+				mentions = append(mentions, e)
+			}
+		}
 		text = "Escalated: approval " + id + " (" + oneLine(b.operation(a.Tool, a.Args), 80) + ") has waited since " +
 			a.CreatedAt.UTC().Format(stamp) + "; " + rules.Who(req.EscalateTo, mention) + " may now decide it too. " +
 			rules.Card(req, p, mention)
@@ -199,9 +210,9 @@ func (b *Bot) nudge(ctx context.Context, id string, now time.Time) {
 		}
 	} else {
 		text = "Reminder: approval " + id + " (" + oneLine(b.operation(a.Tool, a.Args), 80) + ") still waits for a decision: " +
-			rules.Card(req, p, mention) + " " + waiting(req, p, mention)
+			rules.Card(req, p, mention) + " " + waiting(left, mention)
 	}
-	if err := b.Reply(ctx, a.Conversation, strings.TrimSpace(text)); err != nil {
+	if err := b.replyMentioning(ctx, a.Conversation, strings.TrimSpace(text), mentions); err != nil {
 		b.log.Warn("post a card's "+word, "err", err, "approval", id)
 	}
 	ev := approval.Event{At: now, Kind: approval.KindCard, Actor: "countersign", ApprovalID: id, Tool: a.Tool,
@@ -211,9 +222,9 @@ func (b *Bot) nudge(ctx context.Context, id string, now time.Time) {
 	}
 }
 
-// waiting mentions the approvers who have not decided: people who have
-// not voted, and every group (its other members may).
-func waiting(req rules.Requirement, p approval.Progress, mention rules.Mention) string {
+// undecided are the approvers who have not decided: people who have not
+// voted, and every group (its other members may).
+func undecided(req rules.Requirement, p approval.Progress) []string {
 	var left []string
 	for _, e := range req.Approvers {
 		user := strings.TrimPrefix(strings.TrimSpace(e), "user:")
@@ -221,8 +232,26 @@ func waiting(req rules.Requirement, p approval.Progress, mention rules.Mention) 
 			left = append(left, e)
 		}
 	}
+	return left
+}
+
+// waiting names the approvers left.
+func waiting(left []string, mention rules.Mention) string {
 	if len(left) == 0 {
 		return ""
 	}
 	return rules.Who(left, mention) + ": approve or cancel it."
+}
+
+// replyMentioning posts text into a conversation with mentions of the
+// approver entries, which the adapter renders (adapters.Content.Mentions).
+func (b *Bot) replyMentioning(ctx context.Context, conv approval.Conversation, text string, mentions []string) error {
+	ad, err := b.adapter(ctx, conv.Platform, "")
+	if err != nil {
+		return err
+	}
+	if _, err := ad.Post(ctx, place(conv), adapters.Content{Text: text, Mentions: mentions}); err != nil {
+		return fmt.Errorf("post in %s: %w", conv.Key(), err)
+	}
+	return nil
 }

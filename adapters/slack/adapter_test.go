@@ -466,3 +466,24 @@ func acked(fake *slacktest.Server, id string) bool {
 	}
 	return false
 }
+
+// TestMentions: a message's approver entries are Slack mentions ahead of
+// its text (a user <@U…>, a user group <!subteam^S…>), while the same
+// markup in the text stays escaped and no option turns names into pings.
+func TestMentions(t *testing.T) {
+	fake, ad, _ := setup(t)
+	p := adapters.Place{Channel: channel, Thread: "1.1"}
+	c := adapters.Content{Text: "Reminder: <!channel> <@U0EVE> @here waits", Mentions: []string{"user:U0BOB", "U0CAROL", "group:S0DBA", "role:R1", "channel:C1", "user:U1> <!channel"}}
+	ref, err := ad.Post(context.Background(), p, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := fake.Message(channel, ref)
+	want := "<@U0BOB> <@U0CAROL> <!subteam^S0DBA> Reminder: &lt;!channel&gt; &lt;@U0EVE&gt; @here waits"
+	if m.Text != want {
+		t.Errorf("text = %q\nwant %q", m.Text, want)
+	}
+	if m.Parse != "" || m.LinkNames != "" {
+		t.Errorf("parse=%q link_names=%q sent; want neither", m.Parse, m.LinkNames)
+	}
+}
