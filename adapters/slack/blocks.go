@@ -163,7 +163,8 @@ func (a *Adapter) content(c adapters.Content, files attached) []slackapi.MsgOpti
 		// An explicit empty block list, so that an update from a card to
 		// plain text removes the card. files.Text is the text with the
 		// names of the files attached for it.
-		return []slackapi.MsgOption{slackapi.MsgOptionText(renderMentions(c.Mentions)+cutText(files.Text, maxMessageText-mentionsMax), false), slackapi.MsgOptionBlocks()}
+		head := renderMentions(c.Mentions)
+		return []slackapi.MsgOption{slackapi.MsgOptionText(head+cutText(files.Text, maxMessageText-len(head)), false), slackapi.MsgOptionBlocks()}
 	}
 	var bs []slackapi.Block
 	if strings.TrimSpace(c.Text) != "" {
