@@ -1307,7 +1307,7 @@ func View(m Message) string {
 				switch x["action_id"] {
 				case "countersign_approve":
 					b.WriteString("[approve " + val + "]\n")
-				case "countersign_cancel":
+				case "countersign_cancel", "countersign_cancel_ask":
 					b.WriteString("[cancel " + val + " [reason]]\n")
 				case "countersign_stop":
 					b.WriteString("[!stop " + val + "]\n")
