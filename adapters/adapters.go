@@ -241,6 +241,35 @@ type Content struct {
 	// is. A Text too long for the platform is attached whole in the same
 	// way, never cut silently.
 	Full string
+	// Mentions are the approver entries ("user:U1" or "U1", "group:S1",
+	// "role:R1") the message mentions, so that they are notified. Each
+	// adapter renders them itself, ahead of the text, in its own syntax
+	// (Mention): a mention never comes from Text, which stays escaped, so
+	// that no model or user text can ping anyone. An entry the platform
+	// cannot mention (a channel, a Discord group) is left out.
+	Mentions []string
+}
+
+// Mention splits an approver entry of Content.Mentions into its kind
+// ("user", "group" or "role") and id. ok is false for another kind or an
+// id that is not letters, digits, '-' and '_' alone (no id of Slack or
+// Discord is otherwise), so that an entry can never carry markup.
+func Mention(entry string) (kind, id string, ok bool) {
+	entry = strings.TrimSpace(entry)
+	kind, id, found := strings.Cut(entry, ":")
+	if !found {
+		kind, id = "user", entry
+	}
+	kind, id = strings.TrimSpace(kind), strings.TrimSpace(id)
+	if kind != "user" && kind != "group" && kind != "role" || id == "" || len(id) > 64 {
+		return "", "", false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return "", "", false
+		}
+	}
+	return kind, id, true
 }
 
 // Card is an approval card, platform-neutral; each adapter renders it.

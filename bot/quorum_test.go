@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -259,6 +260,22 @@ func TestReminderAndEscalation(t *testing.T) {
 	if n := strings.Count(flattenAll(f), "Reminder: approval "); n != 1 {
 		t.Errorf("%d reminders, want one", n)
 	}
+	// The adapter is given whom to mention, apart from the text.
+	_, contents := f.Messages()
+	for _, m := range contents {
+		switch {
+		case strings.HasPrefix(m.Text, "Reminder: "):
+			if want := []string{"bob", "carol"}; !slices.Equal(m.Mentions, want) {
+				t.Errorf("the reminder mentions %q, want %q", m.Mentions, want)
+			}
+		case strings.HasPrefix(m.Text, "Escalated: "):
+			if want := []string{"dave", "bob", "carol"}; !slices.Equal(m.Mentions, want) {
+				t.Errorf("the escalation mentions %q, want %q", m.Mentions, want)
+			}
+		case len(m.Mentions) > 0:
+			t.Errorf("%q mentions %q", m.Text, m.Mentions)
+		}
+	}
 	f.Click(t, dave, place, ref, c.Buttons[0], "")
 	waitState(t, f, "done")
 }
@@ -328,5 +345,36 @@ func TestPreviewChangeResetsVotes(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "tmp_a")); err != nil {
 		t.Error("the call ran although the radius changed under it")
+	}
+}
+
+// TestReminderAfterRestart: a card drawn by one bot, which stops before its
+// reminder is due, is reminded by another bot started afterwards on the
+// same Redis store (the reminder times are read from the store).
+func TestReminderAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tmp_a"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s1, s2 := sharedStores()[1].pair(t)
+	remind := 300 * time.Millisecond
+	cfg := bot.Config{Default: bot.Policy{Approvers: []string{"bob", "carol"},
+		Settings: rules.Settings{RemindAfter: &remind}}}
+	first := cfg
+	first.SweepInterval = time.Hour // this one never sweeps: it stops before the reminder
+	f1, _ := startRulesBot(t, first, s1, dir)
+	place := adapters.Place{Channel: "C1", Thread: "T1"}
+	f1.Say(t, adaptertest.Alice, place, "!run rm -f ./tmp_a")
+	_, c := waitState(t, f1, "pending")
+	ends[f1]()
+	second := cfg
+	second.SweepInterval = 100 * time.Millisecond
+	f2, _ := startRulesBot(t, second, s2, dir)
+	want := "Reminder: approval " + c.ApprovalID + " (rm -f ./tmp_a) still waits for a decision"
+	waitFor(t, "the reminder from the second bot", func() bool {
+		return strings.Contains(flattenAll(f2), want)
+	})
+	if strings.Contains(flattenAll(f1), "Reminder: approval ") {
+		t.Error("the first bot, stopped, reminded")
 	}
 }

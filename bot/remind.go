@@ -2,11 +2,13 @@ package bot
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/approval/rules"
 )
@@ -17,14 +19,75 @@ import (
 // of escalate_to join the approvers, the card says so, and they are
 // mentioned. Once across replicas: the first replica to claim
 // "remind:<id>" (or "escalate:<id>") in the store's dedupe says it. The
-// bot's sweep looks at the cards this process has shown that have a nudge
-// to come (nudges), so each check costs one read of a record that is due.
+// times are stored on the approval (its Requirement), so a card drawn
+// before a restart, or by another replica, is still nudged: the sweep
+// reads the store's pending approvals (its due index, scan) at start and
+// every nudgeScan, and reads the record of each id it has not read
+// before; between scans it looks at the cards known to have a nudge to
+// come (nudges), so each check costs one read of a record that is due.
 
 // nudges are the cards this process showed with a reminder or an
 // escalation still to come: approval id → the record's requirement times.
 type nudges struct {
 	mu sync.Mutex
 	m  map[string]nudge
+	// read holds the pending ids whose record the last scans read (with
+	// a nudge or none); scanned is when the store was last scanned.
+	read    map[string]bool
+	scanned time.Time
+}
+
+// nudgeScan is how often the sweep reads the store's pending approvals
+// for cards with a nudge that this process did not draw.
+const nudgeScan = 30 * time.Second
+
+// scan reads the store's pending approvals (every nudgeScan) and watches
+// the ones not read before that have a nudge to come.
+func (b *Bot) scanNudges(ctx context.Context, now time.Time) {
+	n := &b.nudges
+	n.mu.Lock()
+	if !n.scanned.IsZero() && now.Sub(n.scanned) < nudgeScan {
+		n.mu.Unlock()
+		return
+	}
+	n.scanned = now
+	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	// Every pending approval is in the due index; its farthest end lists them all.
+	ids, err := b.store.Due(ctx, time.Unix(1<<40, 0), cardsMax)
+	if err != nil {
+		b.log.Warn("list the pending approvals for their reminders; trying at the next scan", "err", err)
+		n.mu.Lock()
+		n.scanned = time.Time{}
+		n.mu.Unlock()
+		return
+	}
+	n.mu.Lock()
+	read := make(map[string]bool, len(ids))
+	var fresh []string
+	for _, id := range ids {
+		if n.read[id] {
+			read[id] = true
+		} else {
+			fresh = append(fresh, id)
+		}
+	}
+	n.read = read
+	n.mu.Unlock()
+	for _, id := range fresh {
+		if ctx.Err() != nil {
+			return // the ids not read are read at the next scan
+		}
+		a, err := b.store.Get(ctx, id)
+		if err != nil {
+			continue // gone, or the store failed: the next scan reads it again
+		}
+		n.watch(a)
+		n.mu.Lock()
+		n.read[id] = true
+		n.mu.Unlock()
+	}
 }
 
 type nudge struct {
@@ -89,6 +152,7 @@ func (n *nudges) gone(id string) {
 // remind says the nudges that are due (the bot's sweep calls it).
 func (b *Bot) remind(ctx context.Context) {
 	now := b.now()
+	b.scanNudges(ctx, now)
 	for _, id := range b.nudges.due(now) {
 		if ctx.Err() != nil {
 			return
@@ -128,7 +192,16 @@ func (b *Bot) nudge(ctx context.Context, id string, now time.Time) {
 	p := b.progress(a)
 	mention := b.mention(a.Conversation.Platform)
 	var text string
+	left := undecided(req, p)
+	mentions := left
 	if escalate {
+		// The people of escalate_to first (the approvers hold them too).
+		mentions = slices.Clone(req.EscalateTo)
+		for _, e := range left {
+			if !slices.Contains(mentions, e) {
+				mentions = append(mentions, e)
+			}
+		}
 		text = "Escalated: approval " + id + " (" + oneLine(b.operation(a.Tool, a.Args), 80) + ") has waited since " +
 			a.CreatedAt.UTC().Format(stamp) + "; " + rules.Who(req.EscalateTo, mention) + " may now decide it too. " +
 			rules.Card(req, p, mention)
@@ -137,9 +210,9 @@ func (b *Bot) nudge(ctx context.Context, id string, now time.Time) {
 		}
 	} else {
 		text = "Reminder: approval " + id + " (" + oneLine(b.operation(a.Tool, a.Args), 80) + ") still waits for a decision: " +
-			rules.Card(req, p, mention) + " " + waiting(req, p, mention)
+			rules.Card(req, p, mention) + " " + waiting(left, mention)
 	}
-	if err := b.Reply(ctx, a.Conversation, strings.TrimSpace(text)); err != nil {
+	if err := b.replyMentioning(ctx, a.Conversation, strings.TrimSpace(text), mentions); err != nil {
 		b.log.Warn("post a card's "+word, "err", err, "approval", id)
 	}
 	ev := approval.Event{At: now, Kind: approval.KindCard, Actor: "countersign", ApprovalID: id, Tool: a.Tool,
@@ -149,9 +222,9 @@ func (b *Bot) nudge(ctx context.Context, id string, now time.Time) {
 	}
 }
 
-// waiting mentions the approvers who have not decided: people who have
-// not voted, and every group (its other members may).
-func waiting(req rules.Requirement, p approval.Progress, mention rules.Mention) string {
+// undecided are the approvers who have not decided: people who have not
+// voted, and every group (its other members may).
+func undecided(req rules.Requirement, p approval.Progress) []string {
 	var left []string
 	for _, e := range req.Approvers {
 		user := strings.TrimPrefix(strings.TrimSpace(e), "user:")
@@ -159,8 +232,26 @@ func waiting(req rules.Requirement, p approval.Progress, mention rules.Mention) 
 			left = append(left, e)
 		}
 	}
+	return left
+}
+
+// waiting names the approvers left.
+func waiting(left []string, mention rules.Mention) string {
 	if len(left) == 0 {
 		return ""
 	}
 	return rules.Who(left, mention) + ": approve or cancel it."
+}
+
+// replyMentioning posts text into a conversation with mentions of the
+// approver entries, which the adapter renders (adapters.Content.Mentions).
+func (b *Bot) replyMentioning(ctx context.Context, conv approval.Conversation, text string, mentions []string) error {
+	ad, err := b.adapter(ctx, conv.Platform, "")
+	if err != nil {
+		return err
+	}
+	if _, err := ad.Post(ctx, place(conv), adapters.Content{Text: text, Mentions: mentions}); err != nil {
+		return fmt.Errorf("post in %s: %w", conv.Key(), err)
+	}
+	return nil
 }

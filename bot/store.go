@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"time"
 
 	"github.com/countersign/countersign/approval"
 )
@@ -14,6 +15,7 @@ type stateStore interface {
 	Get(ctx context.Context, id string) (*approval.Approval, error)
 	ListPending(ctx context.Context, platform, channel string, limit int) ([]*approval.Approval, error)
 	CountPending(ctx context.Context, platform, channel string) (int, error)
+	Due(ctx context.Context, now time.Time, limit int) ([]string, error)
 	SetMessageRef(ctx context.Context, id, ref string) error
 	Audit(ctx context.Context, e approval.Event) error
 	approval.Deduper

@@ -506,3 +506,29 @@ func TestUnrecordedClickIsAnsweredAnyway(t *testing.T) {
 		t.Errorf("an unrecorded click got response type %d, want a deferred update", r.Type)
 	}
 }
+
+// TestMentions: a message's approver entries are Discord mentions ahead of
+// its text (a user <@id>, a role <@&id>), and allowed_mentions lets
+// exactly those ping: a mention or @everyone in the text itself notifies
+// no one.
+func TestMentions(t *testing.T) {
+	fake := discordtest.New(t)
+	a := newAdapter(t, fake, Config{})
+	run(t, a)
+	fake.WaitSessions(t, 1)
+	ch := fake.AddChannel("ops")
+	c := adapters.Content{Text: "Reminder: <@666> <@&777> @everyone waits", Mentions: []string{"user:111", "222", "role:333", "group:S1", "channel:C1", "user:1> <@&9"}}
+	if _, err := a.Post(context.Background(), adapters.Place{Channel: ch}, c); err != nil {
+		t.Fatal(err)
+	}
+	got := fake.InChannel(ch)
+	if len(got) != 1 {
+		t.Fatalf("%d messages, want one", len(got))
+	}
+	if want := "<@111> <@222> <@&333> Reminder: <@666> <@&777> @everyone waits"; got[0].Content != want {
+		t.Errorf("content = %q\nwant %q", got[0].Content, want)
+	}
+	if want := []string{"<@111>", "<@222>", "<@&333>"}; !slices.Equal(got[0].Pinged, want) {
+		t.Errorf("pinged %v, want %v", got[0].Pinged, want)
+	}
+}

@@ -3,6 +3,7 @@ package discord
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -134,6 +135,8 @@ type attachment struct {
 // ping @everyone, a role or a person.
 type allowedMentions struct {
 	Parse []string `json:"parse"`
+	Users []string `json:"users,omitempty"`
+	Roles []string `json:"roles,omitempty"`
 }
 
 type file struct {
@@ -166,8 +169,36 @@ func render(c adapters.Content) message {
 		m.renderCard(c)
 		return m
 	}
-	m.Content = m.text(c, maxContent)
+	head := m.mention(c.Mentions)
+	m.Content = head + m.text(c, maxContent-utf8.RuneCountInString(head))
 	return m
+}
+
+// mention renders approver entries as Discord mentions ahead of a
+// message's text (a user as <@id>, a role as <@&id>) and lets exactly
+// those ping: allowed_mentions parses nothing and names only them, so no
+// mention in the text itself notifies anyone.
+func (m *message) mention(entries []string) string {
+	var b strings.Builder
+	for _, e := range entries {
+		kind, id, ok := adapters.Mention(e)
+		if !ok || len(m.AllowedMentions.Users)+len(m.AllowedMentions.Roles) >= 100 {
+			continue // Discord allows 100 of each; far more than a reminder names
+		}
+		switch kind {
+		case "user":
+			if !slices.Contains(m.AllowedMentions.Users, id) {
+				m.AllowedMentions.Users = append(m.AllowedMentions.Users, id)
+				b.WriteString("<@" + id + "> ")
+			}
+		case "role":
+			if !slices.Contains(m.AllowedMentions.Roles, id) {
+				m.AllowedMentions.Roles = append(m.AllowedMentions.Roles, id)
+				b.WriteString("<@&" + id + "> ")
+			}
+		}
+	}
+	return b.String()
 }
 
 // text is c's text cut to limit characters (never leaving a code fence

@@ -2,6 +2,7 @@ package slack_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -465,4 +466,61 @@ func acked(fake *slacktest.Server, id string) bool {
 		}
 	}
 	return false
+}
+
+// TestMentions: a message's approver entries are Slack mentions ahead of
+// its text (a user <@U…>, a user group <!subteam^S…>), while the same
+// markup in the text stays escaped and no option turns names into pings.
+func TestMentions(t *testing.T) {
+	fake, ad, _ := setup(t)
+	p := adapters.Place{Channel: channel, Thread: "1.1"}
+	c := adapters.Content{Text: "Reminder: <!channel> <@U0EVE> @here waits", Mentions: []string{"user:U0BOB", "U0CAROL", "group:S0DBA", "role:R1", "channel:C1", "user:U1> <!channel"}}
+	ref, err := ad.Post(context.Background(), p, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := fake.Message(channel, ref)
+	want := "<@U0BOB> <@U0CAROL> <!subteam^S0DBA> Reminder: &lt;!channel&gt; &lt;@U0EVE&gt; @here waits"
+	if m.Text != want {
+		t.Errorf("text = %q\nwant %q", m.Text, want)
+	}
+	if m.Parse != "" || m.LinkNames != "" {
+		t.Errorf("parse=%q link_names=%q sent; want neither", m.Parse, m.LinkNames)
+	}
+}
+
+// TestCancelAsksForAReason: a card's Cancel always opens a form, its reason
+// optional where no rule requires one; the form's submission is the cancel,
+// with the reason or without.
+func TestCancelAsksForAReason(t *testing.T) {
+	fake, ad, r := setup(t)
+	c := adaptertest.PendingCard("a1b2c3")
+	ref, err := ad.Post(context.Background(), adapters.Place{Channel: channel, Thread: "1.1"}, adapters.Content{Card: &c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := fake.Message(channel, ref)
+	if !strings.Contains(string(m.Blocks), `"`+slack.ActionCancelAsk+`"`) || strings.Contains(string(m.Blocks), `"`+slack.ActionCancel+`"`) {
+		t.Fatalf("the Cancel button does not open the form:\n%s", m.Blocks)
+	}
+	for i, reason := range []string{"", "still needed"} {
+		fake.Acked(t, fake.Click(bob, channel, ref, slack.ActionCancelAsk, "a1b2c3"))
+		var form slacktest.AppView
+		fake.Wait(t, "the cancel form", func() bool {
+			if v := fake.Views(); len(v) == i+1 {
+				form = v[i]
+				return true
+			}
+			return false
+		})
+		blocks, _ := json.Marshal(form.View["blocks"])
+		if !strings.Contains(string(blocks), `"optional":true`) || !strings.Contains(string(blocks), "A reason is optional") {
+			t.Errorf("the cancel form does not make the reason optional:\n%s", blocks)
+		}
+		fake.Acked(t, fake.Submit(bob, form, map[string]map[string]string{"countersign_reason_block": {"reason": reason}}))
+		e := r.next(t)
+		if e.Decision == nil || e.Decision.Approve || e.Decision.ApprovalID != "a1b2c3" || e.Decision.Reason != reason || e.User.ID != bob.ID {
+			t.Errorf("the form's submission = %+v %+v; want bob's cancel of a1b2c3 with reason %q", e.User, e.Decision, reason)
+		}
+	}
 }

@@ -163,7 +163,8 @@ func (a *Adapter) content(c adapters.Content, files attached) []slackapi.MsgOpti
 		// An explicit empty block list, so that an update from a card to
 		// plain text removes the card. files.Text is the text with the
 		// names of the files attached for it.
-		return []slackapi.MsgOption{slackapi.MsgOptionText(cutText(files.Text, maxMessageText), false), slackapi.MsgOptionBlocks()}
+		head := renderMentions(c.Mentions)
+		return []slackapi.MsgOption{slackapi.MsgOptionText(head+cutText(files.Text, maxMessageText-len(head)), false), slackapi.MsgOptionBlocks()}
 	}
 	var bs []slackapi.Block
 	if strings.TrimSpace(c.Text) != "" {
@@ -174,6 +175,30 @@ func (a *Adapter) content(c adapters.Content, files attached) []slackapi.MsgOpti
 		bs = bs[:maxBlocks]
 	}
 	return []slackapi.MsgOption{slackapi.MsgOptionText(fallback(*c.Card), false), slackapi.MsgOptionBlocks(bs...)}
+}
+
+// mentionsMax is the room kept for a message's mentions.
+const mentionsMax = 1000
+
+// renderMentions renders approver entries as Slack mentions ahead of a message's
+// escaped text: a user as <@U…>, a user group as <!subteam^S…>. Only these
+// are markup in the message; nothing else in it can ping (its text is
+// escaped, and no link_names or parse option is sent).
+func renderMentions(entries []string) string {
+	var b strings.Builder
+	for _, e := range entries {
+		kind, id, ok := adapters.Mention(e)
+		if !ok || b.Len()+len(id)+16 > mentionsMax {
+			continue
+		}
+		switch kind {
+		case "user":
+			b.WriteString("<@" + id + "> ")
+		case "group":
+			b.WriteString("<!subteam^" + id + "> ")
+		}
+	}
+	return b.String()
 }
 
 // fallback is a card's notification text.

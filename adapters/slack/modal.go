@@ -11,17 +11,21 @@ import (
 	"github.com/countersign/countersign/adapters"
 )
 
-// This file asks for a reason where a rule requires one (issue 19): the
-// card's Approve or Cancel button carries an action id of its own
-// (ActionApproveReason, ActionCancelReason); a click on it opens a modal
-// (views.open with the click's trigger) holding one text input, and the
-// modal's submission (view_submission) is the decision, with the reason.
+// This file asks for a reason (issue 19): the card's Cancel button always
+// opens a modal (ActionCancelAsk: the reason optional; ActionCancelReason:
+// a rule requires it), and Approve does where a rule requires a reason
+// (ActionApproveReason). A click on one opens a modal (views.open with the
+// click's trigger) holding one text input, and the modal's submission
+// (view_submission) is the decision, with the reason. The typed
+// "cancel <id> <reason>" works as ever, and a click on a card drawn before
+// (ActionCancel) still cancels at once.
 
 // The action ids of buttons whose decision needs a reason, and the modal's
 // callback id and input.
 const (
 	ActionApproveReason = "countersign_approve_reason"
 	ActionCancelReason  = "countersign_cancel_reason"
+	ActionCancelAsk     = "countersign_cancel_ask"
 	reasonCallback      = "countersign_reason"
 	reasonBlock         = "countersign_reason_block"
 	reasonInput         = "reason"
@@ -29,9 +33,12 @@ const (
 )
 
 // reasonAction is the action id of a decision button: its own when the
-// decision needs a reason.
+// decision needs a reason, and a Cancel's that asks for an optional one.
 func reasonAction(action string, b adapters.Button) string {
 	if !b.Reason {
+		if action == ActionCancel {
+			return ActionCancelAsk
+		}
 		return action
 	}
 	if action == ActionApprove {
@@ -55,7 +62,7 @@ type reasonMeta struct {
 // needs a reason, and reports whether act was such a click. A modal that
 // cannot be opened is said privately: nothing was decided.
 func (a *Adapter) askReason(ctx context.Context, cb slackapi.InteractionCallback, act *slackapi.BlockAction, user adapters.User, place adapters.Place, ref string, rp *reply) bool {
-	if act.ActionID != ActionApproveReason && act.ActionID != ActionCancelReason {
+	if act.ActionID != ActionApproveReason && act.ActionID != ActionCancelReason && act.ActionID != ActionCancelAsk {
 		return false
 	}
 	if !validApprovalID(act.Value) {
@@ -71,6 +78,13 @@ func (a *Adapter) askReason(ctx context.Context, cb slackapi.InteractionCallback
 	input := slackapi.NewPlainTextInputBlockElement(plain("Why?"), reasonInput)
 	input.Multiline = true
 	input.MaxLength = maxReason
+	optional := act.ActionID == ActionCancelAsk
+	say := "A reason is required to " + strings.ToLower(verb) + " `" + act.Value + "`. It goes on the card, into the audit log and to the model."
+	if optional {
+		say = "Cancel `" + act.Value + "`? A reason is optional; given, it goes on the card, into the audit log and to the model."
+	}
+	field := slackapi.NewInputBlock(reasonBlock, plain("Reason"), nil, input)
+	field.Optional = optional
 	view := slackapi.ModalViewRequest{
 		Type:       slackapi.VTModal,
 		Title:      plain(cutText(verb+" "+act.Value, 24)),
@@ -78,9 +92,8 @@ func (a *Adapter) askReason(ctx context.Context, cb slackapi.InteractionCallback
 		Close:      plain("Go back"),
 		CallbackID: reasonCallback,
 		Blocks: slackapi.Blocks{BlockSet: []slackapi.Block{
-			slackapi.NewSectionBlock(&slackapi.TextBlockObject{Type: slackapi.MarkdownType,
-				Text: "A reason is required to " + strings.ToLower(verb) + " `" + act.Value + "`. It goes on the card, into the audit log and to the model."}, nil, nil),
-			slackapi.NewInputBlock(reasonBlock, plain("Reason"), nil, input),
+			slackapi.NewSectionBlock(&slackapi.TextBlockObject{Type: slackapi.MarkdownType, Text: say}, nil, nil),
+			field,
 		}},
 		PrivateMetadata: string(meta),
 	}

@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -102,6 +103,29 @@ func (m *wordModel) serve(w http.ResponseWriter, r *http.Request) {
 		args, _ := json.Marshal(map[string]string{"command": cmd})
 		msg["tool_calls"] = []agenttest.WireToolCall{agenttest.Call("call-"+g[2], "execute_command", string(args))}
 		finish = "tool_calls"
+	}
+	if req.Stream {
+		// A streamed turn: the whole answer in one chunk, then the finish.
+		w.Header().Set("Content-Type", "text/event-stream")
+		delta := map[string]any{"role": "assistant", "content": msg["content"]}
+		if calls, ok := msg["tool_calls"].([]agenttest.WireToolCall); ok {
+			var wire []any
+			for i, c := range calls {
+				wire = append(wire, map[string]any{"index": i, "id": c.ID, "type": "function",
+					"function": map[string]any{"name": c.Function.Name, "arguments": c.Function.Arguments}})
+			}
+			delta["tool_calls"] = wire
+		}
+		for _, ch := range []map[string]any{
+			{"index": 0, "delta": delta, "finish_reason": nil},
+			{"index": 0, "delta": map[string]any{}, "finish_reason": finish},
+		} {
+			b, _ := json.Marshal(map[string]any{"id": "chatcmpl-replicas", "object": "chat.completion.chunk",
+				"created": time.Now().Unix(), "model": req.Model, "choices": []any{ch}})
+			_, _ = io.WriteString(w, "data: "+string(b)+"\n\n")
+		}
+		_, _ = io.WriteString(w, "data: [DONE]\n\n")
+		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{

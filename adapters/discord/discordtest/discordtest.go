@@ -19,6 +19,8 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,6 +59,9 @@ type Message struct {
 	// VisibleTo is set for an ephemeral message: the one user who sees it.
 	VisibleTo string
 	Edits     int
+	// Pinged are the mentions in Content that notified someone, under the
+	// message's allowed_mentions ("<@id>", "<@&id>", "@everyone").
+	Pinged []string
 }
 
 // Embed is a message embed.
@@ -470,8 +475,43 @@ type payload struct {
 		ID       int    `json:"id"`
 		Filename string `json:"filename"`
 	} `json:"attachments"`
-	Flags int `json:"flags"`
-	files map[string]string
+	Flags           int              `json:"flags"`
+	AllowedMentions *AllowedMentions `json:"allowed_mentions"`
+	files           map[string]string
+}
+
+// AllowedMentions is a message's allowed_mentions
+// (https://discord.com/developers/docs/resources/message#allowed-mentions-object).
+type AllowedMentions struct {
+	Parse []string `json:"parse"`
+	Users []string `json:"users"`
+	Roles []string `json:"roles"`
+}
+
+var mentionRE = regexp.MustCompile(`<@[!&]?[0-9A-Za-z_-]+>|@everyone|@here`)
+
+// pinged lists whom content notifies under am, as Discord decides: with
+// no allowed_mentions every mention does; with one, a mention notifies
+// when its type is in parse or its id is listed.
+func pinged(content string, am *AllowedMentions) []string {
+	var out []string
+	for _, m := range mentionRE.FindAllString(content, -1) {
+		var kind, id string
+		switch {
+		case m == "@everyone" || m == "@here":
+			kind, id = "everyone", m
+		case strings.HasPrefix(m, "<@&"):
+			kind, id = "roles", strings.TrimSuffix(strings.TrimPrefix(m, "<@&"), ">")
+		default:
+			kind, id = "users", strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(m, "<@"), "!"), ">")
+		}
+		ok := am == nil || slices.Contains(am.Parse, kind) ||
+			kind == "users" && slices.Contains(am.Users, id) || kind == "roles" && slices.Contains(am.Roles, id)
+		if ok && !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // readPayload reads a JSON or multipart (payload_json + files[n]) body.
@@ -579,6 +619,7 @@ func (p payload) check() string {
 func (m *Message) apply(p payload) {
 	if p.Content != nil {
 		m.Content = *p.Content
+		m.Pinged = pinged(m.Content, p.AllowedMentions)
 	}
 	if p.Embeds != nil {
 		m.Embeds = *p.Embeds

@@ -66,6 +66,9 @@ type Message struct {
 	Updates int
 	// UpdatedAt is the time of the last chat.update; zero until one.
 	UpdatedAt time.Time
+	// Parse and LinkNames are the chat.postMessage options that would
+	// turn plain names in the text into mentions; empty when not sent.
+	Parse, LinkNames string
 }
 
 // Ephemeral is a private notice: chat.postEphemeral or a response_url post.
@@ -487,7 +490,8 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	m := &Message{Channel: channel, TS: s.nextTS(), ThreadTS: r.FormValue("thread_ts"), User: BotUserID, BotID: BotID, Text: text}
+	m := &Message{Channel: channel, TS: s.nextTS(), ThreadTS: r.FormValue("thread_ts"), User: BotUserID, BotID: BotID, Text: text,
+		Parse: r.FormValue("parse"), LinkNames: r.FormValue("link_names")}
 	if blocks != "" {
 		m.Blocks = json.RawMessage(blocks)
 	}
@@ -1303,7 +1307,7 @@ func View(m Message) string {
 				switch x["action_id"] {
 				case "countersign_approve":
 					b.WriteString("[approve " + val + "]\n")
-				case "countersign_cancel":
+				case "countersign_cancel", "countersign_cancel_ask":
 					b.WriteString("[cancel " + val + " [reason]]\n")
 				case "countersign_stop":
 					b.WriteString("[!stop " + val + "]\n")
