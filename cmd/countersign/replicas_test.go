@@ -278,6 +278,19 @@ func buildBinary(t *testing.T) string {
 	return bin
 }
 
+// waitOrFalse polls cond every 10ms for up to d and reports whether it
+// came true, so that the caller can say what it saw when it did not.
+func waitOrFalse(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
 // pollUntil waits up to d for cond, checking it every 10ms: for what the
 // fake Slack does not see (a process's files, its log), where the fake's
 // Wait, which checks at each change of the fake, would miss the moment;
@@ -598,10 +611,18 @@ func TestReplicas(t *testing.T) {
 				}
 				return got
 			}
-			e.fake.WaitFor(t, 30*time.Second, fmt.Sprintf("round %d: %d notices and the turn's end", round, clicks-1), func() bool {
-				return len(answered()) >= clicks-1 && len(e.fake.Thread(slackChannel, thread)) >= 2 &&
-					strings.Contains(slacktest.View(e.fake.Thread(slackChannel, thread)[len(e.fake.Thread(slackChannel, thread))-1]), "Finished "+token)
-			})
+			ended := func() bool {
+				msgs := e.fake.Thread(slackChannel, thread)
+				return len(msgs) >= 2 && strings.Contains(slacktest.View(msgs[len(msgs)-1]), "Finished "+token)
+			}
+			if !waitOrFalse(30*time.Second, func() bool { return len(answered()) >= clicks-1 && ended() }) {
+				var views []string
+				for _, m := range e.fake.Thread(slackChannel, thread) {
+					views = append(views, slacktest.View(m))
+				}
+				t.Fatalf("round %d: after 30s, %d of %d notices, turn ended %v; the thread:\n%s",
+					round, len(answered()), clicks-1, ended(), strings.Join(views, "\n---\n"))
+			}
 			for _, env := range envs {
 				e.fake.Acked(t, env)
 				perConn[e.connOf(env.ID)]++
