@@ -238,31 +238,7 @@ func (c Config) policy(platform, channel string) Policy {
 // mayApprove reports whether u is on the approvers list. Users match by id
 // only, exactly (ids are case-sensitive on every platform); surrounding
 // white space in an entry is ignored.
-func (p Policy) mayApprove(u adapters.User) bool {
-	if len(p.Approvers) == 0 {
-		return true
-	}
-	for _, a := range p.Approvers {
-		a = strings.TrimSpace(a)
-		kind, name, found := strings.Cut(a, ":")
-		if !found {
-			kind, name = "user", a
-		}
-		name = strings.TrimSpace(name)
-		switch {
-		case a == "*":
-			return true
-		case name == "":
-		case kind == "user" && name == u.ID:
-			return true
-		case kind == "group" && slices.Contains(u.Groups, name):
-			return true
-		case kind == "role" && slices.Contains(u.Roles, name):
-			return true
-		}
-	}
-	return false
-}
+func (p Policy) mayApprove(u adapters.User) bool { return mayDecide(p.Approvers, u) }
 
 // secondPerson reports whether the requester is barred from approving.
 func (p Policy) secondPerson() bool {
