@@ -52,7 +52,7 @@ type callState struct {
 // posts. Every failure becomes a result that did not run; admit never
 // runs a call it could not audit. outside names the public host the turn
 // has read from, if any (taint.go).
-func (a *Agent) admit(ctx context.Context, conv approval.Conversation, user approval.User, tc ToolCall, turnID, outside string) callState {
+func (a *Agent) admit(ctx context.Context, conv approval.Conversation, user approval.User, tc ToolCall, turnID, outside string, show *shownHere) callState {
 	cs := callState{ID: tc.ID, Tool: tc.Name}
 	set := func(r tools.Result) callState { cs.Result = &r; return cs }
 
@@ -94,7 +94,7 @@ func (a *Agent) admit(ctx context.Context, conv approval.Conversation, user appr
 	case risk.Block:
 		return set(tools.Blocked(v.Reasons...))
 	case risk.Auto:
-		res := a.runAuto(ctx, t, conv, user, tc.Name, args, v)
+		res := a.runAuto(ctx, t, conv, user, tc.Name, args, v, show)
 		a.auditExecution(ctx, user, "", conv.Channel, tc.Name, op, approval.DecisionAuto, res)
 		return set(res)
 	}

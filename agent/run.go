@@ -19,14 +19,14 @@ import (
 // runAuto runs a call that needs no card. It is registered as running
 // here under an id of its own, so that !stop can stop it like an approved
 // one (a `tail -f` must not run for ever).
-func (a *Agent) runAuto(ctx context.Context, t tools.Tool, conv approval.Conversation, user approval.User, tool string, args json.RawMessage, v risk.Verdict) tools.Result {
+func (a *Agent) runAuto(ctx context.Context, t tools.Tool, conv approval.Conversation, user approval.User, tool string, args json.RawMessage, v risk.Verdict, show *shownHere) tools.Result {
 	rec := &approval.Approval{
 		ID: approval.NewID(), Tool: tool, Args: args, Verdict: v, Requester: user, Conversation: conv,
 		State: approval.Running, StartedAt: a.now(),
 	}
 	runCtx, done := a.runs.start(ctx, rec)
 	defer done()
-	a.showRunning(ctx, tool, args, v.Rule)
+	show.running(ctx, a, tool, args, v.Rule)
 	// An operator's pre-authorisation stands for a person's approval
 	// (rule 2 exists for writes such as a routine restart); every other
 	// auto-run call gets the tools' read-only fences.
@@ -34,7 +34,7 @@ func (a *Agent) runAuto(ctx context.Context, t tools.Tool, conv approval.Convers
 	if by, stopped := stoppedBy(runCtx); stopped {
 		res = stoppedRun(by, res)
 	}
-	a.showRan(ctx, tool, args, v.Rule, res)
+	show.ran(ctx, a, tool, args, v.Rule, res)
 	return res
 }
 

@@ -218,34 +218,29 @@ func (a *Agent) withWhy(cs callState) string {
 }
 
 // shownHere is where runAuto shows a call of a model turn as it starts
-// and as it ends: the turn's CallShower, carried in the call's context.
+// and as it ends: the turn's CallShower, passed down through admit. nil
+// shows nothing (a direct command, a quiet conversation, a replier that
+// does not show calls as tasks): the "▸" lines come after the calls ran.
 type shownHere struct {
 	out  CallShower
 	conv approval.Conversation
 	id   string // the model's id of the call
 }
 
-type shownHereKey struct{}
-
-// withCallShown returns ctx carrying where the model's call id is shown
-// while it runs, for runAuto: admit (which runs the call) knows nothing
-// of where the turn is shown, and a direct command, which carries
-// nothing, shows nothing before its reply. Nothing is carried when out
-// does not show calls as tasks or the conversation is quiet: the "▸"
-// lines come after the calls ran, as before.
-func (a *Agent) withCallShown(ctx context.Context, out Replier, conv approval.Conversation, id string) context.Context {
+// callShown is where the model's call id is shown while it runs, or nil
+// when out does not show calls as tasks or the conversation is quiet.
+func (a *Agent) callShown(out Replier, conv approval.Conversation, id string) *shownHere {
 	shower, ok := out.(CallShower)
 	if !ok || a.quiet(conv) {
-		return ctx
+		return nil
 	}
-	return context.WithValue(ctx, shownHereKey{}, shownHere{out: shower, conv: conv, id: id})
+	return &shownHere{out: shower, conv: conv, id: id}
 }
 
-// showRunning shows, where ctx says, that a call that needs no card
-// starts: a task in progress.
-func (a *Agent) showRunning(ctx context.Context, tool string, args json.RawMessage, rule risk.Rule) {
-	here, ok := ctx.Value(shownHereKey{}).(shownHere)
-	if !ok {
+// running shows that a call that needs no card starts: a task in
+// progress.
+func (here *shownHere) running(ctx context.Context, a *Agent, tool string, args json.RawMessage, rule risk.Rule) {
+	if here == nil {
 		return
 	}
 	c := ShownCall{ID: here.id, Title: tool, Running: true, Details: whyNoCardNow(rule)}
@@ -255,12 +250,11 @@ func (a *Agent) showRunning(ctx context.Context, tool string, args json.RawMessa
 	here.out.ShowCall(ctx, here.conv, c)
 }
 
-// showRan shows, where ctx says, how a call that needed no card ended,
-// as soon as it has: the same task, complete or failed. showCalls shows
-// it again with the turn's other calls; the same task twice is one.
-func (a *Agent) showRan(ctx context.Context, tool string, args json.RawMessage, rule risk.Rule, res tools.Result) {
-	here, ok := ctx.Value(shownHereKey{}).(shownHere)
-	if !ok {
+// ran shows how a call that needed no card ended, as soon as it has: the
+// same task, complete or failed. showCalls shows it again with the
+// turn's other calls; the same task twice is one.
+func (here *shownHere) ran(ctx context.Context, a *Agent, tool string, args json.RawMessage, rule risk.Rule, res tools.Result) {
+	if here == nil {
 		return
 	}
 	if c, ok := a.shownCall(callState{ID: here.id, Tool: tool, Args: args, Result: &res, rule: rule}); ok {

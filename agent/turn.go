@@ -119,7 +119,7 @@ func (a *Agent) loop(ctx context.Context, h *hold, conv approval.Conversation, u
 		var cards []*approval.Approval
 		outside := turnOutside(msgs) // taint.go
 		for i, tc := range msg.ToolCalls {
-			calls[i] = a.admit(a.withCallShown(ctx, h.out, conv, tc.ID), conv, user, tc, turnID, outside)
+			calls[i] = a.admit(ctx, conv, user, tc, turnID, outside, a.callShown(h.out, conv, tc.ID))
 			outside = cmp.Or(outside, outsideOf(calls[i]))
 			if calls[i].approval != nil {
 				cards = append(cards, calls[i].approval)
