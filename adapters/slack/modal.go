@@ -123,21 +123,26 @@ func (a *Adapter) fromReason(ctx context.Context, cb slackapi.InteractionCallbac
 	if cb.View.State != nil {
 		reason = strings.TrimSpace(cb.View.State.Values[reasonBlock][reasonInput].Value)
 	}
+	e := a.formEvent(ctx, cb, m, retried)
+	e.Decision = &adapters.Decision{ApprovalID: m.ID, Approve: m.Approve, Reason: reason, Ref: m.Ref}
+	return []adapters.Event{e}
+}
+
+// formEvent is the event of a submitted form of ours: its id (one per
+// view and state, so a resubmission is a redelivery), the card's thread,
+// the reply to the submitter, and the submitter checked as any decider.
+func (a *Adapter) formEvent(ctx context.Context, cb slackapi.InteractionCallback, m reasonMeta, retried bool) adapters.Event {
 	team := cb.Team.ID
 	if team == "" {
 		team = cb.User.TeamID
 	}
-	rp := &reply{ResponseURL: m.ResponseURL, Channel: m.Channel, User: cb.User.ID, Thread: m.Thread}
-	place := adapters.Place{Channel: m.Channel, Thread: m.Thread}
-	user := a.decider(ctx, adapters.User{ID: cb.User.ID, Name: cb.User.Name, Team: team})
-	return []adapters.Event{{
+	return adapters.Event{
 		ID:          "view:" + team + ":" + cb.User.ID + ":" + cb.View.ID + ":" + cb.View.Hash,
 		Redelivered: retried,
-		Reply:       rp,
-		User:        user,
-		Place:       place,
-		Decision:    &adapters.Decision{ApprovalID: m.ID, Approve: m.Approve, Reason: reason, Ref: m.Ref},
-	}}
+		Reply:       &reply{ResponseURL: m.ResponseURL, Channel: m.Channel, User: cb.User.ID, Thread: m.Thread},
+		User:        a.decider(ctx, adapters.User{ID: cb.User.ID, Name: cb.User.Name, Team: team}),
+		Place:       adapters.Place{Channel: m.Channel, Thread: m.Thread},
+	}
 }
 
 // Edit before approve: the card's Edit button opens a form holding the
@@ -231,21 +236,9 @@ func (a *Adapter) fromEdit(ctx context.Context, cb slackapi.InteractionCallback,
 	if cb.View.State != nil {
 		op = strings.TrimSpace(cb.View.State.Values[editBlock][editInput].Value)
 	}
-	team := cb.Team.ID
-	if team == "" {
-		team = cb.User.TeamID
-	}
-	rp := &reply{ResponseURL: m.ResponseURL, Channel: m.Channel, User: cb.User.ID, Thread: m.Thread}
-	place := adapters.Place{Channel: m.Channel, Thread: m.Thread}
-	user := a.decider(ctx, adapters.User{ID: cb.User.ID, Name: cb.User.Name, Team: team})
-	return []adapters.Event{{
-		ID:          "view:" + team + ":" + cb.User.ID + ":" + cb.View.ID + ":" + cb.View.Hash,
-		Redelivered: retried,
-		Reply:       rp,
-		User:        user,
-		Place:       place,
-		Text:        "!edit " + m.ID + " " + op,
-	}}
+	e := a.formEvent(ctx, cb, m, retried)
+	e.Text = "!edit " + m.ID + " " + op
+	return []adapters.Event{e}
 }
 
 // notifyAsync sends a private notice in the background, off the intake
