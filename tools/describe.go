@@ -130,13 +130,25 @@ func (r *Registry) Title(name string) string {
 }
 
 // Operation is the operation text of a call of the named tool, as every
-// place that shows a call shows it (card, audit log, chat, log).
+// place that shows a call shows it (card, audit log, chat, log). Secrets
+// in the call's own arguments (a token on a curl line, mysql -pSECRET, a
+// password in SQL text) pass through the registry's redactor like every
+// result does, and Masked says so: what runs is still the stored call,
+// exactly as approved.
 func (r *Registry) Operation(name string, args json.RawMessage) Operation {
-	t, ok := r.tools[name]
-	if !ok {
-		return generic{name}.Operation(args)
+	var op Operation
+	if t, ok := r.tools[name]; ok {
+		op = describer(t).Operation(args)
+	} else {
+		op = generic{name}.Operation(args)
 	}
-	return describer(t).Operation(args)
+	if r.redactor != nil {
+		var n int
+		if op.Text, n = r.redactor.Redact(op.Text); n > 0 {
+			op.Masked = true
+		}
+	}
+	return op
 }
 
 // Directs returns the direct commands of the registered tools, in

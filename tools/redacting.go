@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Redactor hides secrets in text: it returns the text with each secret
@@ -99,10 +100,19 @@ func RedactResult(res Result, x Redactor) Result {
 		res.Columns = cols
 	}
 	if len(res.Rows) > 0 {
+		secret := make([]bool, len(res.Columns))
+		for i, c := range res.Columns {
+			secret[i] = SecretColumn(c.Name)
+		}
 		rows := make([][]any, len(res.Rows))
 		for i, row := range res.Rows {
 			rows[i] = make([]any, len(row))
 			for j, v := range row {
+				if j < len(secret) && secret[j] && v != nil && v != "" {
+					rows[i][j] = ColumnMark
+					n++
+					continue
+				}
 				rows[i][j] = redactValue(v, text)
 			}
 		}
@@ -125,6 +135,38 @@ func RedactResult(res Result, x Redactor) Result {
 		res.Note = JoinNotes(res.Note, RedactedNote(n))
 	}
 	return res
+}
+
+// ColumnMark replaces every value of a column whose name says it holds
+// passwords or their hashes.
+const ColumnMark = "[redacted: password-column]"
+
+// SecretColumn reports whether a result column's name says its values
+// are passwords, password hashes or tokens (mysql.user's
+// authentication_string, pg_authid's rolpassword, an application's
+// password_hash or api_token), whatever the values look like: a hash of
+// an unknown scheme, or a plain password, has no shape a rule can find.
+func SecretColumn(name string) bool {
+	n := strings.ToLower(name)
+	if i := strings.LastIndexByte(n, '.'); i >= 0 {
+		n = n[i+1:] // a qualified name, user.password
+	}
+	switch n {
+	case "authentication_string", "rolpassword", "passwd", "pwd", "secret", "token", "api_key", "apikey":
+		return true
+	}
+	for _, w := range []string{"password", "passwd", "pass_hash", "secret_key", "api_token", "access_token", "refresh_token", "private_key"} {
+		if strings.Contains(n, w) {
+			// Names that only say something about the secret.
+			for _, about := range []string{"expired", "expires", "changed", "last", "lifetime", "reuse", "require", "policy", "length", "_at", "_on", "count", "errors", "locked"} {
+				if strings.Contains(n, about) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // RedactedNote is the one wording that tells the model values were hidden.

@@ -184,3 +184,89 @@ func TestRegistryWithRedacts(t *testing.T) {
 		t.Error("With lost the first registry's tool")
 	}
 }
+
+// argsTool records the arguments it runs with and shows its command as
+// its operation.
+type argsTool struct{ ran *string }
+
+func (argsTool) Name() string            { return "args" }
+func (argsTool) Description() string     { return "runs a command" }
+func (argsTool) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (argsTool) Title() string           { return "Run this?" }
+func (argsTool) Direct() tools.Direct    { return tools.Direct{} }
+func (argsTool) Operation(raw json.RawMessage) tools.Operation {
+	var a struct{ Command string }
+	_ = json.Unmarshal(raw, &a)
+	return tools.Operation{Text: a.Command}
+}
+func (t argsTool) Run(_ context.Context, raw json.RawMessage, _ tools.RunOptions) tools.Result {
+	var a struct{ Command string }
+	_ = json.Unmarshal(raw, &a)
+	*t.ran = a.Command
+	return tools.Result{Status: tools.StatusOK, Executed: true}
+}
+
+// TestOperationMasksSecretsInArguments: a secret in a call's own arguments
+// is masked in the operation text every surface shows (card, chat, log,
+// audit record), while what runs is exactly the call as asked.
+func TestOperationMasksSecretsInArguments(t *testing.T) {
+	for _, c := range []struct{ name, command, secret string }{
+		{"bearer on curl", `curl -H "Authorization: Bearer s3cr3tT0ken.abc" https://api.internal/v1/items`, "s3cr3tT0ken.abc"},
+		{"mysql -p", "mysql -u root -pSup3rS3cret -e 'SHOW REPLICA STATUS\\G'", "Sup3rS3cret"},
+		{"password in sql", "ALTER USER 'app'@'%' IDENTIFIED BY 'N3wP4ss#1'", "N3wP4ss#1"},
+		{"token in env", "GITHUB_TOKEN=" + "ghp_" + "R4nd0mL00k1ngT0k3nV4lu3Xy7Zq2Wp9Kd8F" + " gh api /user", "R4nd0mL00k1ngT0k3nV4lu3Xy7Zq2Wp9Kd8F"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var ran string
+			reg, err := tools.NewRegistry(argsTool{&ran})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg.Redact(redactor(t))
+			raw, _ := json.Marshal(map[string]string{"command": c.command})
+			op := reg.Operation("args", raw)
+			if strings.Contains(op.Text, c.secret) || !op.Masked {
+				t.Errorf("Operation = %+v: the secret is shown, or Masked is not set", op)
+			}
+			if !strings.Contains(op.Text, "[redacted: ") {
+				t.Errorf("Operation = %q: no mark says what was hidden", op.Text)
+			}
+			reg.Run(context.Background(), "args", raw, tools.RunOptions{})
+			if ran != c.command {
+				t.Errorf("ran %q, want exactly %q", ran, c.command)
+			}
+		})
+	}
+	t.Run("nothing to hide", func(t *testing.T) {
+		var ran string
+		reg, _ := tools.NewRegistry(argsTool{&ran})
+		reg.Redact(redactor(t))
+		op := reg.Operation("args", json.RawMessage(`{"command":"df -h /var"}`))
+		if op.Text != "df -h /var" || op.Masked {
+			t.Errorf("Operation = %+v, want the command unchanged and not masked", op)
+		}
+	})
+}
+
+// TestPasswordColumnsRedacted: a SQL result column named like a password
+// or hash has every value hidden, whatever it looks like; columns that
+// only say something about passwords are kept.
+func TestPasswordColumnsRedacted(t *testing.T) {
+	res := tools.Result{
+		Status: tools.StatusOK, Executed: true,
+		Columns: []tools.Column{{Name: "User"}, {Name: "authentication_string"}, {Name: "password_expired"}, {Name: "users.password_hash"}},
+		Rows:    [][]any{{"app", "plainpass", "N", "x9"}, {"root", "", "Y", nil}},
+	}
+	got := tools.RedactResult(res, redactor(t))
+	want := [][]any{{"app", tools.ColumnMark, "N", tools.ColumnMark}, {"root", "", "Y", nil}}
+	for i := range want {
+		for j := range want[i] {
+			if got.Rows[i][j] != want[i][j] {
+				t.Errorf("row %d col %d = %v, want %v", i, j, got.Rows[i][j], want[i][j])
+			}
+		}
+	}
+	if got.Redacted != 2 {
+		t.Errorf("Redacted = %d, want 2", got.Redacted)
+	}
+}

@@ -163,3 +163,74 @@ func TestConfigCheckShowsRedaction(t *testing.T) {
 		t.Errorf("an empty allowed value: exit %d, %s", code, stderr.String())
 	}
 }
+
+// TestSecretsInArgumentsMasked is issue 25's item 4 for a call's own
+// arguments: a password the model put on a command line is masked on the
+// card, in the chat, in the audit log and in the bot's log, while what
+// runs after the approval is exactly the command as asked.
+func TestSecretsInArgumentsMasked(t *testing.T) {
+	secret := "Hunter2#x$y" + "Q9"
+	command := `DB_PASSWORD='` + secret + `' sh -c 'printf %s "$DB_PASSWORD" > got.txt'`
+	args, _ := json.Marshal(map[string]string{"command": command, "risk_level": "high"})
+	dir := t.TempDir()
+	logs := t.TempDir()
+	auditFile := filepath.Join(logs, "audit.jsonl")
+	botLog := filepath.Join(logs, "bot.log")
+	fake := slacktest.New(t)
+	fake.AddGroup("S0ONCALL", "oncall", bob.ID)
+	model := agenttest.NewServer(t,
+		agenttest.Calls(agenttest.Call("call-1", "execute_command", string(args))),
+		agenttest.Text("Saved."),
+	)
+	slackRun(t, dir, `
+bot:
+  default:
+    approvers: ["group:@oncall"]
+    require_second_person: true
+audit:
+  file:
+    path: `+auditFile+`
+log:
+  file: `+botLog+`
+  level: debug
+`, fake, model)
+
+	thread := fake.Mention(alice, slackChannel, "", "save the password to got.txt")
+	card := threadHas(t, fake, thread, "printf %s")
+	if v := slacktest.View(card); strings.Contains(v, secret) || !strings.Contains(v, "[redacted: ") {
+		t.Fatalf("the card shows the password, or no mark:\n%s", v)
+	}
+	fake.Acked(t, fake.Click(bob, slackChannel, card.TS, slack.ActionApprove, approvalID(t, card)))
+	threadHas(t, fake, thread, "Saved.")
+
+	got, err := os.ReadFile(filepath.Join(dir, "got.txt"))
+	if err != nil || string(got) != secret {
+		t.Fatalf("what ran wrote %q (%v), want the password exactly as asked", got, err)
+	}
+	seen := map[string]string{}
+	var chat strings.Builder
+	for _, m := range fake.Messages(slackChannel) {
+		chat.WriteString(m.Text + "\n" + string(m.Blocks) + "\n" + slacktest.View(m) + "\n")
+	}
+	for _, u := range []string{alice.ID, bob.ID} {
+		for _, e := range fake.Ephemerals(u) {
+			chat.WriteString(e.Text + "\n")
+		}
+	}
+	seen["the chat"] = chat.String()
+	for name, path := range map[string]string{"the audit log": auditFile, "the bot's log": botLog} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[name] = string(b)
+	}
+	if !strings.Contains(seen["the audit log"], "printf %s") {
+		t.Fatalf("the audit log does not record the run:\n%s", seen["the audit log"])
+	}
+	for where, text := range seen {
+		if strings.Contains(text, secret) {
+			t.Errorf("%s holds the password", where)
+		}
+	}
+}

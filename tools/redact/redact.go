@@ -54,21 +54,107 @@ type Redactor struct {
 	extras []extra
 }
 
-// extra is a rule of our own: the first group of re is the secret.
+// extra is a rule of our own: the first group of re that matched is the
+// secret. hints are lower-case words of which the text must hold one for
+// the rule to be tried (a cheap filter before the regular expression); a
+// rule with none is tried on every text.
 type extra struct {
-	id string
-	re *regexp.Regexp
+	id    string
+	re    *regexp.Regexp
+	hints []string
+	// keep, when set, reports whether a matched value is a secret at all
+	// (e.g. not a plain number in "password_min_length=12"), given the
+	// whole match and the value.
+	keep func(match, v string) bool
 }
 
+// secretName is the part of a key's name that says its value is a secret:
+// password, passwd, passphrase, pwd as a word of its own (DB_PWD, not the
+// shell's PWD, whose value is a folder), secret, token, api key, auth.
+const secretName = `(?:[A-Za-z0-9_.-]*(?:(?i:pass(?:word|wd|phrase))|(?i:secret)|(?i:token)|(?i:api[_-]?key)|(?i:access[_-]?key)|(?i:private[_-]?key))[A-Za-z0-9_.-]*|[A-Za-z0-9_.-]*_(?i:pwd))`
+
+// quotedValue is a value in double quotes (with JSON's escapes), in
+// single quotes, or bare up to a blank, quote, comma, brace or semicolon;
+// each form is its own group.
+const quotedValue = `(?:"((?:[^"\\\n]|\\.){1,512})"|'([^'\n]{1,512})'|([^\s'",;{}\[\]]{1,512}))`
+
 // extraRules are the rules gitleaks lacks (see Redactor.extras).
-var extraRules = []struct{ id, re string }{
+var extraRules = []struct {
+	id, re string
+	hints  []string
+	keep   func(match, v string) bool
+}{
 	// scheme://user:password@host (postgres, mysql, redis, amqp, https…).
-	{"url-password", `(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@'"]*:([^\s/@'"]+)@`},
+	{"url-password", `(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@'"]*:([^\s/@'"]+)@`, []string{"://"}, nil},
 	// --password=secret, --password secret (mysql, mysqldump, redis-cli,
 	// kcadm, curl --proxy-password, …).
-	{"cli-password", `--(?:[a-z]+-)?password(?:=|[ \t]+)([^\s'"-][^\s'"]*)`},
+	{"cli-password", `--(?:[a-z]+-)?password(?:=|[ \t]+)([^\s'"-][^\s'"]*)`, []string{"password"}, nil},
 	// mysql -psecret, as ps aux and shell history show it.
-	{"cli-password", `\b(?:mysql|mysqldump|mysqladmin|mysqlcheck|mysqlimport|mysqlshow|mysqlbinlog|mariadb|mariadb-dump|mariadb-admin)\b[^\n]*?[ \t]-p([^\s'"-][^\s'"]*)`},
+	{"cli-password", `\b(?:mysql|mysqldump|mysqladmin|mysqlcheck|mysqlimport|mysqlshow|mysqlbinlog|mariadb|mariadb-dump|mariadb-admin)\b[^\n]*?[ \t]-p([^\s'"-][^\s'"]*)`, []string{" -p", "\t-p"}, nil},
+	// redis-cli -a secret, erl -setcookie COOKIE, curl -u user:secret.
+	{"cli-password", `\bredis-cli\b[^\n]*?[ \t]-a[ \t]+([^\s'"-][^\s'"]*)`, []string{"redis-cli"}, nil},
+	{"erlang-cookie", `-setcookie[ \t]+['"]?([^\s'"]+)`, []string{"-setcookie"}, nil},
+	{"cli-password", `(?i)\bcurl\b[^\n]*?[ \t](?:-u|--user)[ \t=]*['"]?[^:\s'"]*:([^\s'"]+)`, []string{"curl"}, nil},
+	// An assignment to a name that says secret, in any of the shapes
+	// configuration and environments print: password = "a#b$c",
+	// DB_PASSWORD=…, "password": "…", PGPASSWORD='…', password: …
+	// gitleaks' generic rule refuses values with # or $ and short ones.
+	{"password-assignment", `(?:^|[^A-Za-z0-9_])["']?` + secretName + `["']?[ \t]*(?:=|:)[ \t]*` + quotedValue, []string{"pass", "secret", "token", "key", "pwd"}, secretValue},
+	// Authorization: Basic …, Bearer …, Token … (headers, curl -H,
+	// nginx and proxy logs).
+	{"authorization-header", `(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:basic|bearer|token|negotiate)[ \t]+([^\s'",]+)`, []string{"authorization"}, nil},
+	// SQL text: IDENTIFIED BY 'x', PASSWORD('x'), SET PASSWORD = 'x',
+	// MASTER_PASSWORD='x'.
+	{"sql-password", `(?i)\bidentified[ \t]+(?:with[ \t]+\S+[ \t]+)?(?:by|as)[ \t]+(?:password[ \t]+)?'([^'\n]+)'`, []string{"identified"}, nil},
+	{"sql-password", `(?i)\b(?:old_)?password[ \t]*\([ \t]*'([^'\n]+)'`, []string{"password"}, nil},
+	{"sql-password", `(?i)\b(?:master|primary|source)_password[ \t]*=[ \t]*'([^'\n]+)'`, []string{"_password"}, nil},
+	// Password hashes: crypt(3) ($1$, $2b$, $5$, $6$, $y$, $gy$, $7$),
+	// MySQL's native (*40 hex) and caching_sha2 ($A$005$…), PostgreSQL's
+	// SCRAM and md5 secrets.
+	{"password-hash", `(\$(?:1|2[abxy]?|5|6|7|y|gy|md5|sha1)\$[./A-Za-z0-9$=,]{16,})`, []string{"$"}, shaped},
+	{"password-hash", `(?:^|[^0-9A-Za-z*])(\*[0-9A-F]{40})\b`, []string{"*"}, shaped},
+	{"password-hash", `(\$A\$[0-9A-Fa-f]{3}\$[^\n]{20,63})`, []string{"$a$"}, shaped},
+	{"password-hash", `(SCRAM-SHA-256\$[0-9]+:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+)`, []string{"scram-sha-256$"}, shaped},
+	{"password-hash", `\b(md5[0-9a-f]{32})\b`, []string{"md5"}, shaped},
+	// An Erlang cookie as ~/.erlang.cookie holds it: a line of twenty
+	// capital letters and nothing else.
+	{"erlang-cookie", `(?m)^([A-Z]{20})\r?$`, nil, nil},
+}
+
+// notPlaceholder is the keep of most rules: what was found is a secret
+// unless it is plainly a placeholder.
+func notPlaceholder(_, v string) bool { return !placeholder(v) }
+
+// shaped is the keep of rules whose match is a secret by its shape (a
+// password hash): a hash starts with "$", which would read as a variable.
+func shaped(_, _ string) bool { return true }
+
+// secretValue reports whether v, assigned to a name that says secret, is
+// one: not a plain boolean or small number (token_ttl: 3600), not a path
+// the value only points to (password_file=/run/secrets/db), and not the
+// value of a name that only says something about the secret
+// (secretName: db-creds, password_min_length=12, token_url=…).
+func secretValue(match, v string) bool {
+	name := strings.ToLower(strings.TrimRight(match[:strings.LastIndexAny(match[:len(match)-len(v)], "=:")], " \t'\""))
+	for _, suffix := range aboutSecret {
+		if strings.HasSuffix(name, suffix) {
+			return false
+		}
+	}
+	if placeholder(v) {
+		return false
+	}
+	switch strings.ToLower(v) {
+	case "true", "false", "yes", "no", "on", "off", "null", "none", "nil", "required", "optional", "disabled", "enabled":
+		return false
+	}
+	if strings.Trim(v, "0123456789") == "" && len(v) < 10 {
+		return false
+	}
+	if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "~/") {
+		return false
+	}
+	return true
 }
 
 // New compiles the gitleaks default rule set. Values in allow are let
@@ -114,7 +200,7 @@ func New(allow []string) (*Redactor, error) {
 		r.generic.IgnoreGitleaksAllow = true
 	}
 	for _, e := range extraRules {
-		r.extras = append(r.extras, extra{e.id, regexp.MustCompile(e.re)})
+		r.extras = append(r.extras, extra{id: e.id, re: regexp.MustCompile(e.re), hints: e.hints, keep: e.keep})
 	}
 	// Output cannot vouch for itself: a "gitleaks:allow" comment in a file
 	// the model reads does not let its secret through.
@@ -278,23 +364,91 @@ func assigned(rest string) bool {
 	return false
 }
 
+// aboutSecret are the ends of names whose value is about a secret, not
+// the secret: its name, where it is kept, its length or lifetime.
+var aboutSecret = []string{"name", "names", "ref", "file", "path", "dir", "type", "length", "len", "ttl", "expiry",
+	"expires", "expiration", "age", "policy", "url", "uri", "endpoint", "header", "prefix", "count", "min", "max",
+	"required", "enabled", "kind", "algorithm", "mode", "format", "version", "id", "arn", "source", "provider"}
+
 // extra applies the rules gitleaks lacks. A value that is plainly a
 // placeholder ($VAR, ${VAR}, <password>, ***, xxx) is left alone.
 func (r *Redactor) extra(s, lower string) []span {
-	if !strings.Contains(lower, "://") && !strings.Contains(lower, "password") && !strings.Contains(lower, " -p") && !strings.Contains(lower, "\t-p") {
-		return nil
-	}
 	var out []span
 	for _, e := range r.extras {
-		for _, m := range e.re.FindAllStringSubmatchIndex(s, -1) {
-			v := s[m[2]:m[3]]
-			if placeholder(v) || r.allow[v] {
+		if len(e.hints) > 0 && !containsAny(lower, e.hints) {
+			continue
+		}
+		for _, m := range e.matches(s, lower) {
+			start, end := -1, -1
+			for g := 2; g+1 < len(m); g += 2 {
+				if m[g] >= 0 {
+					start, end = m[g], m[g+1]
+					break
+				}
+			}
+			if start < 0 {
 				continue
 			}
-			out = append(out, span{m[2], m[3], e.id})
+			v := s[start:end]
+			keep := e.keep
+			if keep == nil {
+				keep = notPlaceholder
+			}
+			if r.allow[v] || !keep(s[m[0]:m[1]], v) {
+				continue
+			}
+			out = append(out, span{start, end, e.id})
 		}
 	}
 	return out
+}
+
+// matches returns the submatch indexes of e's expression in s. A rule with
+// hints reads only the lines that hold one (every such rule is about one
+// line), so that its cost follows what the text holds, not its length.
+func (e extra) matches(s, lower string) [][]int {
+	if len(e.hints) == 0 {
+		return e.re.FindAllStringSubmatchIndex(s, -1)
+	}
+	var out [][]int
+	read := map[int]bool{} // the starts of the lines read
+	for _, h := range e.hints {
+		for i := 0; ; {
+			j := strings.Index(lower[i:], h)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			start := strings.LastIndexByte(s[:at], '\n') + 1
+			end := len(s)
+			if k := strings.IndexByte(s[at:], '\n'); k >= 0 {
+				end = at + k
+			}
+			i = end
+			if read[start] {
+				continue // read already, through another hint
+			}
+			read[start] = true
+			for _, m := range e.re.FindAllStringSubmatchIndex(s[start:end], -1) {
+				for g := range m {
+					if m[g] >= 0 {
+						m[g] += start
+					}
+				}
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // placeholder reports whether a value stands for a password rather than
