@@ -29,7 +29,7 @@ func tailReaders() map[string]reader {
 			samples([]string{look}, name+" --bootstrap-server k:9092 --delete --topic t", name+" --bootstrap-server k:9092 --alter", name+" --bootstrap-server k:9092 --describe --reset-offsets --execute", name+" --bootstrap-server k:9092 x")
 	}
 	fly := r("-a --app -c --config -o --org -r --region -i --instance --machine -t --access-token -n --lines", "-f --follow", never).
-		withVerbs("status, logs, releases, version, doctor, apps list, machines|machine|m list|status, regions list, volumes|volume|vol list|show, " +
+		withVerbs("status, logs, releases, version, doctor, apps list, machines|machine|m list|status, regions list, volumes|volume|vol list|show, "+
 			"secrets list, checks list, scale show, ips list, certs list|show, orgs list, image show, services list, platform regions|vm-sizes|status, config show|validate").
 		samples([]string{"fly status -a api", "fly machines list -a api", "fly secrets list -a api", "flyctl logs -a api --no-tail"},
 			"fly deploy", "fly secrets set A=b", "fly ssh console", "fly auth token", "fly tokens create deploy", "fly proxy 5432", "fly machine destroy x", "fly scale count 0", "fly")
@@ -128,7 +128,7 @@ func tailReaders() map[string]reader {
 			samples([]string{"btrfs filesystem show", "btrfs subvolume list /", "btrfs device stats /mnt/data", "btrfs scrub status /", "btrfs fi df /"},
 				"btrfs subvolume delete /mnt/snap", "btrfs device stats -z /mnt/data", "btrfs balance start /", "btrfs filesystem resize -10g /", "btrfs scrub start /",
 				"btrfs device remove /dev/sdb /", "btrfs filesystem defragment -r /", "btrfs property set / ro true", "btrfs check --repair /dev/sdb", "btrfs"),
-		"iptables-save": r("-t --table", "-f --file -M --modprobe", "writes a file or runs a program").withMax(0),
+		"iptables-save":  r("-t --table", "-f --file -M --modprobe", "writes a file or runs a program").withMax(0),
 		"ip6tables-save": r("-t --table", "-f --file -M --modprobe", "writes a file or runs a program").withMax(0),
 	}
 }
