@@ -395,58 +395,6 @@ func goCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	return "go " + c.args[0].text + " builds or runs code"
 }
 
-var redisValued = []string{"-h", "-p", "-n", "-s", "-a", "-u", "-i", "-r", "--user", "--pass", "--cacert", "--cacertdir",
-	"--cert", "--key", "--sni", "--pattern", "--count", "--memkeys-samples"}
-
-// redisRead reports whether a redis-cli command line only reads server
-// state: INFO, PING, DBSIZE, SLOWLOG GET, the --stat and --bigkeys modes.
-func redisRead(args []arg) bool {
-	var words []string
-	for i := 0; i < len(args); i++ {
-		t := args[i].text
-		if args[i].dynamic {
-			return false
-		}
-		switch {
-		case in(t, redisValued...):
-			i++
-		case in(t, "--tls", "--no-auth-warning", "-c", "--raw", "--no-raw", "--stat", "--bigkeys", "--memkeys", "--hotkeys",
-			"--latency", "--latency-history", "--latency-dist", "--scan", "--intrinsic-latency", "-3", "--resp2", "--resp3"):
-		case strings.HasPrefix(t, "-"):
-			return false
-		default:
-			words = append(words, strings.ToLower(t))
-		}
-	}
-	if len(words) == 0 {
-		for _, a := range args {
-			if in(a.text, "--stat", "--bigkeys", "--memkeys", "--hotkeys", "--latency", "--latency-history", "--latency-dist", "--scan") {
-				return true
-			}
-		}
-		return false // no command: an interactive session
-	}
-	second := ""
-	if len(words) > 1 {
-		second = words[1]
-	}
-	switch words[0] {
-	case "info", "ping", "dbsize", "time", "role", "lastsave":
-		return true
-	case "slowlog":
-		return in(second, "get", "len")
-	case "latency":
-		return in(second, "latest", "doctor", "history")
-	case "memory":
-		return in(second, "stats", "doctor")
-	case "cluster":
-		return in(second, "info", "nodes", "slots", "shards")
-	case "client":
-		return in(second, "list", "info")
-	}
-	return false
-}
-
 // ethtoolCheck: showing a device's settings, driver and counters is a
 // look; -s, -K, -G, -E (eeprom write), -f (flash), -t (self-test, which
 // takes the link down) and the other set options are not.
