@@ -174,4 +174,3 @@ func dbClient(j *judge, c *cmd) {
 	}
 	j.unknown(c.name + " talks to a database")
 }
-

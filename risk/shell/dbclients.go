@@ -503,7 +503,7 @@ var redisSubReads = map[string][]string{
 	"slowlog": {"get", "len", "help"}, "latency": {"latest", "doctor", "history", "histogram", "help"},
 	"memory": {"stats", "doctor", "usage", "malloc-stats", "help"}, "client": {"list", "info", "getname", "id", "help"},
 	"cluster": {"info", "nodes", "slots", "shards", "myid", "countkeysinslot", "keyslot", "links", "help"},
-	"object": {"encoding", "freq", "idletime", "refcount", "help"}, "command": {"count", "info", "docs", "list", "getkeys", "help"},
+	"object":  {"encoding", "freq", "idletime", "refcount", "help"}, "command": {"count", "info", "docs", "list", "getkeys", "help"},
 	"pubsub": {"channels", "numsub", "numpat", "shardchannels", "shardnumsub", "help"}, "xinfo": {"stream", "groups", "consumers", "help"},
 	"acl": {"whoami", "cat", "users", "help"}, "module": {"list", "help"}, "function": {"list", "stats", "help"},
 	"config": {"get", "help"},
