@@ -200,7 +200,9 @@ func (j *judge) psqlRead(c *cmd) bool {
 		return false
 	}
 	for _, op := range ops {
-		if op.dynamic {
+		// A connection string's options (options='-c search_path=...')
+		// change which function a name calls.
+		if op.dynamic || strings.Contains(strings.ToLower(op.text), "options") {
 			return false
 		}
 	}
@@ -489,7 +491,7 @@ func (j *judge) pgStatement(name string, st []pgToken) string {
 
 // redisValued are the redis-cli options that take a value.
 var redisValued = []string{"-h", "-p", "-n", "-s", "-a", "-u", "-i", "-r", "--user", "--pass", "--cacert", "--cacertdir",
-	"--cert", "--key", "--sni", "--pattern", "--count", "--memkeys-samples", "--askpass"}
+	"--cert", "--key", "--sni", "--pattern", "--count", "--memkeys-samples"}
 
 // redisReads are the redis commands that only read, by their first word;
 // redisSubReads those whose second word says (SLOWLOG GET). Left out on
