@@ -143,7 +143,9 @@ func mysqlStatements(text string) (stmts []string, why string) {
 			} else {
 				i += k
 			}
-		case ch == '/' && strings.HasPrefix(text[i:], "/*"):
+		case ch == '/' && strings.HasPrefix(text[i:], "/*") && !strings.HasPrefix(text[i:], "/*!") && !strings.HasPrefix(text[i:], "/*+"):
+			// The client reads /*! and /*+ (executable comments and
+			// hints) as text: a \! inside one still runs.
 			k := strings.Index(text[i+2:], "*/")
 			if k < 0 {
 				return nil, "a comment is not closed"

@@ -25,6 +25,7 @@ func TestDBClients(t *testing.T) {
 		{"system by name", `mysql -e 'system id'`, danger, "command of the mysql client"},
 		{"source by name", `mysql -e 'source /tmp/x.sql'`, unknown, "command of the mysql client"},
 		{"delimiter by name", `mysql -e 'delimiter //'`, unknown, "command of the mysql client"},
+		{"a client command inside a hint still runs", `mysql -e 'SELECT /*+ \! id */ 1'`, danger, "not SQL"},
 		{"an open quote", `mysql -e "SELECT 'x"`, unknown, "not closed"},
 		{"password hashes", `mysql -e 'SELECT authentication_string FROM mysql.user'`, danger, "password"},
 		{"a file on standard input", `mysql shop < file.sql`, danger, "database"},
