@@ -90,7 +90,11 @@ func (j *judge) mysqlRead(c *cmd) bool {
 	}
 	stmts, why := mysqlStatements(sql[0])
 	if why != "" {
-		j.unknown(c.name + " -e: " + why)
+		if runsShell(sql[0]) {
+			j.danger(c.name + " -e runs a shell command (\\! or system): " + why)
+		} else {
+			j.unknown(c.name + " -e: " + why)
+		}
 		return false
 	}
 	read := len(stmts) > 0
@@ -171,6 +175,20 @@ func mysqlStatements(text string) (stmts []string, why string) {
 		}
 	}
 	return stmts, ""
+}
+
+// runsShell reports whether a client's text holds its shell escape: \!
+// for mysql and psql, system at the start of a line for mysql.
+func runsShell(text string) bool {
+	if strings.Contains(text, "\\!") {
+		return true
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.EqualFold(f[0], "system") {
+			return true
+		}
+	}
+	return false
 }
 
 // psqlSpec holds the psql options that take a value.
@@ -416,6 +434,9 @@ func (j *judge) psqlText(name, text string) string {
 	if t := strings.TrimSpace(text); strings.HasPrefix(t, "\\") {
 		if psqlMeta(t) {
 			return ""
+		}
+		if runsShell(t) {
+			j.danger(name + " -c " + clipWord(t) + " runs a shell command")
 		}
 		return name + " -c " + clipWord(t) + " is a psql command that is not a look (\\! runs a shell command, \\o and \\copy write files)"
 	}
