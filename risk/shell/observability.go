@@ -29,27 +29,27 @@ func tailReaders() map[string]reader {
 			samples([]string{look}, name+" --bootstrap-server k:9092 --delete --topic t", name+" --bootstrap-server k:9092 --alter", name+" --bootstrap-server k:9092 --describe --reset-offsets --execute", name+" --bootstrap-server k:9092 x")
 	}
 	fly := r("-a --app -c --config -o --org -r --region -i --instance --machine -t --access-token -n --lines", "-f --follow", never).
-		withVerbs("status, logs, releases, version, doctor, apps list, machines|machine|m list|status, regions list, volumes|volume|vol list|show, "+
+		withVerbs("help, status, logs, releases, version, doctor, apps list, machines|machine|m list|status, regions list, volumes|volume|vol list|show, "+
 			"secrets list, checks list, scale show, ips list, certs list|show, orgs list, image show, services list, platform regions|vm-sizes|status, config show|validate").
 		samples([]string{"fly status -a api", "fly machines list -a api", "fly secrets list -a api", "flyctl logs -a api --no-tail"},
 			"fly deploy", "fly secrets set A=b", "fly ssh console", "fly auth token", "fly tokens create deploy", "fly proxy 5432", "fly machine destroy x", "fly scale count 0", "fly")
 	return map[string]reader{
 		// Prometheus and its relatives.
 		"promtool": r("--url --start --end --step --match --format --time --http.config.file --lint --extended --query.lookback-delta", "", "").
-			withVerbs("version, query instant|range|series|labels|analyze, check config|rules|metrics|healthy|ready|web-config|service-discovery, tsdb analyze|list|dump|dump-openmetrics").
+			withVerbs("help, version, query instant|range|series|labels|analyze, check config|rules|metrics|healthy|ready|web-config|service-discovery, tsdb analyze|list|dump|dump-openmetrics").
 			samples([]string{"promtool query instant http://localhost:9090 'up == 0'", "promtool check config /etc/prometheus/prometheus.yml", "promtool tsdb list /var/lib/prometheus"},
 				"promtool push metrics http://pushgateway:9091", "promtool tsdb create-blocks-from openmetrics m.txt out", "promtool debug all http://localhost:9090", "promtool"),
 		"amtool": r("--alertmanager.url -o --output --config.file --timeout --http.config.file --date.format --matcher -m --within --template.text --template.data --template.glob", "", "").
-			withVerbs("version, check-config, alert, alert query, silence, silence query, config, config show, config routes, config routes show|test, cluster show, template render").
+			withVerbs("help, version, check-config, alert, alert query, silence, silence query, config, config show, config routes, config routes show|test, cluster show, template render").
 			samples([]string{"amtool alert query --alertmanager.url=http://localhost:9093", "amtool silence query -e", "amtool config routes test severity=critical", "amtool alert"},
 				"amtool silence add alertname=X -c x", "amtool silence expire 3f2c", "amtool silence import", "amtool alert add alertname=Fake", "amtool"),
 		"logcli": r("--addr --since --from --to --limit -o --output --timezone -z --step --interval --batch --org-id --username --password --bearer-token --bearer-token-file --cert --key --ca-cert --tls-server-name --include-label --exclude-label --labels-length --output-timestamp-format --max-query-retries",
 			"-t --tail -f --follow --part-path-prefix --parallel-duration --parallel-max-workers --merge-parts --keep-parts", "never ends or writes part files").
-			withVerbs("version, query, instant-query, labels, series, stats, volume, volume_range, detected-fields").
+			withVerbs("help, version, query, instant-query, labels, series, stats, volume, volume_range, detected-fields").
 			samples([]string{"logcli query '{app=\"api\"}' --since=1h", "logcli labels app", "logcli series '{ns=\"prod\"}'"},
 				"logcli query '{app=\"api\"}' --tail", "logcli query x --part-path-prefix /tmp/p --parallel-duration 1h", "logcli"),
 		"mimirtool": r("--address --id --user --key --auth-token --log.level --rule-files --rule-dirs --format -o --output --backend --tls-ca-path --tls-cert-path --tls-key-path", "", "").
-			withVerbs("version, rules list|print|get|check|diff").
+			withVerbs("help, version, rules list|print|get|check|diff").
 			samples([]string{"mimirtool rules list --address=http://mimir:8080 --id=tenant1", "mimirtool rules check rules.yaml"},
 				"mimirtool rules load r.yaml", "mimirtool rules sync r.yaml", "mimirtool rules lint r.yaml", "mimirtool rules prepare r.yaml", "mimirtool alertmanager get", "mimirtool analyze prometheus"),
 		"tempo-cli": r("--backend --bucket --s3-endpoint --s3-user --s3-pass --org-id --config-file", "", "").
@@ -62,21 +62,21 @@ func tailReaders() map[string]reader {
 		// local tools that can run plugins.
 		"argocd": r("--server --grpc-web-root-path --auth-token --config -o --output --tail --since-seconds --container --group --kind --name --namespace -n --revision --source-positions --source-names --app-namespace -N --project -p --selector -l --repo --cluster --timeout",
 			"--local --local-repo-root --local-include -f --follow", "renders with local tools or never ends").
-			withVerbs("version, app list|get|history|diff|manifests|logs|resources, appset list|get, cluster list, proj list|get, repo list|get, repocreds list, cert list, gpg list, account list|get|get-user-info|can-i").
+			withVerbs("help, version, app list|get|history|diff|manifests|logs|resources, appset list|get, cluster list, proj list|get, repo list|get, repocreds list, cert list, gpg list, account list|get|get-user-info|can-i").
 			samples([]string{"argocd app get api", "argocd app diff api", "argocd app list -o wide", "argocd app logs api --tail 100"},
 				"argocd app sync api", "argocd app delete api", "argocd app rollback api 3", "argocd app set api --revision main",
 				"argocd admin initial-password -n argocd", "argocd account generate-token", "argocd app terminate-op api",
 				"argocd app actions run api restart --kind Deployment", "argocd app diff api --local ./k8s", "argocd app logs api -f", "argocd login cd.example.com"),
 		"flux": r("-n --namespace --context --kubeconfig --level --kind --name --since --tail -o --output --path --label-selector -l --status-selector --timeout --ignore-paths --kustomization-file",
 			"-f --follow -w --watch", never).
-			withVerbs("version, check, stats, logs, events, "+
+			withVerbs("help, version, check, stats, logs, events, "+
 				"get all|kustomizations|kustomization|ks|helmreleases|helmrelease|hr|alert-providers|alerts|receivers, get sources all|git|helm|chart|bucket|oci, get images all|repository|policy, "+
 				"tree kustomization|ks|helmrelease|hr, diff kustomization|ks|artifact").
 			samples([]string{"flux get kustomizations -A", "flux get sources git", "flux tree kustomization flux-system", "flux logs --level=error"},
 				"flux reconcile kustomization apps", "flux suspend kustomization apps", "flux delete source git apps", "flux bootstrap github --owner x",
 				"flux uninstall", "flux resume helmrelease api", "flux logs -f", "flux get ks --watch", "flux"),
 		"velero": r("-n --namespace --kubeconfig --kubecontext -o --output --selector -l --cacert --timeout", "", "").
-			withVerbs("version, backup get|describe|logs, restore get|describe|logs, schedule get|describe, backup-location get, snapshot-location get, plugin get, repo get, "+
+			withVerbs("help, version, backup get|describe|logs, restore get|describe|logs, schedule get|describe, backup-location get, snapshot-location get, plugin get, repo get, "+
 				"get backups|backup|restores|restore|schedules|schedule|backup-locations|snapshot-locations|plugins, describe backups|backup|restores|restore|schedules|schedule").
 			samples([]string{"velero backup get", "velero backup describe daily --details", "velero get backups", "velero schedule get"},
 				"velero backup delete daily", "velero restore create --from-backup daily", "velero backup create now", "velero backup download daily",
@@ -105,13 +105,13 @@ func tailReaders() map[string]reader {
 
 		// Smaller clouds.
 		"hcloud": r("-o --output -l --selector --sort --context --config --poll-interval", "", "").
-			withVerbs("version, context list|active, "+
+			withVerbs("help, version, context list|active, "+
 				"server|volume|network|firewall|load-balancer|floating-ip|primary-ip|image|ssh-key|certificate|placement-group|location|datacenter|server-type|load-balancer-type|iso|storage-box list|describe").
 			samples([]string{"hcloud server list", "hcloud server describe web-1", "hcloud load-balancer describe lb1"},
 				"hcloud server delete web-1", "hcloud server poweroff web-1", "hcloud server reset-password web-1", "hcloud server enable-rescue web-1",
 				"hcloud server ssh web-1", "hcloud server request-console web-1", "hcloud context create x", "hcloud"),
 		"doctl": r("-o --output --format --context -t --access-token -u --api-url --config -c --region --type --tag-name --no-header", "", "").
-			withVerbs("version, account get|ratelimit, balance get, billing-history list, invoice list, projects list|get, projects resources list, vpcs list|get, "+
+			withVerbs("help, version, account get|ratelimit, balance get, billing-history list, invoice list, projects list|get, projects resources list, vpcs list|get, "+
 				"compute droplet list|get|actions|neighbors|backups|snapshots|kernels, compute volume|image|snapshot|tag|firewall|load-balancer|domain|certificate|reserved-ip|floating-ip|ssh-key list|get, "+
 				"compute region|size list, compute domain records list, compute action list|get, "+
 				"kubernetes cluster list|get, kubernetes cluster node-pool list|get, kubernetes options versions|regions|sizes, "+
@@ -124,7 +124,7 @@ func tailReaders() map[string]reader {
 
 		// File systems and firewalls.
 		"btrfs": r("-t", "-z --reset", "resets the error counters").
-			withVerbs("version, filesystem|fi|fil show|df|usage|du, subvolume|sub|subvol list|show|get-default, device|dev stats|usage, scrub status, balance status, replace status, qgroup show, property|prop get|list").
+			withVerbs("help, version, filesystem|fi|fil show|df|usage|du, subvolume|sub|subvol list|show|get-default, device|dev stats|usage, scrub status, balance status, replace status, qgroup show, property|prop get|list").
 			samples([]string{"btrfs filesystem show", "btrfs subvolume list /", "btrfs device stats /mnt/data", "btrfs scrub status /", "btrfs fi df /"},
 				"btrfs subvolume delete /mnt/snap", "btrfs device stats -z /mnt/data", "btrfs balance start /", "btrfs filesystem resize -10g /", "btrfs scrub start /",
 				"btrfs device remove /dev/sdb /", "btrfs filesystem defragment -r /", "btrfs property set / ro true", "btrfs check --repair /dev/sdb", "btrfs"),
