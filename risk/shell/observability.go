@@ -61,12 +61,13 @@ func tailReaders() map[string]reader {
 		// to render again: it changes no application; --local renders with
 		// local tools that can run plugins.
 		"argocd": r("--server --grpc-web-root-path --auth-token --config -o --output --tail --since-seconds --container --group --kind --name --namespace -n --revision --source-positions --source-names --app-namespace -N --project -p --selector -l --repo --cluster --timeout",
-			"--local --local-repo-root --local-include -f --follow", "renders with local tools or never ends").
+			"--local --local-repo-root --local-include -f --follow", "renders with local tools or never ends").withCheck(argocdCheck).
 			withVerbs("help, version, app list|get|history|diff|manifests|logs|resources, appset list|get, cluster list, proj list|get, repo list|get, repocreds list, cert list, gpg list, account list|get|get-user-info|can-i").
 			samples([]string{"argocd app get api", "argocd app diff api", "argocd app list -o wide", "argocd app logs api --tail 100"},
 				"argocd app sync api", "argocd app delete api", "argocd app rollback api 3", "argocd app set api --revision main",
 				"argocd admin initial-password -n argocd", "argocd account generate-token", "argocd app terminate-op api",
-				"argocd app actions run api restart --kind Deployment", "argocd app diff api --local ./k8s", "argocd app logs api -f", "argocd login cd.example.com"),
+				"argocd app actions run api restart --kind Deployment", "argocd app diff api --local ./k8s", "argocd app logs api -f", "argocd login cd.example.com",
+				"argocd app get api -o yaml", "argocd app get api -o=json", "argocd app get api --output=yaml", "argocd app get api --show-params"),
 		"flux": r("-n --namespace --context --kubeconfig --level --kind --name --since --tail -o --output --path --label-selector -l --status-selector --timeout --ignore-paths --kustomization-file",
 			"-f --follow -w --watch", never).
 			withVerbs("help, version, check, stats, logs, events, "+
@@ -166,4 +167,20 @@ func kafkaCheck(needs string) check {
 		}
 		return c.name + " without " + strings.Join(want, " or ") + " is not a look"
 	}
+}
+
+// argocdCheck: argocd app get -o yaml|json and --show-params print the
+// application's spec with its Helm values and parameters, where
+// passwords live: a secret read, as helm get values is.
+func argocdCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	if len(operands) < 2 || operands[0].text != "app" || operands[1].text != "get" {
+		return ""
+	}
+	for _, o := range opts {
+		if o.is('o', "output") && in(strings.TrimPrefix(o.value.text, "="), "yaml", "json") || o.is(0, "show-params") {
+			j.danger("argocd app get " + o.String() + " prints the application's Helm values and parameters, where passwords live")
+			return ""
+		}
+	}
+	return ""
 }
