@@ -35,6 +35,8 @@ func TestDBClients(t *testing.T) {
 
 		// psql.
 		{"select", `psql -c 'SELECT count(*) FROM orders'`, readOnly, ""},
+		{"a password in the environment", `PGPASSWORD='s3cret#1' PGHOST=db psql -c 'SELECT 1'`, readOnly, ""},
+		{"options in the environment", `PGOPTIONS='-c search_path=evil' psql -c 'SELECT count(*) FROM t'`, unknown, "PGOPTIONS"},
 		{"several -c", `psql -c 'SHOW work_mem' -c '\dt+'`, readOnly, ""},
 		{"a type with a length is not a call", `psql -c 'select x::numeric(10,2) from t'`, readOnly, ""},
 		{"dollar quotes", `psql -c 'select $$a;b$$'`, readOnly, ""},
