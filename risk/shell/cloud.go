@@ -12,8 +12,9 @@ import (
 // which are secret reads: a danger. Teardown and the other effects are
 // rows of effects.go, matched before this runs.
 
-// cloudValued are the global options of aws, gcloud, az and doctl that
-// take the next word as their value.
+// cloudValued are the global options of aws, gcloud and az that take the
+// next word as their value. doctl, hcloud and fly are reader rows with
+// verb paths (observability.go).
 var cloudValued = map[string]bool{"--region": true, "--profile": true, "--output": true, "-o": true,
 	"--endpoint-url": true, "--query": true, "--color": true, "--ca-bundle": true, "--cli-read-timeout": true,
 	"--cli-connect-timeout": true, "--project": true, "--account": true, "--configuration": true,
@@ -58,7 +59,7 @@ func printsSecret(w string) bool {
 	return false
 }
 
-// cloudCLI judges aws, gcloud, az and doctl.
+// cloudCLI judges aws, gcloud and az.
 func cloudCLI(j *judge, c *cmd) {
 	if j.hadEffect {
 		return // an effect row said what it does: one reason per effect

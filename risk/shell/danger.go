@@ -158,11 +158,8 @@ var destructiveWords = []string{"DROP", "TRUNCATE", "DELETE", "ALTER", "FLUSHALL
 	"SHUTDOWN", "DROPDATABASE", "DELETEMANY", "REMOVE(", "UPDATE", "GRANT", "REVOKE", "CONFIG SET", "DEBUG"}
 
 func dbClient(j *judge, c *cmd) {
-	if c.trusted && (versionOnly(c.name, c.args) || c.name == "redis-cli" && redisRead(c.args)) {
-		return // psql --version, redis-cli info
-	}
-	if c.trusted && j.mysqlRead(c) {
-		return // mysql -e 'SHOW PROCESSLIST', mysqladmin status
+	if c.trusted && (versionOnly(c.name, c.args) || j.dbRead(c)) {
+		return // psql --version, mysql -e 'SHOW PROCESSLIST', redis-cli info (dbclients.go)
 	}
 	var all strings.Builder
 	for _, a := range c.args {
@@ -176,55 +173,4 @@ func dbClient(j *judge, c *cmd) {
 		}
 	}
 	j.unknown(c.name + " talks to a database")
-}
-
-// mysqlSpec holds the mysql and mysqladmin options that only say where to
-// connect and how to print; mysqlValued those that take a value.
-var (
-	mysqlValued = mustSpec("-h -u -P -D -S -e --host --user --port --database --socket --protocol --execute --default-character-set --connect-timeout --login-path")
-	mysqlSafe   = []string{"-h", "-u", "-P", "-D", "-S", "-e", "--host", "--user", "--port", "--database", "--socket", "--protocol",
-		"--execute", "--default-character-set", "--connect-timeout", "--login-path", "-N", "-B", "-t", "-s", "-E", "-r", "-A",
-		"--skip-column-names", "--batch", "--table", "--silent", "--vertical", "--raw", "--no-auto-rehash", "-i", "--relative"}
-	mysqladminReads = []string{"status", "processlist", "proc", "variables", "var", "extended-status", "ext", "ping", "version"}
-)
-
-// mysqlRead reports whether mysql -e runs one statement the SQL rules
-// whitelist (SPEC §2 rule 6), or mysqladmin only reports, with options
-// that only say where to connect and how to print. A password on the
-// command line, a defaults file or any other option is not a look.
-func (j *judge) mysqlRead(c *cmd) bool {
-	if c.name != "mysql" && c.name != "mariadb" && c.name != "mysqladmin" {
-		return false
-	}
-	opts, ops := mysqlValued.parseInto(j, c.args)
-	var sql []string
-	for _, o := range opts {
-		if !in(o.String(), mysqlSafe...) || o.hasValue && o.value.dynamic {
-			return false
-		}
-		if o.is('e', "execute") {
-			sql = append(sql, o.value.text)
-		}
-	}
-	for _, op := range ops {
-		if op.dynamic {
-			return false
-		}
-	}
-	if c.name == "mysqladmin" {
-		for _, op := range ops {
-			if !in(op.text, mysqladminReads...) {
-				return false
-			}
-		}
-		return len(ops) > 0 && len(sql) == 0
-	}
-	if len(sql) != 1 || j.a.sqlRead == nil {
-		return false
-	}
-	read, dangers := j.a.sqlRead(sql[0])
-	for _, d := range dangers {
-		j.danger(c.name + " -e: " + d)
-	}
-	return read && len(ops) <= 1
 }

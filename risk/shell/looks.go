@@ -353,6 +353,21 @@ func versionOnly(name string, args []arg) bool {
 	return args[0].text == "--version" || in(args[0].text, versionFlags[interpreterName(name)]...)
 }
 
+// asksAboutItself reports whether a command line is a program's own
+// --version or --help and nothing else, which any program answers by
+// printing and exiting (issue 25). A longer line is judged as it stands
+// (rm -rf / --help is still rm -rf /), and so is -V or -h, which mean
+// other things to other programs (shutdown -h halts), and "X help", a
+// target a Makefile or a task runner defines. The builtins that take a
+// file or a command as their word are left out: dash's . --help reads a
+// file named --help.
+func asksAboutItself(name string, args []arg) bool {
+	if len(args) != 1 || args[0].dynamic || args[0].glob || args[0].text != "--version" && args[0].text != "--help" {
+		return false
+	}
+	return !in(name, "source", ".", "eval", "exec", "command", "builtin", "trap", "alias")
+}
+
 // versioned: java and friends are a look only when asked their version.
 func versioned(j *judge, c *cmd) {
 	if c.trusted && versionOnly(c.name, c.args) {
@@ -378,58 +393,6 @@ func goCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 		return ""
 	}
 	return "go " + c.args[0].text + " builds or runs code"
-}
-
-var redisValued = []string{"-h", "-p", "-n", "-s", "-a", "-u", "-i", "-r", "--user", "--pass", "--cacert", "--cacertdir",
-	"--cert", "--key", "--sni", "--pattern", "--count", "--memkeys-samples"}
-
-// redisRead reports whether a redis-cli command line only reads server
-// state: INFO, PING, DBSIZE, SLOWLOG GET, the --stat and --bigkeys modes.
-func redisRead(args []arg) bool {
-	var words []string
-	for i := 0; i < len(args); i++ {
-		t := args[i].text
-		if args[i].dynamic {
-			return false
-		}
-		switch {
-		case in(t, redisValued...):
-			i++
-		case in(t, "--tls", "--no-auth-warning", "-c", "--raw", "--no-raw", "--stat", "--bigkeys", "--memkeys", "--hotkeys",
-			"--latency", "--latency-history", "--latency-dist", "--scan", "--intrinsic-latency", "-3", "--resp2", "--resp3"):
-		case strings.HasPrefix(t, "-"):
-			return false
-		default:
-			words = append(words, strings.ToLower(t))
-		}
-	}
-	if len(words) == 0 {
-		for _, a := range args {
-			if in(a.text, "--stat", "--bigkeys", "--memkeys", "--hotkeys", "--latency", "--latency-history", "--latency-dist", "--scan") {
-				return true
-			}
-		}
-		return false // no command: an interactive session
-	}
-	second := ""
-	if len(words) > 1 {
-		second = words[1]
-	}
-	switch words[0] {
-	case "info", "ping", "dbsize", "time", "role", "lastsave":
-		return true
-	case "slowlog":
-		return in(second, "get", "len")
-	case "latency":
-		return in(second, "latest", "doctor", "history")
-	case "memory":
-		return in(second, "stats", "doctor")
-	case "cluster":
-		return in(second, "info", "nodes", "slots", "shards")
-	case "client":
-		return in(second, "list", "info")
-	}
-	return false
 }
 
 // ethtoolCheck: showing a device's settings, driver and counters is a
@@ -620,11 +583,39 @@ func zoneTransfer(j *judge, c *cmd, opts []opt, operands []arg) string {
 	return ""
 }
 
-// etcdctlCheck: get reads keys, which in a Kubernetes etcd are Secrets
-// (its verb paths say what else is a look).
-func etcdctlCheck(j *judge, c *cmd, _ []opt, operands []arg) string {
-	if len(operands) > 0 && operands[0].text == "get" {
-		j.danger("etcdctl get reads keys, which hold the cluster's Secrets")
+// etcdctlCheck: get of a key, or of a prefix, that cannot reach the
+// Secrets of a Kubernetes etcd (/registry/secrets/) is a look; a get
+// whose range covers them (etcdctl get / --prefix, --from-key) reads
+// every Secret, unless --keys-only prints their names alone. Its verb
+// paths say what else is a look.
+func etcdctlCheck(j *judge, c *cmd, opts []opt, operands []arg) string {
+	if len(operands) == 0 || operands[0].text != "get" {
+		return ""
+	}
+	keysOnly, prefix, fromKey := false, false, false
+	for _, o := range opts {
+		switch {
+		case o.is(0, "keys-only"):
+			keysOnly = !o.hasValue || o.value.text == "true"
+		case o.is(0, "prefix"):
+			prefix = !o.hasValue || o.value.text != "false"
+		case o.is(0, "from-key"):
+			fromKey = !o.hasValue || o.value.text != "false"
+		}
+	}
+	if len(operands) < 2 {
+		return "etcdctl get with no key is not a look"
+	}
+	key := operands[1]
+	if key.dynamic || len(operands) > 2 && operands[2].dynamic {
+		return "cannot tell which keys etcdctl get " + key.text + " reads"
+	}
+	const secrets = "/registry/secrets/"
+	covers := strings.HasPrefix(key.text, secrets) || strings.HasPrefix(key.text+"/", secrets) ||
+		(prefix || fromKey || len(operands) > 2) && strings.HasPrefix(secrets, key.text) ||
+		fromKey && key.text < secrets || len(operands) > 2 && key.text < secrets && operands[2].text > secrets
+	if covers && !keysOnly {
+		j.danger("etcdctl get " + key.text + " reads the cluster's Secrets (" + secrets + ")")
 	}
 	return ""
 }

@@ -126,6 +126,19 @@ func (rd reader) withSecretOpts(spec string) reader { rd.secretOpts = mustSpec(s
 // commands), curl and wget (HTTP belongs to http_request, and both write
 // files), watch (never ends), anything that needs a terminal.
 func readers() map[string]reader {
+	rows := baseReaders()
+	for name, rd := range tailReaders() {
+		if _, dup := rows[name]; dup {
+			panic("reader " + name + " is in two tables")
+		}
+		rows[name] = rd
+	}
+	return rows
+}
+
+// baseReaders are the rows of rounds one to three; tailReaders
+// (observability.go) adds the long tail.
+func baseReaders() map[string]reader {
 	ping := r("-c -i -I -s -t -W -w -p -Q -l -M -m", "-f", "floods the network")
 	ping.mild = true
 	// grep's --color[=WHEN] and diff's --color, --context[=N] and
@@ -318,7 +331,7 @@ func readers() map[string]reader {
 			samples([]string{"nomad status", "nomad job status api", "nomad node status -verbose", "nomad alloc logs -stderr abc"}, "nomad job stop api", "nomad job run x.nomad", "nomad alloc exec abc sh", "nomad node drain -enable n1", "nomad system gc"),
 		"etcdctl": r("--endpoints --cacert --cert --key --user --password --command-timeout --dial-timeout -w --write-out", "", "").withCheck(etcdctlCheck).
 			withVerbs("version, check perf|datascale, member list, endpoint status|health|hashkv, alarm list, get").
-			samples([]string{"etcdctl endpoint health --cluster", "etcdctl member list -w table"}, "etcdctl del --prefix /registry/pods", "etcdctl get / --prefix", "etcdctl member remove 8e9e", "etcdctl compact 5", "etcdctl"),
+			samples([]string{"etcdctl endpoint health --cluster", "etcdctl member list -w table", "etcdctl get /registry/namespaces --prefix --keys-only", "etcdctl get /service/pg/leader", "etcdctl get /registry/secrets --prefix --keys-only"}, "etcdctl del --prefix /registry/pods", "etcdctl get / --prefix", "etcdctl get /registry/secrets/default/db", "etcdctl get --from-key ''", "etcdctl get /registry --prefix --keys-only=false", "etcdctl get /a /z", "etcdctl get", "etcdctl put /x y", "etcdctl defrag", "etcdctl snapshot restore s.db", "etcdctl member remove 8e9e", "etcdctl compact 5", "etcdctl"),
 	}
 }
 

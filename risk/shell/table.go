@@ -64,7 +64,7 @@ func commandTable() (_ map[string]handler, passThrough map[string]bool, err erro
 		"fdisk": partitioner, "sfdisk": partitioner, "gdisk": partitioner, "sgdisk": partitioner,
 		"parted": partitioner, "cfdisk": partitioner,
 		"zpool": zfs, "zfs": zfs,
-		"rsync": rsync, "aws": cloudCLI, "gcloud": cloudCLI, "az": cloudCLI, "doctl": cloudCLI,
+		"rsync": rsync, "aws": cloudCLI, "gcloud": cloudCLI, "az": cloudCLI,
 		"mysqladmin": dbClient,
 		"mysql":      dbClient, "mariadb": dbClient, "psql": dbClient, "sqlite3": dbClient, "redis-cli": dbClient,
 		"mongo": dbClient, "mongosh": dbClient, "clickhouse-client": dbClient, "cqlsh": dbClient,

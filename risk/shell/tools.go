@@ -765,10 +765,24 @@ func helmCheck(j *judge, c *cmd, _ []opt, _ []arg) string {
 	case verb == "status" && helmFullOutput(c.args):
 		j.danger("helm status -o json|yaml prints the release's values and manifest")
 		return ""
-	case verb == "get" && len(ops) > 1 && in(ops[1].text, "values", "manifest", "all"):
-		// Values and rendered Secret manifests are where passwords live.
+	case verb == "get" && len(ops) > 1 && in(ops[1].text, "values", "manifest", "all", "hooks"):
+		// Values and rendered Secret manifests are where passwords live:
+		// helm get values stays a secret read even though on-call runs it,
+		// as kubectl get secret -o yaml does.
 		j.danger("helm get " + ops[1].text + " prints release values and Secrets")
 		return ""
+	case verb == "diff":
+		// The helm-diff plugin masks Secrets unless told not to.
+		for _, a := range c.args {
+			if strings.HasPrefix(a.text, "--show-secrets") {
+				j.danger("helm diff " + a.text + " prints Secrets")
+				return ""
+			}
+		}
+		if len(ops) > 1 && in(ops[1].text, "upgrade", "release", "revision", "rollback", "version") {
+			return ""
+		}
+		return "helm diff " + joinOps(ops[1:]) + " is not a look"
 	case in(verb, "list", "ls", "status", "get", "history", "hist", "show", "inspect", "search", "version", "env", "template", "lint", "verify"):
 		return ""
 	case in(verb, "repo", "dependency", "dep", "plugin") && len(ops) > 1 && in(ops[1].text, "list", "ls"):

@@ -100,7 +100,11 @@ func safePrefixVar(name, value string, known bool) bool {
 		"FORCE_COLOR", "TIME_STYLE", "SYSTEMD_COLORS", "GREP_COLOR", "GREP_COLORS", "LS_COLORS",
 		// Which account, region and project a cloud CLI reads from.
 		"AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_DEFAULT_OUTPUT", "CLOUDSDK_CORE_PROJECT",
-		"CLOUDSDK_COMPUTE_REGION", "CLOUDSDK_COMPUTE_ZONE", "AZURE_DEFAULTS_GROUP", "NOMAD_NAMESPACE", "NOMAD_REGION":
+		"CLOUDSDK_COMPUTE_REGION", "CLOUDSDK_COMPUTE_ZONE", "AZURE_DEFAULTS_GROUP", "NOMAD_NAMESPACE", "NOMAD_REGION", "ETCDCTL_API",
+		// Where a database client connects and with which password (issue
+		// 25; the redaction masks the password). Not PGOPTIONS or
+		// PGSERVICE, which can set search_path.
+		"PGPASSWORD", "PGHOST", "PGPORT", "PGUSER", "PGDATABASE", "PGSSLMODE", "PGCONNECT_TIMEOUT", "MYSQL_PWD", "REDISCLI_AUTH":
 		return known
 	case "PAGER", "GIT_PAGER", "SYSTEMD_PAGER", "MANPAGER":
 		return known && (value == "" || value == "cat")

@@ -321,6 +321,9 @@ func (j *judge) command(argv []arg, depth int) {
 		j.danger(argv[0].text + " asks a credential helper for a stored credential")
 		return
 	}
+	if trusted && !hasEffect && asksAboutItself(name, argv[1:]) {
+		return // promtool --version, velero --help (looks.go)
+	}
 	j.hadEffect = hasEffect
 	if !found {
 		if v := cmp.Or(leadingVerb(argv[1:]), destructiveOption(argv[1:])); v != "" && !hasEffect {
