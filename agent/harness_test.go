@@ -216,6 +216,14 @@ func statuses(rs []tools.Result) []tools.Status {
 	return out
 }
 
+// approve approves approval id as who the way every Approve click does in
+// production (agent.Approve: one vote, one approval needed), and reports
+// the decision.
+func approve(ctx context.Context, a *agent.Agent, id string, who approval.User) (approval.DecideResult, error) {
+	r, err := a.Approve(ctx, id, approval.Vote{By: who, Need: 1})
+	return r.DecideResult, err
+}
+
 // failingAudit is a store whose audit log can be made to fail.
 type failingAudit struct {
 	approval.Store

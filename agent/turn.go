@@ -118,8 +118,12 @@ func (a *Agent) loop(ctx context.Context, h *hold, conv approval.Conversation, u
 		calls := make([]callState, len(msg.ToolCalls))
 		var cards []*approval.Approval
 		outside := turnOutside(msgs) // taint.go
+		cardsLeft := a.cfg.MaxCardsPerAnswer
 		for i, tc := range msg.ToolCalls {
-			calls[i] = a.admit(ctx, conv, user, tc, turnID, outside, a.callShown(h.out, conv, tc.ID))
+			calls[i] = a.admit(ctx, entry{
+				from: fromModel, requester: user, conv: conv, tool: tc.Name, args: tc.Arguments,
+				callID: tc.ID, turnID: turnID, outside: outside, cardsLeft: &cardsLeft, show: a.callShown(h.out, conv, tc.ID),
+			})
 			outside = cmp.Or(outside, outsideOf(calls[i]))
 			if calls[i].approval != nil {
 				cards = append(cards, calls[i].approval)
