@@ -250,4 +250,3 @@ func assertRefusedBig(t *testing.T, e *env, s approval.Store, said string) {
 		t.Errorf("the refusal was not audited once")
 	}
 }
-
