@@ -180,6 +180,10 @@ func TestGateBounds(t *testing.T) {
 		}
 		r := resumedResult(t, e)
 		assertRefusedBig(t, e, s, r.Error)
+		// Nor does the conversation keep it, or send it back.
+		if b, _ := json.Marshal(e.srv.Requests()[1]); len(b) > 64<<10 {
+			t.Errorf("the model's next request is %d bytes: it holds the refused call", len(b))
+		}
 	})
 	t.Run("cards per answer", func(t *testing.T) {
 		var calls []agenttest.WireToolCall

@@ -129,7 +129,7 @@ func (a *Agent) loop(ctx context.Context, h *hold, conv approval.Conversation, u
 				cards = append(cards, calls[i].approval)
 			}
 		}
-		msg.ToolCalls = historyCalls(msg.ToolCalls)
+		msg.ToolCalls = historyCalls(a.boundedCalls(msg.ToolCalls))
 		a.showCalls(ctx, h.out, conv, calls)
 		if len(cards) == 0 {
 			msgs = append(msgs, msg)
@@ -158,6 +158,22 @@ func uniqueIDs(calls []ToolCall) []ToolCall {
 			c.ID = "call_" + randomHex(12)
 		}
 		seen[c.ID] = true
+		out[i] = c
+	}
+	return out
+}
+
+// boundedCalls returns calls with the arguments of each one the gate
+// refused for its size (agent.max_call_bytes) replaced by a note of that
+// size: the conversation keeps, and sends back to the model, no more of a
+// call than the gate would.
+func (a *Agent) boundedCalls(calls []ToolCall) []ToolCall {
+	out := make([]ToolCall, len(calls))
+	for i, c := range calls {
+		if n := len(c.Arguments); n > a.cfg.MaxCallBytes {
+			b, _ := json.Marshal(map[string]string{"omitted": bytesText(n) + " of arguments, refused at the gate (over agent.max_call_bytes)"})
+			c.Arguments = string(b)
+		}
 		out[i] = c
 	}
 	return out
