@@ -3,11 +3,13 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/agent/agenttest"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/tools"
@@ -252,5 +254,82 @@ func assertRefusedBig(t *testing.T, e *env, s approval.Store, said string) {
 	}
 	if len(events(t, s, approval.KindAssessment)) != 1 {
 		t.Errorf("the refusal was not audited once")
+	}
+}
+
+// failingCreate is a store whose Create fails once armed.
+type failingCreate struct {
+	approval.Store
+	fail bool
+}
+
+func (f *failingCreate) Create(ctx context.Context, a *approval.Approval) (*approval.Approval, bool, error) {
+	if f.fail {
+		return nil, false, errors.New("store unavailable")
+	}
+	return f.Store.Create(ctx, a)
+}
+
+// TestEditWhoseCardCannotBeStored: the old card is replaced first, so when
+// the new card cannot be stored nothing runs, and the model still gets its
+// one result: its call was cancelled, replaced by an edit that never got a
+// card.
+func TestEditWhoseCardCannotBeStored(t *testing.T) {
+	e := newEnv(t, memoryBackend,
+		agenttest.Calls(agenttest.Call("c1", "run_job", `{"job":"migrate"}`)),
+		agenttest.Text("Noted."),
+	)
+	s := &failingCreate{Store: e.open()}
+	a := e.agent(s)
+	if err := a.Handle(ctx, conv, alice, "migrate"); err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	s.fail = true
+	res, err := a.Edit(ctx, e.sink.Cards()[0].ID, bob, json.RawMessage(`{"job":"reindex"}`))
+	if err != nil || !res.Won || res.New != nil || res.Old.State != approval.Cancelled {
+		t.Fatalf("Edit = %+v, %v; want the old card replaced and no new one", res, err)
+	}
+	r := resumedResult(t, e)
+	if r.Status != tools.StatusCancelled || r.Executed || !strings.Contains(r.Reason, agent.ReplacedPrefix) {
+		t.Errorf("result %+v, want one cancelled result that names the edit", r)
+	}
+	if len(e.job.Runs()) != 0 {
+		t.Error("something ran")
+	}
+}
+
+// TestEditOfAnEdit: a card made by an edit can be edited again; the
+// model's call waits for the last card, and its one result names both
+// edits.
+func TestEditOfAnEdit(t *testing.T) {
+	e := newEnv(t, redisBackend,
+		agenttest.Calls(agenttest.Call("c1", "run_job", `{"job":"migrate"}`)),
+		agenttest.Text("Noted."),
+	)
+	if err := e.agent(e.open()).Handle(ctx, conv, alice, "migrate"); err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	first, err := e.agent(e.open()).Edit(ctx, e.sink.Cards()[0].ID, bob, json.RawMessage(`{"job":"reindex"}`))
+	if err != nil || first.New == nil {
+		t.Fatalf("first edit = %+v, %v", first, err)
+	}
+	second, err := e.agent(e.open()).Edit(ctx, first.New.ID, alice, json.RawMessage(`{"job":"vacuum"}`))
+	if err != nil || second.New == nil {
+		t.Fatalf("second edit = %+v, %v", second, err)
+	}
+	if got := len(e.srv.Requests()); got != 1 {
+		t.Fatalf("%d model requests after two edits, want 1: the call waits", got)
+	}
+	if _, err := approve(ctx, e.agent(e.open()), second.New.ID, bob); err != nil {
+		t.Fatal(err)
+	}
+	r := resumedResult(t, e)
+	for _, s := range []string{"Bob edited it", "then Alice edited that", `{"job":"vacuum"}`, "approved by Bob and ran"} {
+		if !strings.Contains(r.Message, s) {
+			t.Errorf("result message %q does not say %q", r.Message, s)
+		}
+	}
+	if got := len(e.job.Runs()); got != 1 {
+		t.Errorf("%d runs, want 1", got)
 	}
 }
