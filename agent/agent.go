@@ -1,8 +1,15 @@
 // Package agent runs conversation turns: it sends the conversation and the
 // tools to the model, judges every tool call with the risk policy, runs what
 // may run, suspends the turn on what needs a person, and resumes it when the
-// last decision is in. It also runs direct commands (SPEC §7) through the
-// same assessment and approvals, with no model at all.
+// last decision is in. It also runs direct commands (SPEC §7) and people's
+// edits of waiting cards, with no model at all.
+//
+// Every call, whoever makes it, enters through one gate, admit (admit.go):
+// a model's tool call (turn.go), a direct command (direct.go) and an edit
+// (edit.go) each become one entry, which admit bounds, judges with the
+// level its source may give, audits, and then blocks, runs or puts on a
+// card. A card's life after that (Approve, Cancel, the run, the turn's
+// resume) is in decide.go and suspend.go.
 package agent
 
 import (
