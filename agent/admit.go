@@ -120,10 +120,10 @@ func (a *Agent) admit(ctx context.Context, e entry) callState {
 
 	// Bounds first: a call too large is refused before anything reads,
 	// stores or shows it; the audit line names its size, not its text.
-	if n := len(e.args); n > a.cfg.MaxCallBytes {
+	if n := len(e.args) + len(e.tool); n > a.cfg.MaxCallBytes {
 		why := fmt.Sprintf("the arguments are %s, over the limit of %s (agent.max_call_bytes)", bytesText(n), bytesText(a.cfg.MaxCallBytes))
 		_ = a.audit(ctx, approval.Event{
-			Kind: approval.KindAssessment, Actor: e.requester.ID, Tool: e.tool, Decision: approval.DecisionBlock,
+			Kind: approval.KindAssessment, Actor: e.requester.ID, Tool: clipName(e.tool), Decision: approval.DecisionBlock,
 			Channel: e.conv.Channel, Detail: "refused at the gate: " + why,
 		})
 		return set(tools.Denied(errors.New(why + "; send a smaller call, for example a script file the command runs")))
@@ -134,7 +134,7 @@ func (a *Agent) admit(ctx context.Context, e entry) callState {
 		for _, s := range a.specs {
 			names = append(names, s.Name)
 		}
-		return set(tools.NotStarted(fmt.Errorf("there is no tool %q; the tools are %s", e.tool, strings.Join(names, ", "))))
+		return set(tools.NotStarted(fmt.Errorf("there is no tool %q; the tools are %s", clipName(e.tool), strings.Join(names, ", "))))
 	}
 	args, err := checkArgs(e.args, a.schemas[e.tool])
 	if err != nil {
@@ -301,4 +301,14 @@ func bytesText(n int) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// clipName shortens a tool name that names no tool, for a result or an
+// audit line: the model wrote it, and it may be anything.
+func clipName(name string) string {
+	const most = 100
+	if len(name) <= most {
+		return name
+	}
+	return strings.ToValidUTF8(name[:most], "") + "…"
 }

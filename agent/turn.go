@@ -170,9 +170,10 @@ func uniqueIDs(calls []ToolCall) []ToolCall {
 func (a *Agent) boundedCalls(calls []ToolCall) []ToolCall {
 	out := make([]ToolCall, len(calls))
 	for i, c := range calls {
-		if n := len(c.Arguments); n > a.cfg.MaxCallBytes {
+		if n := len(c.Arguments) + len(c.Name); n > a.cfg.MaxCallBytes {
 			b, _ := json.Marshal(map[string]string{"omitted": bytesText(n) + " of arguments, refused at the gate (over agent.max_call_bytes)"})
 			c.Arguments = string(b)
+			c.Name = clipName(c.Name)
 		}
 		out[i] = c
 	}
