@@ -271,8 +271,8 @@ func (b *Bot) check(in inbound, id string) (*approval.Approval, error) {
 }
 
 // decide hands an allowed cancellation to the agent (every approval goes
-// through approve, agent.Approve),
-// and tells the person privately when it changed nothing or failed.
+// through approve, agent.Approve), and tells the person privately when it
+// changed nothing or failed.
 func (b *Bot) decide(in inbound, d adapters.Decision) {
 	by := approval.User{ID: in.User.ID, Name: in.User.Display()}
 	res, err := b.agent.Cancel(b.work, d.ApprovalID, by, d.Reason)
