@@ -187,25 +187,40 @@ func TestGateBounds(t *testing.T) {
 			t.Errorf("the model's next request is %d bytes: it holds the refused call", len(b))
 		}
 	})
+	t.Run("oversize edit", func(t *testing.T) {
+		e := newEnv(t, memoryBackend)
+		s := e.open()
+		a := e.agent(s)
+		if err := a.Direct(ctx, conv, alice, "run_job", json.RawMessage(`{"job":"migrate"}`)); err != nil {
+			t.Fatalf("Direct: %v", err)
+		}
+		id := e.sink.Cards()[0].ID
+		res, err := a.Edit(ctx, id, bob, json.RawMessage(big))
+		if err != nil || res.Won || res.Result == nil || !strings.Contains(res.Result.Error, "5.0 MiB") {
+			t.Fatalf("oversize edit = %+v, %v; want it refused at the gate", res, err)
+		}
+		if cur, _ := s.Get(ctx, id); cur.State != approval.Pending || len(e.sink.Cards()) != 1 {
+			t.Errorf("an oversize edit changed the card (%s) or posted one", cur.State)
+		}
+	})
 	t.Run("cards per answer", func(t *testing.T) {
 		var calls []agenttest.WireToolCall
 		for i := range 50 {
 			calls = append(calls, agenttest.Call(fmt.Sprintf("c%d", i), "run_job", fmt.Sprintf(`{"job":"job-%d"}`, i)))
 		}
 		e := newEnv(t, memoryBackend, agenttest.Calls(calls...), agenttest.Text("Waiting."))
-		e.cfg.MaxCardsPerAnswer = 3
-		s := e.open()
+		s := e.open() // agent.max_cards_per_answer at its default
 		if err := e.agent(s).Handle(ctx, conv, alice, "run fifty jobs"); err != nil {
 			t.Fatalf("Handle: %v", err)
 		}
-		if got := len(e.sink.Cards()); got != 3 {
-			t.Errorf("%d cards posted, want 3 (agent.max_cards_per_answer)", got)
+		if got := len(e.sink.Cards()); got != agent.DefaultMaxCards {
+			t.Errorf("%d cards posted, want %d (agent.max_cards_per_answer)", got, agent.DefaultMaxCards)
 		}
-		if n, _ := s.CountPending(ctx, conv.Platform, conv.Channel); n != 3 {
-			t.Errorf("%d approvals stored, want 3", n)
+		if n, _ := s.CountPending(ctx, conv.Platform, conv.Channel); n != agent.DefaultMaxCards {
+			t.Errorf("%d approvals stored, want %d", n, agent.DefaultMaxCards)
 		}
-		// The turn waits for the three; the other 47 results are known and
-		// say why they got no card.
+		// The turn waits for those cards; the other calls' results are
+		// known and say why they got no card.
 		turn, err := s.GetTurn(ctx, e.sink.Cards()[0].TurnID)
 		if err != nil {
 			t.Fatalf("GetTurn: %v", err)
@@ -224,8 +239,8 @@ func TestGateBounds(t *testing.T) {
 				refused++
 			}
 		}
-		if refused != 47 {
-			t.Errorf("%d calls refused for the card limit, want 47", refused)
+		if refused != 50-agent.DefaultMaxCards {
+			t.Errorf("%d calls refused for the card limit, want %d", refused, 50-agent.DefaultMaxCards)
 		}
 	})
 }
