@@ -13,11 +13,67 @@ import (
 	"github.com/countersign/countersign/tools"
 )
 
-// The kinds of a suspended turn.
+// This file is the gate (issue 24; GATE.md): the one way in for every
+// call, whoever makes it. A model's tool call (a built-in tool or an MCP
+// server's), a person's direct command and a person's edit of a card all
+// reach admit as the same value, an entry, and go the same way:
+//
+//	admit   bound it (size; cards per model answer)
+//	        judge it (risk.Policy), with the level its source may give
+//	        audit the assessment (no record, no run)
+//	        block → a blocked result
+//	        auto  → run now (run.go), audited, the result
+//	        card  → a stored approval, whose card the caller posts
+//
+// No entry builds its own shortcut: Handle's loop (turn.go), Direct
+// (direct.go) and Edit (edit.go) only make the entry and act on what
+// admit returns.
+
+// source is who made a call; it decides what the call's own word on its
+// risk (risk_level) counts for, and whether it may run without a card.
+type source string
+
 const (
-	kindModel  = "model"  // resumes the model loop
-	kindDirect = "direct" // replies with the result
+	// fromModel: a tool call in a model turn, a built-in tool or an MCP
+	// server's. Its risk_level counts as far as the policy lets it.
+	fromModel source = "model"
+	// fromCommand: a person's direct command (!run, !sql, !http,
+	// !file). A person gives no level: the call is judged on what it does.
+	fromCommand source = "command"
+	// fromEdit: a person's edit of a waiting card. Judged afresh with no
+	// level, and always a new card: an edit is not an approval.
+	fromEdit source = "edit"
 )
+
+// rates reports whether a call from s may rate its own risk.
+func (s source) rates() bool { return s == fromModel }
+
+// entry is one call at the gate: who asks, where its card goes, what it
+// calls, and where it comes from.
+type entry struct {
+	from source
+	// requester is who asks: the person who spoke to the model, typed the
+	// command, or edited the card.
+	requester approval.User
+	// conv is where the call's card goes, and its result.
+	conv approval.Conversation
+	tool string
+	// args are the arguments as given: the model's may not even be JSON.
+	args string
+	// callID is the tool call its result answers; turnID the turn that
+	// waits for its card.
+	callID, turnID string
+	// outside names the public host the turn has read from, if any
+	// (taint.go); only a model's call has one.
+	outside string
+	// replaces is, for an edit, the waiting card the call replaces.
+	replaces *approval.Approval
+	// cardsLeft, when not nil, is how many more cards the model's answer
+	// may post (agent.max_cards_per_answer); admit counts it down.
+	cardsLeft *int
+	// show is where the call is shown while it runs, if anywhere.
+	show *shownHere
+}
 
 // turnState is the agent's encoding of a suspended turn (approval.Turn's
 // State): enough to resume it on any replica after a restart.
@@ -33,6 +89,12 @@ type turnState struct {
 	RoundTrips int `json:"round_trips"`
 }
 
+// The kinds of a suspended turn.
+const (
+	kindModel  = "model"  // resumes the model loop
+	kindDirect = "direct" // replies with the result
+)
+
 // callState is one tool call of a turn: its result when known, else the
 // approval that will decide it.
 type callState struct {
@@ -44,95 +106,209 @@ type callState struct {
 
 	approval *approval.Approval // a new approval whose card is still to post
 	rule     risk.Rule          // the rule that decided, for the line that shows the call
+	replaced bool               // an edit: the card it replaces has ended as replaced
 }
 
-// admit assesses one tool call and acts on the verdict: an auto call runs
-// now, a blocked call gets its blocked result, and a call that needs a
-// person gets a stored approval (callState.approval) whose card the caller
-// posts. Every failure becomes a result that did not run; admit never
-// runs a call it could not audit. outside names the public host the turn
-// has read from, if any (taint.go).
-func (a *Agent) admit(ctx context.Context, conv approval.Conversation, user approval.User, tc ToolCall, turnID, outside string, show *shownHere) callState {
-	cs := callState{ID: tc.ID, Tool: tc.Name}
+// admit is the gate: it bounds, judges and audits one call and acts on
+// the verdict. An auto call runs now, a blocked call gets its blocked
+// result, and a call that needs a person gets a stored approval
+// (callState.approval) whose card the caller posts. Every failure becomes
+// a result that did not run; admit never runs a call it could not audit.
+func (a *Agent) admit(ctx context.Context, e entry) callState {
+	cs := callState{ID: e.callID, Tool: e.tool}
 	set := func(r tools.Result) callState { cs.Result = &r; return cs }
 
-	t, ok := a.tools.Lookup(tc.Name)
+	// Bounds first: a call too large is refused before anything reads,
+	// stores or shows it; the audit line names its size, not its text.
+	if n := len(e.args) + len(e.tool); n > a.cfg.MaxCallBytes {
+		why := fmt.Sprintf("the arguments are %s, over the limit of %s (agent.max_call_bytes)", bytesText(n), bytesText(a.cfg.MaxCallBytes))
+		_ = a.audit(ctx, approval.Event{
+			Kind: approval.KindAssessment, Actor: e.requester.ID, Tool: clipName(e.tool), Decision: approval.DecisionBlock,
+			Channel: e.conv.Channel, Detail: "refused at the gate: " + why,
+		})
+		return set(tools.Denied(errors.New(why + "; send a smaller call, for example a script file the command runs")))
+	}
+	t, ok := a.tools.Lookup(e.tool)
 	if !ok {
 		names := make([]string, 0, len(a.specs))
 		for _, s := range a.specs {
 			names = append(names, s.Name)
 		}
-		return set(tools.NotStarted(fmt.Errorf("there is no tool %q; the tools are %s", tc.Name, strings.Join(names, ", "))))
+		return set(tools.NotStarted(fmt.Errorf("there is no tool %q; the tools are %s", clipName(e.tool), strings.Join(names, ", "))))
 	}
-	args, err := checkArgs(tc.Arguments, a.schemas[tc.Name])
+	args, err := checkArgs(e.args, a.schemas[e.tool])
 	if err != nil {
 		return set(tools.InvalidArgs(err))
 	}
+	if !e.from.rates() {
+		args = withoutLevel(args)
+	}
 	cs.Args = args
 
-	v := a.policy.Assess(risk.Call{Tool: tc.Name, Args: args, Channel: conv.Channel, Outside: outside})
+	v := a.policy.Assess(risk.Call{Tool: e.tool, Args: args, Channel: e.conv.Channel, Outside: e.outside})
 	if v.Decision != risk.Auto && v.Decision != risk.Block {
 		v.Decision = risk.Confirm // the zero value, or anything unknown, waits for a person
 	}
+	if e.from == fromEdit && v.Decision == risk.Auto {
+		v.Decision = risk.Confirm
+		v.Reasons = append(v.Reasons, "an edited call always waits on a new card: an edit is not an approval")
+	}
 	cs.rule = v.Rule
-	op := a.operation(tc.Name, args)
+	op := a.operation(e.tool, args)
 	ev := approval.Event{
-		Kind: approval.KindAssessment, Actor: user.ID, Tool: tc.Name, Operation: op,
-		Rule: string(v.Rule), Decision: approval.AuditDecision(v.Decision), Channel: conv.Channel,
+		Kind: approval.KindAssessment, Actor: e.requester.ID, Tool: e.tool, Operation: op,
+		Rule: string(v.Rule), Decision: approval.AuditDecision(v.Decision), Channel: e.conv.Channel,
 		Detail: strings.Join(v.Reasons, "; "),
 	}
+	over := v.Decision == risk.Confirm && e.cardsLeft != nil && *e.cardsLeft <= 0
+	if over {
+		ev.Detail += "; no card: over agent.max_cards_per_answer"
+	}
 	id := ""
-	if v.Decision == risk.Confirm {
+	if v.Decision == risk.Confirm && !over {
 		id = approval.NewID()
+		if e.replaces != nil {
+			id = replacementID(e.replaces.ID)
+		}
 		ev.ApprovalID = id
+	}
+	if e.replaces != nil {
+		ev.Detail = strings.TrimPrefix(ev.Detail+"; an edit of "+e.replaces.ID+" by "+e.requester.ID, "; ")
 	}
 	if err := a.audit(ctx, ev); err != nil {
 		return set(auditFailed())
 	}
 
-	switch v.Decision {
-	case risk.Block:
+	switch {
+	case v.Decision == risk.Block:
 		return set(tools.Blocked(v.Reasons...))
-	case risk.Auto:
-		res := a.runAuto(ctx, t, conv, user, tc.Name, args, v, show)
-		a.auditExecution(ctx, user, "", conv.Channel, tc.Name, op, approval.DecisionAuto, res)
+	case v.Decision == risk.Auto:
+		res := a.runAuto(ctx, t, e.conv, e.requester, e.tool, args, v, e.show)
+		a.auditExecution(ctx, e.requester, "", e.conv.Channel, e.tool, op, approval.DecisionAuto, res)
 		return set(res)
+	case over:
+		return set(tools.Denied(fmt.Errorf("this answer already asked for %d approval cards, the most one answer may post (agent.max_cards_per_answer); "+
+			"wait until they are decided, then ask for this call again if it is still needed", a.cfg.MaxCardsPerAnswer)))
 	}
+	if e.cardsLeft != nil {
+		*e.cardsLeft--
+	}
+	if e.replaces != nil {
+		// An edit: the old card ends as replaced before the new one
+		// exists (edit.go).
+		if err := a.replace(ctx, e, op); err != nil {
+			if errors.Is(err, errDecidedFirst) {
+				return set(tools.NotRun(tools.StatusError, "The card was decided before the edit arrived, so the edit changed nothing"))
+			}
+			a.log.ErrorContext(ctx, "replacing an edited approval", "approval", e.replaces.ID, "error", err)
+			return set(tools.NotStarted(errors.New("the edited card could not be replaced, so nothing changed")))
+		}
+		cs.replaced = true
+	}
+	ap, err := a.card(ctx, e, t, id, args, v, op)
+	if err != nil {
+		a.log.ErrorContext(ctx, "storing an approval", "tool", e.tool, "tool_call", e.callID, "error", err)
+		if errors.Is(err, errAudit) {
+			return set(auditFailed())
+		}
+		return set(tools.NotStarted(errors.New("the approval could not be stored, so nobody could approve the operation")))
+	}
+	cs.ApprovalID = ap.ID
+	cs.approval = ap
+	return cs
+}
 
+// errAudit: the card's audit record could not be written.
+var errAudit = errors.New("the card's audit record could not be written")
+
+// card stores the approval of a call that waits for a person (id, from
+// admit), audited as a card, and returns it; its card is still to post.
+func (a *Agent) card(ctx context.Context, e entry, t tools.Tool, id string, args json.RawMessage, v risk.Verdict, op string) (*approval.Approval, error) {
 	now := a.now()
-	req := a.requirement(conv, tc.Name, args, v)
+	req := a.requirement(e.conv, e.tool, args, v)
 	ttl := a.cfg.ApprovalTTL
 	if req.Expiry > 0 {
 		ttl = req.Expiry
 	}
 	ap := &approval.Approval{
-		ID: id, ToolCallID: tc.ID, TurnID: turnID,
-		Tool: tc.Name, Args: args, ArgsHash: approval.ArgsHash(args),
+		ID: id, ToolCallID: e.callID, TurnID: e.turnID,
+		Tool: e.tool, Args: args, ArgsHash: approval.ArgsHash(args),
 		Verdict: v, Preview: a.preview(ctx, t, args),
-		Requester: user, Conversation: conv,
+		Requester: e.requester, Conversation: e.conv,
 		CreatedAt: now, ExpiresAt: now.Add(ttl),
 		Requirement: req.Record(now),
 	}
-	err = a.audit(ctx, approval.Event{
-		Kind: approval.KindCard, Actor: user.ID, ApprovalID: id, Tool: tc.Name, Operation: op,
-		Rule: string(v.Rule), Decision: approval.AuditDecision(v.Decision), Channel: conv.Channel,
+	if old := e.replaces; old != nil {
+		ap.Replaces, ap.ReplacesCall = old.ID, callOf(old)
+	}
+	err := a.audit(ctx, approval.Event{
+		Kind: approval.KindCard, Actor: e.requester.ID, ApprovalID: id, Tool: e.tool, Operation: op,
+		Rule: string(v.Rule), Decision: approval.AuditDecision(v.Decision), Channel: e.conv.Channel,
 		Detail: "approval card, expires " + ap.ExpiresAt.UTC().Format(time.RFC3339) + needs(req),
 	})
 	if err != nil {
-		return set(auditFailed())
+		return nil, errAudit
 	}
 	stored, created, err := a.store.Create(ctx, ap)
-	if err == nil && !created {
+	if err == nil && !created && e.replaces == nil {
 		// Another call already holds this tool call id (a server that
 		// numbers its calls per response): this call is a different one.
-		ap.ToolCallID = tc.ID + "/" + id
+		ap.ToolCallID = e.callID + "/" + id
 		stored, created, err = a.store.Create(ctx, ap)
 	}
-	if err != nil || !created {
-		a.log.ErrorContext(ctx, "storing an approval", "tool", tc.Name, "tool_call", tc.ID, "created", created, "error", err)
-		return set(tools.NotStarted(errors.New("the approval could not be stored, so nobody could approve the operation")))
+	if err != nil {
+		return nil, fmt.Errorf("create approval %s: %w", id, err)
 	}
-	cs.ApprovalID = stored.ID
-	cs.approval = stored
-	return cs
+	if !created {
+		return nil, fmt.Errorf("create approval %s: tool call %s is held by approval %s", id, ap.ToolCallID, stored.ID)
+	}
+	return stored, nil
+}
+
+// withoutLevel returns args without risk_level (in any case): a person's
+// call gives no level, whatever the arguments it started from held (an
+// edit starts from the model's).
+func withoutLevel(args json.RawMessage) json.RawMessage {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(args, &obj); err != nil {
+		return args
+	}
+	found := false
+	for k := range obj {
+		if strings.EqualFold(k, tools.RiskLevelArg) {
+			delete(obj, k)
+			found = true
+		}
+	}
+	if !found {
+		return args
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return args
+	}
+	return out
+}
+
+// bytesText says a number of bytes in words: "5.0 MiB", "64 KiB", "900 bytes".
+func bytesText(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// clipName shortens a tool name that names no tool, for a result or an
+// audit line: the model wrote it, and it may be anything.
+func clipName(name string) string {
+	const most = 100
+	if len(name) <= most {
+		return name
+	}
+	return strings.ToValidUTF8(name[:most], "") + "…"
 }

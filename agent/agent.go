@@ -1,8 +1,15 @@
 // Package agent runs conversation turns: it sends the conversation and the
 // tools to the model, judges every tool call with the risk policy, runs what
 // may run, suspends the turn on what needs a person, and resumes it when the
-// last decision is in. It also runs direct commands (SPEC §7) through the
-// same assessment and approvals, with no model at all.
+// last decision is in. It also runs direct commands (SPEC §7) and people's
+// edits of waiting cards, with no model at all.
+//
+// Every call, whoever makes it, enters through one gate, admit (admit.go):
+// a model's tool call (turn.go), a direct command (direct.go) and an edit
+// (edit.go) each become one entry, which admit bounds, judges with the
+// level its source may give, audits, and then blocks, runs or puts on a
+// card. A card's life after that (Approve, Cancel, the run, the turn's
+// resume) is in decide.go and suspend.go.
 package agent
 
 import (
@@ -59,6 +66,8 @@ type FullReplier interface {
 //	  recovery_grace: 2m       # an approved call unclaimed this long is ended as not run
 //	  run_lease: 2m            # a run silent this long is ended as "outcome unknown"
 //	  max_runs: 16             # approved calls running at once in this process; more wait
+//	  max_call_bytes: 65536    # a call's arguments past this size are refused at the gate
+//	  max_cards_per_answer: 5  # cards one model answer may post; the rest are refused
 type Config struct {
 	// MaxRoundTrips caps the model calls of one turn (default 8).
 	MaxRoundTrips int `yaml:"max_round_trips"`
@@ -87,6 +96,19 @@ type Config struct {
 	// (default 16). A call beyond it is claimed (its heartbeat beats) and
 	// waits in order for a place before it starts.
 	MaxRuns int `yaml:"max_runs"`
+	// MaxCallBytes bounds the arguments of one call, from any entry
+	// (default 64 KiB): a larger call is refused at the gate, before it
+	// is judged, stored or shown, with a result that says its size and
+	// the limit. A command, a query or a file's text that large is not
+	// something a person can read on a card.
+	MaxCallBytes int `yaml:"max_call_bytes"`
+	// MaxCardsPerAnswer bounds the approval cards one model answer may
+	// post (default 5); each further call that needs a card gets a result
+	// that says so, and the model can ask again once those are decided.
+	// Five is what a person can weigh side by side on one screen; a model
+	// asking for more at once is usually looping, or splitting one batch
+	// that should be one command.
+	MaxCardsPerAnswer int `yaml:"max_cards_per_answer"`
 }
 
 // The defaults of Config.
@@ -100,6 +122,8 @@ const (
 	DefaultRecoveryGrace   = 2 * time.Minute
 	DefaultRunLease        = 2 * time.Minute
 	DefaultMaxRuns         = 16
+	DefaultMaxCallBytes    = 64 << 10
+	DefaultMaxCards        = 5
 )
 
 // WithDefaults returns c with its zero fields filled, or an error naming
@@ -115,6 +139,8 @@ func (c Config) WithDefaults() (Config, error) {
 		tools.Limit("agent.recovery_grace", &c.RecoveryGrace, DefaultRecoveryGrace),
 		tools.Limit("agent.run_lease", &c.RunLease, DefaultRunLease),
 		tools.Limit("agent.max_runs", &c.MaxRuns, DefaultMaxRuns),
+		tools.Limit("agent.max_call_bytes", &c.MaxCallBytes, DefaultMaxCallBytes),
+		tools.Limit("agent.max_cards_per_answer", &c.MaxCardsPerAnswer, DefaultMaxCards),
 	)
 	return c, err
 }
@@ -235,7 +261,7 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 }
 
 // Wait blocks until the runs and resumed turns started by Handle, Direct,
-// Decide and Sweep have finished (graceful shutdown).
+// Approve, Cancel, Edit and Sweep have finished (graceful shutdown).
 func (a *Agent) Wait() { a.busy.wait() }
 
 // inflight counts the calls in progress. Unlike sync.WaitGroup it allows

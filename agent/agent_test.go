@@ -35,9 +35,9 @@ func TestScriptedTurn(t *testing.T) {
 		{
 			name: "approve",
 			decide: func(t *testing.T, e *env, a *agent.Agent, id string) {
-				d, err := a.Decide(ctx, id, bob, true, "")
+				d, err := approve(ctx, a, id, bob)
 				if err != nil || !d.Won {
-					t.Fatalf("Decide = %+v, %v; want a win", d, err)
+					t.Fatalf("decision = %+v, %v; want a win", d, err)
 				}
 				if d.Approval.State != approval.Done {
 					t.Errorf("the approval ended %s, want done", d.Approval.State)
@@ -52,9 +52,9 @@ func TestScriptedTurn(t *testing.T) {
 		{
 			name: "cancel",
 			decide: func(t *testing.T, e *env, a *agent.Agent, id string) {
-				d, err := a.Decide(ctx, id, bob, false, "not during the freeze")
+				d, err := a.Cancel(ctx, id, bob, "not during the freeze")
 				if err != nil || !d.Won || d.Approval.State != approval.Cancelled {
-					t.Fatalf("Decide = %+v, %v; want a cancelling win", d, err)
+					t.Fatalf("decision = %+v, %v; want a cancelling win", d, err)
 				}
 			},
 			want: tools.Result{
@@ -145,12 +145,12 @@ func TestScriptedTurn(t *testing.T) {
 				// A second decision from yet another replica changes
 				// nothing and resumes nothing.
 				third := e.agent(e.open())
-				late, err := third.Decide(ctx, card.ID, alice, true, "")
+				late, err := approve(ctx, third, card.ID, alice)
 				if err != nil {
-					t.Fatalf("late Decide: %v", err)
+					t.Fatalf("late decision: %v", err)
 				}
 				if late.Won || late.Approval.State != d.wantStates[len(d.wantStates)-1] {
-					t.Errorf("late Decide = won %v, state %s; want the first outcome to stand", late.Won, late.Approval.State)
+					t.Errorf("late decision = won %v, state %s; want the first outcome to stand", late.Won, late.Approval.State)
 				}
 				if err := third.Sweep(ctx); err != nil {
 					t.Fatalf("Sweep: %v", err)
@@ -194,8 +194,8 @@ func TestCancelledResultReachesTheModel(t *testing.T) {
 		t.Fatalf("Handle: %v", err)
 	}
 	card := e.sink.Cards()[0]
-	if _, err := a.Decide(ctx, card.ID, bob, false, "wrong host"); err != nil {
-		t.Fatalf("Decide: %v", err)
+	if _, err := a.Cancel(ctx, card.ID, bob, "wrong host"); err != nil {
+		t.Fatalf("decision: %v", err)
 	}
 	reqs := e.srv.Requests()
 	if len(reqs) != 2 {
@@ -278,14 +278,14 @@ func testParallelCalls(t *testing.T, b backend) {
 	if len(cards) != 2 || cards[0].ToolCallID != "c2" || cards[1].ToolCallID != "c5" {
 		t.Fatalf("cards = %+v, want c2 and c5", cards)
 	}
-	if _, err := e.agent(e.open()).Decide(ctx, cards[0].ID, bob, true, ""); err != nil {
-		t.Fatalf("Decide: %v", err)
+	if _, err := approve(ctx, e.agent(e.open()), cards[0].ID, bob); err != nil {
+		t.Fatalf("decision: %v", err)
 	}
 	if n := len(e.srv.Requests()); n != 1 {
 		t.Fatalf("the turn resumed with a call still pending (%d requests)", n)
 	}
-	if _, err := e.agent(e.open()).Decide(ctx, cards[1].ID, bob, false, ""); err != nil {
-		t.Fatalf("Decide: %v", err)
+	if _, err := e.agent(e.open()).Cancel(ctx, cards[1].ID, bob, ""); err != nil {
+		t.Fatalf("decision: %v", err)
 	}
 	reqs := e.srv.Requests()
 	if len(reqs) != 2 {
@@ -530,8 +530,13 @@ func TestDirect(t *testing.T) {
 				if len(e.sink.Replies()) != 0 {
 					t.Errorf("replied before the decision: %q", e.sink.Replies())
 				}
-				if _, err := e.agent(e.open()).Decide(ctx, cards[0].ID, bob, tt.decide > 0, ""); err != nil {
-					t.Fatalf("Decide: %v", err)
+				other := e.agent(e.open())
+				decide := func() (approval.DecideResult, error) { return other.Cancel(ctx, cards[0].ID, bob, "") }
+				if tt.decide > 0 {
+					decide = func() (approval.DecideResult, error) { return approve(ctx, other, cards[0].ID, bob) }
+				}
+				if _, err := decide(); err != nil {
+					t.Fatalf("decide: %v", err)
 				}
 			}
 			r := e.sink.Replies()
@@ -588,9 +593,9 @@ func TestAuditFailureFailsClosed(t *testing.T) {
 			t.Fatalf("Handle: %v", err)
 		}
 		store.fail.Store(true)
-		d, err := a.Decide(ctx, e.sink.Cards()[0].ID, bob, true, "")
+		d, err := approve(ctx, a, e.sink.Cards()[0].ID, bob)
 		if err != nil {
-			t.Fatalf("Decide: %v", err)
+			t.Fatalf("decision: %v", err)
 		}
 		if d.Approval.State != approval.Failed || d.Approval.Result == nil || d.Approval.Result.Executed {
 			t.Errorf("approval = %+v, want failed without running", d.Approval)
@@ -615,8 +620,8 @@ func TestAuditFailureFailsClosed(t *testing.T) {
 		}
 		store.fail.Store(true)
 		store.claimFailures.Store(1) // the claim that would refuse the call fails once
-		if _, err := a.Decide(ctx, e.sink.Cards()[0].ID, bob, true, ""); !errors.Is(err, agent.ErrNotStarted) {
-			t.Fatalf("Decide = %v, want ErrNotStarted", err)
+		if _, err := approve(ctx, a, e.sink.Cards()[0].ID, bob); !errors.Is(err, agent.ErrNotStarted) {
+			t.Fatalf("decision = %v, want ErrNotStarted", err)
 		}
 		if _, ok := e.file("x.txt"); ok {
 			t.Fatal("the call ran without an audit record of the click")
@@ -655,9 +660,9 @@ func TestClaimFailureRunsNothing(t *testing.T) {
 		t.Fatalf("Handle: %v", err)
 	}
 	store.claimFailures.Store(1)
-	d, err := a.Decide(ctx, e.sink.Cards()[0].ID, bob, true, "")
+	d, err := approve(ctx, a, e.sink.Cards()[0].ID, bob)
 	if !errors.Is(err, agent.ErrNotStarted) || !d.Won {
-		t.Fatalf("Decide = %+v, %v; want a won decision and ErrNotStarted", d, err)
+		t.Fatalf("decision = %+v, %v; want a won decision and ErrNotStarted", d, err)
 	}
 	if _, ok := e.file("x.txt"); ok {
 		t.Fatal("the call ran")
@@ -734,11 +739,11 @@ func TestRestart(t *testing.T) {
 
 	after := e.open()
 	a := e.agent(after)
-	if _, err := a.Decide(ctx, cards[0].ID, bob, true, ""); err != nil {
-		t.Fatalf("Decide after the restart: %v", err)
+	if _, err := approve(ctx, a, cards[0].ID, bob); err != nil {
+		t.Fatalf("decision after the restart: %v", err)
 	}
-	if _, err := e.agent(e.open()).Decide(ctx, cards[1].ID, bob, true, ""); err != nil {
-		t.Fatalf("Decide after the restart: %v", err)
+	if _, err := approve(ctx, e.agent(e.open()), cards[1].ID, bob); err != nil {
+		t.Fatalf("decision after the restart: %v", err)
 	}
 	if got, _ := e.file("log.txt"); got != "one\ntwo\n" && got != "two\none\n" {
 		t.Errorf("log.txt = %q, want each line once", got)
@@ -752,8 +757,8 @@ func TestRestart(t *testing.T) {
 		t.Errorf("Resolve again = %v, %v; want not last", last, err)
 	}
 	for _, c := range cards {
-		if d, err := a.Decide(ctx, c.ID, alice, true, ""); err != nil || d.Won {
-			t.Errorf("Decide again = %+v, %v; want a loss", d, err)
+		if d, err := approve(ctx, a, c.ID, alice); err != nil || d.Won {
+			t.Errorf("decision again = %+v, %v; want a loss", d, err)
 		}
 	}
 	if err := a.Sweep(ctx); err != nil {
@@ -810,7 +815,7 @@ func TestDecisionBeforeTheTurnIsSaved(t *testing.T) {
 	hook := &hookStore{Store: base}
 	hook.beforeSaveTurn = func(turn *approval.Turn) {
 		for _, id := range turn.Pending {
-			if d, err := other.Decide(ctx, id, bob, false, "too fast"); err != nil || !d.Won {
+			if d, err := other.Cancel(ctx, id, bob, "too fast"); err != nil || !d.Won {
 				t.Errorf("early Decide = %+v, %v", d, err)
 			}
 		}

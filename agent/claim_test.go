@@ -70,8 +70,8 @@ func TestHeartbeatStartsAtClaim(t *testing.T) {
 				t.Fatalf("Handle: %v", err)
 			}
 			id := e.sink.Cards()[0].ID
-			if _, err := e.agent(store).Decide(ctx, id, bob, true, ""); err != nil {
-				t.Fatalf("Decide: %v", err)
+			if _, err := approve(ctx, e.agent(store), id, bob); err != nil {
+				t.Fatalf("decision: %v", err)
 			}
 			got, err := store.Get(ctx, id)
 			if err != nil {
@@ -111,8 +111,8 @@ func TestClaimCheckedBeforeTheRun(t *testing.T) {
 			if err := e.agent(store).Handle(ctx, conv, alice, "reindex"); err != nil {
 				t.Fatalf("Handle: %v", err)
 			}
-			if _, err := e.agent(store).Decide(ctx, e.sink.Cards()[0].ID, bob, true, ""); err != nil {
-				t.Fatalf("Decide: %v", err)
+			if _, err := approve(ctx, e.agent(store), e.sink.Cards()[0].ID, bob); err != nil {
+				t.Fatalf("decision: %v", err)
 			}
 			e.job.mu.Lock()
 			n := len(e.job.runs)
@@ -212,7 +212,7 @@ func TestOutcomeRecordedWhenRedisReturns(t *testing.T) {
 	id := e.sink.Cards()[0].ID
 	decided := make(chan error, 1)
 	go func() {
-		_, err := a.Decide(ctx, id, bob, true, "")
+		_, err := approve(ctx, a, id, bob)
 		decided <- err
 	}()
 	<-e.job.started
@@ -238,7 +238,7 @@ func TestOutcomeRecordedWhenRedisReturns(t *testing.T) {
 	select {
 	case err := <-decided:
 		if err != nil {
-			t.Fatalf("Decide: %v", err)
+			t.Fatalf("decision: %v", err)
 		}
 	case <-time.After(waitLimit):
 		t.Fatal("the outcome was not recorded after Redis came back")
@@ -273,7 +273,7 @@ func TestRunsWaitTheirTurn(t *testing.T) {
 	errs := make(chan error, 2)
 	for _, c := range cards {
 		go func() {
-			_, err := a.Decide(ctx, c.ID, bob, true, "")
+			_, err := approve(ctx, a, c.ID, bob)
 			errs <- err
 		}()
 	}
@@ -289,7 +289,7 @@ func TestRunsWaitTheirTurn(t *testing.T) {
 	close(e.job.release)
 	for range cards {
 		if err := <-errs; err != nil {
-			t.Fatalf("Decide: %v", err)
+			t.Fatalf("decision: %v", err)
 		}
 	}
 	e.job.mu.Lock()
@@ -316,7 +316,7 @@ func TestAbandonKillsAndRecords(t *testing.T) {
 	decided := make(chan struct{})
 	go func() {
 		defer close(decided)
-		_, _ = a.Decide(ctx, id, bob, true, "")
+		_, _ = approve(ctx, a, id, bob)
 	}()
 	waitUntil(t, "the command running", func() bool { return len(a.Running()) == 1 })
 	waitUntil(t, "its process", func() bool { return pgrepExact("sleep 39.5") })

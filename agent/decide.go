@@ -12,13 +12,15 @@ import (
 )
 
 // This file is the life of an approval after its card, in the order it
-// happens; a click, or the sweeper's expiry, enters at Decide:
+// happens; an approval enters at Approve, a cancellation at Cancel, an
+// edit at Edit (edit.go), the sweeper's expiry at Sweep (sweep.go):
 //
-//	Decide     the person's decision (the bot has checked they may make it)
-//	reask      approve only: the blast radius again (bind.go, preview.go);
+//	Approve    a person's vote (the bot has checked they may give it)
+//	reask      the blast radius again (bind.go, preview.go);
 //	           changed → the card asks again
-//	store      Decide: pending → approved | cancelled | expired, exactly once;
-//	           the click is audited (audit.go)
+//	store      Approve counts the vote; the one that reaches the count
+//	           moves pending → approved, exactly once (Cancel: pending →
+//	           cancelled; expiry: → expired); each is audited (audit.go)
 //	carryOut   the winner carries it through:
 //	execute      store Claim: approved → running, exactly once
 //	runApproved  the tool runs the stored call (run.go; Stop can cut it
@@ -31,32 +33,23 @@ import (
 // Sweep (sweep.go) finishes the job on any replica, never running a call
 // late or twice.
 
-// ErrNotStarted is wrapped by Decide's error when a person's approval was
+// ErrNotStarted is wrapped by Approve's error when a person's approval was
 // recorded but the call could not be started (the store failed to claim or
 // to refuse it): it did not run, and a sweep later ends it as not run.
 var ErrNotStarted = errors.New("the approved call could not be started")
 
-// Decide records a person's decision (the caller has already checked that
-// this person may decide). Approve: claims and runs the call exactly once
-// (updating the card: running with progress, then done/failed), then, when
-// it was the last pending call of a suspended turn, resumes that turn.
-// Cancel: the LLM gets a cancelled result. A second or late decision
-// changes nothing and returns Won=false with the winner's record. An
-// approval past its deadline expires instead of being approved. It can take
-// as long as the tool runs: call it off the click handler.
-func (a *Agent) Decide(ctx context.Context, id string, by approval.User, approve bool, reason string) (approval.DecideResult, error) {
+// Cancel records a person's cancellation of a waiting call (the caller
+// has already checked that this person may cancel it): the card shows it,
+// and the turn learns it (the model gets a cancelled result), resuming
+// when it was the last pending call. A second or late decision changes
+// nothing and returns Won=false with the winner's record. An approval past
+// its deadline expires instead. Every approval goes through Approve.
+func (a *Agent) Cancel(ctx context.Context, id string, by approval.User, reason string) (approval.DecideResult, error) {
 	a.busy.add()
 	defer a.busy.done()
-	to, verb := approval.Cancelled, approval.DecisionCancel
-	if approve {
-		to, verb = approval.Approved, approval.DecisionApprove
-		if res, err := a.reask(ctx, id, by); err != nil || res.Reasked {
-			return res, err
-		}
-	}
-	dec, err := a.store.Decide(ctx, id, to, by, reason, a.now())
+	dec, err := a.store.Decide(ctx, id, approval.Cancelled, by, reason, a.now())
 	if err != nil {
-		return approval.DecideResult{}, fmt.Errorf("decide approval %s: %w", id, err)
+		return approval.DecideResult{}, fmt.Errorf("cancel approval %s: %w", id, err)
 	}
 	rec := dec.Approval
 	outcome, detail := approval.Outcome(rec.State), reason
@@ -68,7 +61,7 @@ func (a *Agent) Decide(ctx context.Context, id string, by approval.User, approve
 	}
 	auditErr := a.audit(ctx, approval.Event{
 		Kind: approval.KindClick, Actor: by.ID, ApprovalID: id, Tool: rec.Tool, Operation: a.operation(rec.Tool, rec.Args),
-		Decision: verb, Outcome: outcome, Channel: rec.Conversation.Channel, Detail: detail,
+		Decision: approval.DecisionCancel, Outcome: outcome, Channel: rec.Conversation.Channel, Detail: detail,
 	})
 	if !dec.Won {
 		return dec, nil
@@ -76,7 +69,7 @@ func (a *Agent) Decide(ctx context.Context, id string, by approval.User, approve
 	return a.won(ctx, rec, auditErr)
 }
 
-// won carries through a decision this agent won (a Decide, or the last
+// won carries through a decision this agent won (a Cancel, or the last
 // vote of an Approve): an expiry is audited, an approval whose click could
 // not be audited ends unrun, and the rest is carryOut.
 func (a *Agent) won(ctx context.Context, rec *approval.Approval, auditErr error) (approval.DecideResult, error) {
@@ -100,8 +93,8 @@ func (a *Agent) won(ctx context.Context, rec *approval.Approval, auditErr error)
 	return approval.DecideResult{Approval: rec, Won: true}, nil
 }
 
-// ApproveResult is what Approve reports: the decision as Decide reports
-// it (Won, Reasked, the record), and the vote's count.
+// ApproveResult is what Approve reports: the decision (Won, Reasked, the
+// record), and the vote's count.
 type ApproveResult struct {
 	approval.DecideResult
 	// Counted: the vote was recorded; Progress is the count after it.
@@ -117,8 +110,10 @@ type ApproveResult struct {
 // Approve counts one person's approval of a pending call (the caller has
 // checked that this person may approve it). Every approval goes through
 // the store's count (approval.Quorum), one needed or several: the vote
-// that reaches the count wins and carries the call through exactly as a
-// winning Decide does; an earlier one is counted and the card redrawn with
+// that reaches the count wins and carries the call through (claims and
+// runs it exactly once, updating the card: running with progress, then
+// done or failed; then, when it was the last pending call of a suspended
+// turn, resumes that turn); an earlier one is counted and the card redrawn with
 // the progress; a refused one (the requester, a repeat, too late) changes
 // nothing. Before every vote the blast radius is computed again; when it
 // changed, the card shows the new one, the votes so far are forgotten

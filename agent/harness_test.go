@@ -216,6 +216,14 @@ func statuses(rs []tools.Result) []tools.Status {
 	return out
 }
 
+// approve approves approval id as who the way every Approve click does in
+// production (agent.Approve: one vote, one approval needed), and reports
+// the decision.
+func approve(ctx context.Context, a *agent.Agent, id string, who approval.User) (approval.DecideResult, error) {
+	r, err := a.Approve(ctx, id, approval.Vote{By: who, Need: 1})
+	return r.DecideResult, err
+}
+
 // failingAudit is a store whose audit log can be made to fail.
 type failingAudit struct {
 	approval.Store
@@ -227,6 +235,19 @@ func (f *failingAudit) Audit(ctx context.Context, e approval.Event) error {
 		return errors.New("audit stream unavailable")
 	}
 	return f.Store.Audit(ctx, e)
+}
+
+// The quorum of the store underneath: every approval counts through it.
+func (f *failingAudit) Approve(ctx context.Context, id string, v approval.Vote) (approval.ApproveResult, error) {
+	return f.Store.(approval.Quorum).Approve(ctx, id, v)
+}
+
+func (f *failingAudit) Progress(ctx context.Context, id string) (approval.Progress, error) {
+	return f.Store.(approval.Quorum).Progress(ctx, id)
+}
+
+func (f *failingAudit) ResetVotes(ctx context.Context, id string) (int, error) {
+	return f.Store.(approval.Quorum).ResetVotes(ctx, id)
 }
 
 func events(t *testing.T, s approval.Store, kind approval.Kind) []approval.Event {

@@ -36,8 +36,8 @@ func TestRunOptions(t *testing.T) {
 	if p := cards[0].Preview; p == nil || p.Summary != "would start the job" {
 		t.Errorf("card preview = %+v", p)
 	}
-	if _, err := a.Decide(ctx, cards[0].ID, bob, true, ""); err != nil {
-		t.Fatalf("Decide: %v", err)
+	if _, err := approve(ctx, a, cards[0].ID, bob); err != nil {
+		t.Fatalf("decision: %v", err)
 	}
 	if got := e.job.Runs(); len(got) != 2 || !got[0] || got[1] {
 		t.Errorf("AutoRun of the runs = %v, want [true false]", got)
@@ -103,9 +103,9 @@ func TestConcurrentDecides(t *testing.T) {
 						defer wg.Done()
 						<-start
 						who := approval.User{ID: "U" + string(rune('A'+i%26)), Name: "approver"}
-						d, err := a.Decide(ctx, id, who, true, "")
+						d, err := approve(ctx, a, id, who)
 						if err != nil {
-							t.Errorf("Decide: %v", err)
+							t.Errorf("decision: %v", err)
 							return
 						}
 						if d.Won {
@@ -137,7 +137,7 @@ func TestWaitCoversDecisionsInFlight(t *testing.T) {
 	if err := a.Handle(ctx, conv, alice, "run slow"); err != nil {
 		t.Fatalf("Handle: %v", err)
 	}
-	go func() { _, _ = a.Decide(ctx, e.sink.Cards()[0].ID, bob, true, "") }()
+	go func() { _, _ = approve(ctx, a, e.sink.Cards()[0].ID, bob) }()
 	<-e.job.started
 	waited := make(chan struct{})
 	go func() { a.Wait(); close(waited) }()
@@ -219,8 +219,8 @@ func TestResumeWithoutModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bare.Decide(ctx, e.sink.Cards()[0].ID, bob, true, ""); err != nil {
-		t.Fatalf("Decide: %v", err)
+	if _, err := approve(ctx, bare, e.sink.Cards()[0].ID, bob); err != nil {
+		t.Fatalf("decision: %v", err)
 	}
 	if r := e.sink.Replies(); len(r) != 1 || !strings.Contains(r[0], "job done") {
 		t.Errorf("replies = %q, want the job's result", r)

@@ -36,7 +36,7 @@ func TestRecoveryAfterACrash(t *testing.T) {
 			name: "approved, never claimed",
 			crash: func(t *testing.T, s approval.Store, id string, at time.Time) {
 				if d, err := s.Decide(ctx, id, approval.Approved, bob, "", at); err != nil || !d.Won {
-					t.Fatalf("Decide = %+v, %v", d, err)
+					t.Fatalf("decision = %+v, %v", d, err)
 				}
 			},
 			wait:       3 * time.Minute,
@@ -47,7 +47,7 @@ func TestRecoveryAfterACrash(t *testing.T) {
 			name: "running, no heartbeat",
 			crash: func(t *testing.T, s approval.Store, id string, at time.Time) {
 				if d, err := s.Decide(ctx, id, approval.Approved, bob, "", at); err != nil || !d.Won {
-					t.Fatalf("Decide = %+v, %v", d, err)
+					t.Fatalf("decision = %+v, %v", d, err)
 				}
 				if _, ok, err := s.Claim(ctx, id, at); err != nil || !ok {
 					t.Fatalf("Claim = %v, %v", ok, err)
@@ -62,7 +62,7 @@ func TestRecoveryAfterACrash(t *testing.T) {
 			name: "cancelled, turn never told",
 			crash: func(t *testing.T, s approval.Store, id string, at time.Time) {
 				if d, err := s.Decide(ctx, id, approval.Cancelled, bob, "not now", at); err != nil || !d.Won {
-					t.Fatalf("Decide = %+v, %v", d, err)
+					t.Fatalf("decision = %+v, %v", d, err)
 				}
 			},
 			wait:       3 * time.Minute,
@@ -200,8 +200,8 @@ func TestResumeWaitsForATurnInTheSameThread(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if _, err := a.Decide(ctx, cards[0].ID, bob, true, ""); err != nil {
-		t.Fatalf("Decide: %v", err)
+	if _, err := approve(ctx, a, cards[0].ID, bob); err != nil {
+		t.Fatalf("decision: %v", err)
 	}
 	if err := <-second; err != nil {
 		t.Fatalf("second Handle: %v", err)
@@ -305,7 +305,7 @@ func TestTamperedRecordDoesNotRun(t *testing.T) {
 			if err := raw.HSet(ctx, key, "r", tc.tamper(r)).Err(); err != nil {
 				t.Fatal(err)
 			}
-			_, _ = a.Decide(ctx, id, bob, true, "")
+			_, _ = approve(ctx, a, id, bob)
 			a.Wait()
 			if got, ok := e.file("log.txt"); ok {
 				t.Errorf("a tampered approval ran: log.txt = %q", got)
@@ -331,7 +331,7 @@ func TestLongRunBeatsItsHeartbeat(t *testing.T) {
 			}
 			id := e.sink.Cards()[0].ID
 			decided := make(chan error, 1)
-			go func() { _, err := a.Decide(ctx, id, bob, true, ""); decided <- err }()
+			go func() { _, err := approve(ctx, a, id, bob); decided <- err }()
 			<-e.job.started
 			e.clock.Add(3 * time.Minute) // past the lease, counted from the claim
 			time.Sleep(100 * time.Millisecond)
@@ -340,7 +340,7 @@ func TestLongRunBeatsItsHeartbeat(t *testing.T) {
 			}
 			close(e.job.release)
 			if err := <-decided; err != nil {
-				t.Fatalf("Decide: %v", err)
+				t.Fatalf("decision: %v", err)
 			}
 			got, err := s.Get(ctx, id)
 			if err != nil {

@@ -86,16 +86,25 @@ func (a *Agent) cancelAll(ctx context.Context, aps []*approval.Approval, reason 
 // means the turn may not have been told; rec then stays unsettled and a
 // later sweep tells it (Resolve is idempotent). h is the caller's hold on
 // the turn's conversation, if it has one.
+//
+// An edit changes whose end tells the turn (edit.go): an approval
+// replaced by an edit tells it nothing, since the call now waits for the
+// new card; the new card's end resolves the call in the old one's place.
 func (a *Agent) resolve(ctx context.Context, rec *approval.Approval, h *hold) error {
 	last := false
 	if rec.TurnID != "" {
-		var err error
-		last, err = a.store.Resolve(ctx, rec.TurnID, rec.ID)
-		switch {
-		case errors.Is(err, approval.ErrNotFound):
-			a.log.InfoContext(ctx, "no suspended turn to resolve", append(logAttrs(rec), "turn", rec.TurnID)...)
-		case err != nil:
-			return fmt.Errorf("resolve turn %s with approval %s: %w", rec.TurnID, rec.ID, err)
+		next, err := a.replacement(ctx, rec)
+		if err != nil {
+			return err
+		}
+		if next == nil {
+			last, err = a.store.Resolve(ctx, rec.TurnID, callOf(rec))
+			switch {
+			case errors.Is(err, approval.ErrNotFound):
+				a.log.InfoContext(ctx, "no suspended turn to resolve", append(logAttrs(rec), "turn", rec.TurnID)...)
+			case err != nil:
+				return fmt.Errorf("resolve turn %s with approval %s: %w", rec.TurnID, rec.ID, err)
+			}
 		}
 	}
 	// The turn knows: settled, before a resume that may take minutes.
@@ -141,13 +150,13 @@ func (a *Agent) resume(ctx context.Context, turnID string, last *approval.Approv
 		if c.Result != nil {
 			continue
 		}
-		var res tools.Result
-		if last != nil && c.ApprovalID == last.ID && last.State.Final() {
-			res = resultOfRecord(last)
-		} else {
-			res = a.resultOf(ctx, c.ApprovalID)
-		}
+		res, final := a.callResult(ctx, c.ApprovalID, last) // edit.go: an edited call's result is its edit's
 		st.Calls[i].Result = &res
+		if final != nil && final.ID != c.ApprovalID {
+			// Shown as what was asked for in the end; the model's own
+			// message keeps what it wrote.
+			st.Calls[i].Tool, st.Calls[i].Args = final.Tool, final.Args
+		}
 	}
 	if st.Kind == kindDirect {
 		return a.replyResults(ctx, a.out(h), t.Conversation, st.Calls)
@@ -184,25 +193,6 @@ func (a *Agent) replyResults(ctx context.Context, out Replier, conv approval.Con
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// resultOf is the tool result an approval ended with, as the model sees it.
-func (a *Agent) resultOf(ctx context.Context, id string) tools.Result {
-	rec, err := a.store.Get(ctx, id)
-	if err != nil {
-		a.log.ErrorContext(ctx, "reading a decided approval", "approval", id, "error", err)
-		return tools.NotRun(tools.StatusError, "Countersign could not read this call's approval")
-	}
-	if rec.State.Final() {
-		return resultOfRecord(rec)
-	}
-	if rec.State == approval.Running {
-		// It may be running still, or have run: never say it did not.
-		a.log.ErrorContext(ctx, "resuming a turn with a call still running", logAttrs(rec)...)
-		return interruptedRun()
-	}
-	a.log.ErrorContext(ctx, "resuming a turn with an undecided call", append(logAttrs(rec), "state", string(rec.State))...)
-	return tools.NotRun(tools.StatusError, "Countersign lost track of this call's approval")
 }
 
 // resultOfRecord is the tool result a final approval ended with.

@@ -118,14 +118,18 @@ func (a *Agent) loop(ctx context.Context, h *hold, conv approval.Conversation, u
 		calls := make([]callState, len(msg.ToolCalls))
 		var cards []*approval.Approval
 		outside := turnOutside(msgs) // taint.go
+		cardsLeft := a.cfg.MaxCardsPerAnswer
 		for i, tc := range msg.ToolCalls {
-			calls[i] = a.admit(ctx, conv, user, tc, turnID, outside, a.callShown(h.out, conv, tc.ID))
+			calls[i] = a.admit(ctx, entry{
+				from: fromModel, requester: user, conv: conv, tool: tc.Name, args: tc.Arguments,
+				callID: tc.ID, turnID: turnID, outside: outside, cardsLeft: &cardsLeft, show: a.callShown(h.out, conv, tc.ID),
+			})
 			outside = cmp.Or(outside, outsideOf(calls[i]))
 			if calls[i].approval != nil {
 				cards = append(cards, calls[i].approval)
 			}
 		}
-		msg.ToolCalls = historyCalls(msg.ToolCalls)
+		msg.ToolCalls = historyCalls(a.boundedCalls(msg.ToolCalls))
 		a.showCalls(ctx, h.out, conv, calls)
 		if len(cards) == 0 {
 			msgs = append(msgs, msg)
@@ -154,6 +158,23 @@ func uniqueIDs(calls []ToolCall) []ToolCall {
 			c.ID = "call_" + randomHex(12)
 		}
 		seen[c.ID] = true
+		out[i] = c
+	}
+	return out
+}
+
+// boundedCalls returns calls with the arguments of each one the gate
+// refused for its size (agent.max_call_bytes) replaced by a note of that
+// size: the conversation keeps, and sends back to the model, no more of a
+// call than the gate would.
+func (a *Agent) boundedCalls(calls []ToolCall) []ToolCall {
+	out := make([]ToolCall, len(calls))
+	for i, c := range calls {
+		if n := len(c.Arguments) + len(c.Name); n > a.cfg.MaxCallBytes {
+			b, _ := json.Marshal(map[string]string{"omitted": bytesText(n) + " of arguments, refused at the gate (over agent.max_call_bytes)"})
+			c.Arguments = string(b)
+			c.Name = clipName(c.Name)
+		}
 		out[i] = c
 	}
 	return out

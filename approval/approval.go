@@ -97,6 +97,14 @@ type Approval struct {
 	EndedAt   time.Time     `json:"ended_at,omitzero"`
 	Result    *tools.Result `json:"result,omitempty"`
 
+	// Replaces is the approval this one replaced by a person's edit
+	// (issue 24); ReplacesCall is the first approval of that chain of
+	// edits, the one the suspended turn's call waits under: this record's
+	// outcome resolves the call in its place. Both empty for a call the
+	// model or a command made.
+	Replaces     string `json:"replaces,omitempty"`
+	ReplacesCall string `json:"replaces_call,omitempty"`
+
 	// What the call needs before it runs (approval/rules' Requirement,
 	// resolved when the card was made), kept with the record so that every
 	// replica and every click judges it alike, whatever the configuration

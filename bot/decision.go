@@ -270,11 +270,12 @@ func (b *Bot) check(in inbound, id string) (*approval.Approval, error) {
 	return a, nil
 }
 
-// decide hands an allowed decision to the agent, which may run the call,
-// and tells the person privately when it changed nothing or failed.
+// decide hands an allowed cancellation to the agent (every approval goes
+// through approve, agent.Approve), and tells the person privately when it
+// changed nothing or failed.
 func (b *Bot) decide(in inbound, d adapters.Decision) {
 	by := approval.User{ID: in.User.ID, Name: in.User.Display()}
-	res, err := b.agent.Decide(b.work, d.ApprovalID, by, d.Approve, d.Reason)
+	res, err := b.agent.Cancel(b.work, d.ApprovalID, by, d.Reason)
 	if errors.Is(err, agent.ErrNotStarted) {
 		b.failPrivate(in, "Your approval of "+d.ApprovalID+" is recorded, but I could not start the operation just now, so it did not run; "+
 			"its card will say so shortly, and it can be asked for again", err)

@@ -6,22 +6,25 @@ import (
 	"strings"
 
 	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/tools"
 )
 
-// Edit before approve (issue 19): an approver of a waiting card, or its
-// requester, changes its operation before it runs. An edit is not an
-// approval: the old card ends as replaced (by whom, and with what), and
-// the edited call is a new call, through the same path as a direct
-// command: judged again (an absurd one is still blocked), previewed again,
-// posted as a new card whose requester is the editor (for the
-// second-person rule). The model's turn learns that a person replaced its
-// call, and with what; what the new call did follows in the conversation.
+// Edit before approve (issues 19 and 24): an approver of a waiting card,
+// or its requester, changes its operation before it runs. The bot checks
+// who may (as for a cancellation: the requester or an approver; anyone
+// else is refused privately), reads the operation with the tool's own
+// command form, and hands it to agent.Edit, which takes it through the
+// gate like every call: judged afresh with no risk_level, always a new
+// card whose requester is the editor, needing its own approvals; the old
+// card ends as replaced, and the model's call gets one result naming the
+// edit and what came of it. The Edit form on Slack and Discord submits
+// the same words ("!edit <id> <operation>") and comes here too.
 
 // replacedPrefix starts the reason of an approval ended by an edit; the
 // card's title reads it.
-const replacedPrefix = "replaced by an edit: "
+const replacedPrefix = agent.ReplacedPrefix
 
 // typedEdit turns typed "edit <id> <operation>" into the bot's !edit
 // command; ok is false for any other text.
@@ -88,21 +91,33 @@ func (b *Bot) edit(ctx context.Context, in inbound, rest string) {
 		return
 	}
 	by := approval.User{ID: in.User.ID, Name: in.User.Display()}
-	reason := replacedPrefix + op + " (the edited call is judged again and shown on a new card)"
-	res, err := b.agent.Decide(b.work, a.ID, by, false, reason)
-	if err != nil {
-		b.failPrivate(in, "I could not replace "+a.ID+", so nothing changed; try again in a moment", err)
-		return
+	res, err := b.agent.Edit(b.work, a.ID, by, raw)
+	switch {
+	case err != nil:
+		b.failPrivate(in, "I could not edit "+a.ID+", so nothing changed; try again in a moment", err)
+	case res.Result != nil && !res.Won:
+		// The gate refused the edited call (blocked, too large): the
+		// card still waits as it was.
+		b.notify(in, editRefused(a.ID, *res.Result))
+	case !res.Won && res.Old != nil:
+		b.notify(in, alreadyDecided(res.Old))
+	case res.Won && res.New == nil:
+		b.notify(in, "Approval "+a.ID+" is replaced by your edit, but the new card could not be made, so nothing will run; ask again in a moment.")
 	}
-	if !res.Won {
-		if res.Approval != nil {
-			b.notify(in, alreadyDecided(res.Approval))
+}
+
+// editRefused tells an editor why the gate refused their edited call.
+func editRefused(id string, r tools.Result) string {
+	why := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(r.Message), tools.DidNotRun))
+	if r.Status == tools.StatusBlocked {
+		why = "the edited operation is blocked by policy"
+		if r.Reason != "" {
+			why += ": " + r.Reason
 		}
-		return
+	} else if r.Error != "" {
+		why = strings.TrimSuffix(why, ".") + ": " + r.Error
 	}
-	if err := b.agent.Direct(ctx, a.Conversation, by, a.Tool, raw); err != nil {
-		b.fail(ctx, a.Conversation, "I could not run the edited call", err)
-	}
+	return "Your edit of " + id + " was refused, so nothing changed and the card still waits as it was: " + strings.TrimSuffix(why, ".") + "."
 }
 
 // directOf is the direct command of tool.
