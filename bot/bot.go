@@ -55,8 +55,8 @@ type Bot struct {
 	shows  shows        // the turns' statuses and streams (progress.go)
 
 	// journal records accepted events in the store's inbox until they are
-	// answered (inbox.go); nil when the store keeps none. journalDone is
-	// closed when its writer has stopped.
+	// answered (inbox.go). journalDone is closed when its writer has
+	// stopped.
 	journal     *journal
 	journalDone chan struct{}
 
@@ -129,9 +129,6 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 	if deps.Store == nil {
 		return nil, errors.New("bot: no approval store")
 	}
-	if _, ok := deps.Store.(approval.Quorum); !ok {
-		return nil, errors.New("bot: the approval store cannot count approvals (approval.Quorum), which every approval needs; use the memory or Redis store")
-	}
 	compiled, err := cfg.compileRules()
 	if err != nil {
 		return nil, err
@@ -175,9 +172,7 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 	}
 	b.cards.init()
 	b.journalDone = make(chan struct{})
-	if in, ok := deps.Store.(approval.Inbox); ok {
-		b.journal = newJournal(in, "bot-"+newRef()+newRef())
-	}
+	b.journal = newJournal(deps.Store, "bot-"+newRef()+newRef()) // every store keeps the inbox
 	ag, err := agent.New(agentCfg, agent.Deps{
 		Model: deps.Model, Tools: deps.Tools, Policy: deps.Policy, Store: deps.Store, Now: deps.Now, Log: deps.Log,
 		Sink:    b,

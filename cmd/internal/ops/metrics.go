@@ -44,7 +44,9 @@ var (
 	storeOps = []string{"create", "get", "decide", "claim", "finish", "set_message_ref", "set_preview",
 		"list_pending", "due", "heartbeat", "unsettled", "finish_abandoned", "settle", "save_turn",
 		"get_turn", "resolve", "delete_turn", "load_conversation", "save_conversation", "audit",
-		"audit_log", "first_delivery", "count_pending", "approve", "progress", "reset_votes"}
+		"audit_log", "first_delivery", "count_pending", "approve", "progress", "reset_votes",
+		"inbox_accept", "inbox_answered", "inbox_beat", "inbox_leave", "inbox_take_over",
+		"pin_mcp", "accept_mcp", "mcp_pins"}
 )
 
 // Metrics is the process's registry and every countersign_ collector.
