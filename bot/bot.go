@@ -39,6 +39,7 @@ import (
 type Bot struct {
 	cfg    Config
 	ads    map[string]adapters.Adapter // platform name → its adapter
+	extras map[string]adapters.Extras  // platform name → what its adapter declared at start
 	names  []string                    // platform names, in the order given
 	agent  *agent.Agent
 	store  stateStore // the agent has the whole approval.Store
@@ -144,6 +145,7 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 		cfg:         cfg,
 		rules:       compiled,
 		ads:         map[string]adapters.Adapter{},
+		extras:      map[string]adapters.Extras{},
 		store:       deps.Store,
 		tools:       deps.Tools,
 		model:       deps.Model != nil,
@@ -169,6 +171,9 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 		}
 		b.ads[name] = ad
 		b.names = append(b.names, name)
+		b.extras[name] = ad.Extras()
+		has, lacks := b.extras[name].List()
+		b.log.Info("adapter extras", "platform", name, "has", has, "lacks", lacks)
 	}
 	b.cards.init()
 	b.journalDone = make(chan struct{})

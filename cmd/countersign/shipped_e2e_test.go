@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -167,6 +168,24 @@ func TestShippedConfiguration(t *testing.T) {
 		t.Errorf("the banner does not say metrics are served:\n%s", stderr.String())
 	}
 
+	t.Run("extras logged", func(t *testing.T) {
+		var said struct {
+			Platform string   `json:"platform"`
+			Has      []string `json:"has"`
+			Lacks    []string `json:"lacks"`
+		}
+		for _, line := range strings.Split(stderr.String(), "\n") {
+			if strings.Contains(line, `"msg":"adapter extras"`) {
+				if err := json.Unmarshal([]byte(line), &said); err != nil {
+					t.Fatalf("%v: %s", err, line)
+				}
+			}
+		}
+		want := []string{"buttons", "forms", "status", "stream", "home", "undelivered", "link"}
+		if said.Platform != "slack" || !slices.Equal(said.Has, want) || len(said.Lacks) != 0 {
+			t.Errorf("the start log says Slack has %v and lacks %v (platform %q); want %v, lacking nothing", said.Has, said.Lacks, said.Platform, want)
+		}
+	})
 	t.Run("MCP pins", func(t *testing.T) {
 		pins, err := rc.HGetAll(t.Context(), prefix+":mcppin:{ops}").Result()
 		if err != nil {

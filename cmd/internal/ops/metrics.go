@@ -172,12 +172,17 @@ func (m *Metrics) histogramVec(name, help string, buckets []float64, labels ...s
 
 // platform starts the series of one chat platform at zero.
 func (m *Metrics) platform(name string) {
-	for _, op := range chatOps {
-		m.chatCalls.WithLabelValues(name, op)
-		m.chatErrors.WithLabelValues(name, op)
-		m.rateLimits.WithLabelValues(name, op)
-	}
+	m.chatOp(name, chatOps...)
 	m.rateLimitSec.WithLabelValues(name)
+}
+
+// chatOp starts the counts of a platform's operations at zero.
+func (m *Metrics) chatOp(platform string, ops ...string) {
+	for _, op := range ops {
+		m.chatCalls.WithLabelValues(platform, op)
+		m.chatErrors.WithLabelValues(platform, op)
+		m.rateLimits.WithLabelValues(platform, op)
+	}
 }
 
 // tool is a tool's label value: its name when it is one of the bot's

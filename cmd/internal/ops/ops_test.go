@@ -332,8 +332,10 @@ func TestMeteredModel(t *testing.T) {
 	}
 }
 
-// plainAdapter hides every optional capability of the adapter it holds.
+// plainAdapter declares no extra, whatever the adapter it holds has.
 type plainAdapter struct{ adapters.Adapter }
+
+func (plainAdapter) Extras() adapters.Extras { return adapters.Extras{} }
 
 // limitedAdapter fails its calls: Post with a rate limit, Update with
 // another error.
@@ -354,7 +356,7 @@ func TestMeteredAdapter(t *testing.T) {
 	if !adapters.HasButtons(ad) {
 		t.Fatal("the metered Fake has no buttons: the bot would fall back to typed decisions")
 	}
-	if _, ok := m.MeterAdapter(plainAdapter{adaptertest.NewFake("discord")}).(adapters.Interactive); ok {
+	if adapters.HasButtons(m.MeterAdapter(plainAdapter{adaptertest.NewFake("discord")})) {
 		t.Fatal("an adapter without buttons got them through the wrapper")
 	}
 	ctx := context.Background()
@@ -429,6 +431,8 @@ type linkAdapter struct {
 }
 
 func (l linkAdapter) Connected() bool { return l.up }
+
+func (l linkAdapter) Extras() adapters.Extras { return adapters.Extras{Link: l} }
 
 func TestReadyz(t *testing.T) {
 	up, err := net.Listen("tcp", "127.0.0.1:0")
@@ -709,6 +713,8 @@ type losingAdapter struct {
 }
 
 func (l losingAdapter) Undelivered() uint64 { return l.n }
+
+func (l losingAdapter) Extras() adapters.Extras { return adapters.Extras{Undelivered: l} }
 
 func TestUndeliveredSends(t *testing.T) {
 	m := NewMetrics(nil, quietLog())
