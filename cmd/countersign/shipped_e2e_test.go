@@ -20,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/countersign/countersign/adapters/discord/discordtest"
 	"github.com/countersign/countersign/adapters/slack/slacktest"
 	"github.com/countersign/countersign/agent/agenttest"
 	"github.com/countersign/countersign/internal/testenv"
@@ -250,4 +251,23 @@ func TestShippedConfiguration(t *testing.T) {
 			return bytes.Contains(b, []byte(`"kind":"execution"`))
 		})
 	})
+}
+
+// TestShippedConfigurationDiscordTypes: with metrics on, as the image
+// ships them, Discord's typing indicator still shows while the model
+// works (the metrics wrapper once hid it).
+func TestShippedConfigurationDiscordTypes(t *testing.T) {
+	dir := discordFiles(t)
+	fake := discordtest.New(t)
+	model := agenttest.NewServer(t, agenttest.Reply{Content: "too late", Delay: time.Hour})
+	startDiscord(t, dir, discordConfig(t, dir, "ops:\n  listen: 127.0.0.1:0\n"),
+		"OPENAI_BASE_URL", model.BaseURL(), "OPENAI_MODEL", "test-model",
+		"DISCORD_BOT_TOKEN", discordtest.Token, "DISCORD_API_URL", fake.URL)
+	ops := fake.AddChannel("ops")
+	fake.WaitSessions(t, 1)
+
+	th := fake.Say(t, dAlice, ops, "think about this for a long time", true)
+	fake.Wait(t, "the typing indicator in the thread", func() bool { return len(fake.Typing(th)) > 0 })
+	fake.Say(t, dAlice, th, "!cancel", true)
+	said(t, fake, th, "Cancelled the model's turn")
 }
