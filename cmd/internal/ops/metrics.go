@@ -121,7 +121,7 @@ func NewMetrics(toolNames []string, log *slog.Logger) *Metrics {
 	}
 
 	m.chatCalls = m.counterVec("countersign_chat_api_calls_total",
-		"Calls to a chat platform's API, by platform and operation (post, update, notify).", "platform", "op")
+		"Calls to a chat platform's API, by platform and operation (post, update, notify; and, where the adapter has the extra, set_status, start_stream, stream_text, stream_task, stream_stop, publish_home).", "platform", "op")
 	m.chatErrors = m.counterVec("countersign_chat_api_errors_total",
 		"Chat API calls that failed, rate limits included, by platform and operation.", "platform", "op")
 	m.rateLimits = m.counterVec("countersign_chat_rate_limits_total",
