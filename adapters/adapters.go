@@ -34,9 +34,13 @@
 //     unique across processes and restarts for different events, and
 //     Redelivered when it may be a repeat; the bot dedupes on the id.
 //
-// Buttons are an optional capability, Interactive, checked at run time. An
-// adapter without it renders a card's buttons as the words to type
-// ("approve <id>", "cancel <id> [reason]"), and ParseDecision reads them back.
+// What an adapter offers beyond these methods (buttons, forms, a thread
+// status, a streamed answer, a personal inbox, …) it declares in Extras,
+// a value the bot reads once, at start, and logs: never a capability found
+// by a type assertion, which a wrapper (metrics) would hide in silence.
+// Each missing extra has its fallback; an adapter without buttons renders
+// a card's buttons as the words to type ("approve <id>", "cancel <id>
+// [reason]"), and ParseDecision reads them back.
 package adapters
 
 import (
@@ -65,6 +69,82 @@ type Adapter interface {
 	// the interaction, or a direct message). n.Reply, when set, is the
 	// Reply of the event the notice answers.
 	Notify(ctx context.Context, n Notice) error
+	// Extras declares what the adapter offers beyond these methods. It
+	// does no I/O and answers the same for the adapter's life: the bot
+	// reads it once, at start. A wrapper of an adapter returns its inner
+	// adapter's extras (wrapped, if it wraps them), never fewer.
+	Extras() Extras
+}
+
+// Extras are what an adapter offers beyond Adapter's methods (the lesson of
+// net/http's optional interfaces and its ResponseController: a capability
+// found by a type assertion is lost to the first wrapper). Each is nil, or
+// false, when the adapter has none, and each missing one has the fallback
+// its field names; the bot logs at start which an adapter has and lacks
+// (List), and config check shows it.
+type Extras struct {
+	// Buttons: a card's Buttons are drawn as buttons and clicks arrive as
+	// events with a Decision. Without: the card shows each button's words
+	// to type (Button.Words), and ParseDecision reads them back.
+	Buttons bool
+	// Forms: a button that needs a reason or replaces the operation
+	// (Button.Reason, Button.Edit) opens a form, whose submission comes
+	// as the typed words. Without: the words are typed.
+	Forms bool
+	// Status shows a turn's status on its thread (Slack's thread status,
+	// Discord's typing indicator). Without: the bot posts what the turn
+	// does as messages.
+	Status TurnStatus
+	// Stream streams a turn's answer into its thread, with its tool calls
+	// as tasks. Without: the answer and the calls are messages.
+	Stream TaskStream
+	// WholeText: Stream takes only whole messages in a Stream's Text (see
+	// WholeText); meaningless without Stream.
+	WholeText bool
+	// Home publishes a person's inbox of the cards they may decide
+	// (Slack's App Home). Without: !pending lists a channel's cards.
+	Home Home
+	// Undelivered counts the sends the adapter gave up on, for a metric.
+	// Without: the platform loses no send (the terminal), counted 0.
+	Undelivered Undeliverable
+	// Link says whether the adapter is connected to its platform now,
+	// for readiness. Without: always connected.
+	Link Link
+}
+
+// Link is the extra of an adapter that holds a connection to its platform
+// (a Socket Mode or gateway session, an HTTP listener).
+type Link interface {
+	// Connected reports whether the connection is up now.
+	Connected() bool
+}
+
+// extraNames name each extra, with the fallback the bot uses without it,
+// in the order of Extras' fields: the log and config check say them.
+var extraNames = []struct {
+	name, without string
+	has           func(Extras) bool
+}{
+	{"buttons", "cards show the words to type: approve <id>, cancel <id> [reason]", func(x Extras) bool { return x.Buttons }},
+	{"forms", "a reason or an edit is typed after the card's id", func(x Extras) bool { return x.Forms }},
+	{"status", "what a turn does is posted as messages", func(x Extras) bool { return x.Status != nil }},
+	{"stream", "a turn's answer and calls are posted as messages", func(x Extras) bool { return x.Stream != nil }},
+	{"home", "no personal inbox: !pending lists a channel's cards", func(x Extras) bool { return x.Home != nil }},
+	{"undelivered", "no send is given up, none counted", func(x Extras) bool { return x.Undelivered != nil }},
+	{"link", "counted as connected for readiness", func(x Extras) bool { return x.Link != nil }},
+}
+
+// List names the extras x has, and those it lacks, each lack followed by
+// its fallback ("home (no personal inbox: …)").
+func (x Extras) List() (has, lacks []string) {
+	for _, e := range extraNames {
+		if e.has(x) {
+			has = append(has, e.name)
+		} else {
+			lacks = append(lacks, e.name+" ("+e.without+")")
+		}
+	}
+	return has, lacks
 }
 
 // Notice is a message for one person only.
@@ -77,22 +157,8 @@ type Notice struct {
 	Reply any
 }
 
-// Interactive is an optional capability: an adapter that renders a card's
-// Buttons as buttons and delivers clicks on them as events with a Decision.
-// An adapter that can turn buttons off (a Slack app without an interactivity
-// URL) reports it through Buttons.
-type Interactive interface {
-	Adapter
-	// Buttons reports whether buttons are shown and clicks delivered.
-	Buttons() bool
-}
-
-// HasButtons reports whether a shows buttons: it implements Interactive and
-// has them switched on.
-func HasButtons(a Adapter) bool {
-	i, ok := a.(Interactive)
-	return ok && i.Buttons()
-}
+// HasButtons reports whether a shows buttons (Extras.Buttons).
+func HasButtons(a Adapter) bool { return a.Extras().Buttons }
 
 // Handler receives events. Handle returns at once (it never waits on I/O):
 // the adapter may acknowledge the event to the platform once it has

@@ -2,6 +2,8 @@ package adapters
 
 import (
 	"context"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -63,13 +65,13 @@ func TestButtonWords(t *testing.T) {
 	}
 }
 
-type plain struct{ Adapter }
-type clicky struct {
+// declared is an adapter that declares x.
+type declared struct {
 	Adapter
-	on bool
+	x Extras
 }
 
-func (c clicky) Buttons() bool { return c.on }
+func (d declared) Extras() Extras { return d.x }
 
 func TestHasButtons(t *testing.T) {
 	tests := []struct {
@@ -77,9 +79,9 @@ func TestHasButtons(t *testing.T) {
 		a    Adapter
 		want bool
 	}{
-		{"no capability", plain{}, false},
-		{"capability switched off", clicky{on: false}, false},
-		{"capability on", clicky{on: true}, true},
+		{"no extras", declared{}, false},
+		{"extras without buttons", declared{x: Extras{Forms: true, Home: homeless{}}}, false},
+		{"buttons", declared{x: Extras{Buttons: true}}, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,6 +89,55 @@ func TestHasButtons(t *testing.T) {
 				t.Errorf("HasButtons = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+type homeless struct{}
+
+func (homeless) PublishHome(context.Context, User, []HomeItem) error { return nil }
+
+// turnful shows a turn's status and stream (it does nothing).
+type turnful struct{ Adapter }
+
+func (turnful) SetStatus(context.Context, Place, string) error           { return nil }
+func (turnful) StartStream(context.Context, Place, User) (Stream, error) { return nil, ErrNoStream }
+
+type linked struct{}
+
+func (linked) Connected() bool     { return true }
+func (linked) Undelivered() uint64 { return 0 }
+
+// TestExtrasList: List names every extra, each exactly once, as had or
+// as lacking with its fallback; an extra added to Extras without a name
+// and a fallback fails here.
+func TestExtrasList(t *testing.T) {
+	ts := turnful{}
+	all := Extras{Buttons: true, Forms: true, Status: ts, Stream: ts, WholeText: true, Home: homeless{}, Undelivered: linked{}, Link: linked{}}
+	// Every field but WholeText (a property of Stream) is an extra.
+	fields := reflect.TypeFor[Extras]().NumField() - 1
+	has, lacks := all.List()
+	if len(has) != fields || len(lacks) != 0 {
+		t.Errorf("every extra: has %v, lacks %v; want the %d extras had", has, lacks, fields)
+	}
+	for i := range reflect.TypeFor[Extras]().NumField() {
+		f := reflect.ValueOf(all).Field(i)
+		if f.IsZero() {
+			t.Errorf("the test sets no Extras.%s", reflect.TypeFor[Extras]().Field(i).Name)
+		}
+	}
+	has, lacks = Extras{}.List()
+	if len(has) != 0 || len(lacks) != fields {
+		t.Fatalf("no extra: has %v, lacks %v; want the %d extras lacking", has, lacks, fields)
+	}
+	for _, l := range lacks {
+		name, why, ok := strings.Cut(l, " (")
+		if !ok || name == "" || len(why) < 10 || !strings.HasSuffix(why, ")") {
+			t.Errorf("lacking %q: want the extra's name and its fallback in brackets", l)
+		}
+	}
+	has, lacks = Extras{Buttons: true, Home: homeless{}}.List()
+	if !slices.Equal(has, []string{"buttons", "home"}) || len(lacks) != fields-2 {
+		t.Errorf("buttons and home: has %v, lacks %v", has, lacks)
 	}
 }
 

@@ -28,7 +28,7 @@ var ErrUnavailable = errors.New("the chat platform is unavailable for now")
 // ExpiresAt).
 const DefaultSendDeadline = 5 * time.Minute
 
-// Undeliverable is an optional capability: an adapter that counts the
+// Undeliverable is an extra (Extras.Undelivered): an adapter that counts the
 // messages, cards and notices it gave up on after trying until their
 // deadline (for a metric). Each is also said to its conversation once the
 // platform answers again.

@@ -161,9 +161,8 @@ func StartTurn(a Adapter, place Place, asker User, log *slog.Logger) *Turn {
 		log = slog.New(slog.DiscardHandler)
 	}
 	t := &Turn{a: a, place: place, user: asker, log: log, tasks: map[string]Task{}, sent: map[string]time.Time{}, now: time.Now}
-	t.status, _ = a.(TurnStatus)
-	t.streamer, _ = a.(TaskStream)
-	_, t.whole = a.(WholeText)
+	x := a.Extras() // declared, so that no wrapper hides them
+	t.status, t.streamer, t.whole = x.Status, x.Stream, x.Stream != nil && x.WholeText
 	return t
 }
 

@@ -59,6 +59,8 @@ type statusless struct {
 
 func (s statusless) SetStatus(context.Context, adapters.Place, string) error { return s.err }
 
+func (s statusless) Extras() adapters.Extras { return adapters.Extras{Status: s} }
+
 // TestStatusOffIsNotWarned: a status the adapter knows it cannot show
 // (ErrNoStatus: switched off, refused and already logged, no thread) is
 // not a warning in every turn; any other failure is.

@@ -168,13 +168,21 @@ const DefaultLimit = 100
 // Store is the approval store: the whole application's shared state, one
 // interface a part. Every method is safe for concurrent use by any number
 // of goroutines and replicas sharing the same backend.
+//
+// Every guarantee the bot relies on is a part of it, never an optional
+// capability found by a type assertion: a wrapper of a store (metrics, an
+// audit sink) that left one out would switch the guarantee off in
+// silence. A store, or a wrapper, that lacks a method does not compile.
 type Store interface {
 	Approvals
 	Recovery
 	Turns
 	Conversations
 	Auditor
-	Deduper // dedupe.go: chat event ids, across replicas
+	Deduper   // dedupe.go: chat event ids, across replicas
+	Quorum    // quorum.go: the count of "N of M" approvals
+	Inbox     // inbox.go: the journal of accepted events, for crashes
+	MCPPinner // mcppin.go: the pins of MCP tools
 	// Close releases what the store holds open.
 	Close() error
 }

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// Inbox is implemented by stores that keep a journal of the chat events a
-// process has accepted (acknowledged to its platform) and not yet answered.
+// Inbox is the journal of the chat events a process has accepted
+// (acknowledged to its platform) and not yet answered.
 // A platform never sends an acknowledged event again, so an event that is
 // only in a dead process's memory would be lost in silence; in the inbox it
 // outlives the process, and another replica, or the same one started again,
@@ -18,9 +18,8 @@ import (
 // TakeOver moves the entries of owners silent since the cutoff to the
 // taker, atomically, so that exactly one taker gets each entry.
 //
-// It is an optional capability: check for it at run time,
-//
-//	if in, ok := store.(approval.Inbox); ok { … }
+// It is part of Store: every store keeps the journal, and no wrapper of a
+// store can lose it.
 type Inbox interface {
 	// Accept records entries, owned by owner, and marks owner alive at at.
 	// An entry whose id is already recorded is replaced (the owner wrote

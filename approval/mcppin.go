@@ -6,14 +6,13 @@ import (
 	"strings"
 )
 
-// MCPPinner is implemented by stores that keep the pins of MCP tools: the
-// hash of each tool's description, schema and annotations as first seen,
+// MCPPinner keeps the pins of MCP tools: the hash of each tool's
+// description, schema and annotations as first seen,
 // so that a server cannot change what a tool says it does behind the
 // operator's back (tools/mcptool computes the hashes). Pins never expire.
 //
-// It is an optional capability: check for it at run time,
-//
-//	if p, ok := store.(approval.MCPPinner); ok { … }
+// It is part of Store: every store keeps pins, and no wrapper of a store
+// can lose them.
 type MCPPinner interface {
 	// PinMCP returns the hash pinned for the tool of server, pinning hash
 	// first when none is: of any number of concurrent callers, on any

@@ -8,10 +8,9 @@ import (
 	"time"
 )
 
-// Quorum is the store capability behind "N of M" approvals: a call that
-// needs approvals from several distinct people. Like http.Flusher it is
-// optional, checked at run time (store.(approval.Quorum)); both memstore and
-// redisstore offer it.
+// Quorum is the part of Store behind "N of M" approvals: a call that
+// needs approvals from several distinct people. Every approval is counted
+// through it, so it is part of Store, never an optional capability.
 //
 // Approve counts one person's approval atomically, in the store, so that
 // the Nth distinct approval moves the approval to Approved exactly once

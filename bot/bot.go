@@ -39,6 +39,7 @@ import (
 type Bot struct {
 	cfg    Config
 	ads    map[string]adapters.Adapter // platform name → its adapter
+	extras map[string]adapters.Extras  // platform name → what its adapter declared at start
 	names  []string                    // platform names, in the order given
 	agent  *agent.Agent
 	store  stateStore // the agent has the whole approval.Store
@@ -55,8 +56,8 @@ type Bot struct {
 	shows  shows        // the turns' statuses and streams (progress.go)
 
 	// journal records accepted events in the store's inbox until they are
-	// answered (inbox.go); nil when the store keeps none. journalDone is
-	// closed when its writer has stopped.
+	// answered (inbox.go). journalDone is closed when its writer has
+	// stopped.
 	journal     *journal
 	journalDone chan struct{}
 
@@ -129,9 +130,6 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 	if deps.Store == nil {
 		return nil, errors.New("bot: no approval store")
 	}
-	if _, ok := deps.Store.(approval.Quorum); !ok {
-		return nil, errors.New("bot: the approval store cannot count approvals (approval.Quorum), which every approval needs; use the memory or Redis store")
-	}
 	compiled, err := cfg.compileRules()
 	if err != nil {
 		return nil, err
@@ -147,6 +145,7 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 		cfg:         cfg,
 		rules:       compiled,
 		ads:         map[string]adapters.Adapter{},
+		extras:      map[string]adapters.Extras{},
 		store:       deps.Store,
 		tools:       deps.Tools,
 		model:       deps.Model != nil,
@@ -172,12 +171,13 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 		}
 		b.ads[name] = ad
 		b.names = append(b.names, name)
+		b.extras[name] = ad.Extras()
+		has, lacks := b.extras[name].List()
+		b.log.Info("adapter extras", "platform", name, "has", has, "lacks", lacks)
 	}
 	b.cards.init()
 	b.journalDone = make(chan struct{})
-	if in, ok := deps.Store.(approval.Inbox); ok {
-		b.journal = newJournal(in, "bot-"+newRef()+newRef())
-	}
+	b.journal = newJournal(deps.Store, "bot-"+newRef()+newRef()) // every store keeps the inbox
 	ag, err := agent.New(agentCfg, agent.Deps{
 		Model: deps.Model, Tools: deps.Tools, Policy: deps.Policy, Store: deps.Store, Now: deps.Now, Log: deps.Log,
 		Sink:    b,

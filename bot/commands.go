@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/tools"
@@ -115,7 +114,7 @@ func (b *Bot) help(platform string) string {
 	for _, c := range botCommands {
 		line(c.usage, c.help)
 	}
-	if !adapters.HasButtons(b.ads[platform]) {
+	if !b.extras[platform].Buttons {
 		s.WriteString("Decide on a card by typing: approve <id>  or  cancel <id> [reason]\n")
 	} else {
 		s.WriteString("Decide on a card with its buttons, or type: approve <id>  or  cancel <id> [reason]\n")
@@ -169,7 +168,7 @@ func (b *Bot) pending(ctx context.Context, platform string, conv approval.Conver
 		fmt.Fprintf(&s, "\n  %s  %s: %s (asked by %s, risk %s, expires %s)",
 			a.ID, a.Tool, op, a.Requester.Display(), a.Verdict.Risk, a.ExpiresAt.UTC().Format(stamp))
 	}
-	if !adapters.HasButtons(b.ads[platform]) {
+	if !b.extras[platform].Buttons {
 		s.WriteString("\nType approve <id> or cancel <id> [reason].")
 	}
 	b.say(ctx, conv, s.String())

@@ -58,7 +58,7 @@ func (h *homes) saw(platform, channel string) {
 
 // home answers a person opening their inbox.
 func (b *Bot) home(in inbound) {
-	if _, ok := b.ads[in.platform].(adapters.Home); !ok {
+	if b.extras[in.platform].Home == nil {
 		return
 	}
 	h := &b.homes
@@ -108,8 +108,8 @@ func (b *Bot) republish() {
 // publishHome lists, for in.User, the cards they may approve, oldest
 // first, and publishes them.
 func (b *Bot) publishHome(ctx context.Context, in inbound) {
-	hm, ok := b.ads[in.platform].(adapters.Home)
-	if !ok {
+	hm := b.extras[in.platform].Home
+	if hm == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)

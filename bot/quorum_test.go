@@ -140,7 +140,7 @@ func TestTwoOfThreeOnTwoReplicas(t *testing.T) {
 				n := strings.Join(append(f1.Notices(carol), f2.Notices(dave)...), "\n")
 				return strings.Contains(n, "is already ")
 			})
-			p, err := s1.(approval.Quorum).Progress(context.Background(), c.ApprovalID)
+			p, err := s1.Progress(context.Background(), c.ApprovalID)
 			if err != nil || p.Have() != 2 || p.Votes[0].By.ID != "bob" {
 				t.Errorf("progress = %+v, %v; want bob and one of carol and dave", p, err)
 			}
@@ -339,7 +339,7 @@ func TestPreviewChangeResetsVotes(t *testing.T) {
 		return m.Card != nil && m.Card.Preview != nil && strings.Contains(strings.Join(m.Card.Preview.Items, " "), "tmp_b") &&
 			strings.Contains(m.Card.StateLine, "Needs two approvals from")
 	})
-	p, err := s.(approval.Quorum).Progress(context.Background(), c.ApprovalID)
+	p, err := s.Progress(context.Background(), c.ApprovalID)
 	if err != nil || p.Have() != 0 {
 		t.Errorf("progress after the radius changed = %+v, %v; want no votes", p, err)
 	}

@@ -9,7 +9,8 @@ import (
 
 // stateStore is what the bot itself asks of the shared store: to read a
 // card's approval, list the pending ones, keep a card's reference, audit
-// what it refuses, and tell a platform's redelivery across replicas. The
+// what it refuses, read a card's count, and tell a platform's redelivery
+// across replicas. The
 // agent takes the whole approval.Store; every approval.Store is one.
 type stateStore interface {
 	Get(ctx context.Context, id string) (*approval.Approval, error)
@@ -18,6 +19,7 @@ type stateStore interface {
 	Due(ctx context.Context, now time.Time, limit int) ([]string, error)
 	SetMessageRef(ctx context.Context, id, ref string) error
 	Audit(ctx context.Context, e approval.Event) error
+	Progress(ctx context.Context, id string) (approval.Progress, error)
 	approval.Deduper
 }
 

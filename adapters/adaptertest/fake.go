@@ -32,9 +32,10 @@ type Fake struct {
 	replies    []any                       // Notice.Reply of every notice that had one
 	updates    map[string]int              // ref → Update calls
 	failUpdate func(ref string, n int) error
+	extras     *adapters.Extras // nil: buttons alone
 }
 
-var _ adapters.Interactive = (*Fake)(nil)
+var _ adapters.Adapter = (*Fake)(nil)
 
 // NewFake returns a fake platform called name.
 func NewFake(name string) *Fake {
@@ -51,8 +52,24 @@ func NewFake(name string) *Fake {
 // Name returns the platform's name.
 func (f *Fake) Name() string { return f.name }
 
-// Buttons reports true: the fake shows buttons.
-func (f *Fake) Buttons() bool { return true }
+// Extras are buttons, unless SetExtras said otherwise.
+func (f *Fake) Extras() adapters.Extras {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.extras == nil {
+		return adapters.Extras{Buttons: true}
+	}
+	return *f.extras
+}
+
+// SetExtras makes the fake declare x instead of buttons alone, for a test
+// of what the bot does without (or with) an extra. Call it before the bot
+// starts: the bot reads the extras once.
+func (f *Fake) SetExtras(x adapters.Extras) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.extras = &x
+}
 
 // Run delivers the events queued by Say, Click and Redeliver, in order.
 func (f *Fake) Run(ctx context.Context, h adapters.Handler) error {

@@ -70,7 +70,12 @@ type Adapter struct {
 	typing typers
 }
 
-var _ adapters.Interactive = (*Adapter)(nil)
+var (
+	_ adapters.Adapter       = (*Adapter)(nil)
+	_ adapters.TurnStatus    = (*Adapter)(nil)
+	_ adapters.Undeliverable = (*Adapter)(nil)
+	_ adapters.Link          = (*Adapter)(nil)
+)
 
 // Bounds of each per-process memory: at most maxRemembered entries, each
 // for at most memory (a click's, for its token's lifetime).
@@ -176,8 +181,13 @@ func routeLibraryLog(log *slog.Logger) {
 // Name returns "discord".
 func (a *Adapter) Name() string { return "discord" }
 
-// Buttons reports true: cards have Approve and Cancel buttons.
-func (a *Adapter) Buttons() bool { return true }
+// Extras are what Discord offers: buttons, forms (modals), the typing
+// indicator as a turn's status, the count of sends given up, and the
+// gateway's state. It has no streamed answer and no personal inbox (the
+// /countersign pending command answers privately instead).
+func (a *Adapter) Extras() adapters.Extras {
+	return adapters.Extras{Buttons: true, Forms: true, Status: a, Undelivered: a, Link: a}
+}
 
 // Addr is the interactions endpoint's address once Run has started it
 // (interactions: http), for tests and logs; "" otherwise.

@@ -83,9 +83,12 @@ type Adapter struct {
 }
 
 var (
-	_ adapters.Interactive = (*Adapter)(nil)
-	_ adapters.TurnStatus  = (*Adapter)(nil)
-	_ adapters.TaskStream  = (*Adapter)(nil)
+	_ adapters.Adapter       = (*Adapter)(nil)
+	_ adapters.TurnStatus    = (*Adapter)(nil)
+	_ adapters.TaskStream    = (*Adapter)(nil)
+	_ adapters.Home          = (*Adapter)(nil)
+	_ adapters.Undeliverable = (*Adapter)(nil)
+	_ adapters.Link          = (*Adapter)(nil)
 )
 
 // identity is who the bot is, from auth.test.
@@ -207,9 +210,21 @@ func tokenKind(token string) string {
 // Name returns "slack".
 func (a *Adapter) Name() string { return "slack" }
 
-// Buttons reports true: cards have Approve and Cancel buttons, and clicks
-// arrive over Socket Mode or the interactivity endpoint.
-func (a *Adapter) Buttons() bool { return true }
+// Extras are everything Slack offers: buttons (clicks arrive over Socket
+// Mode or the interactivity endpoint), forms (modals), the thread status
+// and the streamed answer unless switched off (slack.status,
+// slack.streaming), the App Home, the count of sends given up, and the
+// connection's state.
+func (a *Adapter) Extras() adapters.Extras {
+	x := adapters.Extras{Buttons: true, Forms: true, Home: a, Undelivered: a, Link: a}
+	if on(a.cfg.Status) {
+		x.Status = a
+	}
+	if on(a.cfg.Streaming) {
+		x.Stream = a
+	}
+	return x
+}
 
 // Mode is the mode the adapter runs in, "socket" or "http".
 func (a *Adapter) Mode() string { return a.mode }

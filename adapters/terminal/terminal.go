@@ -169,6 +169,15 @@ func validName(s string) bool {
 // Name returns "terminal".
 func (t *Terminal) Name() string { return "terminal" }
 
+// Extras are the terminal's one extra: a turn's calls and answer as lines,
+// a stream that prints each Text as a message of its own (WholeText: a
+// turn gives it the model's answer whole, not its words as they come). It
+// has no buttons (cards show the words to type), no status, no inbox, and
+// loses no send.
+func (t *Terminal) Extras() adapters.Extras {
+	return adapters.Extras{Stream: t, WholeText: true}
+}
+
 // User returns the identity lines are typed as now.
 func (t *Terminal) User() string {
 	t.mu.Lock()

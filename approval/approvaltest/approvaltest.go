@@ -1,8 +1,9 @@
 // Package approvaltest is the contract suite every approval.Store must
 // pass: creation and its idempotency, every legal and illegal transition,
 // decide and resolve races between separate clients, expiry, listing,
-// turns, conversations, the audit log, and chat event dedupe for stores
-// that offer it (approval.Deduper). A store's own tests call Run.
+// turns, conversations, the audit log, chat event dedupe and the inbox
+// journal (RunQuorum and RunMCPPins hold the count of approvals and the MCP
+// pins). A store's own tests call Run.
 package approvaltest
 
 import (
@@ -60,10 +61,10 @@ func Run(t *testing.T, open Opener) {
 		{"UnsettledLifecycle", testUnsettledLifecycle},
 		{"FinishAbandoned", testFinishAbandoned},
 		{"SetPreview", testSetPreview},
-		{"Dedupe", testDedupe},         // skipped unless the store is an approval.Deduper
-		{"DedupeRace", testDedupeRace}, // likewise
-		{"Inbox", testInbox},           // skipped unless the store is an approval.Inbox
-		{"InboxRace", testInboxRace},   // likewise
+		{"Dedupe", testDedupe},
+		{"DedupeRace", testDedupeRace},
+		{"Inbox", testInbox},
+		{"InboxRace", testInboxRace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,15 +12,10 @@ import (
 	"github.com/countersign/countersign/approval"
 )
 
-// deduper returns s as an approval.Deduper, or skips the test when the
-// store does not offer the capability (it is optional).
+// deduper is s's record of event ids: part of every approval.Store.
 func deduper(t *testing.T, s approval.Store) approval.Deduper {
 	t.Helper()
-	d, ok := s.(approval.Deduper)
-	if !ok {
-		t.Skipf("%T does not implement approval.Deduper", s)
-	}
-	return d
+	return s
 }
 
 // testDedupe: the first delivery of an event id is first, on any client;

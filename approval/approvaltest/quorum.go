@@ -36,14 +36,7 @@ func RunQuorum(t *testing.T, open Opener) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := "quorum-" + tc.name + "-" + randHex(6)
-			tc.fn(t, func() approval.Quorum {
-				s := open(t, ns)
-				q, ok := s.(approval.Quorum)
-				if !ok {
-					t.Fatalf("%T does not implement approval.Quorum", s)
-				}
-				return q
-			})
+			tc.fn(t, func() approval.Quorum { return open(t, ns) })
 		})
 	}
 }
@@ -522,10 +515,7 @@ func testQuorumRaceCancel(t *testing.T, open func() approval.Quorum) {
 // the timer. It reports the median and the 99th percentile of the two
 // votes together as median-µs and p99-µs.
 func BenchApprove(b *testing.B, s approval.Store) {
-	q, ok := s.(approval.Quorum)
-	if !ok {
-		b.Fatalf("%T does not implement approval.Quorum", s)
-	}
+	q := s
 	ctx := context.Background()
 	ids := make([]string, 0, b.N)
 	prefix := randHex(4)

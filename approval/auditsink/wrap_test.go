@@ -238,3 +238,33 @@ func TestFileReopensARemovedFile(t *testing.T) {
 		t.Errorf("the file at the path holds %q, want the event written after the move", data)
 	}
 }
+
+// nilStore has no store behind it: any method that reaches it panics.
+type nilStore struct{ approval.Store }
+
+// TestWrapForwardsEveryMethod: every method of approval.Store but the
+// audit log's own (Audit, AuditLog: the sinks') reaches the wrapped store,
+// the guarantees the bot relies on among them (the count of approvals, the
+// inbox journal, the MCP pins), so that an audit sink can switch none off.
+func TestWrapForwardsEveryMethod(t *testing.T) {
+	s := auditsink.Wrap(nilStore{}, []auditsink.Configured{{Name: "file", Sink: &fakeSink{}, Required: true}}, quiet())
+	ownAudit := map[string]bool{"Audit": true, "AuditLog": true}
+	reached := 0
+	approvaltest.CallEach(t, s, func(string) {}, func(name string, panicked any) {
+		err, _ := panicked.(error)
+		switch {
+		case ownAudit[name] && panicked != nil:
+			t.Errorf("%s reached the wrapped store (%v); the sinks keep the audit log", name, panicked)
+		case ownAudit[name]:
+		case panicked == nil:
+			t.Errorf("%s answered without asking the wrapped store", name)
+		case err == nil || !strings.Contains(err.Error(), "nil pointer"):
+			t.Errorf("%s panicked before it reached the wrapped store: %v", name, panicked)
+		default:
+			reached++
+		}
+	})
+	if reached < 30 {
+		t.Errorf("%d methods reached the wrapped store; the reflection is broken", reached)
+	}
+}

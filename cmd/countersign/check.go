@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/countersign/countersign/adapters/terminal"
 	"github.com/countersign/countersign/configs"
 )
 
@@ -75,6 +76,12 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "countersign config check: %v\n", err)
 		return 1
 	}
+	extras, err := extrasLines(cfg, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "countersign config check: %v\n", err)
+		return 1
+	}
+	platforms += extras
 	out, err := yaml.Marshal(a.cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "countersign config check: %v\n", err)
@@ -124,6 +131,37 @@ func checkPlatforms(cfg fileConfig, getenv func(string) string) (string, error) 
 		b.WriteString("# " + line + "\n")
 	}
 	return b.String(), nil
+}
+
+// extrasLines says, a "# " line per platform run would serve, which
+// extras its adapter has and which it lacks, each lack with the fallback
+// (adapters.Extras): what the bot logs at start. It makes the adapters
+// without starting them.
+func extrasLines(cfg fileConfig, getenv func(string) string) (string, error) {
+	ads, err := chatAdapters(cfg, getenv, discardLogger())
+	if err != nil {
+		return "", err
+	}
+	if len(ads) == 0 || on(cfg.Terminal.Enabled, false) {
+		ads = append(ads, terminal.New(strings.NewReader(""), io.Discard, terminal.Options{Color: "never"}))
+	}
+	var b strings.Builder
+	for _, ad := range ads {
+		has, lacks := ad.Extras().List()
+		fmt.Fprintf(&b, "# %s extras: %s", ad.Name(), orNone(has))
+		if len(lacks) > 0 {
+			fmt.Fprintf(&b, "; lacks %s", strings.Join(lacks, ", "))
+		}
+		b.WriteString("\n")
+	}
+	return b.String(), nil
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
 }
 
 // modelSummary names the model the bot talks to, or says how to set one.

@@ -61,13 +61,10 @@ func (a *app) startMCP(ctx context.Context, c mcptool.Config) error {
 	if err != nil {
 		return err
 	}
-	opts := mcptool.Options{Log: a.log, Version: version(), Taken: func(n string) bool {
+	opts := mcptool.Options{Log: a.log, Version: version(), Pins: a.store, Taken: func(n string) bool {
 		_, ok := a.tools.Lookup(n)
 		return ok
 	}}
-	if p, ok := a.store.(approval.MCPPinner); ok {
-		opts.Pins = p
-	}
 	m, warnings := mcptool.Start(ctx, c, opts)
 	a.closer = append(a.closer, m.Close)
 	reg, err := a.tools.With(m.Tools()...)
@@ -236,9 +233,9 @@ func mcpMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "countersign mcp: no MCP server is configured (mcp.servers)")
 		return 1
 	}
-	pins, ok := a.store.(approval.MCPPinner)
+	pins := a.store
 	if verb == "accept" {
-		if !ok || a.redis == nil {
+		if a.redis == nil {
 			fmt.Fprintf(stderr, "countersign mcp accept: the approval store is in memory, so pins live only as long as the bot runs; "+
 				"restart the bot to pin %s's tools afresh, or configure store.redis_url to keep pins\n", server)
 			return 1

@@ -9,7 +9,10 @@ import (
 // meter puts the metrics decorators around the store, the model and the
 // adapters the bot is about to get, and returns the server that reports
 // them with the adapters to give the bot. The server probes the
-// undecorated ones.
+// undecorated ones. The decorators switch nothing off: the store's does
+// every method of approval.Store (the journal, the count of approvals and
+// the pins are part of it), an adapter's forwards every extra it declares
+// (adapters.Extras), and cmd/internal/ops's tests prove both.
 func (a *app) meter(ads []adapters.Adapter, deps *bot.Deps) (*ops.Server, []adapters.Adapter) {
 	m := ops.NewMetrics(a.names, a.log)
 	modelURL := ""

@@ -8,38 +8,105 @@ import (
 )
 
 // meteredAdapter counts one platform's chat API calls, their errors and
-// rate limits, and times the bot's handler on each event it delivers.
+// rate limits, and times the bot's handler on each event it delivers. It
+// forwards the adapter's extras (adapters.Extras), every one: those that
+// call the platform (the status, the stream, the home) counted like Post,
+// the others as they are.
 type meteredAdapter struct {
 	inner    adapters.Adapter
 	m        *Metrics
 	platform string
+	extras   adapters.Extras
 }
 
-// meteredInteractive is meteredAdapter for an adapter with buttons
-// (adapters.Interactive), which the bot checks at run time.
-type meteredInteractive struct {
-	*meteredAdapter
-	i adapters.Interactive
-}
+var _ adapters.Adapter = (*meteredAdapter)(nil)
 
-var (
-	_ adapters.Adapter     = (*meteredAdapter)(nil)
-	_ adapters.Interactive = meteredInteractive{}
-)
-
-// MeterAdapter wraps ad; the result is adapters.Interactive exactly when
-// ad is. The bot uses no other optional capability of an adapter.
+// MeterAdapter wraps ad. The result declares the same extras as ad.
 func (m *Metrics) MeterAdapter(ad adapters.Adapter) adapters.Adapter {
 	ma := &meteredAdapter{inner: ad, m: m, platform: ad.Name()}
 	m.platform(ma.platform)
-	m.undelivered.add(ma.platform, ad)
-	if i, ok := ad.(adapters.Interactive); ok {
-		return meteredInteractive{ma, i}
+	x := ad.Extras()
+	m.undelivered.add(ma.platform, x.Undelivered)
+	if x.Status != nil {
+		x.Status = meteredStatus{ma, x.Status}
+		m.chatOp(ma.platform, "set_status")
 	}
+	if x.Stream != nil {
+		x.Stream = meteredStreams{ma, x.Stream}
+		m.chatOp(ma.platform, "start_stream", "stream_text", "stream_task", "stream_stop")
+	}
+	if x.Home != nil {
+		x.Home = meteredHome{ma, x.Home}
+		m.chatOp(ma.platform, "publish_home")
+	}
+	ma.extras = x
 	return ma
 }
 
-func (i meteredInteractive) Buttons() bool { return i.i.Buttons() }
+// Extras are the wrapped adapter's, those that call the platform metered.
+func (a *meteredAdapter) Extras() adapters.Extras { return a.extras }
+
+// meteredStatus counts a turn's status calls.
+type meteredStatus struct {
+	*meteredAdapter
+	s adapters.TurnStatus
+}
+
+func (s meteredStatus) SetStatus(ctx context.Context, to adapters.Place, text string) error {
+	err := s.s.SetStatus(ctx, to, text)
+	s.called("set_status", err)
+	return err
+}
+
+// meteredStreams counts the start of a turn's stream and each of its calls.
+type meteredStreams struct {
+	*meteredAdapter
+	s adapters.TaskStream
+}
+
+func (s meteredStreams) StartStream(ctx context.Context, to adapters.Place, asker adapters.User) (adapters.Stream, error) {
+	st, err := s.s.StartStream(ctx, to, asker)
+	s.called("start_stream", err)
+	if err != nil {
+		return nil, err
+	}
+	return meteredStream{s.meteredAdapter, st}, nil
+}
+
+type meteredStream struct {
+	a *meteredAdapter
+	s adapters.Stream
+}
+
+func (s meteredStream) Text(ctx context.Context, markdown string) error {
+	err := s.s.Text(ctx, markdown)
+	s.a.called("stream_text", err)
+	return err
+}
+
+func (s meteredStream) Task(ctx context.Context, t adapters.Task) error {
+	err := s.s.Task(ctx, t)
+	s.a.called("stream_task", err)
+	return err
+}
+
+func (s meteredStream) Stop(ctx context.Context, final string) error {
+	err := s.s.Stop(ctx, final)
+	s.a.called("stream_stop", err)
+	return err
+}
+
+// meteredHome counts the publications of a person's inbox.
+type meteredHome struct {
+	a *meteredAdapter
+	h adapters.Home
+}
+
+func (h meteredHome) PublishHome(ctx context.Context, user adapters.User, items []adapters.HomeItem) error {
+	err := h.h.PublishHome(ctx, user, items)
+	h.a.called("publish_home", err)
+	return err
+}
 
 func (a *meteredAdapter) Name() string { return a.inner.Name() }
 

@@ -44,7 +44,9 @@ var (
 	storeOps = []string{"create", "get", "decide", "claim", "finish", "set_message_ref", "set_preview",
 		"list_pending", "due", "heartbeat", "unsettled", "finish_abandoned", "settle", "save_turn",
 		"get_turn", "resolve", "delete_turn", "load_conversation", "save_conversation", "audit",
-		"audit_log", "first_delivery", "count_pending", "approve", "progress", "reset_votes"}
+		"audit_log", "first_delivery", "count_pending", "approve", "progress", "reset_votes",
+		"inbox_accept", "inbox_answered", "inbox_beat", "inbox_leave", "inbox_take_over",
+		"pin_mcp", "accept_mcp", "mcp_pins"}
 )
 
 // Metrics is the process's registry and every countersign_ collector.
@@ -119,7 +121,7 @@ func NewMetrics(toolNames []string, log *slog.Logger) *Metrics {
 	}
 
 	m.chatCalls = m.counterVec("countersign_chat_api_calls_total",
-		"Calls to a chat platform's API, by platform and operation (post, update, notify).", "platform", "op")
+		"Calls to a chat platform's API, by platform and operation (post, update, notify; and, where the adapter has the extra, set_status, start_stream, stream_text, stream_task, stream_stop, publish_home).", "platform", "op")
 	m.chatErrors = m.counterVec("countersign_chat_api_errors_total",
 		"Chat API calls that failed, rate limits included, by platform and operation.", "platform", "op")
 	m.rateLimits = m.counterVec("countersign_chat_rate_limits_total",
@@ -170,12 +172,17 @@ func (m *Metrics) histogramVec(name, help string, buckets []float64, labels ...s
 
 // platform starts the series of one chat platform at zero.
 func (m *Metrics) platform(name string) {
-	for _, op := range chatOps {
-		m.chatCalls.WithLabelValues(name, op)
-		m.chatErrors.WithLabelValues(name, op)
-		m.rateLimits.WithLabelValues(name, op)
-	}
+	m.chatOp(name, chatOps...)
 	m.rateLimitSec.WithLabelValues(name)
+}
+
+// chatOp starts the counts of a platform's operations at zero.
+func (m *Metrics) chatOp(platform string, ops ...string) {
+	for _, op := range ops {
+		m.chatCalls.WithLabelValues(platform, op)
+		m.chatErrors.WithLabelValues(platform, op)
+		m.rateLimits.WithLabelValues(platform, op)
+	}
 }
 
 // tool is a tool's label value: its name when it is one of the bot's

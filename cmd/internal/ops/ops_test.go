@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -333,8 +332,10 @@ func TestMeteredModel(t *testing.T) {
 	}
 }
 
-// plainAdapter hides every optional capability of the adapter it holds.
+// plainAdapter declares no extra, whatever the adapter it holds has.
 type plainAdapter struct{ adapters.Adapter }
+
+func (plainAdapter) Extras() adapters.Extras { return adapters.Extras{} }
 
 // limitedAdapter fails its calls: Post with a rate limit, Update with
 // another error.
@@ -355,7 +356,7 @@ func TestMeteredAdapter(t *testing.T) {
 	if !adapters.HasButtons(ad) {
 		t.Fatal("the metered Fake has no buttons: the bot would fall back to typed decisions")
 	}
-	if _, ok := m.MeterAdapter(plainAdapter{adaptertest.NewFake("discord")}).(adapters.Interactive); ok {
+	if adapters.HasButtons(m.MeterAdapter(plainAdapter{adaptertest.NewFake("discord")})) {
 		t.Fatal("an adapter without buttons got them through the wrapper")
 	}
 	ctx := context.Background()
@@ -430,6 +431,8 @@ type linkAdapter struct {
 }
 
 func (l linkAdapter) Connected() bool { return l.up }
+
+func (l linkAdapter) Extras() adapters.Extras { return adapters.Extras{Link: l} }
 
 func TestReadyz(t *testing.T) {
 	up, err := net.Listen("tcp", "127.0.0.1:0")
@@ -616,52 +619,6 @@ func TestStoreOpsListed(t *testing.T) {
 	}
 }
 
-// callEach calls every method of approval.Store on s, in the contract's
-// order, with zero arguments (a background context, pointers to zero
-// values), Close last; before each call it runs before, and after each
-// after with what the call panicked with, if anything.
-func callEach(t *testing.T, s approval.Store, before func(name string), after func(name string, panicked any)) {
-	t.Helper()
-	st := reflect.TypeFor[approval.Store]()
-	if st.NumMethod() < 20 {
-		t.Fatalf("approval.Store has %d methods; the reflection is broken", st.NumMethod())
-	}
-	v := reflect.ValueOf(s)
-	var names []string
-	for i := range st.NumMethod() {
-		if n := st.Method(i).Name; n != "Close" {
-			names = append(names, n)
-		}
-	}
-	// The count of approvals, which the bot needs, is timed too.
-	if qt := reflect.TypeFor[approval.Quorum](); v.Type().Implements(qt) {
-		for i := range qt.NumMethod() {
-			names = append(names, qt.Method(i).Name)
-		}
-	}
-	names = append(names, "Close")
-	ctxType := reflect.TypeFor[context.Context]()
-	for _, name := range names {
-		fn := v.MethodByName(name)
-		args := make([]reflect.Value, fn.Type().NumIn())
-		for i := range args {
-			switch at := fn.Type().In(i); {
-			case at == ctxType:
-				args[i] = reflect.ValueOf(context.Background())
-			case at.Kind() == reflect.Pointer:
-				args[i] = reflect.New(at.Elem())
-			default:
-				args[i] = reflect.Zero(at)
-			}
-		}
-		before(name)
-		func() {
-			defer func() { after(name, recover()) }()
-			fn.Call(args)
-		}()
-	}
-}
-
 // storeTimings is how many times each store operation has been timed,
 // read from the histogram alone (a scrape would count pending approvals).
 func storeTimings(t *testing.T, m *Metrics) map[string]uint64 {
@@ -696,7 +653,7 @@ func TestMeteredStoreTimesEveryMethod(t *testing.T) {
 	s := m.MeterStore(memstore.New(memstore.Options{Logger: quietLog()}))
 	owner := map[string]string{} // op → the method timed under it
 	var was map[string]uint64
-	callEach(t, s, func(string) { was = storeTimings(t, m) }, func(name string, panicked any) {
+	approvaltest.CallEach(t, s, func(string) { was = storeTimings(t, m) }, func(name string, panicked any) {
 		if panicked != nil {
 			t.Fatalf("%s panicked on zero arguments: %v", name, panicked)
 		}
@@ -733,14 +690,18 @@ func TestMeteredStoreTimesEveryMethod(t *testing.T) {
 // nilStore has no store behind it: any method that reaches it panics.
 type nilStore struct{ approval.Store }
 
-// TestMeteredStoreForwardsEveryMethod: each method of approval.Store,
+// TestMeteredStoreForwardsEveryMethod: each method of approval.Store
+// (the count of approvals, the inbox journal and the MCP pins among them),
 // Close too, reaches the wrapped store (approvaltest, above, checks what
 // they answer).
 func TestMeteredStoreForwardsEveryMethod(t *testing.T) {
 	s := NewMetrics(nil, quietLog()).MeterStore(nilStore{})
-	callEach(t, s, func(string) {}, func(name string, panicked any) {
-		if panicked == nil {
+	approvaltest.CallEach(t, s, func(string) {}, func(name string, panicked any) {
+		switch err, _ := panicked.(error); {
+		case panicked == nil:
 			t.Errorf("%s answered without asking the wrapped store", name)
+		case err == nil || !strings.Contains(err.Error(), "nil pointer"):
+			t.Errorf("%s panicked before it reached the wrapped store: %v", name, panicked)
 		}
 	})
 }
@@ -752,6 +713,8 @@ type losingAdapter struct {
 }
 
 func (l losingAdapter) Undelivered() uint64 { return l.n }
+
+func (l losingAdapter) Extras() adapters.Extras { return adapters.Extras{Undelivered: l} }
 
 func TestUndeliveredSends(t *testing.T) {
 	m := NewMetrics(nil, quietLog())

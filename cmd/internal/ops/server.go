@@ -18,14 +18,6 @@ import (
 	"github.com/countersign/countersign/approval"
 )
 
-// connected is the optional capability /readyz asks an adapter: whether
-// it is connected to its platform now (a Socket Mode or gateway session
-// is up). An adapter without it counts as connected. The Slack and
-// Discord adapters should implement it; the terminal has no connection.
-type connected interface {
-	Connected() bool
-}
-
 // The time limits of the readiness checks, and how long a model dial's
 // answer is reused: a load balancer probing every second must not dial
 // the model server every second.
@@ -130,7 +122,9 @@ func (o *Server) check(ctx context.Context) []string {
 		fails = append(fails, "store: "+err.Error())
 	}
 	for _, ad := range o.adapters {
-		if c, ok := ad.(connected); ok && !c.Connected() {
+		// An adapter without a connection (Extras.Link: the terminal)
+		// counts as connected.
+		if l := ad.Extras().Link; l != nil && !l.Connected() {
 			fails = append(fails, "adapter "+ad.Name()+": not connected")
 		}
 	}

@@ -21,10 +21,13 @@ type meteredStore struct {
 
 var _ approval.Store = (*meteredStore)(nil)
 
-// MeterStore wraps s. Every method of approval.Store is written out below
-// and timed under its own operation name: a method added to the contract
-// fails this build until it is, and TestMeteredStoreTimesEveryMethod
-// checks that each is timed once, under a name storeOps lists.
+// MeterStore wraps s. Every method of approval.Store, the guarantees the
+// bot relies on among them (the count of approvals, the inbox journal, the
+// MCP pins), is written out below and timed under its own operation name:
+// a method added to the contract fails this build until it is, and
+// TestMeteredStoreTimesEveryMethod checks that each is timed once, under a
+// name storeOps lists, and TestMeteredStoreForwardsEveryMethod that each
+// reaches the wrapped store.
 func (m *Metrics) MeterStore(s approval.Store) approval.Store {
 	ms := &meteredStore{inner: s, m: m}
 	m.pending.counter = ms // timed as the store operation count_pending
@@ -293,46 +296,79 @@ func (c *cardTimes) take(id string) (time.Time, bool) {
 	return at, ok
 }
 
-// The count of approvals (approval.Quorum), which the bot needs: passed
-// through, and timed, when the wrapped store has it.
-
-var _ approval.Quorum = (*meteredStore)(nil)
-
-// errNoQuorum: the wrapped store cannot count approvals.
-var errNoQuorum = errors.New("the approval store cannot count approvals (approval.Quorum)")
-
 func (s *meteredStore) Approve(ctx context.Context, id string, v approval.Vote) (approval.ApproveResult, error) {
 	start := time.Now()
-	q, ok := s.inner.(approval.Quorum)
-	if !ok {
-		s.done("approve", start, errNoQuorum)
-		return approval.ApproveResult{}, errNoQuorum
-	}
-	r, err := q.Approve(ctx, id, v)
+	r, err := s.inner.Approve(ctx, id, v)
 	s.done("approve", start, err)
 	return r, err
 }
 
 func (s *meteredStore) Progress(ctx context.Context, id string) (approval.Progress, error) {
 	start := time.Now()
-	q, ok := s.inner.(approval.Quorum)
-	if !ok {
-		s.done("progress", start, errNoQuorum)
-		return approval.Progress{}, errNoQuorum
-	}
-	p, err := q.Progress(ctx, id)
+	p, err := s.inner.Progress(ctx, id)
 	s.done("progress", start, err)
 	return p, err
 }
 
 func (s *meteredStore) ResetVotes(ctx context.Context, id string) (int, error) {
 	start := time.Now()
-	q, ok := s.inner.(approval.Quorum)
-	if !ok {
-		s.done("reset_votes", start, errNoQuorum)
-		return 0, errNoQuorum
-	}
-	n, err := q.ResetVotes(ctx, id)
+	n, err := s.inner.ResetVotes(ctx, id)
 	s.done("reset_votes", start, err)
 	return n, err
+}
+
+func (s *meteredStore) Accept(ctx context.Context, owner string, at time.Time, entries ...approval.InboxEntry) error {
+	start := time.Now()
+	err := s.inner.Accept(ctx, owner, at, entries...)
+	s.done("inbox_accept", start, err)
+	return err
+}
+
+func (s *meteredStore) Answered(ctx context.Context, ids ...string) error {
+	start := time.Now()
+	err := s.inner.Answered(ctx, ids...)
+	s.done("inbox_answered", start, err)
+	return err
+}
+
+func (s *meteredStore) Beat(ctx context.Context, owner string, at time.Time) error {
+	start := time.Now()
+	err := s.inner.Beat(ctx, owner, at)
+	s.done("inbox_beat", start, err)
+	return err
+}
+
+func (s *meteredStore) Leave(ctx context.Context, owner string) error {
+	start := time.Now()
+	err := s.inner.Leave(ctx, owner)
+	s.done("inbox_leave", start, err)
+	return err
+}
+
+func (s *meteredStore) TakeOver(ctx context.Context, taker string, cutoff, at time.Time, limit int) ([]approval.InboxEntry, error) {
+	start := time.Now()
+	l, err := s.inner.TakeOver(ctx, taker, cutoff, at, limit)
+	s.done("inbox_take_over", start, err)
+	return l, err
+}
+
+func (s *meteredStore) PinMCP(ctx context.Context, server, tool, hash string) (string, error) {
+	start := time.Now()
+	pinned, err := s.inner.PinMCP(ctx, server, tool, hash)
+	s.done("pin_mcp", start, err)
+	return pinned, err
+}
+
+func (s *meteredStore) AcceptMCP(ctx context.Context, server string, hashes map[string]string) error {
+	start := time.Now()
+	err := s.inner.AcceptMCP(ctx, server, hashes)
+	s.done("accept_mcp", start, err)
+	return err
+}
+
+func (s *meteredStore) MCPPins(ctx context.Context, server string) (map[string]string, error) {
+	start := time.Now()
+	m, err := s.inner.MCPPins(ctx, server)
+	s.done("mcp_pins", start, err)
+	return m, err
 }

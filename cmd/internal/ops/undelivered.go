@@ -11,7 +11,7 @@ import (
 // undeliveredCollector reports countersign_chat_undelivered_total: the
 // cards, results and notices a platform kept refusing (429, 5xx) until
 // their deadline passed, read from each adapter that counts them
-// (adapters.Undeliverable) at scrape time. An adapter that cannot lose a
+// (Extras.Undelivered) at scrape time. An adapter that cannot lose a
 // send (the terminal) reports 0.
 type undeliveredCollector struct {
 	desc *prometheus.Desc
@@ -29,10 +29,10 @@ func newUndeliveredCollector() *undeliveredCollector {
 	}
 }
 
-// add starts reporting the adapter ad of platform.
-func (c *undeliveredCollector) add(platform string, ad adapters.Adapter) {
+// add starts reporting the count u of platform; nil counts 0.
+func (c *undeliveredCollector) add(platform string, u adapters.Undeliverable) {
 	count := func() uint64 { return 0 }
-	if u, ok := ad.(adapters.Undeliverable); ok {
+	if u != nil {
 		count = u.Undelivered
 	}
 	c.mu.Lock()
