@@ -58,6 +58,7 @@ func Run(t *testing.T, open Opener) {
 		{"Reopen", testReopen},
 		{"Unsettled", testUnsettled},
 		{"UnsettledLifecycle", testUnsettledLifecycle},
+		{"SettledStaysSettled", testSettledStaysSettled},
 		{"FinishAbandoned", testFinishAbandoned},
 		{"SetPreview", testSetPreview},
 		{"Dedupe", testDedupe},         // skipped unless the store is an approval.Deduper
@@ -1225,6 +1226,76 @@ func testUnsettledLifecycle(t *testing.T, open func() approval.Store) {
 	step("Settle of a missing approval", func() error { return s.Settle(ctx, "no-such-approval") })
 	if got := get(t, s, a.ID); got.State != approval.Failed {
 		t.Errorf("state after settling = %s, want failed", got.State)
+	}
+}
+
+// testSettledStaysSettled: two replicas recover the same approved call;
+// one claims, finishes and settles it, and only then does the other's
+// Claim (or a late click's Decide, or a vote) arrive and lose. The loser
+// changes nothing, so the record stays settled: Unsettled never lists it
+// again (the interleaving behind TestRecoveryAfterACrash's "Unsettled
+// after recovery = 1 records").
+func testSettledStaysSettled(t *testing.T, open func() approval.Store) {
+	ctx := context.Background()
+	later := t0.Add(2 * time.Minute)
+	far := t0.Add(time.Hour)
+	tests := []struct {
+		name string
+		lose func(s approval.Store, id string) error
+	}{
+		{"a losing Claim", func(s approval.Store, id string) error {
+			_, ok, err := s.Claim(ctx, id, later)
+			if ok {
+				return errors.New("Claim of a finished approval won")
+			}
+			return err
+		}},
+		{"a losing Decide", func(s approval.Store, id string) error {
+			d, err := s.Decide(ctx, id, approval.Cancelled, bob, "late", later)
+			if d.Won {
+				return errors.New("Decide of a finished approval won")
+			}
+			return err
+		}},
+		{"a losing Finish", func(s approval.Store, id string) error {
+			_, err := s.Finish(ctx, id, approval.Done, okRes, later)
+			if !errors.Is(err, approval.ErrConflict) {
+				return fmt.Errorf("Finish of a finished approval = %v, want ErrConflict", err)
+			}
+			return nil
+		}},
+		{"a losing vote", func(s approval.Store, id string) error {
+			q, ok := s.(approval.Quorum)
+			if !ok {
+				return nil
+			}
+			r, err := q.Approve(ctx, id, approval.Vote{By: bob, At: later, Need: 1})
+			if r.Won {
+				return errors.New("a vote on a finished approval won")
+			}
+			return err
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, other := open(), open()
+			a := reach(t, s, "settled-"+randHex(4), approval.Failed)
+			if err := s.Settle(ctx, a.ID); err != nil {
+				t.Fatalf("Settle: %v", err)
+			}
+			if err := tc.lose(other, a.ID); err != nil {
+				t.Fatal(err)
+			}
+			got, err := other.Unsettled(ctx, far, far, 0)
+			if err != nil {
+				t.Fatalf("Unsettled: %v", err)
+			}
+			for _, g := range got {
+				if g.ID == a.ID {
+					t.Fatalf("a settled approval is listed as unsettled again after %s", tc.name)
+				}
+			}
+		})
 	}
 }
 

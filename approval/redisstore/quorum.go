@@ -137,20 +137,14 @@ func (s *Store) Approve(ctx context.Context, id string, v approval.Vote) (approv
 	if err != nil {
 		return approval.ApproveResult{}, fmt.Errorf("encode voter on %s: %w", id, err)
 	}
-	// As in transition: the unsettled mark goes first, so that a process
-	// dying right after the winning vote leaves an entry for Unsettled. A
-	// vote that does not win leaves an entry of a pending record, which
-	// Unsettled drops.
-	if err := s.touch(ctx, id, v.At, false); err != nil {
-		return approval.ApproveResult{}, fmt.Errorf("approve approval %s: %w", id, err)
-	}
-	reply, err := s.eval(ctx, approveScript, id,
+	// As in transition, the unsettled mark goes first, in the same round
+	// trip on one server, so that a process dying right after the winning
+	// vote leaves an entry for Unsettled. A vote that does not win leaves
+	// an entry of a pending record, which Unsettled drops.
+	reply, markErr, err := s.markAndRun(ctx, "approve", approveScript, id, v.At, false,
 		v.By.ID, vote, need, v.At.UnixMilli(), by, timeText(v.At), v.Reason, ms(s.retention), self)
-	if errors.Is(err, redis.Nil) {
-		return approval.ApproveResult{}, fmt.Errorf("approve approval %s: %w", id, approval.ErrNotFound)
-	}
 	if err != nil {
-		return approval.ApproveResult{}, fmt.Errorf("approve approval %s: %w", id, err)
+		return approval.ApproveResult{}, err
 	}
 	arr, ok := reply.([]any)
 	if !ok || len(arr) != 2 {
@@ -181,6 +175,9 @@ func (s *Store) Approve(ctx context.Context, id string, v approval.Vote) (approv
 		res.Won = true
 	default:
 		return approval.ApproveResult{}, fmt.Errorf("approve approval %s: unexpected script code %d", id, code)
+	}
+	if markErr != nil && res.Won {
+		s.markAgain(ctx, id, v.At, false)
 	}
 	if a.State != approval.Pending {
 		// Out of the indexes, as after Decide, whoever won.

@@ -476,6 +476,13 @@ func BenchmarkDecideClaim(b *testing.B) {
 	approvaltest.BenchDecideClaim(b, s)
 }
 
+// BenchmarkApproveClaim: one winning vote and a claim of a fresh approval,
+// the path of every Approve click, beside BenchmarkDecideClaim.
+func BenchmarkApproveClaim(b *testing.B) {
+	s := redisstore.New(newClient(b), redisstore.Options{Prefix: prefix(), Logger: quiet()})
+	approvaltest.BenchApproveClaim(b, s)
+}
+
 // TestStaleUnsettledEntries: cs:unsettled entries left by transitions that
 // never happened (a decider that died before its script, a record gone)
 // are dropped once old, never listed, and never hide a real one behind

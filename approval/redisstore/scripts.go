@@ -18,7 +18,8 @@ import "github.com/redis/go-redis/v9"
 // x result JSON, m message ref, p preview JSON (when it replaced the one
 // in r), l last life (unix ms: the decision, the
 // claim, the latest heartbeat or the finish), i its member in the shard's
-// pending index while pending.
+// pending index while pending, z set once the decision was settled
+// (carried through to its turn).
 //
 // l is written by the same script as the state it goes with, so a reader
 // of the record sees the two together; recovery judges a record by its l
@@ -70,6 +71,22 @@ return redis.call('DEL', KEYS[1])
 var healScript = redis.NewScript(`
 if redis.call('HGET', KEYS[1], 'i') == ARGV[1] then return 0 end
 return redis.call('ZREM', KEYS[2], ARGV[1])
+`)
+
+// settleScript: KEYS[1] record. Marks a final record settled (field z),
+// so that Unsettled drops any cs:unsettled entry of it that a losing
+// transition wrote after the settle: every transition marks before its
+// script, so a Claim that loses to a replica that has already finished and
+// settled the call writes an entry back. Returns 1 when the record is
+// final (now settled), 0 when it is not, false when it is missing.
+var settleScript = redis.NewScript(`
+local s = redis.call('HGET', KEYS[1], 's')
+if not s then return false end
+if s == 'done' or s == 'failed' or s == 'cancelled' or s == 'expired' then
+  redis.call('HSET', KEYS[1], 'z', '1')
+  return 1
+end
+return 0
 `)
 
 // claimScript: KEYS[1] record. ARGV: started_at, ttl ms, at ms. approved →
