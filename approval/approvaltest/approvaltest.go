@@ -49,6 +49,8 @@ func Run(t *testing.T, open Opener) {
 		{"ListPending", testListPending},
 		{"ListPendingMany", testListPendingMany},
 		{"CountPending", testCountPending},
+		{"FindPending", testFindPending},
+		{"PendingChannels", testPendingChannels},
 		{"SetMessageRef", testSetMessageRef},
 		{"Turn", testTurn},
 		{"Resolve", testResolve},

@@ -118,7 +118,7 @@ func New(opts Options) *Store {
 		retention:  opts.Retention,
 		turnTTL:    opts.TurnTTL,
 		listLimit:  opts.ListLimit,
-		pending:    pendingIndex{byChannel: make(map[string][]pendingRef)},
+		pending:    pendingIndex{byChannel: make(map[string][]pendingRef), byID: make(map[string][]string)},
 		approvals:  make(map[string]entry),
 		byToolCall: make(map[string]string),
 		turns:      make(map[string]*turn),

@@ -36,15 +36,15 @@ const (
 	voteCounted   = 5 // counted, more are needed
 )
 
-// approveScript: KEYS[1] record, KEYS[2] its shard's pending index (absent
-// for a record of an earlier version). ARGV: voter id, vote JSON, need, at ms,
+// approveScript: KEYS as decideScript's (KEYS[1] alone for a record of an
+// earlier version). ARGV: voter id, vote JSON, need, at ms,
 // decided_by JSON, decided_at, reason, ttl ms, self-approval "1"|"0".
 // The refusals change nothing. A counted vote at the count makes the
 // transition of decideScript (s, b, d, n, l and the TTL), and so does a
 // vote at or after the deadline, to expired, as decideScript does for a
 // late approval, and either leaves the pending index. Returns {code, HGETALL}, or false when the record is
 // missing.
-var approveScript = redis.NewScript(`
+var approveScript = redis.NewScript(unindexLua + `
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return false end
 if s ~= 'pending' then return {0, redis.call('HGETALL', KEYS[1])} end
@@ -61,11 +61,7 @@ end
 if tonumber(ARGV[4]) >= tonumber(redis.call('HGET', KEYS[1], 'e')) then
   redis.call('HSET', KEYS[1], 's', 'expired', 'b', ARGV[5], 'd', ARGV[6], 'n', ARGV[7], 'l', ARGV[4])
   redis.call('PEXPIRE', KEYS[1], ARGV[8])
-  local i = redis.call('HGET', KEYS[1], 'i')
-  if i and KEYS[2] then
-    redis.call('ZREM', KEYS[2], i)
-    redis.call('HDEL', KEYS[1], 'i')
-  end
+  unindex()
   return {4, redis.call('HGETALL', KEYS[1])}
 end
 local need = tonumber(redis.call('HGET', KEYS[1], 'q'))
@@ -78,11 +74,7 @@ redis.call('HSET', KEYS[1], 'v:' .. c, ARGV[2], 'vu:' .. ARGV[1], c)
 if c < need then return {5, redis.call('HGETALL', KEYS[1])} end
 redis.call('HSET', KEYS[1], 's', 'approved', 'b', ARGV[5], 'd', ARGV[6], 'n', ARGV[7], 'l', ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[8])
-local i = redis.call('HGET', KEYS[1], 'i')
-if i and KEYS[2] then
-  redis.call('ZREM', KEYS[2], i)
-  redis.call('HDEL', KEYS[1], 'i')
-end
+unindex()
 return {1, redis.call('HGETALL', KEYS[1])}
 `)
 

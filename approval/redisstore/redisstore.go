@@ -12,6 +12,12 @@
 //	                       of score 0, each member its channel, creation and
 //	                       id (pendingMember), so one channel's entries are
 //	                       one lexical range, oldest first
+//	cs:{s<n>}:ids          sorted set: the pending approvals of shard n, of
+//	                       score 0, each member its channel prefix and id,
+//	                       so the pending ids of one channel that start
+//	                       with a prefix are one lexical range (FindPending)
+//	cs:{s<n>}:chans        hash: "platform:channel" → how many of its
+//	                       approvals in shard n are pending (PendingChannels)
 //	cs:tc:<tool call id>   string: the approval id, for idempotent Create
 //	cs:due                 sorted set: pending ids by deadline (unix ms)
 //	cs:{t:<turn id>}:t     hash: a suspended turn and its approvals
@@ -215,7 +221,9 @@ func (s *Store) Create(ctx context.Context, a *approval.Approval) (*approval.App
 	ttl := c.ExpiresAt.Sub(c.CreatedAt) + s.retention
 	keys := s.keys(c.ID)
 	member := pendingMember(c.Conversation.Platform, c.Conversation.Channel, c.CreatedAt, c.ID)
-	ok, err := createScript.Run(ctx, s.c, keys, r, string(approval.Pending), c.ExpiresAt.UnixMilli(), ms(ttl), member).Int()
+	pl, ch := c.Conversation.Platform, c.Conversation.Channel
+	ok, err := createScript.Run(ctx, s.c, keys, r, string(approval.Pending), c.ExpiresAt.UnixMilli(), ms(ttl), member,
+		idMember(pl, ch, c.ID), channelField(pl, ch)).Int()
 	if err != nil {
 		return nil, false, fmt.Errorf("create approval %s: %w", c.ID, err)
 	}

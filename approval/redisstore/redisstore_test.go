@@ -152,6 +152,8 @@ func TestKeyLayout(t *testing.T) {
 	want := map[string]bool{
 		redisstore.RecordKey(s, a.ID):        true,
 		redisstore.PendingIndex(s, a.ID):     true,
+		redisstore.IDIndex(s, a.ID):          true,
+		redisstore.ChannelCounts(s, a.ID):    true,
 		p + ":tc:call-1":                     true,
 		p + ":due":                           true,
 		p + ":{t:turn-1}:t":                  true,
@@ -577,4 +579,10 @@ func TestTurnSavedByAnEarlierVersion(t *testing.T) {
 // pending in a channel (see approvaltest.BenchPending).
 func BenchmarkPending(b *testing.B) {
 	approvaltest.BenchPending(b, open(b, prefix()), 50000)
+}
+
+// BenchmarkFindPending: a typed decision's lookup of the newest card by a
+// shortened id among 5,000 pending in its channel.
+func BenchmarkFindPending(b *testing.B) {
+	approvaltest.BenchFindPending(b, open(b, prefix()), 5000)
 }

@@ -44,7 +44,8 @@ var (
 	storeOps = []string{"create", "get", "decide", "claim", "finish", "set_message_ref", "set_preview",
 		"list_pending", "due", "heartbeat", "unsettled", "finish_abandoned", "settle", "save_turn",
 		"get_turn", "resolve", "delete_turn", "load_conversation", "save_conversation", "audit",
-		"audit_log", "first_delivery", "count_pending", "approve", "progress", "reset_votes"}
+		"audit_log", "first_delivery", "count_pending", "approve", "progress", "reset_votes",
+		"find_pending", "pending_channels"}
 )
 
 // Metrics is the process's registry and every countersign_ collector.
