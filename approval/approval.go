@@ -185,7 +185,11 @@ type Approvals interface {
 	// Claim moves Approved to Running for exactly one claimant; the others
 	// get ok=false.
 	Claim(ctx context.Context, id string, at time.Time) (a *Approval, ok bool, err error)
-	// Finish moves Running to Done or Failed with the result.
+	// Finish moves Running to Done or Failed with the result. The run's own
+	// outcome also wins over recovery's guess: a record FinishAbandoned
+	// ended (its process was silent, e.g. cut off from the store) is moved
+	// to the outcome Finish brings, once, in the same atomic step; any
+	// other final record is an error wrapping ErrConflict.
 	Finish(ctx context.Context, id string, to State, result tools.Result, at time.Time) (*Approval, error)
 	// SetMessageRef records the card's message id.
 	SetMessageRef(ctx context.Context, id, ref string) error

@@ -62,6 +62,7 @@ func Run(t *testing.T, open Opener) {
 		{"UnsettledLifecycle", testUnsettledLifecycle},
 		{"SettledStaysSettled", testSettledStaysSettled},
 		{"FinishAbandoned", testFinishAbandoned},
+		{"OwnOutcomeWins", testOwnOutcomeWins},
 		{"SetPreview", testSetPreview},
 		{"Dedupe", testDedupe},         // skipped unless the store is an approval.Deduper
 		{"DedupeRace", testDedupeRace}, // likewise
@@ -1298,6 +1299,41 @@ func testSettledStaysSettled(t *testing.T, open func() approval.Store) {
 				}
 			}
 		})
+	}
+}
+
+// testOwnOutcomeWins: a run whose process could not reach the store for a
+// while is ended by recovery as interrupted; its own outcome, arriving a
+// moment later, replaces that guess (once), on any client; a record a
+// person or the run itself ended is never replaced.
+func testOwnOutcomeWins(t *testing.T, open func() approval.Store) {
+	ctx := context.Background()
+	s, sweeper := open(), open()
+	minute := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Minute) }
+	interrupted := tools.Result{Status: tools.StatusError, Executed: true, Error: "interrupted"}
+	own := tools.Result{Status: tools.StatusOK, Executed: true, Stdout: "the run's own output"}
+	a := reach(t, s, "own-outcome", approval.Running)
+	if _, err := sweeper.FinishAbandoned(ctx, a.ID, approval.Failed, interrupted, minute(5), minute(4)); err != nil {
+		t.Fatalf("FinishAbandoned: %v", err)
+	}
+	got, err := s.Finish(ctx, a.ID, approval.Done, own, minute(5).Add(10*time.Millisecond))
+	if err != nil {
+		t.Fatalf("the run's own Finish after recovery's guess = %v; want it to win", err)
+	}
+	if got.State != approval.Done || got.Result == nil || got.Result.Stdout != own.Stdout {
+		t.Errorf("after the run's own Finish: %s, %+v; want done with its own result", got.State, got.Result)
+	}
+	if r := get(t, sweeper, a.ID); r.State != approval.Done || r.Result == nil || r.Result.Stdout != own.Stdout {
+		t.Errorf("another client reads %s, %+v; want done with the run's own result", r.State, r.Result)
+	}
+	if _, err := s.Finish(ctx, a.ID, approval.Failed, interrupted, minute(6)); !errors.Is(err, approval.ErrConflict) {
+		t.Errorf("a second Finish = %v; want ErrConflict (the own outcome is final)", err)
+	}
+	for _, st := range []approval.State{approval.Failed, approval.Cancelled, approval.Expired} {
+		b := reach(t, s, "not-guessed-"+string(st), st)
+		if _, err := s.Finish(ctx, b.ID, approval.Done, own, minute(6)); !errors.Is(err, approval.ErrConflict) {
+			t.Errorf("Finish of a %s record nobody guessed = %v; want ErrConflict", st, err)
+		}
 	}
 }
 

@@ -22,7 +22,8 @@ import "github.com/redis/go-redis/v9"
 // claim, the latest heartbeat or the finish), i its member in the shard's
 // pending index while pending, j its member in the shard's id index and c
 // its channel's field in the shard's channel counts while pending, z set once the decision was settled
-// (carried through to its turn).
+// (carried through to its turn), g set while the outcome is recovery's
+// guess (FinishAbandoned), which the run's own Finish replaces.
 //
 // l is written by the same script as the state it goes with, so a reader
 // of the record sees the two together; recovery judges a record by its l
@@ -128,12 +129,18 @@ return {1, redis.call('HGETALL', KEYS[1])}
 `)
 
 // finishScript: KEYS[1] record. ARGV: to, ended_at, result, ttl ms, at ms.
-// running → to, l = at. Returns {ok 0|1, HGETALL}.
+// running → to, l = at; and failed → to when that failure was recovery's
+// guess (field g, set by finishAbandonedScript): the run's own outcome,
+// arriving late (its process could not reach Redis for a while), wins over
+// the sweep's "interrupted", once. Returns {ok 0|1, HGETALL}.
 var finishScript = redis.NewScript(`
-local s = redis.call('HGET', KEYS[1], 's')
-if not s then return false end
-if s ~= 'running' then return {0, redis.call('HGETALL', KEYS[1])} end
+local v = redis.call('HMGET', KEYS[1], 's', 'g')
+if not v[1] then return false end
+if v[1] ~= 'running' and not (v[1] == 'failed' and v[2] == '1') then
+  return {0, redis.call('HGETALL', KEYS[1])}
+end
 redis.call('HSET', KEYS[1], 's', ARGV[1], 'ea', ARGV[2], 'x', ARGV[3], 'l', ARGV[5])
+redis.call('HDEL', KEYS[1], 'g')
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return {1, redis.call('HGETALL', KEYS[1])}
 `)
@@ -142,7 +149,8 @@ return {1, redis.call('HGETALL', KEYS[1])}
 // ttl ms, at ms, cutoff ms. running → to, l = at, but only while l is at
 // or before the cutoff (a record without l counts as abandoned): the
 // check and the move are one step, so a claim or heartbeat that lands
-// after a sweep read the record makes this refuse. Returns {ok 0|1,
+// after a sweep read the record makes this refuse. It marks the outcome
+// as a guess (g), which the run's own Finish may replace. Returns {ok 0|1,
 // HGETALL}.
 var finishAbandonedScript = redis.NewScript(`
 local v = redis.call('HMGET', KEYS[1], 's', 'l')
@@ -150,7 +158,7 @@ if not v[1] then return false end
 if v[1] ~= 'running' or (v[2] and tonumber(v[2]) > tonumber(ARGV[6])) then
   return {0, redis.call('HGETALL', KEYS[1])}
 end
-redis.call('HSET', KEYS[1], 's', ARGV[1], 'ea', ARGV[2], 'x', ARGV[3], 'l', ARGV[5])
+redis.call('HSET', KEYS[1], 's', ARGV[1], 'ea', ARGV[2], 'x', ARGV[3], 'l', ARGV[5], 'g', '1')
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return {1, redis.call('HGETALL', KEYS[1])}
 `)
