@@ -1249,21 +1249,21 @@ func testSettledStaysSettled(t *testing.T, open func() approval.Store) {
 		{"a losing Claim", func(s approval.Store, id string) error {
 			_, ok, err := s.Claim(ctx, id, later)
 			if ok {
-				return errors.New("Claim of a finished approval won")
+				return errors.New("a Claim of a finished approval won")
 			}
 			return err
 		}},
 		{"a losing Decide", func(s approval.Store, id string) error {
 			d, err := s.Decide(ctx, id, approval.Cancelled, bob, "late", later)
 			if d.Won {
-				return errors.New("Decide of a finished approval won")
+				return errors.New("a Decide of a finished approval won")
 			}
 			return err
 		}},
 		{"a losing Finish", func(s approval.Store, id string) error {
 			_, err := s.Finish(ctx, id, approval.Done, okRes, later)
 			if !errors.Is(err, approval.ErrConflict) {
-				return fmt.Errorf("Finish of a finished approval = %v, want ErrConflict", err)
+				return fmt.Errorf("a Finish of a finished approval = %v, want ErrConflict", err)
 			}
 			return nil
 		}},
