@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -195,20 +196,40 @@ func testPendingChannels(t *testing.T, open func() approval.Store) {
 }
 
 // BenchFindPending measures a typed decision's lookup of the newest card
-// by a shortened id among n pending in its channel.
+// by a shortened id among n pending in its channel: through the id index
+// (FindPending), and as the lookup did before it, by listing the oldest
+// pending cards of the channel (at most the store's cap) and matching each.
 func BenchFindPending(b *testing.B, s approval.Store, n int) {
 	ids := createMany(b, s, "bench-find-"+randHex(4), n)
 	ctx := context.Background()
 	newest := ids[len(ids)-1]
 	short := prefixOf(newest, ids)
-	var ch string
-	if a, err := s.Get(ctx, newest); err == nil {
-		ch = a.Conversation.Channel
+	a, err := s.Get(ctx, newest)
+	if err != nil {
+		b.Fatalf("Get: %v", err)
 	}
-	for b.Loop() {
-		got, err := s.FindPending(ctx, "slack", ch, short, 2)
-		if err != nil || len(got) != 1 || got[0].ID != newest {
-			b.Fatalf("FindPending = %d, %v; want the newest", len(got), err)
+	ch := a.Conversation.Channel
+	b.Run("index", func(b *testing.B) {
+		for b.Loop() {
+			got, err := s.FindPending(ctx, "slack", ch, short, 2)
+			if err != nil || len(got) != 1 || got[0].ID != newest {
+				b.Fatalf("FindPending = %d, %v; want the newest", len(got), err)
+			}
 		}
-	}
+	})
+	b.Run("list-and-match", func(b *testing.B) {
+		found := 0
+		for b.Loop() {
+			list, err := s.ListPending(ctx, "slack", ch, 0)
+			if err != nil {
+				b.Fatalf("ListPending: %v", err)
+			}
+			for _, a := range list {
+				if strings.HasPrefix(a.ID, short) {
+					found++
+				}
+			}
+		}
+		b.ReportMetric(float64(found)/float64(b.N), "found/op")
+	})
 }
