@@ -95,6 +95,7 @@ func TestHasButtons(t *testing.T) {
 type homeless struct{}
 
 func (homeless) PublishHome(context.Context, User, []HomeItem) error { return nil }
+func (homeless) Member(context.Context, string, User) (bool, error)  { return false, nil }
 
 // turnful shows a turn's status and stream (it does nothing).
 type turnful struct{ Adapter }

@@ -352,3 +352,79 @@ func pgrepExact(command string) bool {
 	}
 	return false
 }
+
+// TestOwnOutcomeWinsOverASweep: Redis is cut off from the process running
+// an approved call; its heartbeats fail, and another replica, which still
+// reaches Redis, sweeps after the run's lease and records the call as
+// interrupted. The run then ends and Redis comes back: the run's own
+// outcome replaces the sweep's guess in the record and on the card (the
+// turn was already told of the interruption by the sweep).
+func TestOwnOutcomeWinsOverASweep(t *testing.T) {
+	defer agent.SetFinishRetry(20 * time.Millisecond)()
+	opt, err := redis.ParseURL(testenv.RedisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, memoryBackend,
+		agenttest.Calls(agenttest.Call("c1", "run_job", `{"job":"reindex"}`)),
+		agenttest.Text("Reindexed."),
+	)
+	prefix := "agenttest-" + randomHex()
+	proxy := newCutProxy(t, opt.Addr)
+	viaProxy := *opt
+	viaProxy.Addr = proxy.ln.Addr().String()
+	viaProxy.MaxRetries = -1
+	store := redisstore.New(redis.NewClient(&viaProxy), redisstore.Options{Prefix: prefix, Now: e.clock.Now, Logger: quiet})
+	direct := redisstore.New(redis.NewClient(opt), redisstore.Options{Prefix: prefix, Now: e.clock.Now, Logger: quiet})
+	t.Cleanup(func() { _ = store.Close(); _ = direct.Close() })
+	e.job.release = make(chan struct{})
+	e.job.started = make(chan struct{}, 1)
+
+	a := e.agent(store)
+	if err := a.Handle(ctx, conv, alice, "reindex"); err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	id := e.sink.Cards()[0].ID
+	decided := make(chan error, 1)
+	go func() {
+		_, err := approve(ctx, a, id, bob)
+		decided <- err
+	}()
+	<-e.job.started
+	proxy.setCut(true) // the runner's Redis goes away while the job runs
+
+	// Past the lease, another replica takes the silent run for dead.
+	e.clock.Add(agent.DefaultRunLease + time.Minute)
+	if err := e.agent(direct).Sweep(ctx); err != nil {
+		t.Fatalf("Sweep: %v", err)
+	}
+	got, err := direct.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != approval.Failed || got.Result == nil || !strings.Contains(got.Result.Error, "interrupted") {
+		t.Fatalf("after the sweep the record is %s with %+v, want failed as interrupted", got.State, got.Result)
+	}
+
+	close(e.job.release) // the job ends, after the sweep's guess
+	proxy.setCut(false)  // Redis is back
+	select {
+	case err := <-decided:
+		if err != nil {
+			t.Fatalf("approve: %v", err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("the outcome was not recorded after Redis came back")
+	}
+	got, err = direct.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != approval.Done || got.Result == nil || got.Result.Stdout != "job done" {
+		t.Errorf("the record is %s with %+v, want done with the job's own result", got.State, got.Result)
+	}
+	states := e.sink.States(id)
+	if last := states[len(states)-1]; last != approval.Done {
+		t.Errorf("the card last showed %s (all: %v), want done", last, states)
+	}
+}

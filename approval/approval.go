@@ -201,7 +201,11 @@ type Approvals interface {
 	// Claim moves Approved to Running for exactly one claimant; the others
 	// get ok=false.
 	Claim(ctx context.Context, id string, at time.Time) (a *Approval, ok bool, err error)
-	// Finish moves Running to Done or Failed with the result.
+	// Finish moves Running to Done or Failed with the result. The run's own
+	// outcome also wins over recovery's guess: a record FinishAbandoned
+	// ended (its process was silent, e.g. cut off from the store) is moved
+	// to the outcome Finish brings, once, in the same atomic step; any
+	// other final record is an error wrapping ErrConflict.
 	Finish(ctx context.Context, id string, to State, result tools.Result, at time.Time) (*Approval, error)
 	// SetMessageRef records the card's message id.
 	SetMessageRef(ctx context.Context, id, ref string) error
@@ -220,6 +224,20 @@ type Approvals interface {
 	// both "" count every pending approval. One of the two empty is an
 	// error wrapping ErrInvalid.
 	CountPending(ctx context.Context, platform, channel string) (int, error)
+	// FindPending lists the pending approvals of one channel of a platform
+	// whose id starts with prefix, in id order, at most limit (<= 0 means
+	// DefaultLimit) of them: how a typed decision finds the card a
+	// shortened id names (ask for 2 to tell one from several). Its cost
+	// grows with limit, never with the number pending. An empty prefix is
+	// an error wrapping ErrInvalid.
+	FindPending(ctx context.Context, platform, channel, prefix string, limit int) ([]*Approval, error)
+	// PendingChannels lists, sorted, the channels of a platform that hold
+	// at least one pending approval: where a person's inbox looks, on any
+	// replica, after any restart. Its cost grows with the number of such
+	// channels, never with the number pending. A channel may be listed a
+	// moment after its last approval left it (ListPending then finds
+	// none); a channel with a pending approval is always listed.
+	PendingChannels(ctx context.Context, platform string) ([]string, error)
 	// Due lists the ids of pending approvals whose deadline is at or before
 	// now, at most limit (<= 0 means DefaultLimit) of them. Expire them with
 	// Decide(…, Expired, …).

@@ -315,3 +315,74 @@ func TestInboxEmptyAfterACleanEnd(t *testing.T) {
 		t.Errorf("%d owners left in the inbox after a clean end, want 0", owners)
 	}
 }
+
+// TestRecoveredClickOfADecidedCall: a process accepted a click and died;
+// meanwhile the call was decided and ended elsewhere (recovery on another
+// replica). The replica that takes the click over tells its sender once
+// that it is already decided, and removes it from the inbox, so that no
+// later replica takes it over and tells them again.
+func TestRecoveredClickOfADecidedCall(t *testing.T) {
+	prefix := "cst-crash-" + fmt.Sprint(time.Now().UnixNano())
+	opt, err := redis.ParseURL(testenv.RedisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	store := redisstore.New(redis.NewClient(opt), redisstore.Options{Prefix: prefix, Logger: log})
+	t.Cleanup(func() { _ = store.Close() })
+	ctx := context.Background()
+	place := adapters.Place{Channel: "C1", Thread: "T1"}
+	a, _, err := store.Create(ctx, &approval.Approval{
+		ToolCallID: "call-1", Tool: "execute_command", Args: []byte(`{"command":"echo recovered"}`),
+		Verdict:      risk.Verdict{Decision: risk.Confirm, Risk: risk.Medium},
+		Requester:    approval.User{ID: adaptertest.Alice.ID},
+		Conversation: approval.Conversation{Platform: "slack", Channel: place.Channel, Thread: place.Thread},
+		CreatedAt:    time.Now(), ExpiresAt: time.Now().Add(time.Hour),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Carried out elsewhere: approved, claimed, ended as not run.
+	now := time.Now()
+	if d, err := store.Decide(ctx, a.ID, approval.Approved, approval.User{ID: adaptertest.Bob.ID}, "", now); err != nil || !d.Won {
+		t.Fatalf("Decide = %+v, %v", d, err)
+	}
+	if _, ok, err := store.Claim(ctx, a.ID, now); err != nil || !ok {
+		t.Fatalf("Claim = %v, %v", ok, err)
+	}
+	if _, err := store.Finish(ctx, a.ID, approval.Failed, tools.NotRun(tools.StatusError, "interrupted before it ran"), now); err != nil {
+		t.Fatal(err)
+	}
+	click := adapters.Event{ID: "act:1", User: adaptertest.Bob, Place: place, Decision: &adapters.Decision{ApprovalID: a.ID, Approve: true}}
+	dead := time.Now().Add(-time.Hour)
+	if err := store.Accept(ctx, "a-dead-process", dead,
+		approval.InboxEntry{ID: "slack:act:1", Data: bot.JournalEntry("slack", click), AcceptedAt: dead}); err != nil {
+		t.Fatal(err)
+	}
+	rc := redis.NewClient(opt)
+	t.Cleanup(func() { _ = rc.Close() })
+	p := newStalledPlatform()
+	p.unstall()
+	b := crashBot(t, prefix, p)
+	done := make(chan error, 1)
+	go func() { done <- b.Run(context.Background()) }()
+	waitFor(t, "bob told the click came too late", func() bool {
+		return strings.Contains(strings.Join(p.Notices(adaptertest.Bob), "\n"), "already")
+	})
+	// Out of the inbox once answered: left there (owned by this replica,
+	// anyone's once it leaves), every later replica would tell bob again.
+	waitFor(t, "the inbox emptied", func() bool {
+		n, err := rc.HLen(ctx, prefix+":{inbox}:e").Result()
+		return err == nil && n == 0
+	})
+	close(p.events)
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if n := len(p.Notices(adaptertest.Bob)); n != 1 {
+		t.Errorf("bob was told %d times: %q; want once", n, p.Notices(adaptertest.Bob))
+	}
+	if n, err := rc.HLen(ctx, prefix+":{inbox}:e").Result(); err != nil || n != 0 {
+		t.Errorf("the inbox holds %d entries, %v; want none", n, err)
+	}
+}

@@ -197,18 +197,22 @@ const minPrefix = 4
 // resolveID finds the card a typed decision means when it names no full
 // id: a bare "approve" means the only card in this conversation that this
 // person may decide; a shortened id, the only pending card of the channel
-// whose id starts with it. It returns the id, or "" and the sentence that
+// whose id starts with it (found through the store's id index, however
+// many are pending). It returns the id, or "" and the sentence that
 // tells the person why none was found.
 func (b *Bot) resolveID(in inbound, d adapters.Decision) (string, string) {
 	ctx, cancel := context.WithTimeout(b.work, checkTimeout)
 	defer cancel()
-	list, err := b.store.ListPending(ctx, in.platform, in.Place.Channel, 0)
-	if err != nil {
-		b.log.Error("list pending approvals for a typed decision", "err", err)
-		return "", "I could not look up the waiting cards just now, so nothing changed; try again in a moment, or give the card's full id."
+	if d.ApprovalID != "" && len(d.ApprovalID) < minPrefix {
+		return "", "\"" + oneLine(d.ApprovalID, 40) + "\" names no card: give at least " + strconv.Itoa(minPrefix) + " characters of its id. Nothing changed."
 	}
 	var found []string
 	if d.ApprovalID == "" {
+		list, err := b.store.ListPending(ctx, in.platform, in.Place.Channel, 0)
+		if err != nil {
+			b.log.Error("list pending approvals for a typed decision", "err", err)
+			return "", "I could not look up the waiting cards just now, so nothing changed; try again in a moment, or give the card's full id."
+		}
 		verb := approval.DecisionCancel
 		if d.Approve {
 			verb = approval.DecisionApprove
@@ -226,13 +230,15 @@ func (b *Bot) resolveID(in inbound, d adapters.Decision) (string, string) {
 		}
 		return "", "Several cards wait for you here (" + strings.Join(found, ", ") + "); name one: approve <id> or cancel <id> [reason]. Nothing changed."
 	}
-	if len(d.ApprovalID) < minPrefix {
-		return "", "\"" + oneLine(d.ApprovalID, 40) + "\" names no card: give at least " + strconv.Itoa(minPrefix) + " characters of its id. Nothing changed."
+	// The store's id index: any number pending, two asked for to tell one
+	// card from several (and up to five named when several match).
+	list, err := b.store.FindPending(ctx, in.platform, in.Place.Channel, d.ApprovalID, 5)
+	if err != nil {
+		b.log.Error("find a pending approval by a shortened id", "err", err)
+		return "", "I could not look up the waiting cards just now, so nothing changed; try again in a moment, or give the card's full id."
 	}
 	for _, a := range list {
-		if strings.HasPrefix(a.ID, d.ApprovalID) {
-			found = append(found, a.ID)
-		}
+		found = append(found, a.ID)
 	}
 	switch len(found) {
 	case 0:

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
+
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/approval/rules"
@@ -16,10 +18,12 @@ import (
 // card, whose clicks count as clicks on the card. Everything else (the
 // turn, the replies) stays in the direct message.
 
-// copies are the copies this process shows, by approval id.
+// copies are the copies this process shows, by approval id: bounded in
+// number and age like the cards (the least recently used goes first), and
+// each freed once its final state is shown.
 type copies struct {
 	mu sync.Mutex
-	m  map[string]*copyCard
+	m  *expirable.LRU[string, *copyCard]
 }
 
 // copyCard is one copy: its message once posted, and the latest drawing
@@ -29,6 +33,7 @@ type copyCard struct {
 	mu     sync.Mutex
 	ref    string
 	latest adapters.Card
+	final  bool // latest shows a final state
 }
 
 // approvalChannel is where a's card can be decided when its own
@@ -75,20 +80,23 @@ func (b *Bot) mirror(a *approval.Approval, c adapters.Card) {
 	}
 	b.copies.mu.Lock()
 	if b.copies.m == nil {
-		b.copies.m = map[string]*copyCard{}
+		b.copies.m = expirable.NewLRU[string, *copyCard](cardsMax, nil, cardsAge)
 	}
-	cc, ok := b.copies.m[a.ID]
+	cc, ok := b.copies.m.Get(a.ID)
 	if !ok {
-		if len(b.copies.m) >= cardsMax {
+		if a.State.Final() {
+			// Its final state is shown already (the entry was freed), or
+			// another replica showed the copy, which this one cannot
+			// update: a new copy of a finished card helps nobody.
 			b.copies.mu.Unlock()
 			return
 		}
 		cc = &copyCard{}
-		b.copies.m[a.ID] = cc
+		b.copies.m.Add(a.ID, cc)
 	}
 	b.copies.mu.Unlock()
 	cc.mu.Lock()
-	cc.latest = c
+	cc.latest, cc.final = c, a.State.Final()
 	cc.mu.Unlock()
 	b.inflight.Add(1)
 	go func() {
@@ -97,7 +105,7 @@ func (b *Bot) mirror(a *approval.Approval, c adapters.Card) {
 		defer cancel()
 		cc.mu.Lock()
 		defer cc.mu.Unlock()
-		card := cc.latest
+		card, final := cc.latest, cc.final
 		var err error
 		if cc.ref == "" {
 			cc.ref, err = ad.Post(ctx, adapters.Place{Channel: ch}, adapters.Content{Card: &card})
@@ -106,6 +114,9 @@ func (b *Bot) mirror(a *approval.Approval, c adapters.Card) {
 		}
 		if err != nil {
 			b.log.Warn("show a card in its approval channel", "err", err, "approval", a.ID, "channel", ch)
+		}
+		if final && err == nil {
+			b.copies.m.Remove(a.ID) // shown final: nothing changes it again
 		}
 	}()
 }

@@ -16,3 +16,13 @@ func JournalEntry(platform string, e adapters.Event) []byte {
 	}
 	return b
 }
+
+// Copies is how many approval-channel copies b remembers (elsewhere.go).
+func Copies(b *Bot) int {
+	b.copies.mu.Lock()
+	defer b.copies.mu.Unlock()
+	if b.copies.m == nil {
+		return 0
+	}
+	return b.copies.m.Len()
+}

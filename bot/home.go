@@ -6,46 +6,56 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
+
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/approval/rules"
 )
 
 // The personal inbox (issue 19): a person who opens it (Slack's App Home,
-// an event with Home set) is shown the cards they may decide, across the
-// channels this process has shown cards in, and shown again, at most
-// once a homeEvery, whenever a card changes while they watch.
+// an event with Home set) is shown the cards they may decide in the
+// conversations they are in, read from the store (every replica's cards,
+// across restarts): the channels with a pending card (PendingChannels),
+// those the platform says the person is a member of (Home.Member: never a
+// private channel or a direct message of someone else), and their oldest
+// cards the person may approve. It is shown again, at most once a
+// homeEvery, whenever a card this process draws changes while they watch.
 
 // homeEvery bounds how often the inboxes are published again.
 const homeEvery = time.Second
 
-// maxWatchers and maxChannels bound what the inbox remembers.
+// Bounds of an inbox: who is watched, for how long after they last opened
+// it, and how many cards one inbox lists.
 const (
 	maxWatchers = 1000
-	maxChannels = 1000
+	watchFor    = 30 * time.Minute
+	homeMax     = 100
 )
 
-// homes are the people who opened their inbox, and the channels to look
-// in.
+// homes are the people who opened their inbox lately.
 type homes struct {
 	mu       sync.Mutex
-	watchers map[string]inbound // platform:user → their last opening
-	channels map[[2]string]bool // platform, channel
+	watchers *expirable.LRU[string, inbound] // platform:user → their last opening
 	changed  chan struct{}
 	once     sync.Once
 }
 
-// saw notes a channel with a card (card, on every drawing), and that
-// something changed.
+// watching returns the watchers, made on first use.
+func (h *homes) watching() *expirable.LRU[string, inbound] {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.watchers == nil {
+		h.watchers = expirable.NewLRU[string, inbound](maxWatchers, nil, watchFor)
+	}
+	return h.watchers
+}
+
+// saw notes that a card changed (card, on every drawing), to publish the
+// inboxes again; platform and channel say where.
 func (h *homes) saw(platform, channel string) {
 	h.mu.Lock()
-	if h.channels == nil {
-		h.channels = map[[2]string]bool{}
-	}
-	if len(h.channels) < maxChannels {
-		h.channels[[2]string{platform, channel}] = true
-	}
-	watched := len(h.watchers) > 0
+	watched := h.watchers != nil && h.watchers.Len() > 0
 	ch := h.changed
 	h.mu.Unlock()
 	if watched && ch != nil {
@@ -62,14 +72,7 @@ func (b *Bot) home(in inbound) {
 		return
 	}
 	h := &b.homes
-	h.mu.Lock()
-	if h.watchers == nil {
-		h.watchers = map[string]inbound{}
-	}
-	if _, ok := h.watchers[in.platform+":"+in.User.ID]; ok || len(h.watchers) < maxWatchers {
-		h.watchers[in.platform+":"+in.User.ID] = in
-	}
-	h.mu.Unlock()
+	h.watching().Add(in.platform+":"+in.User.ID, in)
 	h.once.Do(func() {
 		h.mu.Lock()
 		h.changed = make(chan struct{}, 1)
@@ -88,13 +91,7 @@ func (b *Bot) republish() {
 			return
 		case <-b.homes.changed:
 		}
-		b.homes.mu.Lock()
-		list := make([]inbound, 0, len(b.homes.watchers))
-		for _, in := range b.homes.watchers {
-			list = append(list, in)
-		}
-		b.homes.mu.Unlock()
-		for _, in := range list {
+		for _, in := range b.homes.watching().Values() {
 			b.publishHome(b.work, in)
 		}
 		select {
@@ -105,8 +102,10 @@ func (b *Bot) republish() {
 	}
 }
 
-// publishHome lists, for in.User, the cards they may approve, oldest
-// first, and publishes them.
+// publishHome lists, for in.User, the cards they may approve in the
+// conversations they are in, oldest first, at most homeMax, and publishes
+// them. A channel whose membership cannot be told is left out (fail
+// closed), and so is one the store cannot list.
 func (b *Bot) publishHome(ctx context.Context, in inbound) {
 	hm := b.extras[in.platform].Home
 	if hm == nil {
@@ -114,18 +113,33 @@ func (b *Bot) publishHome(ctx context.Context, in inbound) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	b.homes.mu.Lock()
-	var chans []string
-	for k := range b.homes.channels {
-		if k[0] == in.platform {
-			chans = append(chans, k[1])
-		}
+	items, err := b.inbox(ctx, hm, in)
+	if err != nil {
+		b.log.Warn("list the channels with cards for an inbox; it is not published", "err", err, "user", in.User.ID)
+		return
 	}
-	b.homes.mu.Unlock()
-	slices.Sort(chans)
+	if err := hm.PublishHome(ctx, in.User, items); err != nil {
+		b.log.Warn("publish an inbox", "err", err, "user", in.User.ID)
+	}
+}
+
+// inbox is what in.User's inbox lists (see publishHome).
+func (b *Bot) inbox(ctx context.Context, hm adapters.Home, in inbound) ([]adapters.HomeItem, error) {
+	chans, err := b.store.PendingChannels(ctx, in.platform)
+	if err != nil {
+		return nil, err
+	}
 	var items []adapters.HomeItem
 	for _, ch := range chans {
-		list, err := b.store.ListPending(ctx, in.platform, ch, 0)
+		member, err := hm.Member(ctx, ch, in.User)
+		if err != nil {
+			b.log.Warn("ask whether a person is in a channel, for their inbox; its cards are left out", "err", err, "channel", ch, "user", in.User.ID)
+			continue
+		}
+		if !member {
+			continue
+		}
+		list, err := b.store.ListPending(ctx, in.platform, ch, homeMax)
 		if err != nil {
 			b.log.Warn("list a channel's cards for an inbox", "err", err, "channel", ch)
 			continue
@@ -152,7 +166,5 @@ func (b *Bot) publishHome(ctx context.Context, in inbound) {
 		}
 	}
 	slices.SortFunc(items, func(x, y adapters.HomeItem) int { return x.Asked.Compare(y.Asked) })
-	if err := hm.PublishHome(ctx, in.User, items); err != nil {
-		b.log.Warn("publish an inbox", "err", err, "user", in.User.ID)
-	}
+	return items[:min(len(items), homeMax)], nil
 }

@@ -254,7 +254,12 @@ func (b *Bot) takeOver(ctx context.Context) {
 // recover carries out or tells one event taken over from a dead process.
 func (b *Bot) recover(in inbound) {
 	if in.Decision != nil {
-		b.decision(in) // answers it
+		// Carried out (or its sender told that it is already decided),
+		// then out of the inbox, whichever replica had decided it: left
+		// there, every later replica would take it over and tell its
+		// sender again.
+		b.decision(in)
+		b.done(in)
 		return
 	}
 	at := in.acceptedAt.UTC().Format(stamp)

@@ -172,7 +172,7 @@ func TestDirectMessageDeadEnd(t *testing.T) {
 	mem := sharedStores()[0]
 	s, _ := mem.pair(t)
 	cfg := bot.Config{Default: bot.Policy{Settings: rules.Settings{ApprovalChannel: "C0456OPS"}}}
-	f, _ := startRulesBot(t, cfg, s, dir)
+	f, b := startRulesBot(t, cfg, s, dir)
 	place := adapters.Place{Channel: "D1", Thread: "D1"}
 	f.Deliver(t, adapters.Event{ID: "dm-1", User: adaptertest.Alice, Place: place, Text: "!run rm -f ./tmp_a", Direct: true})
 	var c adapters.Card
@@ -233,6 +233,9 @@ func TestDirectMessageDeadEnd(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "tmp_a")); err == nil {
 		t.Error("the call approved in the approval channel did not run")
 	}
+	// The copy is shown done: the process forgets it (issue 24: no map
+	// grows without being freed).
+	waitFor(t, "the finished copy forgotten", func() bool { return bot.Copies(b) == 0 })
 }
 
 // TestReminderAndEscalation: a waiting card's approvers are reminded once

@@ -16,6 +16,8 @@ type stateStore interface {
 	Get(ctx context.Context, id string) (*approval.Approval, error)
 	ListPending(ctx context.Context, platform, channel string, limit int) ([]*approval.Approval, error)
 	CountPending(ctx context.Context, platform, channel string) (int, error)
+	FindPending(ctx context.Context, platform, channel, prefix string, limit int) ([]*approval.Approval, error)
+	PendingChannels(ctx context.Context, platform string) ([]string, error)
 	Due(ctx context.Context, now time.Time, limit int) ([]string, error)
 	SetMessageRef(ctx context.Context, id, ref string) error
 	Audit(ctx context.Context, e approval.Event) error

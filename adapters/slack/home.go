@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	slackapi "github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
@@ -97,4 +99,60 @@ func age(d time.Duration) string {
 		return d.Round(time.Second).String()
 	}
 	return d.Round(time.Minute).String()
+}
+
+// Bounds of the channel members the adapter remembers: a channel's
+// members are asked again after membersTTL, and at most membersMax
+// channels are kept (the least recently used go first).
+const (
+	membersTTL = time.Minute
+	membersMax = 1000
+	// membersPages bounds the pages of one conversations.members walk (of
+	// 1,000 each): a channel larger than that is judged by what was read,
+	// and a person not found in it is not shown its cards.
+	membersPages = 20
+)
+
+// channelMembers caches conversations.members per channel.
+type channelMembers struct {
+	once sync.Once
+	m    *expirable.LRU[string, map[string]bool]
+}
+
+func (c *channelMembers) lru() *expirable.LRU[string, map[string]bool] {
+	c.once.Do(func() { c.m = expirable.NewLRU[string, map[string]bool](membersMax, nil, membersTTL) })
+	return c.m
+}
+
+// Member reports whether user is in channel, from conversations.members
+// (a public or private channel, a direct or group message the bot is in),
+// cached for membersTTL. A channel the bot cannot see is an error
+// (channel_not_found): the bot then lists none of its cards.
+func (a *Adapter) Member(ctx context.Context, channel string, user adapters.User) (bool, error) {
+	if user.Team != "" && user.Team != a.identity().TeamID {
+		return false, nil // another workspace's person: not in this one's channels
+	}
+	lru := a.members.lru()
+	if in, ok := lru.Get(channel); ok {
+		return in[user.ID], nil
+	}
+	in := map[string]bool{}
+	cursor := ""
+	for range membersPages {
+		ids, next, err := a.api.GetUsersInConversationContext(ctx, &slackapi.GetUsersInConversationParameters{
+			ChannelID: channel, Cursor: cursor, Limit: 1000,
+		})
+		if err != nil {
+			return false, fmt.Errorf("slack: conversations.members of %s: %w", channel, err)
+		}
+		for _, id := range ids {
+			in[id] = true
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	lru.Add(channel, in)
+	return in[user.ID], nil
 }

@@ -25,6 +25,9 @@ func TestManifestScopes(t *testing.T) {
 				Description string `yaml:"agent_description"`
 			} `yaml:"agent_view"`
 			AssistantView any `yaml:"assistant_view"`
+			AppHome       struct {
+				HomeTab bool `yaml:"home_tab_enabled"`
+			} `yaml:"app_home"`
 		} `yaml:"features"`
 		OAuth struct {
 			Scopes struct {
@@ -51,7 +54,7 @@ func TestManifestScopes(t *testing.T) {
 	if fake := slices.Sorted(slices.Values(slacktest.Scopes)); !slices.Equal(fake, want) {
 		t.Errorf("the fake grants %v, adapter needs %v", fake, want)
 	}
-	wantEvents := []string{"agent_session_stopped", "app_mention", "message.channels", "message.groups", "message.im", "message.mpim"}
+	wantEvents := []string{"agent_session_stopped", "app_home_opened", "app_mention", "message.channels", "message.groups", "message.im", "message.mpim"}
 	if !slices.Equal(slices.Sorted(slices.Values(m.Settings.Events.Bot)), wantEvents) {
 		t.Errorf("manifest events %v, want %v", m.Settings.Events.Bot, wantEvents)
 	}
@@ -61,6 +64,11 @@ func TestManifestScopes(t *testing.T) {
 	}
 	if m.Features.AssistantView != nil {
 		t.Error("the manifest declares features.assistant_view too; the app is an agent app (one surface)")
+	}
+	// The adapter handles app_home_opened (fromHome) and publishes the
+	// inbox with views.publish, which needs the Home tab.
+	if !m.Features.AppHome.HomeTab {
+		t.Error("the manifest leaves features.app_home.home_tab_enabled off: the App Home the bot publishes would not show")
 	}
 	if !m.Settings.Interactivity.On {
 		t.Error("the manifest leaves interactivity off: buttons would not work")

@@ -59,6 +59,7 @@ type Adapter struct {
 	secret    string
 	now       func() time.Time
 	groups    *groups
+	members   channelMembers // home.go: who is in a channel, for the App Home
 	send      *adapters.Sender
 	// up is set while the socket is connected (or the HTTP listener
 	// serves), for Connected.

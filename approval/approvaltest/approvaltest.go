@@ -50,6 +50,8 @@ func Run(t *testing.T, open Opener) {
 		{"ListPending", testListPending},
 		{"ListPendingMany", testListPendingMany},
 		{"CountPending", testCountPending},
+		{"FindPending", testFindPending},
+		{"PendingChannels", testPendingChannels},
 		{"SetMessageRef", testSetMessageRef},
 		{"Turn", testTurn},
 		{"Resolve", testResolve},
@@ -59,7 +61,9 @@ func Run(t *testing.T, open Opener) {
 		{"Reopen", testReopen},
 		{"Unsettled", testUnsettled},
 		{"UnsettledLifecycle", testUnsettledLifecycle},
+		{"SettledStaysSettled", testSettledStaysSettled},
 		{"FinishAbandoned", testFinishAbandoned},
+		{"OwnOutcomeWins", testOwnOutcomeWins},
 		{"SetPreview", testSetPreview},
 		{"Dedupe", testDedupe},
 		{"DedupeRace", testDedupeRace},
@@ -1226,6 +1230,111 @@ func testUnsettledLifecycle(t *testing.T, open func() approval.Store) {
 	step("Settle of a missing approval", func() error { return s.Settle(ctx, "no-such-approval") })
 	if got := get(t, s, a.ID); got.State != approval.Failed {
 		t.Errorf("state after settling = %s, want failed", got.State)
+	}
+}
+
+// testSettledStaysSettled: two replicas recover the same approved call;
+// one claims, finishes and settles it, and only then does the other's
+// Claim (or a late click's Decide, or a vote) arrive and lose. The loser
+// changes nothing, so the record stays settled: Unsettled never lists it
+// again (the interleaving behind TestRecoveryAfterACrash's "Unsettled
+// after recovery = 1 records").
+func testSettledStaysSettled(t *testing.T, open func() approval.Store) {
+	ctx := context.Background()
+	later := t0.Add(2 * time.Minute)
+	far := t0.Add(time.Hour)
+	tests := []struct {
+		name string
+		lose func(s approval.Store, id string) error
+	}{
+		{"a losing Claim", func(s approval.Store, id string) error {
+			_, ok, err := s.Claim(ctx, id, later)
+			if ok {
+				return errors.New("a Claim of a finished approval won")
+			}
+			return err
+		}},
+		{"a losing Decide", func(s approval.Store, id string) error {
+			d, err := s.Decide(ctx, id, approval.Cancelled, bob, "late", later)
+			if d.Won {
+				return errors.New("a Decide of a finished approval won")
+			}
+			return err
+		}},
+		{"a losing Finish", func(s approval.Store, id string) error {
+			_, err := s.Finish(ctx, id, approval.Done, okRes, later)
+			if !errors.Is(err, approval.ErrConflict) {
+				return fmt.Errorf("a Finish of a finished approval = %v, want ErrConflict", err)
+			}
+			return nil
+		}},
+		{"a losing vote", func(s approval.Store, id string) error {
+			q, ok := s.(approval.Quorum)
+			if !ok {
+				return nil
+			}
+			r, err := q.Approve(ctx, id, approval.Vote{By: bob, At: later, Need: 1})
+			if r.Won {
+				return errors.New("a vote on a finished approval won")
+			}
+			return err
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, other := open(), open()
+			a := reach(t, s, "settled-"+randHex(4), approval.Failed)
+			if err := s.Settle(ctx, a.ID); err != nil {
+				t.Fatalf("Settle: %v", err)
+			}
+			if err := tc.lose(other, a.ID); err != nil {
+				t.Fatal(err)
+			}
+			got, err := other.Unsettled(ctx, far, far, 0)
+			if err != nil {
+				t.Fatalf("Unsettled: %v", err)
+			}
+			for _, g := range got {
+				if g.ID == a.ID {
+					t.Fatalf("a settled approval is listed as unsettled again after %s", tc.name)
+				}
+			}
+		})
+	}
+}
+
+// testOwnOutcomeWins: a run whose process could not reach the store for a
+// while is ended by recovery as interrupted; its own outcome, arriving a
+// moment later, replaces that guess (once), on any client; a record a
+// person or the run itself ended is never replaced.
+func testOwnOutcomeWins(t *testing.T, open func() approval.Store) {
+	ctx := context.Background()
+	s, sweeper := open(), open()
+	minute := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Minute) }
+	interrupted := tools.Result{Status: tools.StatusError, Executed: true, Error: "interrupted"}
+	own := tools.Result{Status: tools.StatusOK, Executed: true, Stdout: "the run's own output"}
+	a := reach(t, s, "own-outcome", approval.Running)
+	if _, err := sweeper.FinishAbandoned(ctx, a.ID, approval.Failed, interrupted, minute(5), minute(4)); err != nil {
+		t.Fatalf("FinishAbandoned: %v", err)
+	}
+	got, err := s.Finish(ctx, a.ID, approval.Done, own, minute(5).Add(10*time.Millisecond))
+	if err != nil {
+		t.Fatalf("the run's own Finish after recovery's guess = %v; want it to win", err)
+	}
+	if got.State != approval.Done || got.Result == nil || got.Result.Stdout != own.Stdout {
+		t.Errorf("after the run's own Finish: %s, %+v; want done with its own result", got.State, got.Result)
+	}
+	if r := get(t, sweeper, a.ID); r.State != approval.Done || r.Result == nil || r.Result.Stdout != own.Stdout {
+		t.Errorf("another client reads %s, %+v; want done with the run's own result", r.State, r.Result)
+	}
+	if _, err := s.Finish(ctx, a.ID, approval.Failed, interrupted, minute(6)); !errors.Is(err, approval.ErrConflict) {
+		t.Errorf("a second Finish = %v; want ErrConflict (the own outcome is final)", err)
+	}
+	for _, st := range []approval.State{approval.Failed, approval.Cancelled, approval.Expired} {
+		b := reach(t, s, "not-guessed-"+string(st), st)
+		if _, err := s.Finish(ctx, b.ID, approval.Done, own, minute(6)); !errors.Is(err, approval.ErrConflict) {
+			t.Errorf("Finish of a %s record nobody guessed = %v; want ErrConflict", st, err)
+		}
 	}
 }
 

@@ -98,3 +98,43 @@ func BenchPending(b *testing.B, s approval.Store, n int) {
 		}
 	})
 }
+
+// BenchApproveClaim measures one winning Approve (a card that needs one
+// approval) plus Claim of a fresh pending approval: the path every Approve
+// click takes before a run, to set beside BenchDecideClaim. It reports the
+// median and the 99th percentile as median-µs and p99-µs.
+func BenchApproveClaim(b *testing.B, s approval.Store) {
+	q, ok := s.(approval.Quorum)
+	if !ok {
+		b.Fatalf("%T does not implement approval.Quorum", s)
+	}
+	ctx := context.Background()
+	ids := make([]string, 0, b.N)
+	prefix := randHex(4)
+	for i := range b.N {
+		a := Sample(fmt.Sprint("bench-approve-", prefix, "-", i))
+		a.Conversation.Channel = "bench-" + prefix
+		got, _, err := s.Create(ctx, a)
+		if err != nil {
+			b.Fatalf("Create: %v", err)
+		}
+		ids = append(ids, got.ID)
+	}
+	at := t0.Add(time.Minute)
+	took := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		start := time.Now()
+		if r, err := q.Approve(ctx, ids[i], vote("bob", at, 1)); err != nil || !r.Won {
+			b.Fatalf("Approve = %+v, %v", r, err)
+		}
+		if _, ok, err := s.Claim(ctx, ids[i], at); err != nil || !ok {
+			b.Fatalf("Claim = %v, %v", ok, err)
+		}
+		took = append(took, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Nanoseconds())/1e3, "median-µs")
+	b.ReportMetric(float64(took[len(took)*99/100].Nanoseconds())/1e3, "p99-µs")
+}

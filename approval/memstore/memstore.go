@@ -92,6 +92,9 @@ type entry struct {
 	// life (decision, claim, heartbeat, finish).
 	unsettled bool
 	life      time.Time
+	// guessed: the outcome is recovery's guess (FinishAbandoned), which
+	// the run's own Finish replaces.
+	guessed bool
 }
 
 type turn struct {
@@ -118,7 +121,7 @@ func New(opts Options) *Store {
 		retention:  opts.Retention,
 		turnTTL:    opts.TurnTTL,
 		listLimit:  opts.ListLimit,
-		pending:    pendingIndex{byChannel: make(map[string][]pendingRef)},
+		pending:    pendingIndex{byChannel: make(map[string][]pendingRef), byID: make(map[string][]string)},
 		approvals:  make(map[string]entry),
 		byToolCall: make(map[string]string),
 		turns:      make(map[string]*turn),
@@ -190,7 +193,7 @@ func (s *Store) put(a *approval.Approval) (*approval.Approval, error) {
 	e := entry{
 		data: b, state: a.State, created: a.CreatedAt, expires: a.ExpiresAt,
 		platform: a.Conversation.Platform, channel: a.Conversation.Channel, toolCall: a.ToolCallID,
-		unsettled: old.unsettled, life: old.life,
+		unsettled: old.unsettled, life: old.life, guessed: old.guessed,
 	}
 	s.approvals[a.ID] = e
 	switch was := had && old.state == approval.Pending; {
@@ -349,7 +352,9 @@ func (s *Store) finish(what, id string, to approval.State, result tools.Result, 
 	if err != nil {
 		return nil, err
 	}
-	if a.State != approval.Running {
+	// The run's own outcome (no cutoff) replaces recovery's guess.
+	late := cutoff == nil && a.State == approval.Failed && s.approvals[id].guessed
+	if a.State != approval.Running && !late {
 		return nil, fmt.Errorf("%s %s in state %s: %w", what, id, a.State, approval.ErrConflict)
 	}
 	if life := s.approvals[id].life; cutoff != nil && life.UnixMilli() > cutoff.UnixMilli() {
@@ -361,7 +366,12 @@ func (s *Store) finish(what, id string, to approval.State, result tools.Result, 
 	if err != nil {
 		return nil, err
 	}
-	s.alive(id, at)
+	e := s.approvals[id]
+	e.guessed = cutoff != nil
+	s.approvals[id] = e
+	if !late || e.unsettled {
+		s.alive(id, at) // a settled record stays settled, as in Redis
+	}
 	return out, nil
 }
 

@@ -195,3 +195,9 @@ func TestMemoryPerPending(t *testing.T) {
 func BenchmarkPending(b *testing.B) {
 	approvaltest.BenchPending(b, memstore.New(memstore.Options{Logger: quiet()}), 50000)
 }
+
+// BenchmarkFindPending: a typed decision's lookup of the newest card by a
+// shortened id among 5,000 pending in its channel.
+func BenchmarkFindPending(b *testing.B) {
+	approvaltest.BenchFindPending(b, memstore.New(memstore.Options{Logger: quiet()}), 5000)
+}

@@ -3,7 +3,9 @@ package memstore
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/countersign/countersign/approval"
@@ -15,6 +17,7 @@ import (
 // the list the front of a slice.
 type pendingIndex struct {
 	byChannel map[string][]pendingRef // "platform:channel" → oldest first
+	byID      map[string][]string     // "platform:channel" → ids, sorted
 	total     int
 }
 
@@ -41,6 +44,9 @@ func (x *pendingIndex) add(id string, e entry) {
 		return
 	}
 	x.byChannel[k] = slices.Insert(refs, i, ref)
+	ids := x.byID[k]
+	j, _ := slices.BinarySearch(ids, id)
+	x.byID[k] = slices.Insert(ids, j, id)
 	x.total++
 }
 
@@ -53,10 +59,16 @@ func (x *pendingIndex) remove(id string, e entry) {
 		return
 	}
 	refs = slices.Delete(refs, i, i+1)
+	ids := x.byID[k]
+	if j, ok := slices.BinarySearch(ids, id); ok {
+		ids = slices.Delete(ids, j, j+1)
+	}
 	if len(refs) == 0 {
 		delete(x.byChannel, k) // a channel's order lives while it has one
+		delete(x.byID, k)
 	} else {
 		x.byChannel[k] = refs
+		x.byID[k] = ids
 	}
 	x.total--
 }
@@ -98,4 +110,49 @@ func (s *Store) CountPending(ctx context.Context, platform, channel string) (int
 		return s.pending.total, nil
 	}
 	return len(s.pending.byChannel[channelKey(platform, channel)]), nil
+}
+
+// FindPending lists the pending approvals of a channel whose id starts
+// with prefix, in id order, at most limit: a binary search in the
+// channel's sorted ids, then a walk of the matches.
+func (s *Store) FindPending(ctx context.Context, platform, channel, prefix string, limit int) ([]*approval.Approval, error) {
+	if prefix == "" {
+		return nil, fmt.Errorf("find pending approvals: %w: no id prefix", approval.ErrInvalid)
+	}
+	if limit <= 0 {
+		limit = approval.DefaultLimit
+	}
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	ids := s.pending.byID[channelKey(platform, channel)]
+	i, _ := slices.BinarySearch(ids, prefix)
+	var out []*approval.Approval
+	for ; i < len(ids) && len(out) < limit && strings.HasPrefix(ids[i], prefix); i++ {
+		a, err := s.get(ids[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// PendingChannels lists, sorted, the channels of platform with a pending
+// approval: the keys of the channel index, which lives while a channel
+// has one.
+func (s *Store) PendingChannels(ctx context.Context, platform string) ([]string, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []string
+	for k := range s.pending.byChannel {
+		if ch, ok := strings.CutPrefix(k, platform+":"); ok {
+			out = append(out, ch)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }

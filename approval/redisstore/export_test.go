@@ -12,3 +12,8 @@ func PendingIndex(s *Store, id string) string { return s.keys(id)[1] }
 
 // LegacyKey is where versions before the shards kept record id.
 func LegacyKey(s *Store, id string) string { return s.legacyKey(id) }
+
+// IDIndex and ChannelCounts are the id index and the channel counts of the
+// shard of record id.
+func IDIndex(s *Store, id string) string       { return s.keys(id)[2] }
+func ChannelCounts(s *Store, id string) string { return s.keys(id)[3] }

@@ -29,20 +29,31 @@ func (s *Store) shardTag(id string) string {
 }
 
 // keys are the keys of record id: the record and its shard's pending
-// index, the KEYS of every approval script.
+// index, id index and channel counts, the KEYS of every approval script.
 func (s *Store) keys(id string) []string {
 	tag := s.shardTag(id)
-	return []string{tag + ":a:" + id, tag + ":pending"}
+	return []string{tag + ":a:" + id, tag + ":pending", tag + ":ids", tag + ":chans"}
 }
 
-// pendingIndexes are the pending indexes of every shard.
-func (s *Store) pendingIndexes() []string {
+// shardKeys are one kind of key (":ids", ":chans") of every shard.
+func (s *Store) shardKeys(kind string) []string {
 	out := make([]string, shards)
 	for i := range out {
-		out[i] = s.prefix + ":{s" + strconv.Itoa(i) + "}:pending"
+		out[i] = s.prefix + ":{s" + strconv.Itoa(i) + "}" + kind
 	}
 	return out
 }
+
+// channelField is a channel's field in the shards' channel counts.
+func channelField(platform, channel string) string { return platform + ":" + channel }
+
+// idMember is an approval's member in its shard's id index: its channel
+// prefix, then its id, so that the pending ids of one channel starting
+// with a prefix are one lexical range.
+func idMember(platform, channel, id string) string { return channelPrefix(platform, channel) + id }
+
+// pendingIndexes are the pending indexes of every shard.
+func (s *Store) pendingIndexes() []string { return s.shardKeys(":pending") }
 
 // legacyKey is where versions before the shards kept record id; such a
 // record is still read and moved on (its scripts skip the index), until
@@ -220,7 +231,7 @@ func (s *Store) ListPending(ctx context.Context, platform, channel string, limit
 			// Its record ran out of time unswept (a decided record has no
 			// entry): drop the entry unless the record holds it after all.
 			// Best effort: the next reader drops it too.
-			_ = healScript.Run(ctx, s.c, s.keys(ids[i]), members[i]).Err()
+			s.heal(ctx, platform, channel, ids[i], members[i])
 			continue
 		}
 		out = append(out, r.a)
@@ -236,6 +247,90 @@ func (s *Store) ListPending(ctx context.Context, platform, channel string, limit
 		})
 		out = out[:min(len(out), limit)]
 	}
+	return out, nil
+}
+
+// heal drops the index entries of approval id, pending member member in
+// channel, whose record is gone or no longer pending; best effort: the
+// next reader drops them too.
+func (s *Store) heal(ctx context.Context, platform, channel, id, member string) {
+	_ = healScript.Run(ctx, s.c, s.keys(id), member, idMember(platform, channel, id), channelField(platform, channel)).Err()
+}
+
+// FindPending lists the pending approvals of a channel whose id starts
+// with prefix, in id order, at most limit: one ZRANGEBYLEX per shard's id
+// index, in one pipeline, then the records found, however many are
+// pending. Records written before the id index existed are not in it.
+func (s *Store) FindPending(ctx context.Context, platform, channel, prefix string, limit int) ([]*approval.Approval, error) {
+	if prefix == "" {
+		return nil, fmt.Errorf("find pending approvals: %w: no id prefix", approval.ErrInvalid)
+	}
+	if limit <= 0 {
+		limit = approval.DefaultLimit
+	}
+	from := channelPrefix(platform, channel) + prefix
+	cmds := make([]*redis.StringSliceCmd, shards)
+	if _, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range s.shardKeys(":ids") {
+			cmds[i] = p.ZRangeByLex(ctx, k, &redis.ZRangeBy{Min: "[" + from, Max: "(" + from + "\xff", Count: int64(limit)})
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("find pending approvals of %s:%s by %q: %w", platform, channel, prefix, err)
+	}
+	var ids []string
+	for _, c := range cmds {
+		for _, m := range c.Val() {
+			ids = append(ids, m[len(from)-len(prefix):])
+		}
+	}
+	slices.Sort(ids)
+	recs, err := s.getMany(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("find pending approvals of %s:%s by %q: %w", platform, channel, prefix, err)
+	}
+	var out []*approval.Approval
+	for i, r := range recs {
+		if r.a == nil || r.a.State != approval.Pending {
+			// Gone unswept: its pending entry says when it was made.
+			if r.a != nil {
+				s.heal(ctx, platform, channel, ids[i], pendingMember(platform, channel, r.a.CreatedAt, ids[i]))
+			} else {
+				_ = healScript.Run(ctx, s.c, s.keys(ids[i]), "", idMember(platform, channel, ids[i]), channelField(platform, channel)).Err()
+			}
+			continue
+		}
+		if len(out) < limit {
+			out = append(out, r.a)
+		}
+	}
+	return out, nil
+}
+
+// PendingChannels lists, sorted, the channels of platform with a pending
+// approval: the fields of the shards' channel counts, which the scripts
+// keep in the same step as each record's state, read in one pipeline.
+func (s *Store) PendingChannels(ctx context.Context, platform string) ([]string, error) {
+	cmds := make([]*redis.StringSliceCmd, shards)
+	if _, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range s.shardKeys(":chans") {
+			cmds[i] = p.HKeys(ctx, k)
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("list the channels of %s with pending approvals: %w", platform, err)
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range cmds {
+		for _, f := range c.Val() {
+			if ch, ok := strings.CutPrefix(f, platform+":"); ok && !seen[ch] {
+				seen[ch] = true
+				out = append(out, ch)
+			}
+		}
+	}
+	slices.Sort(out)
 	return out, nil
 }
 

@@ -36,15 +36,15 @@ const (
 	voteCounted   = 5 // counted, more are needed
 )
 
-// approveScript: KEYS[1] record, KEYS[2] its shard's pending index (absent
-// for a record of an earlier version). ARGV: voter id, vote JSON, need, at ms,
+// approveScript: KEYS as decideScript's (KEYS[1] alone for a record of an
+// earlier version). ARGV: voter id, vote JSON, need, at ms,
 // decided_by JSON, decided_at, reason, ttl ms, self-approval "1"|"0".
 // The refusals change nothing. A counted vote at the count makes the
 // transition of decideScript (s, b, d, n, l and the TTL), and so does a
 // vote at or after the deadline, to expired, as decideScript does for a
 // late approval, and either leaves the pending index. Returns {code, HGETALL}, or false when the record is
 // missing.
-var approveScript = redis.NewScript(`
+var approveScript = redis.NewScript(unindexLua + `
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return false end
 if s ~= 'pending' then return {0, redis.call('HGETALL', KEYS[1])} end
@@ -61,11 +61,7 @@ end
 if tonumber(ARGV[4]) >= tonumber(redis.call('HGET', KEYS[1], 'e')) then
   redis.call('HSET', KEYS[1], 's', 'expired', 'b', ARGV[5], 'd', ARGV[6], 'n', ARGV[7], 'l', ARGV[4])
   redis.call('PEXPIRE', KEYS[1], ARGV[8])
-  local i = redis.call('HGET', KEYS[1], 'i')
-  if i and KEYS[2] then
-    redis.call('ZREM', KEYS[2], i)
-    redis.call('HDEL', KEYS[1], 'i')
-  end
+  unindex()
   return {4, redis.call('HGETALL', KEYS[1])}
 end
 local need = tonumber(redis.call('HGET', KEYS[1], 'q'))
@@ -78,11 +74,7 @@ redis.call('HSET', KEYS[1], 'v:' .. c, ARGV[2], 'vu:' .. ARGV[1], c)
 if c < need then return {5, redis.call('HGETALL', KEYS[1])} end
 redis.call('HSET', KEYS[1], 's', 'approved', 'b', ARGV[5], 'd', ARGV[6], 'n', ARGV[7], 'l', ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[8])
-local i = redis.call('HGET', KEYS[1], 'i')
-if i and KEYS[2] then
-  redis.call('ZREM', KEYS[2], i)
-  redis.call('HDEL', KEYS[1], 'i')
-end
+unindex()
 return {1, redis.call('HGETALL', KEYS[1])}
 `)
 
@@ -137,20 +129,14 @@ func (s *Store) Approve(ctx context.Context, id string, v approval.Vote) (approv
 	if err != nil {
 		return approval.ApproveResult{}, fmt.Errorf("encode voter on %s: %w", id, err)
 	}
-	// As in transition: the unsettled mark goes first, so that a process
-	// dying right after the winning vote leaves an entry for Unsettled. A
-	// vote that does not win leaves an entry of a pending record, which
-	// Unsettled drops.
-	if err := s.touch(ctx, id, v.At, false); err != nil {
-		return approval.ApproveResult{}, fmt.Errorf("approve approval %s: %w", id, err)
-	}
-	reply, err := s.eval(ctx, approveScript, id,
+	// As in transition, the unsettled mark goes first, in the same round
+	// trip on one server, so that a process dying right after the winning
+	// vote leaves an entry for Unsettled. A vote that does not win leaves
+	// an entry of a pending record, which Unsettled drops.
+	reply, markErr, err := s.markAndRun(ctx, "approve", approveScript, id, v.At, false,
 		v.By.ID, vote, need, v.At.UnixMilli(), by, timeText(v.At), v.Reason, ms(s.retention), self)
-	if errors.Is(err, redis.Nil) {
-		return approval.ApproveResult{}, fmt.Errorf("approve approval %s: %w", id, approval.ErrNotFound)
-	}
 	if err != nil {
-		return approval.ApproveResult{}, fmt.Errorf("approve approval %s: %w", id, err)
+		return approval.ApproveResult{}, err
 	}
 	arr, ok := reply.([]any)
 	if !ok || len(arr) != 2 {
@@ -181,6 +167,9 @@ func (s *Store) Approve(ctx context.Context, id string, v approval.Vote) (approv
 		res.Won = true
 	default:
 		return approval.ApproveResult{}, fmt.Errorf("approve approval %s: unexpected script code %d", id, code)
+	}
+	if markErr != nil && res.Won {
+		s.markAgain(ctx, id, v.At, false)
 	}
 	if a.State != approval.Pending {
 		// Out of the indexes, as after Decide, whoever won.

@@ -12,6 +12,12 @@
 //	                       of score 0, each member its channel, creation and
 //	                       id (pendingMember), so one channel's entries are
 //	                       one lexical range, oldest first
+//	cs:{s<n>}:ids          sorted set: the pending approvals of shard n, of
+//	                       score 0, each member its channel prefix and id,
+//	                       so the pending ids of one channel that start
+//	                       with a prefix are one lexical range (FindPending)
+//	cs:{s<n>}:chans        hash: "platform:channel" → how many of its
+//	                       approvals in shard n are pending (PendingChannels)
 //	cs:tc:<tool call id>   string: the approval id, for idempotent Create
 //	cs:due                 sorted set: pending ids by deadline (unix ms)
 //	cs:{t:<turn id>}:t     hash: a suspended turn and its approvals
@@ -57,8 +63,10 @@
 // transition), so that a process dying right after one always leaves an entry for
 // Unsettled to find; an entry written by a transition that then did not
 // happen is harmless: Unsettled re-reads each record, lists only decided
-// ones, and drops entries of missing records and of records still pending
-// long after the entry was written. An entry's score only says which
+// ones not yet settled (Settle marks the record itself, field z, so an
+// entry a losing Claim writes back after the settle is not listed), and
+// drops entries of missing or settled records and of records still
+// pending long after the entry was written. An entry's score only says which
 // records are worth reading: a record is judged by its own last life
 // (field l), written by the script of each transition and Heartbeat,
 // because another replica may claim or finish it between the read of the
@@ -213,7 +221,9 @@ func (s *Store) Create(ctx context.Context, a *approval.Approval) (*approval.App
 	ttl := c.ExpiresAt.Sub(c.CreatedAt) + s.retention
 	keys := s.keys(c.ID)
 	member := pendingMember(c.Conversation.Platform, c.Conversation.Channel, c.CreatedAt, c.ID)
-	ok, err := createScript.Run(ctx, s.c, keys, r, string(approval.Pending), c.ExpiresAt.UnixMilli(), ms(ttl), member).Int()
+	pl, ch := c.Conversation.Platform, c.Conversation.Channel
+	ok, err := createScript.Run(ctx, s.c, keys, r, string(approval.Pending), c.ExpiresAt.UnixMilli(), ms(ttl), member,
+		idMember(pl, ch, c.ID), channelField(pl, ch)).Int()
 	if err != nil {
 		return nil, false, fmt.Errorf("create approval %s: %w", c.ID, err)
 	}
@@ -492,11 +502,40 @@ func (s *Store) mark(ctx context.Context, c redis.Cmdable, id string, at time.Ti
 // parts concurrently, which loses the order, so there the mark is its own
 // round trip, as before.
 func (s *Store) transition(ctx context.Context, what string, sc *redis.Script, id string, at time.Time, existing bool, args ...any) (*approval.Approval, bool, error) {
+	v, markErr, err := s.markAndRun(ctx, what, sc, id, at, existing, args...)
+	if err != nil {
+		return nil, false, err
+	}
+	a, ok, err := decodeReply(id, v)
+	if err != nil {
+		return nil, false, err
+	}
+	if markErr != nil && ok {
+		s.markAgain(ctx, id, at, existing)
+	}
+	return a, ok, nil
+}
+
+// markAgain writes the mark of a transition that ran although Redis
+// refused its mark (both commands reached it, so this is no network
+// failure: a refused write that the script's own write escaped). If that
+// fails too, the transition stands and its live caller carries it through:
+// an error here would leave it to a recovery that cannot find it.
+func (s *Store) markAgain(ctx context.Context, id string, at time.Time, existing bool) {
+	_ = s.touch(ctx, id, at, existing)
+}
+
+// markAndRun is transition's round trip: the mark and the script, one
+// pipeline on one server, two round trips on a Cluster. It returns the
+// script's raw reply and the mark's own error (nil when it was written),
+// then the script's.
+func (s *Store) markAndRun(ctx context.Context, what string, sc *redis.Script, id string, at time.Time, existing bool, args ...any) (reply any, markErr, err error) {
 	if !s.ordered {
 		if err := s.touch(ctx, id, at, existing); err != nil {
-			return nil, false, fmt.Errorf("%s approval %s: %w", what, id, err)
+			return nil, nil, fmt.Errorf("%s approval %s: %w", what, id, err)
 		}
-		return s.run(ctx, what, sc, id, args...)
+		v, err := s.eval(ctx, sc, id, args...)
+		return v, nil, named(what, id, err)
 	}
 	keys := s.keys(id)
 	var marked *redis.IntCmd
@@ -517,25 +556,18 @@ func (s *Store) transition(ctx context.Context, what string, sc *redis.Script, i
 		// Not in the shards: a record of an earlier version, or none.
 		v, err = sc.Run(ctx, s.c, []string{s.legacyKey(id)}, args...).Result()
 	}
+	return v, marked.Err(), named(what, id, err)
+}
+
+// named names a script's failure; a missing record wraps ErrNotFound.
+func named(what, id string, err error) error {
 	if errors.Is(err, redis.Nil) {
-		return nil, false, fmt.Errorf("%s approval %s: %w", what, id, approval.ErrNotFound)
+		return fmt.Errorf("%s approval %s: %w", what, id, approval.ErrNotFound)
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("%s approval %s: %w", what, id, err)
+		return fmt.Errorf("%s approval %s: %w", what, id, err)
 	}
-	a, ok, err := decodeReply(id, v)
-	if err != nil {
-		return nil, false, err
-	}
-	if merr := marked.Err(); merr != nil && ok {
-		// Redis refused the mark but ran the transition (both commands
-		// reached it, so this is no network failure: a refused write that
-		// the script's own write escaped). Mark again; if that fails too,
-		// the transition stands and this live caller carries it through:
-		// an error here would leave it to a recovery that cannot find it.
-		_ = s.touch(ctx, id, at, existing)
-	}
-	return a, ok, nil
+	return nil
 }
 
 // Heartbeat records that the run of a running approval is alive at at: in
@@ -568,9 +600,10 @@ const unsettledPages = 8
 // approval.Store. The index only picks the records to read: each is judged
 // by its own state and last life (field l), read together in one HGETALL,
 // so a record claimed, beaten or finished by another replica after the
-// index was read is not listed. Entries of missing records, and of records
-// still pending long after their entry was written, are dropped on the
-// way, unless rewritten meanwhile.
+// index was read is not listed. Entries of missing records, of settled
+// ones (written back by a transition that lost), and of records still
+// pending long after their entry was written, are dropped on the way,
+// unless rewritten meanwhile.
 func (s *Store) Unsettled(ctx context.Context, decidedBefore, runningBefore time.Time, limit int) ([]*approval.Approval, error) {
 	if limit <= 0 {
 		limit = approval.DefaultLimit
@@ -605,7 +638,9 @@ func (s *Store) Unsettled(ctx context.Context, decidedBefore, runningBefore time
 				life = score // written before records kept their last life
 			}
 			switch {
-			case r.a == nil:
+			case r.a == nil, r.settled:
+				// Gone, or settled: an entry written back by a
+				// transition that lost to the one that settled it.
 				stale = append(stale, ids[i], score)
 			case r.a.State == approval.Pending:
 				if score <= dMS {
@@ -630,17 +665,19 @@ func (s *Store) Unsettled(ctx context.Context, decidedBefore, runningBefore time
 	return out[:min(limit, len(out))], nil
 }
 
-// Settle records that a final approval's decision reached its turn.
+// Settle records that a final approval's decision reached its turn: in the
+// record (field z, by script, only when final) and then out of
+// cs:unsettled. The mark in the record is what makes the removal stick: a
+// losing transition of another replica may write the entry back after it
+// (transition marks before its script), and Unsettled drops the entries of
+// settled records.
 func (s *Store) Settle(ctx context.Context, id string) error {
-	st, err := s.c.HGet(ctx, s.keys(id)[0], "s").Result()
-	if errors.Is(err, redis.Nil) {
-		st, err = s.c.HGet(ctx, s.legacyKey(id), "s").Result()
-	}
+	v, err := s.eval(ctx, settleScript, id)
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("settle approval %s: %w", id, err)
 	}
-	if err == nil && !approval.State(st).Final() {
-		return nil
+	if final, _ := v.(int64); err == nil && final == 0 {
+		return nil // not final: its run is not over
 	}
 	if err := s.c.ZRem(ctx, s.unsettledKey(), id).Err(); err != nil {
 		return fmt.Errorf("settle approval %s: %w", id, err)
@@ -682,6 +719,7 @@ type stored struct {
 	a       *approval.Approval
 	life    int64 // unix ms
 	hasLife bool
+	settled bool // field z: its decision reached its turn
 }
 
 // getMany reads records in one pipeline.
@@ -695,6 +733,7 @@ func (s *Store) getMany(ctx context.Context, ids []string) ([]stored, error) {
 		if a, err := decode(ids[i], m); err == nil {
 			out[i].a = a
 			out[i].life, out[i].hasLife = lifeOf(m)
+			out[i].settled = m["z"] == "1"
 		}
 	}
 	return out, nil

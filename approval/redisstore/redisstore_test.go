@@ -152,6 +152,8 @@ func TestKeyLayout(t *testing.T) {
 	want := map[string]bool{
 		redisstore.RecordKey(s, a.ID):        true,
 		redisstore.PendingIndex(s, a.ID):     true,
+		redisstore.IDIndex(s, a.ID):          true,
+		redisstore.ChannelCounts(s, a.ID):    true,
 		p + ":tc:call-1":                     true,
 		p + ":due":                           true,
 		p + ":{t:turn-1}:t":                  true,
@@ -476,6 +478,13 @@ func BenchmarkDecideClaim(b *testing.B) {
 	approvaltest.BenchDecideClaim(b, s)
 }
 
+// BenchmarkApproveClaim: one winning vote and a claim of a fresh approval,
+// the path of every Approve click, beside BenchmarkDecideClaim.
+func BenchmarkApproveClaim(b *testing.B) {
+	s := redisstore.New(newClient(b), redisstore.Options{Prefix: prefix(), Logger: quiet()})
+	approvaltest.BenchApproveClaim(b, s)
+}
+
 // TestStaleUnsettledEntries: cs:unsettled entries left by transitions that
 // never happened (a decider that died before its script, a record gone)
 // are dropped once old, never listed, and never hide a real one behind
@@ -570,4 +579,10 @@ func TestTurnSavedByAnEarlierVersion(t *testing.T) {
 // pending in a channel (see approvaltest.BenchPending).
 func BenchmarkPending(b *testing.B) {
 	approvaltest.BenchPending(b, open(b, prefix()), 50000)
+}
+
+// BenchmarkFindPending: a typed decision's lookup of the newest card by a
+// shortened id among 5,000 pending in its channel.
+func BenchmarkFindPending(b *testing.B) {
+	approvaltest.BenchFindPending(b, open(b, prefix()), 5000)
 }

@@ -171,17 +171,21 @@ bot:
 }
 
 // TestSlackAppHome: opening the App Home shows the person the cards they
-// may decide, with the operation, channel and a link; it is published
-// again when such a card changes; someone who may decide nothing sees an
-// empty inbox.
+// may decide in the conversations they are in (conversations.members:
+// never a private channel they are not in), with the operation, channel
+// and a link; it is published again when such a card changes; someone who
+// may decide nothing sees an empty inbox.
 func TestSlackAppHome(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "tmp_a"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	fake := slacktest.New(t)
+	fake.SetMembers(slackChannel, alice.ID, bob.ID, carol.ID, slacktest.BotUserID)
+	fake.SetMembers("G0PRIVATE", alice.ID, slacktest.BotUserID)
 	model := agenttest.NewServer(t,
 		agenttest.Calls(agenttest.Call("call-1", "execute_command", `{"command":"rm -f ./tmp_a","risk_level":"high"}`)),
+		agenttest.Calls(agenttest.Call("call-2", "execute_command", `{"command":"rm -f ./tmp_private","risk_level":"high"}`)),
 		agenttest.Text("Removed tmp_a."),
 	)
 	slackRun(t, dir, `
@@ -192,6 +196,18 @@ bot:
 	thread := fake.Mention(alice, slackChannel, "", "remove tmp_a")
 	card := threadHas(t, fake, thread, "rm -f ./tmp_a")
 	id := approvalID(t, card)
+	private := fake.Mention(alice, "G0PRIVATE", "", "remove tmp_private")
+	var privateCard slacktest.Message
+	fake.Wait(t, "the private channel's card", func() bool {
+		for _, m := range fake.Thread("G0PRIVATE", private) {
+			if m.User == slacktest.BotUserID && strings.Contains(slacktest.View(m), "tmp_private") {
+				privateCard = m
+				return true
+			}
+		}
+		return false
+	})
+	privateID := approvalID(t, privateCard)
 
 	var last string
 	t.Cleanup(func() {
@@ -217,6 +233,9 @@ bot:
 	home(bob, "approval `"+id+"`")
 	home(bob, "rm -f ./tmp_a")
 	home(bob, "#"+slackChannel)
+	if v := last; strings.Contains(v, privateID) || strings.Contains(v, "tmp_private") {
+		t.Errorf("bob's home shows the card of a private channel he is not in:\n%s", v)
+	}
 	fake.Deliver(map[string]any{"type": "app_home_opened", "user": carol.ID, "channel": "D0CAROL", "tab": "home", "event_ts": "1700000100.000002"})
 	home(carol, "No card waits for your decision.")
 

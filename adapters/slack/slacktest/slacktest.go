@@ -43,7 +43,7 @@ const (
 )
 
 // Scopes are the bot token's scopes auth.test reports by default.
-var Scopes = []string{"app_mentions:read", "channels:history", "chat:write", "files:write", "groups:history", "im:history", "mpim:history", "usergroups:read"}
+var Scopes = []string{"app_mentions:read", "channels:history", "channels:read", "chat:write", "files:write", "groups:history", "groups:read", "im:history", "im:read", "mpim:history", "mpim:read", "usergroups:read"}
 
 // User is a person in the fake workspace.
 type User struct {
@@ -122,6 +122,7 @@ type Server struct {
 	files       []File
 	uploads     map[string]string
 	groups      map[string]*group
+	members     map[string][]string // channel → its members (conversations.members)
 	groupErr    string
 	updateFails int
 	storms      map[string]*storm
@@ -171,6 +172,7 @@ func New(t Cleaner) *Server {
 		scopes:       slices.Clone(Scopes),
 		uploads:      map[string]string{},
 		groups:       map[string]*group{},
+		members:      map[string][]string{},
 		calls:        map[string]int{},
 		responses:    map[string]Ephemeral{},
 		storms:       map[string]*storm{},
@@ -354,6 +356,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, method string)
 		reply(w, map[string]any{"upload_url": s.srv.URL + "/upload/" + id, "file_id": id})
 	case "files.completeUploadExternal":
 		s.completeUpload(w, r)
+	case "conversations.members":
+		s.conversationMembers(w, r)
 	case "usergroups.list":
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -382,6 +386,53 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, method string)
 	default:
 		fail(w, "unknown_method")
 	}
+}
+
+// SetMembers makes users the members of channel (a channel, a private
+// channel, a direct or group message), as conversations.members answers;
+// a channel never set is one the bot cannot see (channel_not_found).
+func (s *Server) SetMembers(channel string, users ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.members[channel] = slices.Clone(users)
+}
+
+// conversationMembers answers conversations.members as Slack does: a page
+// of at most limit members (default 100, at most 1,000) after the cursor,
+// and response_metadata.next_cursor while more remain.
+func (s *Server) conversationMembers(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	all, ok := s.members[r.FormValue("channel")]
+	all = slices.Clone(all)
+	s.mu.Unlock()
+	if !ok {
+		fail(w, "channel_not_found")
+		return
+	}
+	limit := 100
+	if v := r.FormValue("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			fail(w, "invalid_limit")
+			return
+		}
+		limit = min(n, 1000)
+	}
+	from := 0
+	if c := r.FormValue("cursor"); c != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(c, "members:"))
+		if err != nil || n < 0 || n > len(all) {
+			fail(w, "invalid_cursor")
+			return
+		}
+		from = n
+	}
+	to := min(from+limit, len(all))
+	next := ""
+	if to < len(all) {
+		next = "members:" + strconv.Itoa(to)
+	}
+	reply(w, map[string]any{"members": all[from:to], "response_metadata": map[string]any{"next_cursor": next}})
 }
 
 func (s *Server) connectionsOpen(w http.ResponseWriter, tok string) {

@@ -38,6 +38,7 @@ func (m *Metrics) MeterAdapter(ad adapters.Adapter) adapters.Adapter {
 	if x.Home != nil {
 		x.Home = meteredHome{ma, x.Home}
 		m.chatOp(ma.platform, "publish_home")
+		m.chatOp(ma.platform, "member")
 	}
 	ma.extras = x
 	return ma
@@ -106,6 +107,12 @@ func (h meteredHome) PublishHome(ctx context.Context, user adapters.User, items 
 	err := h.h.PublishHome(ctx, user, items)
 	h.a.called("publish_home", err)
 	return err
+}
+
+func (h meteredHome) Member(ctx context.Context, channel string, user adapters.User) (bool, error) {
+	ok, err := h.h.Member(ctx, channel, user)
+	h.a.called("member", err)
+	return ok, err
 }
 
 func (a *meteredAdapter) Name() string { return a.inner.Name() }

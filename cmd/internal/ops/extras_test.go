@@ -63,6 +63,11 @@ func (e *everyExtra) PublishHome(context.Context, adapters.User, []adapters.Home
 	return nil
 }
 
+func (e *everyExtra) Member(context.Context, string, adapters.User) (bool, error) {
+	e.hit("Member")
+	return true, nil
+}
+
 func (e *everyExtra) Undelivered() uint64 {
 	e.hit("Undelivered")
 	return 0

@@ -46,7 +46,8 @@ var (
 		"get_turn", "resolve", "delete_turn", "load_conversation", "save_conversation", "audit",
 		"audit_log", "first_delivery", "count_pending", "approve", "progress", "reset_votes",
 		"inbox_accept", "inbox_answered", "inbox_beat", "inbox_leave", "inbox_take_over",
-		"pin_mcp", "accept_mcp", "mcp_pins"}
+		"pin_mcp", "accept_mcp", "mcp_pins",
+		"find_pending", "pending_channels"}
 )
 
 // Metrics is the process's registry and every countersign_ collector.

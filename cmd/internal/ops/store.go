@@ -105,6 +105,20 @@ func (s *meteredStore) ListPending(ctx context.Context, platform, channel string
 	return l, err
 }
 
+func (s *meteredStore) FindPending(ctx context.Context, platform, channel, prefix string, limit int) ([]*approval.Approval, error) {
+	start := time.Now()
+	l, err := s.inner.FindPending(ctx, platform, channel, prefix, limit)
+	s.done("find_pending", start, err)
+	return l, err
+}
+
+func (s *meteredStore) PendingChannels(ctx context.Context, platform string) ([]string, error) {
+	start := time.Now()
+	l, err := s.inner.PendingChannels(ctx, platform)
+	s.done("pending_channels", start, err)
+	return l, err
+}
+
 func (s *meteredStore) CountPending(ctx context.Context, platform, channel string) (int, error) {
 	start := time.Now()
 	n, err := s.inner.CountPending(ctx, platform, channel)
