@@ -140,7 +140,9 @@ type Turn struct {
 	mu       sync.Mutex
 	status   TurnStatus // nil once refused
 	shown    string     // the status shown now
+	posted   bool       // the bot posted in the thread since: the platform may have cleared it
 	streamer TaskStream // nil once refused or started
+	base     TaskStream // the adapter's streams, for a stream after a Break
 	whole    bool       // the stream takes whole messages only (WholeText)
 	stream   Stream     // the open stream, nil when none
 	broken   bool       // the stream failed: fall back for the rest of the turn
@@ -163,6 +165,7 @@ func StartTurn(a Adapter, place Place, asker User, log *slog.Logger) *Turn {
 	t := &Turn{a: a, place: place, user: asker, log: log, tasks: map[string]Task{}, sent: map[string]time.Time{}, now: time.Now}
 	t.status, _ = a.(TurnStatus)
 	t.streamer, _ = a.(TaskStream)
+	t.base = t.streamer
 	_, t.whole = a.(WholeText)
 	return t
 }
@@ -177,9 +180,10 @@ func (t *Turn) Status(ctx context.Context, text string) bool {
 	if t.status == nil {
 		return false
 	}
-	if text == t.shown {
+	if text == t.shown && !t.posted {
 		return true
 	}
+	t.posted = false
 	if err := t.status.SetStatus(ctx, t.place, text); err != nil {
 		level := slog.LevelWarn
 		if errors.Is(err, ErrNoStatus) {
@@ -195,12 +199,13 @@ func (t *Turn) Status(ctx context.Context, text string) bool {
 
 // Posted tells the turn that the bot posted a message in the thread (a
 // card, a notice in the thread): Slack clears a thread's status when the
-// app posts there, so the next Status is sent even if its text is the
-// one shown before.
+// app posts there, so the next Status goes to the adapter even if its
+// text is the one shown before (the adapter knows what its platform
+// shows, and sends only a change).
 func (t *Turn) Posted() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.shown = ""
+	t.posted = true
 }
 
 // Streaming reports whether the turn has (or may still open) a stream:
@@ -361,14 +366,29 @@ func (t *Turn) Task(ctx context.Context, task Task) bool {
 	return true
 }
 
-// End ends the turn: the status is cleared and the stream stopped with
-// the answer's last words: the words held back, and what of answer the
-// model's streamed words (Text) did not already say. It reports whether
-// answer was shown; when false the bot posts it as a message (as it
-// always has).
+// End ends the turn: the stream stopped with the answer's last words
+// (the words held back, and what of answer the model's streamed words
+// (Text) did not already say) and the status cleared. It reports whether
+// answer was shown. When no stream is open and answer is not empty, it
+// does nothing and reports false: the bot posts answer as a message (one
+// call, where starting and stopping a stream are two) and then calls End
+// with no answer, which clears the status after the post (a post clears
+// Slack's status itself, and the adapter knows it).
 func (t *Turn) End(ctx context.Context, answer string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if (t.stream == nil || t.broken) && answer != "" {
+		return false
+	}
+	var shown bool
+	if t.stream == nil || t.broken {
+		t.streamer = nil
+		shown = true // no answer
+	} else {
+		shown = t.stop(ctx, answer)
+		t.broken = true // ended: nothing more goes to it
+	}
+	t.base = nil
 	if t.status != nil && t.shown != "" {
 		if err := t.status.SetStatus(ctx, t.place, ""); err != nil {
 			t.log.Warn("could not clear the thread's status", "adapter", t.a.Name(), "err", err)
@@ -376,10 +396,12 @@ func (t *Turn) End(ctx context.Context, answer string) bool {
 		t.shown = ""
 	}
 	t.status = nil
-	if t.stream == nil || t.broken {
-		t.streamer = nil
-		return answer == ""
-	}
+	return shown
+}
+
+// stop stops the open stream with the words held back and what of
+// answer they did not say. t.mu is held.
+func (t *Turn) stop(ctx context.Context, answer string) bool {
 	final := t.pending
 	if answer != "" {
 		rest := unsaid(t.said, answer)
@@ -395,8 +417,46 @@ func (t *Turn) End(ctx context.Context, answer string) bool {
 		t.fail("stop", err)
 		return false
 	}
-	t.broken = true // ended: nothing more goes to it
 	return true
+}
+
+// Break ends what the turn shows so far before the bot posts a message
+// of its own in the thread (an approval card): the open stream is
+// stopped with the words held back, or, with no stream open, the words
+// held back are posted as a message. Then the card stands below
+// everything the turn said before it, and what the turn says after it (a
+// run's progress, the answer) comes below the card, in a new stream or
+// a message. It reports false when the words could not be shown (logged).
+func (t *Turn) Break(ctx context.Context) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ok := true
+	switch {
+	case t.stream != nil && !t.broken:
+		ok = t.stop(ctx, "")
+		if ok && t.base != nil {
+			t.streamer, t.broken = t.base, false // a new stream after the card
+		}
+		t.tasks, t.sent = map[string]Task{}, map[string]time.Time{}
+	case t.pending != "":
+		text := strings.TrimSpace(t.pending)
+		t.pending, t.said = "", ""
+		if _, err := t.a.Post(ctx, t.place, Content{Text: text}); err != nil {
+			t.log.Warn("could not post the model's words before a card", "adapter", t.a.Name(), "err", err)
+			ok = false
+		}
+	}
+	t.wrote = false
+	t.posted = true // the card that follows clears a status (Slack)
+	return ok
+}
+
+// Open reports whether the turn's stream is open now (it was started and
+// has not broken or ended).
+func (t *Turn) Open() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.stream != nil && !t.broken
 }
 
 // StatusRunning is the status while op runs: "is running df -h", cut to

@@ -103,16 +103,23 @@ func (s *show) isEnded() bool {
 }
 
 // end ends the turn's show with answer; it reports whether the answer
-// was shown (false: post it as a message).
+// was shown. When it was not (no stream is open), the show stays: the
+// caller posts the answer and ends it again with no answer, which clears
+// the status after the post.
 func (s *show) end(ctx context.Context, answer string) bool {
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
 		return false
 	}
+	s.mu.Unlock()
+	if !s.turn.End(ctx, answer) && answer != "" {
+		return false
+	}
+	s.mu.Lock()
 	s.ended = true
 	s.mu.Unlock()
-	return s.turn.End(ctx, answer)
+	return true
 }
 
 // startShow begins the show of a turn in conv for the person who asked,
@@ -171,9 +178,21 @@ func (b *Bot) Resumed(key string) agent.Replier {
 
 var _ agent.Resumer = (*Bot)(nil)
 
-// cardPosted shows a new card in its turn: a pending task linked to the
-// card, and the waiting status. Called by PostCard once the card is up.
-func (b *Bot) cardPosted(ctx context.Context, a *approval.Approval, ref string) {
+// beforeCard ends what a's turn shows so far (its stream, the model's
+// words held back) before a's card is posted, so that the card stands
+// below what the turn said before it and the rest of the turn comes
+// below the card. Called by PostCard.
+func (b *Bot) beforeCard(ctx context.Context, a *approval.Approval) {
+	if s := b.shows.get(a.Conversation.Key()); s != nil {
+		s.turn.Break(ctx)
+	}
+}
+
+// cardPosted notes a new card in its turn, which now waits for it: the
+// card says so, and the thread's status turns to waiting (Slack: the
+// card's post cleared it; Discord: the typing stops). Called by PostCard
+// once the card is up.
+func (b *Bot) cardPosted(ctx context.Context, a *approval.Approval) {
 	s := b.shows.get(a.Conversation.Key())
 	if s == nil {
 		return
@@ -182,16 +201,19 @@ func (b *Bot) cardPosted(ctx context.Context, a *approval.Approval, ref string) 
 	s.waiting[a.ID] = true
 	s.mu.Unlock()
 	s.turn.Posted()
-	s.turn.Task(ctx, adapters.Task{ID: a.ID, Title: b.operation(a.Tool, a.Args), State: adapters.TaskPending, Details: "waiting for approval", CardRef: ref})
 	s.turn.Status(ctx, adapters.StatusWaiting)
 }
 
-// cardShown shows a card's change in its turn's task and status; called
-// by UpdateCard before the card is redrawn. For progress (p not nil) it
-// reports true when the task took it and the card is to be left alone:
-// a run's progress goes to the stream (Tier 4 appends), not to repeated
-// chat.update of the card (Tier 3). A state change is always drawn on
-// the card too: cardShown then reports false.
+// cardShown shows a card's change in its turn; called by UpdateCard
+// before the card is redrawn. The card itself shows its state, so the
+// turn changes only where the card cannot say it: a long run's progress
+// goes to a task of the turn's stream (Slack: an append, Tier 4) instead
+// of repeated chat.update of the card (Tier 3), once the run has lasted
+// adapters.ProgressEvery; a card's change of state is a task only where
+// the stream is open anyway; and when the turn's last card is final, the
+// turn goes back to the model and the status says it thinks. For
+// progress (p not nil) it reports true when the card is to be left
+// alone; for a change of state, false: the card is always redrawn.
 func (b *Bot) cardShown(ctx context.Context, a *approval.Approval, p *tools.Progress) bool {
 	s := b.shows.get(a.Conversation.Key())
 	if s == nil {
@@ -202,19 +224,42 @@ func (b *Bot) cardShown(ctx context.Context, a *approval.Approval, p *tools.Prog
 		if !s.turn.Streaming() {
 			return false
 		}
+		elapsed := time.Duration(p.ElapsedMS) * time.Millisecond
+		if !s.turn.Open() && elapsed < adapters.ProgressEvery {
+			return true // a short run: the card says it runs, and its end comes soon
+		}
 		task.State = adapters.TaskInProgress
-		task.Details = "running " + (time.Duration(p.ElapsedMS) * time.Millisecond).Round(time.Second).String()
+		task.Details = "running " + elapsed.Round(time.Second).String()
 		if tail := adapters.Excerpt(lastLine(p.Tail)); tail != "" {
 			task.Details += ": " + tail
 		}
 		return s.turn.Task(ctx, task)
 	}
+	if s.turn.Open() {
+		if t, ok := taskOf(a, task); ok {
+			s.turn.Task(ctx, t)
+		}
+	}
+	if a.State.Final() {
+		s.mu.Lock()
+		delete(s.waiting, a.ID)
+		left := len(s.waiting)
+		s.mu.Unlock()
+		if left == 0 {
+			// The turn goes back to the model with the outcome.
+			s.turn.Status(ctx, adapters.StatusThinking)
+		}
+	}
+	return false
+}
+
+// taskOf is task in a's state, in words; false for a state no task shows.
+func taskOf(a *approval.Approval, task adapters.Task) (adapters.Task, bool) {
 	switch a.State {
 	case approval.Pending:
 		task.State, task.Details = adapters.TaskPending, "waiting for approval"
 	case approval.Approved, approval.Running:
 		task.State, task.Details = adapters.TaskInProgress, "approved by "+decider(a)+"; running"
-		s.turn.Status(ctx, adapters.StatusRunning(task.Title))
 	case approval.Done, approval.Failed:
 		task.State, task.Details = adapters.TaskComplete, agent.Outcome(result(a))
 		if a.State == approval.Failed {
@@ -228,20 +273,9 @@ func (b *Bot) cardShown(ctx context.Context, a *approval.Approval, p *tools.Prog
 	case approval.Expired:
 		task.State, task.Details = adapters.TaskError, "expired: nobody decided in time"
 	default:
-		return false
+		return task, false
 	}
-	s.turn.Task(ctx, task)
-	if a.State.Final() {
-		s.mu.Lock()
-		delete(s.waiting, a.ID)
-		left := len(s.waiting)
-		s.mu.Unlock()
-		if left == 0 {
-			// The turn goes back to the model with the outcome.
-			s.turn.Status(ctx, adapters.StatusThinking)
-		}
-	}
-	return false
+	return task, true
 }
 
 func decider(a *approval.Approval) string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
@@ -104,14 +105,31 @@ func (b *Bot) PostCard(ctx context.Context, a *approval.Approval) (string, error
 	sc := b.cards.shown(a.ID)
 	sc.send.Lock()
 	defer sc.send.Unlock()
-	c := b.card(a, nil)
+	f := b.facts(a, nil)
+	c := drawCard(a, f)
+	b.beforeCard(ctx, a) // progress.go: what the turn said so far stands above the card
 	ref, err := ad.Post(ctx, place(a.Conversation), adapters.Content{Card: &c})
 	if err != nil {
 		return "", fmt.Errorf("post card %s: %w", a.ID, err)
 	}
 	sc.ref = ref
-	b.cardPosted(ctx, a, ref) // progress.go: the turn's task and status
+	b.cardPosted(ctx, a) // progress.go: the turn waits
+	b.cardSent(a, c, f)
 	return ref, nil
+}
+
+// cardSent takes the steps that follow drawing a's card c, once it is
+// sent: a pending card is watched for reminders (remind.go) and listed in
+// the App Home of its channel (home.go); a card nobody can decide where
+// it was asked is shown in its approval channel too (elsewhere.go).
+func (b *Bot) cardSent(a *approval.Approval, c adapters.Card, f cardFacts) {
+	b.homes.saw(a.Conversation.Platform, a.Conversation.Channel)
+	if a.State == approval.Pending {
+		b.nudges.watch(a)
+	}
+	if approvalChannel(a) != "" {
+		b.mirror(a, copyOf(a, c, f))
+	}
 }
 
 // UpdateCard redraws a card in place (agent.Sink). Progress (p not nil) is
@@ -140,10 +158,36 @@ func (b *Bot) UpdateCard(ctx context.Context, a *approval.Approval, p *tools.Pro
 		}
 		return b.sendCard(adapters.TryOnce(ctx), ad, sc, a, p, false)
 	}
+	gen := sc.next()
+	if a.State == approval.Running {
+		// The run starts as soon as this returns: its card follows on
+		// its own, and the card's end, drawn after, waits for it (or
+		// takes its place when the run ended first).
+		b.inflight.Add(1)
+		go func() {
+			defer b.inflight.Done()
+			ctx, cancel := b.detached(ctx, b.now().Add(sendWindow))
+			defer cancel()
+			if err := b.redraw(ctx, ad, sc, a, gen); err != nil {
+				b.log.Warn("show that an approved call runs", "err", err, "approval", a.ID)
+			}
+		}()
+		return nil
+	}
 	ctx, cancel := b.lastWord(ctx)
 	defer cancel()
+	return b.redraw(ctx, ad, sc, a, gen)
+}
+
+// redraw draws a's change of state on its card, unless a later change
+// (gen) was drawn first.
+func (b *Bot) redraw(ctx context.Context, ad adapters.Adapter, sc *shownCard, a *approval.Approval, gen uint64) error {
 	sc.send.Lock()
 	defer sc.send.Unlock()
+	if gen < sc.drawn {
+		return nil // a later state is on the card
+	}
+	sc.drawn = gen
 	if a.State.Final() {
 		b.cards.forget(a.ID)
 	}
@@ -158,7 +202,11 @@ func (b *Bot) sendCard(ctx context.Context, ad adapters.Adapter, sc *shownCard, 
 	if sc.ref == "" {
 		sc.ref = a.MessageRef
 	}
-	c := b.card(a, p)
+	f := b.facts(a, p)
+	c := drawCard(a, f)
+	if p == nil {
+		defer b.cardSent(a, c, f)
+	}
 	var err error
 	if sc.ref != "" {
 		err = ad.Update(ctx, pl, sc.ref, adapters.Content{Card: &c})
@@ -218,7 +266,13 @@ type shownCard struct {
 	send       sync.Mutex
 	ref        string    // the platform's message reference
 	quietUntil time.Time // the platform asked to wait until then
+	drawn      uint64    // the change of state drawn last (next)
+
+	gen atomic.Uint64 // the changes of state asked for
 }
+
+// next numbers a change of state of the card, in the order they come.
+func (sc *shownCard) next() uint64 { return sc.gen.Add(1) }
 
 func (cs *cards) init() { cs.m = expirable.NewLRU[string, *shownCard](cardsMax, nil, cardsAge) }
 

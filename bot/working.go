@@ -127,10 +127,17 @@ var (
 
 // Reply posts text for the turn (agent.Replier): its last words.
 func (t turnReplies) Reply(ctx context.Context, conv approval.Conversation, text string) error {
-	if t.s != nil && t.b.endShow(t.s, text) {
+	if t.s == nil {
+		return t.Note(ctx, conv, text)
+	}
+	if t.b.endShow(t.s, text) {
 		return nil // streamed as the answer
 	}
-	return t.Note(ctx, conv, text)
+	// No stream is open: the answer is one message, and the status is
+	// cleared after it (the post cleared Slack's: no call).
+	err := t.Note(ctx, conv, text)
+	t.b.endShow(t.s, "")
+	return err
 }
 
 // Note posts text for the turn without ending it (agent.Noter).

@@ -593,6 +593,7 @@ func (a *Adapter) post(ctx context.Context, to adapters.Place, c adapters.Conten
 		return "", slackErr("post to "+to.Channel, err)
 	}
 	a.remember(to.Channel, to.Thread)
+	a.features.posted(to.Channel, to.Thread) // stream.go: Slack cleared the thread's status
 	return ts, nil
 }
 
