@@ -132,6 +132,10 @@ func (b *Bot) cardSent(a *approval.Approval, c adapters.Card, f cardFacts) {
 	}
 }
 
+// runningAfter is how long after its start an approved run's card says
+// it runs; a run that ends sooner shows only its end.
+const runningAfter = 250 * time.Millisecond
+
 // UpdateCard redraws a card in place (agent.Sink). Progress (p not nil) is
 // coalesced and tried once: it is skipped while another update of the card
 // is on its way or the platform asked to wait, so a run never sends more
@@ -160,18 +164,18 @@ func (b *Bot) UpdateCard(ctx context.Context, a *approval.Approval, p *tools.Pro
 	}
 	gen := sc.next()
 	if a.State == approval.Running {
-		// The run starts as soon as this returns: its card follows on
-		// its own, and the card's end, drawn after, waits for it (or
-		// takes its place when the run ended first).
+		// The run starts as soon as this returns, before any call to the
+		// platform: its card says it runs runningAfter later, unless the
+		// run has ended by then (its end is drawn instead, one update).
 		b.inflight.Add(1)
-		go func() {
+		time.AfterFunc(runningAfter, func() {
 			defer b.inflight.Done()
 			ctx, cancel := b.detached(ctx, b.now().Add(sendWindow))
 			defer cancel()
 			if err := b.redraw(ctx, ad, sc, a, gen); err != nil {
 				b.log.Warn("show that an approved call runs", "err", err, "approval", a.ID)
 			}
-		}()
+		})
 		return nil
 	}
 	ctx, cancel := b.lastWord(ctx)

@@ -309,6 +309,7 @@ func (s *stream) start(ctx context.Context, c slackapi.StreamChunk) error {
 	if err == nil {
 		s.ts = ts
 		s.a.remember(s.to.Channel, s.to.Thread)
+		s.a.features.posted(s.to.Channel, s.to.Thread) // a reply: Slack cleared the status
 		return nil
 	}
 	if code, ok := refused(err); ok {
