@@ -108,18 +108,14 @@ func drawCard(a *approval.Approval, f cardFacts) adapters.Card {
 	approvedBy := decided
 	if a.Requirement.Need > 1 && a.State != approval.Pending && a.State != approval.Cancelled && a.State != approval.Expired {
 		// Everyone whose approval counted, in order.
-		if p := f.votes; p.Have() > 1 {
-			names := make([]string, 0, p.Have())
-			for _, v := range p.Votes {
-				names = append(names, who(v.By))
-			}
-			approvedBy = " by " + strings.Join(names, ", ")
+		if f.votes.Have() > 1 {
+			approvedBy = " by " + approvers(a.DecidedBy, f.votes)
 		}
 	}
 	if a.Reason != "" && a.State != approval.Cancelled {
 		approvedBy += " (" + a.Reason + ")"
 	}
-	c.Title = headline(a, c.Title)
+	c.Title = headline(a, c.Title, f.votes)
 	switch a.State {
 	case approval.Pending:
 		req := f.req
@@ -177,12 +173,17 @@ func drawCard(a *approval.Approval, f cardFacts) adapters.Card {
 
 // headline is a card's title: the tool's question while the card waits
 // ("Run this command?"), and what happened once something did (ran,
-// failed, stopped, cancelled, expired, by whom), so that a finished card
-// never still asks.
-func headline(a *approval.Approval, question string) string {
+// failed, stopped, cancelled, expired, by whom: every approver whose
+// approval counted), so that a finished card never still asks.
+func headline(a *approval.Approval, question string, votes approval.Progress) string {
 	by := ""
 	if a.DecidedBy != nil {
 		by = " by " + a.DecidedBy.Display()
+	}
+	if a.State != approval.Cancelled && a.State != approval.Expired {
+		if names := approvers(a.DecidedBy, votes); names != "" {
+			by = " by " + names
+		}
 	}
 	switch a.State {
 	case approval.Approved:
@@ -210,14 +211,37 @@ func headline(a *approval.Approval, question string) string {
 	return question
 }
 
-// who names a person on a card: the display name with the platform id when
-// they differ ("Alice (U0123)"), since a display name alone is whatever
-// someone chose to be called.
-func who(u approval.User) string {
-	if u.Name == "" || u.Name == u.ID || u.ID == "" {
-		return u.Display()
+// who names a person on a card by name ("alice"), never by the
+// platform's id (the id only when no name is known); a card that must
+// reach someone pings them through Content.Mentions, not its text.
+func who(u approval.User) string { return u.Display() }
+
+// approvers names everyone whose approval counted, in order ("bob and
+// carol"); by alone when one approval was needed or the votes are not
+// known.
+func approvers(by *approval.User, votes approval.Progress) string {
+	if votes.Have() > 1 {
+		names := make([]string, 0, votes.Have())
+		for _, v := range votes.Votes {
+			names = append(names, who(v.By))
+		}
+		return and(names)
 	}
-	return u.Name + " (" + u.ID + ")"
+	if by == nil {
+		return ""
+	}
+	return who(*by)
+}
+
+// and joins names as a sentence does: "a", "a and b", "a, b and c".
+func and(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // outcome says how a finished run ended: "done: exit code 0 in 12ms".

@@ -243,7 +243,14 @@ func blocks(c adapters.Card, files attached) []slackapi.Block {
 	// rich text preformatted, so no mrkdwn or backtick in it changes what
 	// shows.
 	op, escaped := adapters.Visible(c.Operation)
-	bs = append(bs, mrkdwnSection("*Operation* (exactly what will run)"))
+	label := "*Operation*" // a finished card promises nothing
+	switch c.State {
+	case "", "pending", "approved":
+		label += " (exactly what will run)"
+	case "running":
+		label += " (exactly what runs)"
+	}
+	bs = append(bs, mrkdwnSection(label))
 	shown := op
 	if len(op) > maxShown {
 		shown = cutBytes(op, maxShown)
