@@ -616,3 +616,35 @@ func TestSlackAnswerBrokeOff(t *testing.T) {
 		t.Errorf("the model was asked %d times, want once", n)
 	}
 }
+
+// TestSlackWordsBeforeACard: the model's words said beside a call that
+// needs a card stand above the card, and the answer below it: the turn's
+// held words are shown (or its stream ended) before the card is posted.
+func TestSlackWordsBeforeACard(t *testing.T) {
+	dir := streamFolder(t)
+	fake := slacktest.New(t)
+	fake.AddGroup("S0ONCALL", "oncall", bob.ID)
+	model := agenttest.NewServer(t,
+		agenttest.Reply{Content: "I will remove tmp_a.", ToolCalls: []agenttest.WireToolCall{
+			agenttest.Call("call-rm", "execute_command", `{"command":"rm -f ./tmp_a","risk_level":"high"}`),
+		}},
+		agenttest.Text("Removed tmp_a."),
+	)
+	slackRun(t, dir, streamConfig, fake, model)
+	thread := fake.Mention(alice, slackChannel, "", "remove tmp_a")
+	card := threadHas(t, fake, thread, "rm -f ./tmp_a")
+	fake.Acked(t, fake.Click(bob, slackChannel, card.TS, slack.ActionApprove, approvalID(t, card)))
+	threadHas(t, fake, thread, "Removed tmp_a.")
+	got := botMessages(fake, thread)
+	words := slices.IndexFunc(got, func(s string) bool { return s == "stream" || strings.Contains(s, "I will remove tmp_a.") })
+	at := slices.Index(got, "card")
+	answer := slices.Index(got, "message: Removed tmp_a.")
+	if words < 0 || at < 0 || answer < 0 || !(words < at && at < answer) {
+		t.Errorf("the thread shows %q; want the words, then the card, then the answer", got)
+	}
+	for _, st := range fake.Streams(slackChannel, thread) {
+		if strings.Contains(st.Text, "Removed tmp_a.") {
+			t.Errorf("the answer went to a stream above the card: %q", st.Text)
+		}
+	}
+}
