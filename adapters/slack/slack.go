@@ -580,6 +580,7 @@ func (a *Adapter) Post(ctx context.Context, to adapters.Place, c adapters.Conten
 }
 
 func (a *Adapter) post(ctx context.Context, to adapters.Place, c adapters.Content) (string, error) {
+	c = a.named(ctx, c) // blocks.go: groups by their handle
 	files, err := a.attachAll(ctx, to, c)
 	if err != nil {
 		return "", err
@@ -616,6 +617,7 @@ func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c a
 }
 
 func (a *Adapter) update(ctx context.Context, to adapters.Place, ref string, c adapters.Content) error {
+	c = a.named(ctx, c) // blocks.go: groups by their handle
 	files, err := a.attachAll(ctx, to, c)
 	if err != nil {
 		return err
