@@ -273,11 +273,11 @@ func (b *Bot) UpdateCard(ctx context.Context, a *approval.Approval, p *tools.Pro
 	if err != nil {
 		return err
 	}
-	if b.cardShown(ctx, a, p) { // progress.go: the turn's task took the progress
-		return nil
-	}
 	sc := b.cards.shown(a.ID)
 	if p != nil {
+		if b.cardShown(ctx, a, p) { // the turn's task took the progress
+			return nil
+		}
 		if !sc.send.TryLock() {
 			return nil // an update is on its way; the next progress is newer
 		}
@@ -297,6 +297,10 @@ func (b *Bot) UpdateCard(ctx context.Context, a *approval.Approval, p *tools.Pro
 			defer b.inflight.Done()
 			ctx, cancel := b.detached(ctx, b.now().Add(sendWindow))
 			defer cancel()
+			if sc.drawnPast(gen) {
+				return // the run ended first: its end is on the card
+			}
+			b.cardShown(ctx, a, nil)
 			if err := b.redraw(ctx, ad, sc, a, gen); err != nil {
 				b.log.Warn("show that an approved call runs", "err", err, "approval", a.ID)
 			}
@@ -305,6 +309,7 @@ func (b *Bot) UpdateCard(ctx context.Context, a *approval.Approval, p *tools.Pro
 	}
 	ctx, cancel := b.lastWord(ctx)
 	defer cancel()
+	b.cardShown(ctx, a, nil)
 	return b.redraw(ctx, ad, sc, a, gen)
 }
 
@@ -402,6 +407,10 @@ type shownCard struct {
 
 // next numbers a change of state of the card, in the order they come.
 func (sc *shownCard) next() uint64 { return sc.gen.Add(1) }
+
+// drawnPast reports whether a change of state later than gen was asked
+// for: gen is not to be drawn.
+func (sc *shownCard) drawnPast(gen uint64) bool { return sc.gen.Load() > gen }
 
 func (cs *cards) init() { cs.m = expirable.NewLRU[string, *shownCard](cardsMax, nil, cardsAge) }
 
