@@ -150,6 +150,9 @@ type Turn struct {
 	sent     map[string]time.Time // when a task's details were last sent
 	now      func() time.Time
 
+	held      *Task       // a task that started and is not sent yet (Task)
+	heldTimer *time.Timer // sends held TextEvery after it came
+
 	pending string    // the model's words not sent yet (Text)
 	said    string    // the words of the model's message so far, sent or pending
 	wrote   bool      // the stream was given words of the model's
@@ -287,10 +290,14 @@ func (t *Turn) Text(ctx context.Context, markdown string) bool {
 	return t.flush(ctx)
 }
 
-// flush sends the words held back. t.mu is held.
+// flush sends the words held back, after the task held back. t.mu is
+// held.
 func (t *Turn) flush(ctx context.Context) bool {
 	if t.pending == "" {
 		return true
+	}
+	if !t.sendHeld(ctx) {
+		return false
 	}
 	if !t.open(ctx) {
 		return false
@@ -329,8 +336,10 @@ func unsaid(said, answer string) string {
 // in a short time; set it before any turn starts.
 var ProgressEvery = 15 * time.Second
 
-// Task adds or updates a task in the stream. An update that changes
-// nothing is no call, and a change of an in-progress task's details alone
+// Task adds or updates a task in the stream. A task that starts (new, in
+// progress) is held TextEvery and then sent, unless its next state came
+// first and is sent instead: whether a call is shown is known when it
+// ends. An update that changes nothing is no call, and a change of an in-progress task's details alone
 // is sent at most every ProgressEvery (the skipped ones are not owed:
 // the next change of state carries the outcome). It reports false when
 // the task is not shown: the bot posts its message (the "▸" line, the
@@ -342,12 +351,44 @@ func (t *Turn) Task(ctx context.Context, task Task) bool {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.held != nil && t.held.ID == task.ID {
+		if task.State == TaskInProgress {
+			*t.held = task // its progress: the latest goes when the time is up
+			return true
+		}
+		t.dropHeld() // its end is here: sent instead
+	}
 	// The words before a task are shown before it; words after it are
 	// another message of the model's.
-	if !t.flush(ctx) || !t.open(ctx) {
+	if !t.flush(ctx) {
 		return false
 	}
 	t.said = ""
+	if !t.open(ctx) {
+		return false
+	}
+	if _, known := t.tasks[task.ID]; !known && task.State == TaskInProgress && !t.whole {
+		// A call that starts is held TextEvery: a quick one is sent once,
+		// as it ended (one append, not two; a read turn's stream starts
+		// with its outcome).
+		h := task
+		t.held = &h
+		dctx := context.WithoutCancel(ctx)
+		t.heldTimer = time.AfterFunc(TextEvery, func() {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			if t.held != nil && t.held.ID == h.ID {
+				t.sendHeld(dctx)
+			}
+		})
+		return true
+	}
+	return t.send(ctx, task)
+}
+
+// send sends task, unless it changes nothing or is progress within
+// ProgressEvery. t.mu is held and the stream is open.
+func (t *Turn) send(ctx context.Context, task Task) bool {
 	old, known := t.tasks[task.ID]
 	if known && old == task {
 		return true
@@ -366,6 +407,27 @@ func (t *Turn) Task(ctx context.Context, task Task) bool {
 	return true
 }
 
+// sendHeld sends the task held back, first. t.mu is held.
+func (t *Turn) sendHeld(ctx context.Context) bool {
+	if t.held == nil {
+		return true
+	}
+	h := *t.held
+	t.dropHeld()
+	if !t.open(ctx) {
+		return false
+	}
+	return t.send(ctx, h)
+}
+
+// dropHeld forgets the task held back. t.mu is held.
+func (t *Turn) dropHeld() {
+	if t.heldTimer != nil {
+		t.heldTimer.Stop()
+	}
+	t.held, t.heldTimer = nil, nil
+}
+
 // End ends the turn: the stream stopped with the answer's last words
 // (the words held back, and what of answer the model's streamed words
 // (Text) did not already say) and the status cleared. It reports whether
@@ -377,6 +439,7 @@ func (t *Turn) Task(ctx context.Context, task Task) bool {
 func (t *Turn) End(ctx context.Context, answer string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.sendHeld(ctx) // a call that started and said no more: shown as it stands
 	if (t.stream == nil || t.broken) && answer != "" {
 		return false
 	}
@@ -430,6 +493,7 @@ func (t *Turn) stop(ctx context.Context, answer string) bool {
 func (t *Turn) Break(ctx context.Context) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.sendHeld(ctx)
 	ok := true
 	switch {
 	case t.stream != nil && !t.broken:

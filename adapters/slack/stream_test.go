@@ -104,8 +104,8 @@ func playTurn(t *testing.T, ctx context.Context, fake *slacktest.Server, ad *sla
 		t.Fatal(err)
 	}
 	// A long run's progress goes to its task in a new stream below the
-	// card, at most every adapters.ProgressEvery; here all the ticks fall
-	// inside one interval.
+	// card, at most every adapters.ProgressEvery; here the whole run
+	// falls inside the time its start is held (adapters.TextEvery).
 	for i := range 150 {
 		must("a progress tick", turn.Task(ctx, adapters.Task{ID: "a1b2c3", Title: "journalctl --vacuum-size=1G", State: adapters.TaskInProgress, Details: fmt.Sprintf("running %ds: vacuuming", 2*(i+1)), CardRef: ref}))
 	}
@@ -240,7 +240,7 @@ func TestStreamingRefused(t *testing.T) {
 	ctx := context.Background()
 	for i := range 2 {
 		turn := adapters.StartTurn(ad, e.Place, e.User, nil)
-		if turn.Task(ctx, adapters.Task{ID: "call_1", Title: "df -h", State: adapters.TaskInProgress}) {
+		if turn.Task(ctx, adapters.Task{ID: "call_1", Title: "df -h", State: adapters.TaskComplete}) {
 			t.Fatalf("turn %d: a task reported shown in a workspace that refuses streaming", i+1)
 		}
 		if turn.Streaming() || turn.Text(ctx, "words") || turn.End(ctx, "the answer") {
@@ -309,7 +309,9 @@ func TestAgentStop(t *testing.T) {
 	fake, ad, r, e := turnSetup(t, slack.Config{}, nil)
 	ctx := context.Background()
 	turn := adapters.StartTurn(ad, e.Place, e.User, nil)
-	if !turn.Task(ctx, adapters.Task{ID: "call_1", Title: "sleep 600", State: adapters.TaskInProgress}) {
+	// A read that ran starts the stream; a long call runs.
+	if !turn.Task(ctx, adapters.Task{ID: "call_0", Title: "ls", State: adapters.TaskComplete}) ||
+		!turn.Task(ctx, adapters.Task{ID: "call_1", Title: "sleep 600", State: adapters.TaskInProgress}) {
 		t.Fatal("task not shown")
 	}
 	env := fake.AgentStop(alice, channel, e.Place.Thread)
@@ -362,13 +364,13 @@ func TestCallsPerApproval(t *testing.T) {
 		t.Errorf("%d chat.postMessage/chat.update calls for one approval, want at most 3", card)
 	}
 	// 3 statuses (thinking, thinking again after the run, cleared: the
-	// wait is the card's, whose post cleared the status), 2 streams
-	// (before and below the card) with 4 appends (3 task changes of the
-	// reads after the first, which starts the stream; the run's end after
-	// its first progress, which starts the second); the 150 progress
-	// ticks cost nothing more within adapters.ProgressEvery. Before the
-	// card was a break in the turn: 17 calls, 4 of them statuses.
-	want := map[string]int{"chat.postMessage": 1, "chat.update": 2, "assistant.threads.setStatus": 3, "chat.startStream": 2, "chat.appendStream": 4, "chat.stopStream": 2}
+	// wait is the card's, whose post cleared the status); 2 streams
+	// (before and below the card); 1 append (the second read: each call
+	// that starts is held adapters.TextEvery and goes once, as it ended;
+	// the first starts the stream). The run's 150 progress ticks cost
+	// nothing more. Before the break at the card and the held starts: 17
+	// calls, 4 of them statuses, 7 appends.
+	want := map[string]int{"chat.postMessage": 1, "chat.update": 2, "assistant.threads.setStatus": 3, "chat.startStream": 2, "chat.appendStream": 1, "chat.stopStream": 2}
 	for m, n := range want {
 		if got[m] != n {
 			t.Errorf("%s: %d calls, want %d", m, got[m], n)
@@ -474,5 +476,35 @@ func TestBreakWithoutStream(t *testing.T) {
 	}
 	if n := fake.Calls("chat.startStream") + fake.Calls("chat.stopStream"); n != 0 {
 		t.Errorf("%d stream calls for an answer with no stream open", n)
+	}
+}
+
+// TestStartHeld: a call that starts is held adapters.TextEvery: a quick
+// one is one call, as it ended; a long one is shown running once the
+// time is up, and then as it ends.
+func TestStartHeld(t *testing.T) {
+	fake, ad, _, e := turnSetup(t, slack.Config{}, nil)
+	ctx := context.Background()
+	turn := adapters.StartTurn(ad, e.Place, e.User, nil)
+	start := adapters.Task{ID: "call_1", Title: "ls", State: adapters.TaskInProgress, Details: "running"}
+	if !turn.Task(ctx, start) || !turn.Task(ctx, adapters.Task{ID: "call_1", Title: "ls", State: adapters.TaskComplete, Details: "exit code 0"}) {
+		t.Fatal("the quick call was not shown")
+	}
+	if n := fake.Calls("chat.startStream") + fake.Calls("chat.appendStream"); n != 1 {
+		t.Errorf("a quick call cost %d stream calls, want 1", n)
+	}
+	long := adapters.Task{ID: "call_2", Title: "sleep 60", State: adapters.TaskInProgress, Details: "running"}
+	if !turn.Task(ctx, long) {
+		t.Fatal("the long call was not taken")
+	}
+	fake.Wait(t, "the long call shown running", func() bool {
+		ss := fake.Streams(channel, e.Place.Thread)
+		return len(ss) == 1 && len(ss[0].Tasks) == 2 && ss[0].Tasks[1].Status == "in_progress"
+	})
+	if !turn.Task(ctx, adapters.Task{ID: "call_2", Title: "sleep 60", State: adapters.TaskComplete, Details: "exit code 0"}) {
+		t.Fatal("the long call's end was not shown")
+	}
+	if n := fake.Calls("chat.appendStream"); n != 2 {
+		t.Errorf("%d appends, want 2 (the long call running, then done)", n)
 	}
 }
