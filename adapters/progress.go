@@ -337,10 +337,10 @@ func unsaid(said, answer string) string {
 var ProgressEvery = 15 * time.Second
 
 // Task adds or updates a task in the stream. A task that starts (new, in
-// progress) is held TextEvery and then sent, unless its next state came
-// first and is sent instead: whether a call is shown is known when it
-// ends. An update that changes nothing is no call, and a change of an in-progress task's details alone
-// is sent at most every ProgressEvery (the skipped ones are not owed:
+// progress) is held TextEvery and then sent, unless its end came first
+// and is sent instead: whether a call is shown is known when it ends. An
+// update that changes nothing is no call, and a change of an in-progress
+// task's details alone is sent at most every ProgressEvery (the skipped ones are not owed:
 // the next change of state carries the outcome). It reports false when
 // the task is not shown: the bot posts its message (the "▸" line, the
 // card's progress) as before.
@@ -357,6 +357,9 @@ func (t *Turn) Task(ctx context.Context, task Task) bool {
 			return true
 		}
 		t.dropHeld() // its end is here: sent instead
+	}
+	if !t.sendHeld(ctx) { // another call's start goes before this one
+		return false
 	}
 	// The words before a task are shown before it; words after it are
 	// another message of the model's.

@@ -508,3 +508,23 @@ func TestStartHeld(t *testing.T) {
 		t.Errorf("%d appends, want 2 (the long call running, then done)", n)
 	}
 }
+
+// TestTwoStartsHeld: a second call that starts while the first is held
+// sends the first's start before it is held itself; neither is lost.
+func TestTwoStartsHeld(t *testing.T) {
+	fake, ad, _, e := turnSetup(t, slack.Config{}, nil)
+	ctx := context.Background()
+	turn := adapters.StartTurn(ad, e.Place, e.User, nil)
+	for _, id := range []string{"call_1", "call_2"} {
+		if !turn.Task(ctx, adapters.Task{ID: id, Title: id, State: adapters.TaskInProgress}) {
+			t.Fatalf("%s not taken", id)
+		}
+	}
+	if !turn.End(ctx, "") {
+		t.Fatal("the end was not shown")
+	}
+	ss := fake.Streams(channel, e.Place.Thread)
+	if len(ss) != 1 || len(ss[0].Tasks) != 2 || ss[0].Tasks[0].ID != "call_1" || ss[0].Tasks[1].ID != "call_2" {
+		t.Errorf("streams %+v, want one with call_1 then call_2", ss)
+	}
+}
