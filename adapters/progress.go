@@ -140,13 +140,18 @@ type Turn struct {
 	mu       sync.Mutex
 	status   TurnStatus // nil once refused
 	shown    string     // the status shown now
+	posted   bool       // the bot posted in the thread since: the platform may have cleared it
 	streamer TaskStream // nil once refused or started
+	base     TaskStream // the adapter's streams, for a stream after a Break
 	whole    bool       // the stream takes whole messages only (WholeText)
 	stream   Stream     // the open stream, nil when none
 	broken   bool       // the stream failed: fall back for the rest of the turn
 	tasks    map[string]Task
 	sent     map[string]time.Time // when a task's details were last sent
 	now      func() time.Time
+
+	held      *Task       // a task that started and is not sent yet (Task)
+	heldTimer *time.Timer // sends held TextEvery after it came
 
 	pending string    // the model's words not sent yet (Text)
 	said    string    // the words of the model's message so far, sent or pending
@@ -163,6 +168,7 @@ func StartTurn(a Adapter, place Place, asker User, log *slog.Logger) *Turn {
 	t := &Turn{a: a, place: place, user: asker, log: log, tasks: map[string]Task{}, sent: map[string]time.Time{}, now: time.Now}
 	x := a.Extras() // declared, so that no wrapper hides them
 	t.status, t.streamer, t.whole = x.Status, x.Stream, x.Stream != nil && x.WholeText
+	t.base = t.streamer
 	return t
 }
 
@@ -176,9 +182,10 @@ func (t *Turn) Status(ctx context.Context, text string) bool {
 	if t.status == nil {
 		return false
 	}
-	if text == t.shown {
+	if text == t.shown && !t.posted {
 		return true
 	}
+	t.posted = false
 	if err := t.status.SetStatus(ctx, t.place, text); err != nil {
 		level := slog.LevelWarn
 		if errors.Is(err, ErrNoStatus) {
@@ -194,12 +201,13 @@ func (t *Turn) Status(ctx context.Context, text string) bool {
 
 // Posted tells the turn that the bot posted a message in the thread (a
 // card, a notice in the thread): Slack clears a thread's status when the
-// app posts there, so the next Status is sent even if its text is the
-// one shown before.
+// app posts there, so the next Status goes to the adapter even if its
+// text is the one shown before (the adapter knows what its platform
+// shows, and sends only a change).
 func (t *Turn) Posted() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.shown = ""
+	t.posted = true
 }
 
 // Streaming reports whether the turn has (or may still open) a stream:
@@ -281,10 +289,14 @@ func (t *Turn) Text(ctx context.Context, markdown string) bool {
 	return t.flush(ctx)
 }
 
-// flush sends the words held back. t.mu is held.
+// flush sends the words held back, after the task held back. t.mu is
+// held.
 func (t *Turn) flush(ctx context.Context) bool {
 	if t.pending == "" {
 		return true
+	}
+	if !t.sendHeld(ctx) {
+		return false
 	}
 	if !t.open(ctx) {
 		return false
@@ -323,9 +335,11 @@ func unsaid(said, answer string) string {
 // in a short time; set it before any turn starts.
 var ProgressEvery = 15 * time.Second
 
-// Task adds or updates a task in the stream. An update that changes
-// nothing is no call, and a change of an in-progress task's details alone
-// is sent at most every ProgressEvery (the skipped ones are not owed:
+// Task adds or updates a task in the stream. A task that starts (new, in
+// progress) is held TextEvery and then sent, unless its end came first
+// and is sent instead: whether a call is shown is known when it ends. An
+// update that changes nothing is no call, and a change of an in-progress
+// task's details alone is sent at most every ProgressEvery (the skipped ones are not owed:
 // the next change of state carries the outcome). It reports false when
 // the task is not shown: the bot posts its message (the "▸" line, the
 // card's progress) as before.
@@ -336,12 +350,47 @@ func (t *Turn) Task(ctx context.Context, task Task) bool {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.held != nil && t.held.ID == task.ID {
+		if task.State == TaskInProgress {
+			*t.held = task // its progress: the latest goes when the time is up
+			return true
+		}
+		t.dropHeld() // its end is here: sent instead
+	}
+	if !t.sendHeld(ctx) { // another call's start goes before this one
+		return false
+	}
 	// The words before a task are shown before it; words after it are
 	// another message of the model's.
-	if !t.flush(ctx) || !t.open(ctx) {
+	if !t.flush(ctx) {
 		return false
 	}
 	t.said = ""
+	if !t.open(ctx) {
+		return false
+	}
+	if _, known := t.tasks[task.ID]; !known && task.State == TaskInProgress && !t.whole {
+		// A call that starts is held TextEvery: a quick one is sent once,
+		// as it ended (one append, not two; a read turn's stream starts
+		// with its outcome).
+		h := task
+		t.held = &h
+		dctx := context.WithoutCancel(ctx)
+		t.heldTimer = time.AfterFunc(TextEvery, func() {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			if t.held != nil && t.held.ID == h.ID {
+				t.sendHeld(dctx)
+			}
+		})
+		return true
+	}
+	return t.send(ctx, task)
+}
+
+// send sends task, unless it changes nothing or is progress within
+// ProgressEvery. t.mu is held and the stream is open.
+func (t *Turn) send(ctx context.Context, task Task) bool {
 	old, known := t.tasks[task.ID]
 	if known && old == task {
 		return true
@@ -360,14 +409,51 @@ func (t *Turn) Task(ctx context.Context, task Task) bool {
 	return true
 }
 
-// End ends the turn: the status is cleared and the stream stopped with
-// the answer's last words: the words held back, and what of answer the
-// model's streamed words (Text) did not already say. It reports whether
-// answer was shown; when false the bot posts it as a message (as it
-// always has).
+// sendHeld sends the task held back, first. t.mu is held.
+func (t *Turn) sendHeld(ctx context.Context) bool {
+	if t.held == nil {
+		return true
+	}
+	h := *t.held
+	t.dropHeld()
+	if !t.open(ctx) {
+		return false
+	}
+	return t.send(ctx, h)
+}
+
+// dropHeld forgets the task held back. t.mu is held.
+func (t *Turn) dropHeld() {
+	if t.heldTimer != nil {
+		t.heldTimer.Stop()
+	}
+	t.held, t.heldTimer = nil, nil
+}
+
+// End ends the turn: the stream stopped with the answer's last words
+// (the words held back, and what of answer the model's streamed words
+// (Text) did not already say) and the status cleared. It reports whether
+// answer was shown. When no stream is open and answer is not empty, it
+// does nothing and reports false: the bot posts answer as a message (one
+// call, where starting and stopping a stream are two) and then calls End
+// with no answer, which clears the status after the post (a post clears
+// Slack's status itself, and the adapter knows it).
 func (t *Turn) End(ctx context.Context, answer string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.sendHeld(ctx) // a call that started and said no more: shown as it stands
+	if (t.stream == nil || t.broken) && answer != "" {
+		return false
+	}
+	var shown bool
+	if t.stream == nil || t.broken {
+		t.streamer = nil
+		shown = true // no answer
+	} else {
+		shown = t.stop(ctx, answer)
+		t.broken = true // ended: nothing more goes to it
+	}
+	t.base = nil
 	if t.status != nil && t.shown != "" {
 		if err := t.status.SetStatus(ctx, t.place, ""); err != nil {
 			t.log.Warn("could not clear the thread's status", "adapter", t.a.Name(), "err", err)
@@ -375,10 +461,12 @@ func (t *Turn) End(ctx context.Context, answer string) bool {
 		t.shown = ""
 	}
 	t.status = nil
-	if t.stream == nil || t.broken {
-		t.streamer = nil
-		return answer == ""
-	}
+	return shown
+}
+
+// stop stops the open stream with the words held back and what of
+// answer they did not say. t.mu is held.
+func (t *Turn) stop(ctx context.Context, answer string) bool {
 	final := t.pending
 	if answer != "" {
 		rest := unsaid(t.said, answer)
@@ -394,8 +482,47 @@ func (t *Turn) End(ctx context.Context, answer string) bool {
 		t.fail("stop", err)
 		return false
 	}
-	t.broken = true // ended: nothing more goes to it
 	return true
+}
+
+// Break ends what the turn shows so far before the bot posts a message
+// of its own in the thread (an approval card): the open stream is
+// stopped with the words held back, or, with no stream open, the words
+// held back are posted as a message. Then the card stands below
+// everything the turn said before it, and what the turn says after it (a
+// run's progress, the answer) comes below the card, in a new stream or
+// a message. It reports false when the words could not be shown (logged).
+func (t *Turn) Break(ctx context.Context) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sendHeld(ctx)
+	ok := true
+	switch {
+	case t.stream != nil && !t.broken:
+		ok = t.stop(ctx, "")
+		if ok && t.base != nil {
+			t.streamer, t.broken = t.base, false // a new stream after the card
+		}
+		t.tasks, t.sent = map[string]Task{}, map[string]time.Time{}
+	case t.pending != "":
+		text := strings.TrimSpace(t.pending)
+		t.pending, t.said = "", ""
+		if _, err := t.a.Post(ctx, t.place, Content{Text: text}); err != nil {
+			t.log.Warn("could not post the model's words before a card", "adapter", t.a.Name(), "err", err)
+			ok = false
+		}
+	}
+	t.wrote = false
+	t.posted = true // the card that follows clears a status (Slack)
+	return ok
+}
+
+// Open reports whether the turn's stream is open now (it was started and
+// has not broken or ended).
+func (t *Turn) Open() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.stream != nil && !t.broken
 }
 
 // StatusRunning is the status while op runs: "is running df -h", cut to

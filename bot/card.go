@@ -19,15 +19,55 @@ const stamp = "15:04:05 UTC"
 const maskedNote = "secret values (credentials in headers and the URL) are shown as " + tools.Mask +
 	"; what runs is the call as it was asked for"
 
-// card renders an approval as the platform-neutral card; p is the live
-// progress of a running call, or nil. The title and the operation are the
-// tool's own (tools.Describer).
+// A card is drawn in two steps: the bot gathers what the card shows
+// (cardFacts: the tool's words, the rules, the votes counted, which may
+// be read from the store), and drawCard, a pure function, turns the
+// record and the facts into the platform-neutral card. Sending it,
+// reminders, the copy in an approval channel and the App Home are the
+// bot's steps after it (sink.go: cardSent).
+
+// cardFacts is what a card shows besides the record.
+type cardFacts struct {
+	now       time.Time
+	outputCap int
+	title     string          // the tool's question ("Run this command?")
+	op        tools.Operation // the operation as the tool shows it
+	req       rules.Requirement
+	votes     approval.Progress // the approvals counted so far
+	editable  bool              // the tool has a direct command: the card offers Edit
+	deadEnd   bool              // nobody else sees the conversation
+	mention   rules.Mention
+	progress  *tools.Progress // a running call's live progress, or nil
+}
+
+// card draws a's card; p is the live progress of a running call, or nil.
 func (b *Bot) card(a *approval.Approval, p *tools.Progress) adapters.Card {
-	now, outputCap := b.now(), b.cfg.CardOutput
-	title, op := "Run "+a.Tool+"?", tools.Operation{Text: string(a.Args)}
-	if b.tools != nil {
-		title, op = b.tools.Title(a.Tool), b.tools.Operation(a.Tool, a.Args)
+	return drawCard(a, b.facts(a, p))
+}
+
+// facts gathers what a's card shows. The votes are read only where the
+// card shows them (a pending card, or who approved a call that needed
+// more than one).
+func (b *Bot) facts(a *approval.Approval, p *tools.Progress) cardFacts {
+	f := cardFacts{
+		now: b.now(), outputCap: b.cfg.CardOutput, progress: p,
+		title: "Run " + a.Tool + "?", op: tools.Operation{Text: string(a.Args)},
+		req: b.requirement(a), deadEnd: b.deadEnd(a), mention: b.mention(a.Conversation.Platform),
 	}
+	if b.tools != nil {
+		f.title, f.op = b.tools.Title(a.Tool), b.tools.Operation(a.Tool, a.Args)
+	}
+	_, f.editable = b.directOf(a.Tool)
+	if a.State == approval.Pending || (a.Requirement.Need > 1 && a.State != approval.Cancelled && a.State != approval.Expired) {
+		f.votes = b.progress(a)
+	}
+	return f
+}
+
+// drawCard is a's card as f shows it; it does no I/O.
+func drawCard(a *approval.Approval, f cardFacts) adapters.Card {
+	now, outputCap, p := f.now, f.outputCap, f.progress
+	title, op := f.title, f.op
 	c := adapters.Card{
 		ApprovalID:   a.ID,
 		Title:        title,
@@ -68,36 +108,30 @@ func (b *Bot) card(a *approval.Approval, p *tools.Progress) adapters.Card {
 	approvedBy := decided
 	if a.Requirement.Need > 1 && a.State != approval.Pending && a.State != approval.Cancelled && a.State != approval.Expired {
 		// Everyone whose approval counted, in order.
-		if p := b.progress(a); p.Have() > 1 {
-			names := make([]string, 0, p.Have())
-			for _, v := range p.Votes {
-				names = append(names, who(v.By))
-			}
-			approvedBy = " by " + strings.Join(names, ", ")
+		if f.votes.Have() > 1 {
+			approvedBy = " by " + approvers(a.DecidedBy, f.votes)
 		}
 	}
 	if a.Reason != "" && a.State != approval.Cancelled {
 		approvedBy += " (" + a.Reason + ")"
 	}
-	c.Title = headline(a, c.Title)
-	b.homes.saw(a.Conversation.Platform, a.Conversation.Channel) // home.go
+	c.Title = headline(a, c.Title, f.votes)
 	switch a.State {
 	case approval.Pending:
-		b.nudges.watch(a)
-		req := b.requirement(a)
-		c.StateLine = "waiting for a decision · " + rules.Card(req, b.progress(a), b.mention(a.Conversation.Platform))
+		req := f.req
+		c.StateLine = "waiting for a decision · " + rules.Card(req, f.votes, f.mention)
 		c.Buttons = []adapters.Button{
 			{Label: "Approve", Approve: true, Value: a.ID, Reason: req.ReasonRequired(rules.Approve)},
 			{Label: "Cancel", Value: a.ID, Reason: req.ReasonRequired(rules.Cancel)},
 		}
-		if _, ok := b.directOf(a.Tool); ok {
+		if f.editable {
 			c.Buttons = append(c.Buttons, adapters.Button{Label: "Edit", Edit: true, Value: a.ID})
 		}
-		if b.deadEnd(a) {
+		if f.deadEnd {
 			// Nobody else sees this conversation, and the requester's own
 			// approval does not count: say where it can be decided, and
 			// offer only what the requester can do.
-			c.StateLine = "waiting · " + rules.DeadEnd(req, b.mention(a.Conversation.Platform))
+			c.StateLine = "waiting · " + rules.DeadEnd(req, f.mention)
 			c.Buttons = c.Buttons[1:]
 		}
 	case approval.Approved:
@@ -134,20 +168,22 @@ func (b *Bot) card(a *approval.Approval, p *tools.Progress) adapters.Card {
 	default:
 		c.StateLine = string(a.State)
 	}
-	if p == nil && approvalChannel(a) != "" {
-		b.mirror(a, c) // elsewhere.go: where it can be decided
-	}
 	return c
 }
 
 // headline is a card's title: the tool's question while the card waits
 // ("Run this command?"), and what happened once something did (ran,
-// failed, stopped, cancelled, expired, by whom), so that a finished card
-// never still asks.
-func headline(a *approval.Approval, question string) string {
+// failed, stopped, cancelled, expired, by whom: every approver whose
+// approval counted), so that a finished card never still asks.
+func headline(a *approval.Approval, question string, votes approval.Progress) string {
 	by := ""
 	if a.DecidedBy != nil {
 		by = " by " + a.DecidedBy.Display()
+	}
+	if a.State != approval.Cancelled && a.State != approval.Expired {
+		if names := approvers(a.DecidedBy, votes); names != "" {
+			by = " by " + names
+		}
 	}
 	switch a.State {
 	case approval.Approved:
@@ -175,14 +211,37 @@ func headline(a *approval.Approval, question string) string {
 	return question
 }
 
-// who names a person on a card: the display name with the platform id when
-// they differ ("Alice (U0123)"), since a display name alone is whatever
-// someone chose to be called.
-func who(u approval.User) string {
-	if u.Name == "" || u.Name == u.ID || u.ID == "" {
-		return u.Display()
+// who names a person on a card by name ("alice"), never by the
+// platform's id (the id only when no name is known); a card that must
+// reach someone pings them through Content.Mentions, not its text.
+func who(u approval.User) string { return u.Display() }
+
+// approvers names everyone whose approval counted, in order ("bob and
+// carol"); by alone when one approval was needed or the votes are not
+// known.
+func approvers(by *approval.User, votes approval.Progress) string {
+	if votes.Have() > 1 {
+		names := make([]string, 0, votes.Have())
+		for _, v := range votes.Votes {
+			names = append(names, who(v.By))
+		}
+		return and(names)
 	}
-	return u.Name + " (" + u.ID + ")"
+	if by == nil {
+		return ""
+	}
+	return who(*by)
+}
+
+// and joins names as a sentence does: "a", "a and b", "a, b and c".
+func and(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // outcome says how a finished run ended: "done: exit code 0 in 12ms".

@@ -58,8 +58,23 @@ func decidedElsewhere(a *approval.Approval, in inbound) bool {
 	return ch != "" && in.Place.Channel == ch && a.Conversation.Platform == in.platform
 }
 
-// mirror shows c, the card of a as drawn for its direct message, in a's
-// approval channel, with the buttons its approvers need.
+// copyOf is c, the card of a as drawn for its direct message, as its
+// approval channel shows it: with the buttons its approvers need. It does
+// no I/O.
+func copyOf(a *approval.Approval, c adapters.Card, f cardFacts) adapters.Card {
+	if a.State != approval.Pending {
+		return c
+	}
+	c.StateLine = "waiting for a decision · " + rules.Card(f.req, f.votes, f.mention) +
+		" (asked in a direct message, which nobody else sees)"
+	c.Buttons = []adapters.Button{
+		{Label: "Approve", Approve: true, Value: a.ID, Reason: f.req.ReasonRequired(rules.Approve)},
+		{Label: "Cancel", Value: a.ID, Reason: f.req.ReasonRequired(rules.Cancel)},
+	}
+	return c
+}
+
+// mirror shows c, the copy of a's card (copyOf), in a's approval channel.
 func (b *Bot) mirror(a *approval.Approval, c adapters.Card) {
 	ch := approvalChannel(a)
 	if ch == "" {
@@ -68,15 +83,6 @@ func (b *Bot) mirror(a *approval.Approval, c adapters.Card) {
 	ad, ok := b.ads[a.Conversation.Platform]
 	if !ok {
 		return
-	}
-	if a.State == approval.Pending {
-		req := b.requirement(a)
-		c.StateLine = "waiting for a decision · " + rules.Card(req, b.progress(a), b.mention(a.Conversation.Platform)) +
-			" (asked in a direct message, which nobody else sees)"
-		c.Buttons = []adapters.Button{
-			{Label: "Approve", Approve: true, Value: a.ID, Reason: req.ReasonRequired(rules.Approve)},
-			{Label: "Cancel", Value: a.ID, Reason: req.ReasonRequired(rules.Cancel)},
-		}
 	}
 	b.copies.mu.Lock()
 	if b.copies.m == nil {

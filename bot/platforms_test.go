@@ -401,11 +401,13 @@ func TestRateLimitedUpdates(t *testing.T) {
 			r := startRig(t, rigOptions{platforms: []string{"slack"}, files: []string{"tmp_a"}})
 			f := r.fakes["slack"]
 			place := adapters.Place{Channel: "C1", Thread: "T1"}
-			f.Say(t, adaptertest.Alice, place, "!run rm -f ./tmp_a")
+			// A run long enough for its card to say it runs (runningAfter):
+			// that update is the one refused.
+			f.Say(t, adaptertest.Alice, place, "!run sleep 0.5; rm -f ./tmp_a")
 			ref, c := waitState(t, f, "pending")
 			f.FailUpdates(tc.fail)
 			f.Click(t, adaptertest.Bob, place, ref, c.Buttons[0], "")
-			waitFor(t, "the reply", func() bool { return strings.Contains(flattenAll(f), "`rm -f ./tmp_a` exit code 0") })
+			waitFor(t, "the reply", func() bool { return strings.Contains(flattenAll(f), "rm -f ./tmp_a` exit code 0") })
 			r.end(t)
 			all := cards(f)
 			if len(all) != tc.wantCards {

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -12,18 +11,212 @@ import (
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
-	"github.com/countersign/countersign/tools"
 )
 
-// This file shows a model turn where the platform shows an agent's work
-// (adapters.Turn): a status on the thread while it works ("is
-// thinking…", "is waiting for approval", "is running df -h"), and its
-// answer streamed with every tool call as a task. A turn whose card waits
+// This file is a model turn as the thread shows it, from its start to its
+// answer, in the order it happens: the turn starts (turnStarted: the
+// status, or the working line), its words and its calls that need no
+// card are given to turnReplies, a card breaks the turn (sink.go, with
+// the card: beforeCard, cardPosted, cardShown), and the answer ends it
+// (Reply, endShow). Where the platform shows an agent's work
+// (adapters.Turn): a status on the thread while the model works ("is
+// thinking…"; the wait and an approved run are the card's to say, and a
+// status changes only when what the thread shows does), and its words
+// streamed with every call that needs no card as a task. A turn whose card waits
 // outlives its goroutine (the agent suspends it), so the bot keeps each
 // turn's show per conversation thread, bounded like cards: the decision
 // on the card, the run's progress and the resumed turn's answer find it
 // there. When it is gone (a restart, another replica, evicted), they fall
 // back to the card and the messages the bot always posted.
+
+// Where no status shows, a conversation is told while a model turn takes
+// its time: after workingAfter without a word from the turn, a "working on
+// it" line appears, and the turn's first reply takes its place
+// (adapters.Update).
+
+// workingAfter is how long a turn may be silent before the line appears.
+const workingAfter = 2 * time.Second
+
+// workingText is the line; it says how to stop the turn.
+const workingText = "Working on it… (!cancel stops this turn)"
+
+// working is the indicator of one turn.
+type working struct {
+	mu       sync.Mutex
+	timer    *time.Timer
+	ref      string // the posted line, once it is posted
+	answered bool   // the turn said something, or ended
+	show     *show  // the turn's status and stream (progress.go); nil without an adapter
+}
+
+// turnStarted starts the show of a turn in conv (progress.go: the
+// thread's status, at once) and registers the turn's cancel for !cancel
+// and the platform's Stop. Where no status shows, the working line comes
+// after workingAfter. It returns the indicator, which the turn's replies
+// are given (turnReplies), and end, which stops them all.
+func (b *Bot) turnStarted(conv approval.Conversation, asker adapters.User, cancel context.CancelCauseFunc) (*working, func()) {
+	key := conv.Key()
+	w := &working{}
+	b.mu.Lock()
+	b.turns[key] = turn{cancel: cancel, conv: conv}
+	b.mu.Unlock()
+	var status bool
+	w.show, status = b.startShow(conv, asker)
+	if !status {
+		w.timer = time.AfterFunc(workingAfter, func() { b.postWorking(conv, w) })
+	}
+	return w, func() {
+		b.mu.Lock()
+		delete(b.turns, key)
+		b.mu.Unlock()
+		if w.timer != nil {
+			w.timer.Stop()
+		}
+		b.showLeft(w.show)
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.ref != "" && !w.answered {
+			b.replaceWorking(conv, w, "(finished)")
+		}
+		w.answered = true
+	}
+}
+
+// postWorking posts the working line of w, unless the turn has spoken.
+func (b *Bot) postWorking(conv approval.Conversation, w *working) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.answered {
+		return
+	}
+	ad, err := b.adapter(b.work, conv.Platform, "")
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(b.work, notifyTimeout)
+	defer cancel()
+	ref, err := ad.Post(ctx, place(conv), adapters.Content{Text: workingText})
+	if err != nil {
+		b.log.Warn("post the working line", "err", err, "conversation", conv.Key())
+		return
+	}
+	w.ref = ref
+	if w.show != nil {
+		w.show.turn.Posted()
+	}
+}
+
+// replaceWorking puts text where the working line of conv is; it reports
+// whether it did (the caller posts text itself otherwise). The caller holds
+// w.mu.
+func (b *Bot) replaceWorking(conv approval.Conversation, w *working, text string) bool {
+	ad, err := b.adapter(b.work, conv.Platform, "")
+	if err != nil {
+		return false
+	}
+	// Its own context: the last word of a turn cut off by a shutdown must
+	// still replace the working line.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(b.work), notifyTimeout)
+	defer cancel()
+	if err := ad.Update(ctx, place(conv), w.ref, adapters.Content{Text: text}); err != nil {
+		b.log.Warn("replace the working line", "err", err, "conversation", conv.Key())
+		return false
+	}
+	return true
+}
+
+// turnReplies is where the words of one model turn go (agent.Replier):
+// the answer ends the turn's stream where it streams (show); else the
+// first words take the place of the turn's working line when it is up,
+// the others are posted (Reply). Only the turn's own words are given it,
+// so a !pending answered meanwhile in the same conversation leaves the
+// line be. The calls that needed no card become tasks of the stream
+// (ShowCall), or "▸" lines (Note) that do not end the turn.
+type turnReplies struct {
+	b *Bot
+	w *working // nil: no indicator (a message outside a turn, a resumed turn)
+	s *show    // nil: no show
+}
+
+var (
+	_ agent.Replier    = turnReplies{}
+	_ agent.CallShower = turnReplies{}
+	_ agent.Noter      = turnReplies{}
+	_ agent.Texter     = turnReplies{}
+)
+
+// Reply posts text for the turn (agent.Replier): its last words.
+func (t turnReplies) Reply(ctx context.Context, conv approval.Conversation, text string) error {
+	if t.s == nil {
+		return t.Note(ctx, conv, text)
+	}
+	if t.b.endShow(t.s, text) {
+		return nil // streamed as the answer
+	}
+	// No stream is open: the answer is one message, and the status is
+	// cleared after it (the post cleared Slack's: no call).
+	err := t.Note(ctx, conv, text)
+	t.b.endShow(t.s, "")
+	return err
+}
+
+// Note posts text for the turn without ending it (agent.Noter).
+func (t turnReplies) Note(ctx context.Context, conv approval.Conversation, text string) error {
+	if t.s != nil {
+		t.s.turn.Posted()
+	}
+	if t.b.answered(conv, t.w, text) {
+		return nil // in place of the turn's working line
+	}
+	return t.b.Reply(ctx, conv, text)
+}
+
+// ShowCall shows a call that needed no card as a task of the turn's
+// stream (agent.CallShower).
+func (t turnReplies) ShowCall(ctx context.Context, _ approval.Conversation, c agent.ShownCall) bool {
+	if t.s == nil {
+		return false
+	}
+	task := adapters.Task{ID: c.ID, Title: c.Title, State: adapters.TaskComplete, Details: c.Details}
+	switch {
+	case c.Running:
+		task.State = adapters.TaskInProgress
+	case !c.OK:
+		task.State = adapters.TaskError
+	}
+	return t.s.turn.Task(ctx, task)
+}
+
+// Text shows the model's words in the turn's stream as they come
+// (agent.Texter); adapters.Turn sends them in batches. With an empty
+// delta it reports whether the turn streams at all.
+func (t turnReplies) Text(ctx context.Context, _ approval.Conversation, delta string) bool {
+	if t.s == nil {
+		return false
+	}
+	return t.s.turn.Text(ctx, delta)
+}
+
+// answered marks the turn of indicator w as having spoken. When its
+// working line is up, text takes its place and answered reports true.
+func (b *Bot) answered(conv approval.Conversation, w *working, text string) bool {
+	if w == nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.answered {
+		return false
+	}
+	w.answered = true
+	return w.ref != "" && b.replaceWorking(conv, w, text)
+}
+
+// turn is a model turn in flight in this process, for !cancel.
+type turn struct {
+	cancel context.CancelCauseFunc
+	conv   approval.Conversation
+}
 
 // showsMax and showsAge bound the turns whose show is remembered; a turn
 // waits for its card at most an approval's TTL, then runs.
@@ -103,16 +296,23 @@ func (s *show) isEnded() bool {
 }
 
 // end ends the turn's show with answer; it reports whether the answer
-// was shown (false: post it as a message).
+// was shown. When it was not (no stream is open), the show stays: the
+// caller posts the answer and ends it again with no answer, which clears
+// the status after the post.
 func (s *show) end(ctx context.Context, answer string) bool {
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
 		return false
 	}
+	s.mu.Unlock()
+	if !s.turn.End(ctx, answer) && answer != "" {
+		return false
+	}
+	s.mu.Lock()
 	s.ended = true
 	s.mu.Unlock()
-	return s.turn.End(ctx, answer)
+	return true
 }
 
 // startShow begins the show of a turn in conv for the person who asked,
@@ -170,96 +370,3 @@ func (b *Bot) Resumed(key string) agent.Replier {
 }
 
 var _ agent.Resumer = (*Bot)(nil)
-
-// cardPosted shows a new card in its turn: a pending task linked to the
-// card, and the waiting status. Called by PostCard once the card is up.
-func (b *Bot) cardPosted(ctx context.Context, a *approval.Approval, ref string) {
-	s := b.shows.get(a.Conversation.Key())
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	s.waiting[a.ID] = true
-	s.mu.Unlock()
-	s.turn.Posted()
-	s.turn.Task(ctx, adapters.Task{ID: a.ID, Title: b.operation(a.Tool, a.Args), State: adapters.TaskPending, Details: "waiting for approval", CardRef: ref})
-	s.turn.Status(ctx, adapters.StatusWaiting)
-}
-
-// cardShown shows a card's change in its turn's task and status; called
-// by UpdateCard before the card is redrawn. For progress (p not nil) it
-// reports true when the task took it and the card is to be left alone:
-// a run's progress goes to the stream (Tier 4 appends), not to repeated
-// chat.update of the card (Tier 3). A state change is always drawn on
-// the card too: cardShown then reports false.
-func (b *Bot) cardShown(ctx context.Context, a *approval.Approval, p *tools.Progress) bool {
-	s := b.shows.get(a.Conversation.Key())
-	if s == nil {
-		return false
-	}
-	task := adapters.Task{ID: a.ID, Title: b.operation(a.Tool, a.Args), CardRef: a.MessageRef}
-	if p != nil {
-		if !s.turn.Streaming() {
-			return false
-		}
-		task.State = adapters.TaskInProgress
-		task.Details = "running " + (time.Duration(p.ElapsedMS) * time.Millisecond).Round(time.Second).String()
-		if tail := adapters.Excerpt(lastLine(p.Tail)); tail != "" {
-			task.Details += ": " + tail
-		}
-		return s.turn.Task(ctx, task)
-	}
-	switch a.State {
-	case approval.Pending:
-		task.State, task.Details = adapters.TaskPending, "waiting for approval"
-	case approval.Approved, approval.Running:
-		task.State, task.Details = adapters.TaskInProgress, "approved by "+decider(a)+"; running"
-		s.turn.Status(ctx, adapters.StatusRunning(task.Title))
-	case approval.Done, approval.Failed:
-		task.State, task.Details = adapters.TaskComplete, agent.Outcome(result(a))
-		if a.State == approval.Failed {
-			task.State = adapters.TaskError
-		}
-	case approval.Cancelled:
-		task.State, task.Details = adapters.TaskError, "cancelled by "+decider(a)
-		if a.Reason != "" {
-			task.Details += ": " + a.Reason
-		}
-	case approval.Expired:
-		task.State, task.Details = adapters.TaskError, "expired: nobody decided in time"
-	default:
-		return false
-	}
-	s.turn.Task(ctx, task)
-	if a.State.Final() {
-		s.mu.Lock()
-		delete(s.waiting, a.ID)
-		left := len(s.waiting)
-		s.mu.Unlock()
-		if left == 0 {
-			// The turn goes back to the model with the outcome.
-			s.turn.Status(ctx, adapters.StatusThinking)
-		}
-	}
-	return false
-}
-
-func decider(a *approval.Approval) string {
-	if a.DecidedBy == nil {
-		return "Countersign"
-	}
-	return a.DecidedBy.Display()
-}
-
-func result(a *approval.Approval) tools.Result {
-	if a.Result != nil {
-		return *a.Result
-	}
-	return tools.Result{Status: tools.StatusError, Error: fmt.Sprintf("the outcome was not recorded (%s)", a.State)}
-}
-
-// lastLine is the last line of text that holds something.
-func lastLine(text string) string {
-	lines := strings.Split(strings.TrimSpace(text), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
-}

@@ -255,10 +255,11 @@ func TestReminderAndEscalation(t *testing.T) {
 	f.Say(t, adaptertest.Alice, place, "!run rm -f ./tmp_a")
 	ref, c := waitState(t, f, "pending")
 	waitFor(t, "the reminder", func() bool {
-		return strings.Contains(flattenAll(f), "Reminder: approval "+c.ApprovalID+" (rm -f ./tmp_a) still waits for a decision: Needs an approval from @bob or @carol. @bob or @carol: approve or cancel it.")
+		return strings.Contains(flattenAll(f), "Reminder: approval "+c.ApprovalID+" (rm -f ./tmp_a) still waits for a decision (no approval yet, 1 needed): approve or cancel it.")
 	})
 	waitFor(t, "the escalation", func() bool {
-		return strings.Contains(flattenAll(f), "Escalated: approval "+c.ApprovalID) && strings.Contains(flattenAll(f), "@dave may now decide it too. Needs an approval from @bob, @carol or @dave.")
+		return strings.Contains(flattenAll(f), "Escalated: approval "+c.ApprovalID) && strings.Contains(flattenAll(f), "@dave may now decide it too (no approval yet, 1 needed).") &&
+			strings.Contains(flattenAll(f), "Needs an approval from @bob, @carol or @dave.")
 	})
 	if n := strings.Count(flattenAll(f), "Reminder: approval "); n != 1 {
 		t.Errorf("%d reminders, want one", n)

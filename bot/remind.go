@@ -190,29 +190,13 @@ func (b *Bot) nudge(ctx context.Context, id string, now time.Time) {
 	}
 	req := b.requirement(a)
 	p := b.progress(a)
-	mention := b.mention(a.Conversation.Platform)
-	var text string
-	left := undecided(req, p)
-	mentions := left
+	text, mentions := nudgeText(a, b.operation(a.Tool, a.Args), req, p, b.mention(a.Conversation.Platform), escalate)
 	if escalate {
-		// The people of escalate_to first (the approvers hold them too).
-		mentions = slices.Clone(req.EscalateTo)
-		for _, e := range left {
-			if !slices.Contains(mentions, e) {
-				mentions = append(mentions, e)
-			}
-		}
-		text = "Escalated: approval " + id + " (" + oneLine(b.operation(a.Tool, a.Args), 80) + ") has waited since " +
-			a.CreatedAt.UTC().Format(stamp) + "; " + rules.Who(req.EscalateTo, mention) + " may now decide it too. " +
-			rules.Card(req, p, mention)
 		if err := b.UpdateCard(ctx, a, nil); err != nil {
 			b.log.Warn("redraw an escalated card", "err", err, "approval", id)
 		}
-	} else {
-		text = "Reminder: approval " + id + " (" + oneLine(b.operation(a.Tool, a.Args), 80) + ") still waits for a decision: " +
-			rules.Card(req, p, mention) + " " + waiting(left, mention)
 	}
-	if err := b.replyMentioning(ctx, a.Conversation, strings.TrimSpace(text), mentions); err != nil {
+	if err := b.replyMentioning(ctx, a.Conversation, text, mentions); err != nil {
 		b.log.Warn("post a card's "+word, "err", err, "approval", id)
 	}
 	ev := approval.Event{At: now, Kind: approval.KindCard, Actor: "countersign", ApprovalID: id, Tool: a.Tool,
@@ -235,12 +219,37 @@ func undecided(req rules.Requirement, p approval.Progress) []string {
 	return left
 }
 
-// waiting names the approvers left.
-func waiting(left []string, mention rules.Mention) string {
-	if len(left) == 0 {
-		return ""
+// nudgeText is what a reminder or an escalation of a says, and whom it
+// pings (Content.Mentions, which the adapter renders ahead of the text:
+// "@oncall Reminder: …"). It pings only those who may still decide: the
+// people who have not voted, and each group (its other members may);
+// an escalation pings escalate_to first. The text names nobody the ping
+// names already; an escalation names escalate_to, who are new to the
+// card. It does no I/O.
+func nudgeText(a *approval.Approval, op string, req rules.Requirement, p approval.Progress, mention rules.Mention, escalate bool) (string, []string) {
+	left := undecided(req, p)
+	head := "approval " + a.ID + " (" + oneLine(op, 80) + ")"
+	if !escalate {
+		return "Reminder: " + head + " still waits for a decision (" + counted(req, p) + "): approve or cancel it.", left
 	}
-	return rules.Who(left, mention) + ": approve or cancel it."
+	mentions := slices.Clone(req.EscalateTo)
+	for _, e := range left {
+		if !slices.Contains(mentions, e) {
+			mentions = append(mentions, e)
+		}
+	}
+	return "Escalated: " + head + " has waited since " + a.CreatedAt.UTC().Format(stamp) + "; " +
+		rules.Who(req.EscalateTo, mention) + " may now decide it too (" + counted(req, p) + ").", mentions
+}
+
+// counted says how far a card's count is: "no approval yet, 1 needed",
+// "1 of 2 approvals".
+func counted(req rules.Requirement, p approval.Progress) string {
+	need := max(req.Need, p.Need, 1)
+	if p.Have() == 0 {
+		return fmt.Sprintf("no approval yet, %d needed", need)
+	}
+	return fmt.Sprintf("%d of %d approvals", p.Have(), need)
 }
 
 // replyMentioning posts text into a conversation with mentions of the

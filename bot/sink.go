@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
@@ -104,15 +106,160 @@ func (b *Bot) PostCard(ctx context.Context, a *approval.Approval) (string, error
 	sc := b.cards.shown(a.ID)
 	sc.send.Lock()
 	defer sc.send.Unlock()
-	c := b.card(a, nil)
+	f := b.facts(a, nil)
+	c := drawCard(a, f)
+	b.beforeCard(ctx, a) // progress.go: what the turn said so far stands above the card
 	ref, err := ad.Post(ctx, place(a.Conversation), adapters.Content{Card: &c})
 	if err != nil {
 		return "", fmt.Errorf("post card %s: %w", a.ID, err)
 	}
 	sc.ref = ref
-	b.cardPosted(ctx, a, ref) // progress.go: the turn's task and status
+	b.cardPosted(ctx, a) // progress.go: the turn waits
+	b.cardSent(a, c, f)
 	return ref, nil
 }
+
+// cardSent takes the steps that follow drawing a's card c, once it is
+// sent: a pending card is watched for reminders (remind.go) and listed in
+// the App Home of its channel (home.go); a card nobody can decide where
+// it was asked is shown in its approval channel too (elsewhere.go).
+func (b *Bot) cardSent(a *approval.Approval, c adapters.Card, f cardFacts) {
+	b.homes.saw(a.Conversation.Platform, a.Conversation.Channel)
+	if a.State == approval.Pending {
+		b.nudges.watch(a)
+	}
+	if approvalChannel(a) != "" {
+		b.mirror(a, copyOf(a, c, f))
+	}
+}
+
+// A card's post and changes are the turn's too: the turn breaks before
+// the card (its words stand above it), waits while it waits, and goes
+// back to the model when its last card is final.
+
+// beforeCard ends what a's turn shows so far (its stream, the model's
+// words held back) before a's card is posted, so that the card stands
+// below what the turn said before it and the rest of the turn comes
+// below the card. Called by PostCard.
+func (b *Bot) beforeCard(ctx context.Context, a *approval.Approval) {
+	if s := b.shows.get(a.Conversation.Key()); s != nil {
+		s.turn.Break(ctx)
+	}
+}
+
+// cardPosted notes a new card in its turn, which now waits for it: the
+// card says so, and the thread's status turns to waiting (Slack: the
+// card's post cleared it; Discord: the typing stops). Called by PostCard
+// once the card is up.
+func (b *Bot) cardPosted(ctx context.Context, a *approval.Approval) {
+	s := b.shows.get(a.Conversation.Key())
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.waiting[a.ID] = true
+	s.mu.Unlock()
+	s.turn.Posted()
+	s.turn.Status(ctx, adapters.StatusWaiting)
+}
+
+// cardShown shows a card's change in its turn; called by UpdateCard
+// before the card is redrawn. The card itself shows its state, so the
+// turn changes only where the card cannot say it: a long run's progress
+// goes to a task of the turn's stream (Slack: an append, Tier 4) instead
+// of repeated chat.update of the card (Tier 3), once the run has lasted
+// adapters.ProgressEvery; a card's change of state is a task only where
+// the stream is open anyway; and when the turn's last card is final, the
+// turn goes back to the model and the status says it thinks. For
+// progress (p not nil) it reports true when the card is to be left
+// alone; for a change of state, false: the card is always redrawn.
+func (b *Bot) cardShown(ctx context.Context, a *approval.Approval, p *tools.Progress) bool {
+	s := b.shows.get(a.Conversation.Key())
+	if s == nil {
+		return false
+	}
+	task := adapters.Task{ID: a.ID, Title: b.operation(a.Tool, a.Args), CardRef: a.MessageRef}
+	if p != nil {
+		if !s.turn.Streaming() {
+			return false
+		}
+		elapsed := time.Duration(p.ElapsedMS) * time.Millisecond
+		if !s.turn.Open() && elapsed < adapters.ProgressEvery {
+			return true // a short run: the card says it runs, and its end comes soon
+		}
+		task.State = adapters.TaskInProgress
+		task.Details = "running " + elapsed.Round(time.Second).String()
+		if tail := adapters.Excerpt(lastLine(p.Tail)); tail != "" {
+			task.Details += ": " + tail
+		}
+		return s.turn.Task(ctx, task)
+	}
+	if s.turn.Open() {
+		if t, ok := taskOf(a, task); ok {
+			s.turn.Task(ctx, t)
+		}
+	}
+	if a.State.Final() {
+		s.mu.Lock()
+		delete(s.waiting, a.ID)
+		left := len(s.waiting)
+		s.mu.Unlock()
+		if left == 0 {
+			// The turn goes back to the model with the outcome.
+			s.turn.Status(ctx, adapters.StatusThinking)
+		}
+	}
+	return false
+}
+
+// taskOf is task in a's state, in words; false for a state no task shows.
+func taskOf(a *approval.Approval, task adapters.Task) (adapters.Task, bool) {
+	switch a.State {
+	case approval.Pending:
+		task.State, task.Details = adapters.TaskPending, "waiting for approval"
+	case approval.Approved, approval.Running:
+		task.State, task.Details = adapters.TaskInProgress, "approved by "+decider(a)+"; running"
+	case approval.Done, approval.Failed:
+		task.State, task.Details = adapters.TaskComplete, agent.Outcome(result(a))
+		if a.State == approval.Failed {
+			task.State = adapters.TaskError
+		}
+	case approval.Cancelled:
+		task.State, task.Details = adapters.TaskError, "cancelled by "+decider(a)
+		if a.Reason != "" {
+			task.Details += ": " + a.Reason
+		}
+	case approval.Expired:
+		task.State, task.Details = adapters.TaskError, "expired: nobody decided in time"
+	default:
+		return task, false
+	}
+	return task, true
+}
+
+func decider(a *approval.Approval) string {
+	if a.DecidedBy == nil {
+		return "Countersign"
+	}
+	return a.DecidedBy.Display()
+}
+
+func result(a *approval.Approval) tools.Result {
+	if a.Result != nil {
+		return *a.Result
+	}
+	return tools.Result{Status: tools.StatusError, Error: fmt.Sprintf("the outcome was not recorded (%s)", a.State)}
+}
+
+// lastLine is the last line of text that holds something.
+func lastLine(text string) string {
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// runningAfter is how long after its start an approved run's card says
+// it runs; a run that ends sooner shows only its end.
+const runningAfter = 250 * time.Millisecond
 
 // UpdateCard redraws a card in place (agent.Sink). Progress (p not nil) is
 // coalesced and tried once: it is skipped while another update of the card
@@ -126,11 +273,11 @@ func (b *Bot) UpdateCard(ctx context.Context, a *approval.Approval, p *tools.Pro
 	if err != nil {
 		return err
 	}
-	if b.cardShown(ctx, a, p) { // progress.go: the turn's task took the progress
-		return nil
-	}
 	sc := b.cards.shown(a.ID)
 	if p != nil {
+		if b.cardShown(ctx, a, p) { // the turn's task took the progress
+			return nil
+		}
 		if !sc.send.TryLock() {
 			return nil // an update is on its way; the next progress is newer
 		}
@@ -140,10 +287,41 @@ func (b *Bot) UpdateCard(ctx context.Context, a *approval.Approval, p *tools.Pro
 		}
 		return b.sendCard(adapters.TryOnce(ctx), ad, sc, a, p, false)
 	}
+	gen := sc.next()
+	if a.State == approval.Running {
+		// The run starts as soon as this returns, before any call to the
+		// platform: its card says it runs runningAfter later, unless the
+		// run has ended by then (its end is drawn instead, one update).
+		b.inflight.Add(1)
+		time.AfterFunc(runningAfter, func() {
+			defer b.inflight.Done()
+			ctx, cancel := b.detached(ctx, b.now().Add(sendWindow))
+			defer cancel()
+			if sc.drawnPast(gen) {
+				return // the run ended first: its end is on the card
+			}
+			b.cardShown(ctx, a, nil)
+			if err := b.redraw(ctx, ad, sc, a, gen); err != nil {
+				b.log.Warn("show that an approved call runs", "err", err, "approval", a.ID)
+			}
+		})
+		return nil
+	}
 	ctx, cancel := b.lastWord(ctx)
 	defer cancel()
+	b.cardShown(ctx, a, nil)
+	return b.redraw(ctx, ad, sc, a, gen)
+}
+
+// redraw draws a's change of state on its card, unless a later change
+// (gen) was drawn first.
+func (b *Bot) redraw(ctx context.Context, ad adapters.Adapter, sc *shownCard, a *approval.Approval, gen uint64) error {
 	sc.send.Lock()
 	defer sc.send.Unlock()
+	if gen < sc.drawn {
+		return nil // a later state is on the card
+	}
+	sc.drawn = gen
 	if a.State.Final() {
 		b.cards.forget(a.ID)
 	}
@@ -158,7 +336,11 @@ func (b *Bot) sendCard(ctx context.Context, ad adapters.Adapter, sc *shownCard, 
 	if sc.ref == "" {
 		sc.ref = a.MessageRef
 	}
-	c := b.card(a, p)
+	f := b.facts(a, p)
+	c := drawCard(a, f)
+	if p == nil {
+		defer b.cardSent(a, c, f)
+	}
 	var err error
 	if sc.ref != "" {
 		err = ad.Update(ctx, pl, sc.ref, adapters.Content{Card: &c})
@@ -218,7 +400,17 @@ type shownCard struct {
 	send       sync.Mutex
 	ref        string    // the platform's message reference
 	quietUntil time.Time // the platform asked to wait until then
+	drawn      uint64    // the change of state drawn last (next)
+
+	gen atomic.Uint64 // the changes of state asked for
 }
+
+// next numbers a change of state of the card, in the order they come.
+func (sc *shownCard) next() uint64 { return sc.gen.Add(1) }
+
+// drawnPast reports whether a change of state later than gen was asked
+// for: gen is not to be drawn.
+func (sc *shownCard) drawnPast(gen uint64) bool { return sc.gen.Load() > gen }
 
 func (cs *cards) init() { cs.m = expirable.NewLRU[string, *shownCard](cardsMax, nil, cardsAge) }
 

@@ -179,14 +179,14 @@ func TestCard(t *testing.T) {
 			fields: func(c adapters.Card) adapters.Card { return c },
 		},
 		{
-			name: "a display name comes with the id",
+			name: "people are named by name, never by id",
 			a: func() *approval.Approval {
 				a := base()
 				a.Requester = approval.User{ID: "U1", Name: "alice"}
 				a.State, a.DecidedBy, a.DecidedAt = approval.Cancelled, &approval.User{ID: "U2", Name: "bob"}, t0.Add(time.Minute)
 				return a
 			},
-			want:   adapters.Card{Requester: "alice (U1)", State: "cancelled", StateLine: "cancelled by bob (U2) at 05:41:00 UTC"},
+			want:   adapters.Card{Requester: "alice", State: "cancelled", StateLine: "cancelled by bob at 05:41:00 UTC"},
 			fields: func(c adapters.Card) adapters.Card { o := outcomeFields(c); o.Requester = c.Requester; return o },
 		},
 		{

@@ -524,3 +524,40 @@ func TestCancelAsksForAReason(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupsByHandle: a user group the bot's words name by its id
+// (approvers: ["group:S0DBA"]) reads as its handle on a card and in a
+// message; one the workspace does not know stays as it was; the pings
+// (Mentions) are unchanged.
+func TestGroupsByHandle(t *testing.T) {
+	fake, ad, _ := setup(t)
+	fake.AddGroup("S0DBA", "dba", "U0BOB")
+	p := adapters.Place{Channel: channel, Thread: "1.1"}
+	c := adaptertest.PendingCard("a1b2c3")
+	c.StateLine = "waiting for a decision · Needs an approval from @S0DBA or @S0GONE."
+	tests := []struct {
+		name    string
+		content adapters.Content
+		want    string
+		notWant string
+	}{
+		{"a card", adapters.Content{Card: &c}, "Needs an approval from @dba or @S0GONE.", "@S0DBA"},
+		{"a message", adapters.Content{Text: "Escalated: @S0DBA may now decide it too.", Mentions: []string{"group:S0DBA"}}, "<!subteam^S0DBA> Escalated: @dba may now decide it too.", "@S0DBA may"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ref, err := ad.Post(context.Background(), p, tc.content)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, _ := fake.Message(channel, ref)
+			v := m.Text + "\n" + slacktest.View(m)
+			if !strings.Contains(v, tc.want) || strings.Contains(v, tc.notWant) {
+				t.Errorf("the message reads:\n%s\nwant %q and no %q", v, tc.want, tc.notWant)
+			}
+		})
+	}
+	if c.StateLine != "waiting for a decision · Needs an approval from @S0DBA or @S0GONE." {
+		t.Errorf("the caller's card was changed: %q", c.StateLine)
+	}
+}

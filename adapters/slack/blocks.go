@@ -243,7 +243,14 @@ func blocks(c adapters.Card, files attached) []slackapi.Block {
 	// rich text preformatted, so no mrkdwn or backtick in it changes what
 	// shows.
 	op, escaped := adapters.Visible(c.Operation)
-	bs = append(bs, mrkdwnSection("*Operation* (exactly what will run)"))
+	label := "*Operation*" // a finished card promises nothing
+	switch c.State {
+	case "", "pending", "approved":
+		label += " (exactly what will run)"
+	case "running":
+		label += " (exactly what runs)"
+	}
+	bs = append(bs, mrkdwnSection(label))
 	shown := op
 	if len(op) > maxShown {
 		shown = cutBytes(op, maxShown)
@@ -493,4 +500,52 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// groupTokenRE finds a user group written by its id in words the bot
+// composed ("Needs an approval from @S0ONCALL.").
+var groupTokenRE = regexp.MustCompile(`@(S[A-Z0-9]{2,})\b`)
+
+// named is c with every user group written by its id ("@S0ONCALL")
+// written by its handle ("@oncall"), so that people read a name, never an
+// id. Only the bot's own words are changed (a card's title, state line
+// and reasons; a message's text); a ping is Content.Mentions, apart. An
+// id whose handle cannot be learnt stays.
+func (a *Adapter) named(ctx context.Context, c adapters.Content) adapters.Content {
+	names := map[string]string{}
+	name := func(s string) string {
+		return groupTokenRE.ReplaceAllStringFunc(s, func(tok string) string {
+			id := tok[1:]
+			h, ok := names[id]
+			if !ok {
+				h = a.groups.handle(ctx, id)
+				names[id] = h
+			}
+			if h == "" {
+				return tok
+			}
+			return h
+		})
+	}
+	if !groupTokenRE.MatchString(c.Text) && (c.Card == nil || !cardHasGroup(*c.Card)) {
+		return c
+	}
+	c.Text = name(c.Text)
+	if c.Card != nil {
+		k := *c.Card
+		k.Title, k.StateLine = name(k.Title), name(k.StateLine)
+		k.Reasons = slices.Clone(k.Reasons)
+		for i, r := range k.Reasons {
+			k.Reasons[i] = name(r)
+		}
+		c.Card = &k
+	}
+	return c
+}
+
+func cardHasGroup(k adapters.Card) bool {
+	if groupTokenRE.MatchString(k.Title) || groupTokenRE.MatchString(k.StateLine) {
+		return true
+	}
+	return slices.ContainsFunc(k.Reasons, groupTokenRE.MatchString)
 }

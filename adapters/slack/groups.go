@@ -143,3 +143,34 @@ func (g *groups) member(ctx context.Context, id, user string) (bool, error) {
 	g.mu.Unlock()
 	return m.users[user], nil
 }
+
+// handle is the handle of user group id ("@oncall"), from usergroups.list
+// (cached for ttl, as for membership); "" when the list cannot be read or
+// has no such group.
+func (g *groups) handle(ctx context.Context, id string) string {
+	g.mu.Lock()
+	fresh := g.handles != nil && g.now().Sub(g.handleAt) < g.ttl
+	handles := g.handles
+	g.mu.Unlock()
+	if !fresh {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		list, err := g.api.GetUserGroupsContext(ctx)
+		if err != nil {
+			return ""
+		}
+		handles = map[string]string{}
+		for _, ug := range list {
+			handles["@"+ug.Handle] = ug.ID
+		}
+		g.mu.Lock()
+		g.handles, g.handleAt = handles, g.now()
+		g.mu.Unlock()
+	}
+	for h, gid := range handles {
+		if gid == id {
+			return h
+		}
+	}
+	return ""
+}

@@ -596,6 +596,7 @@ func (a *Adapter) Post(ctx context.Context, to adapters.Place, c adapters.Conten
 }
 
 func (a *Adapter) post(ctx context.Context, to adapters.Place, c adapters.Content) (string, error) {
+	c = a.named(ctx, c) // blocks.go: groups by their handle
 	files, err := a.attachAll(ctx, to, c)
 	if err != nil {
 		return "", err
@@ -609,6 +610,7 @@ func (a *Adapter) post(ctx context.Context, to adapters.Place, c adapters.Conten
 		return "", slackErr("post to "+to.Channel, err)
 	}
 	a.remember(to.Channel, to.Thread)
+	a.features.posted(to.Channel, to.Thread) // stream.go: Slack cleared the thread's status
 	return ts, nil
 }
 
@@ -631,6 +633,7 @@ func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c a
 }
 
 func (a *Adapter) update(ctx context.Context, to adapters.Place, ref string, c adapters.Content) error {
+	c = a.named(ctx, c) // blocks.go: groups by their handle
 	files, err := a.attachAll(ctx, to, c)
 	if err != nil {
 		return err

@@ -31,6 +31,46 @@ type features struct {
 	streamLogged   bool
 	stopped        map[string]struct{} // "channel/ts" of streams the person stopped
 	stoppedEntries []string            // their order, oldest first, to bound the set
+	statuses       map[string]string   // "channel/thread" → the status shown there, while one is
+}
+
+// maxStatuses bounds the threads whose status is remembered; past it the
+// memory starts again (a status forgotten costs one call to clear it).
+const maxStatuses = 4096
+
+// posted notes that the app posted in a thread: Slack cleared its status.
+func (f *features) posted(channel, thread string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.statuses, channel+"/"+thread)
+}
+
+// showing reports whether text is already what the thread shows, and
+// remembers it as shown otherwise (the caller then sets it).
+func (f *features) showing(channel, thread, text string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k := channel + "/" + thread
+	if f.statuses[k] == text {
+		return true
+	}
+	if text == "" {
+		delete(f.statuses, k)
+		return false
+	}
+	if f.statuses == nil || len(f.statuses) >= maxStatuses {
+		f.statuses = map[string]string{}
+	}
+	f.statuses[k] = text
+	return false
+}
+
+// forget drops what showing remembered of a thread whose status could
+// not be set.
+func (f *features) forget(channel, thread string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.statuses, channel+"/"+thread)
 }
 
 // maxStopped bounds the memory of stopped streams.
@@ -102,8 +142,12 @@ func refused(err error) (string, bool) {
 const statusTimeout = 5 * time.Second
 
 // SetStatus shows text as the thread's status (assistant.threads.setStatus);
-// empty text clears it. Slack clears it too when the bot replies in the
-// thread. One try: a status is not worth waiting out a rate limit for.
+// empty text clears it. Slack clears it too when the bot posts in the
+// thread, so a status the thread shows already costs no call: a clear
+// after a post, or the same status again. adapters.StatusWaiting is shown
+// by the card the bot has just posted (which cleared the status): in
+// Slack it is a clear, not a line under the card that says the same. One
+// try: a status is not worth waiting out a rate limit for.
 func (a *Adapter) SetStatus(ctx context.Context, to adapters.Place, text string) error {
 	if !on(a.cfg.Status) {
 		return fmt.Errorf("slack thread status: %w: %w", adapters.ErrNoStatus, errStatusOff)
@@ -117,6 +161,12 @@ func (a *Adapter) SetStatus(ctx context.Context, to adapters.Place, text string)
 	if to.Thread == "" {
 		return fmt.Errorf("slack thread status: %w: no thread to show it on", adapters.ErrNoStatus)
 	}
+	if text == adapters.StatusWaiting {
+		text = ""
+	}
+	if a.features.showing(to.Channel, to.Thread, text) {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
 	err := a.api.SetAssistantThreadsStatusContext(ctx, slackapi.AssistantThreadsSetStatusParameters{
@@ -125,6 +175,7 @@ func (a *Adapter) SetStatus(ctx context.Context, to adapters.Place, text string)
 	if err == nil {
 		return nil
 	}
+	a.features.forget(to.Channel, to.Thread)
 	if code, ok := refused(err); ok {
 		a.features.mu.Lock()
 		a.features.statusRefused = code
@@ -258,6 +309,7 @@ func (s *stream) start(ctx context.Context, c slackapi.StreamChunk) error {
 	if err == nil {
 		s.ts = ts
 		s.a.remember(s.to.Channel, s.to.Thread)
+		s.a.features.posted(s.to.Channel, s.to.Thread) // a reply: Slack cleared the status
 		return nil
 	}
 	if code, ok := refused(err); ok {

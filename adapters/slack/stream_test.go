@@ -89,20 +89,23 @@ func playTurn(t *testing.T, ctx context.Context, fake *slacktest.Server, ad *sla
 	must("task 2", turn.Task(ctx, adapters.Task{ID: "call_2", Title: "du -sh /var/log", State: adapters.TaskInProgress, Details: "ran without a card: read-only"}))
 	must("task 2 done", turn.Task(ctx, adapters.Task{ID: "call_2", Title: "du -sh /var/log", State: adapters.TaskComplete, Details: "exit code 0 in 31ms"}))
 	must("words", turn.Text(ctx, "/var/log holds 9.1G; the oldest journal files can go."))
+	// The card comes below what the turn said: the stream ends first,
+	// with the words held back.
+	must("the break before the card", turn.Break(ctx))
 	ref, err := ad.Post(ctx, place, adapters.Content{Card: vacuumCard("pending")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	must("the waiting status", turn.Status(ctx, adapters.StatusWaiting))
-	must("the pending task", turn.Task(ctx, adapters.Task{ID: "a1b2c3", Title: "journalctl --vacuum-size=1G", State: adapters.TaskPending, Details: "waiting for approval", CardRef: ref}))
-	// bob approves: the card changes state once, at the decision.
+	turn.Posted()
+	must("the waiting status (the card's post cleared it: no call)", turn.Status(ctx, adapters.StatusWaiting))
+	// bob approves: the card changes state once, at the decision; the
+	// card says it runs.
 	if err := ad.Update(ctx, place, ref, adapters.Content{Card: vacuumCard("running")}); err != nil {
 		t.Fatal(err)
 	}
-	must("the running status", turn.Status(ctx, adapters.StatusRunning("journalctl --vacuum-size=1G")))
-	must("the running task", turn.Task(ctx, adapters.Task{ID: "a1b2c3", Title: "journalctl --vacuum-size=1G", State: adapters.TaskInProgress, Details: "approved by bob; running", CardRef: ref}))
-	// A long run's progress ticks go to its task, at most every
-	// adapters.ProgressEvery; here they all fall inside one interval.
+	// A long run's progress goes to its task in a new stream below the
+	// card, at most every adapters.ProgressEvery; here the whole run
+	// falls inside the time its start is held (adapters.TextEvery).
 	for i := range 150 {
 		must("a progress tick", turn.Task(ctx, adapters.Task{ID: "a1b2c3", Title: "journalctl --vacuum-size=1G", State: adapters.TaskInProgress, Details: fmt.Sprintf("running %ds: vacuuming", 2*(i+1)), CardRef: ref}))
 	}
@@ -110,15 +113,17 @@ func playTurn(t *testing.T, ctx context.Context, fake *slacktest.Server, ad *sla
 	if err := ad.Update(ctx, place, ref, adapters.Content{Card: vacuumCard("done")}); err != nil {
 		t.Fatal(err)
 	}
+	must("the thinking status again", turn.Status(ctx, adapters.StatusThinking))
 	must("the answer", turn.End(ctx, "Freed 8.1G: /var/log now holds 1.0G."))
 	return ref
 }
 
 // TestStreamedTurn: a turn that runs two reads and asks for one approval
-// shows a status at once, one streamed message with three tasks in their
-// right states (the approval's linked to its card), the card as its own
-// message, and the answer; the status is cleared at the end. The request
-// bodies are golden.
+// shows a status at once, a streamed message with the reads' tasks and
+// the words said before the card, the card as its own message below it,
+// then a second stream with the approved run's task (linked to its card)
+// and the answer; the status is cleared at the end. The request bodies
+// are golden.
 func TestStreamedTurn(t *testing.T) {
 	fake, ad, _, e := turnSetup(t, slack.Config{}, nil)
 	ctx := context.Background()
@@ -129,24 +134,30 @@ func TestStreamedTurn(t *testing.T) {
 	ref := playTurn(t, ctx, fake, ad, turn, e.Place)
 
 	streams := fake.Streams(channel, e.Place.Thread)
-	if len(streams) != 1 {
-		t.Fatalf("%d streams in the thread, want 1", len(streams))
-	}
-	st := streams[0]
-	if !st.Stopped || st.StoppedBy != "app" {
-		t.Errorf("stream stopped=%v by %q, want stopped by the app", st.Stopped, st.StoppedBy)
-	}
-	if st.RecipientUser != alice.ID || st.RecipientTeam != slacktest.TeamID {
-		t.Errorf("stream recipient = %s/%s, want %s/%s", st.RecipientTeam, st.RecipientUser, slacktest.TeamID, alice.ID)
+	if len(streams) != 2 {
+		t.Fatalf("%d streams in the thread, want 2 (before the card, after it)", len(streams))
 	}
 	var states []string
-	for _, task := range st.Tasks {
-		states = append(states, task.ID+"="+task.Status)
+	for _, st := range streams {
+		if !st.Stopped || st.StoppedBy != "app" {
+			t.Errorf("stream stopped=%v by %q, want stopped by the app", st.Stopped, st.StoppedBy)
+		}
+		if st.RecipientUser != alice.ID || st.RecipientTeam != slacktest.TeamID {
+			t.Errorf("stream recipient = %s/%s, want %s/%s", st.RecipientTeam, st.RecipientUser, slacktest.TeamID, alice.ID)
+		}
+		for _, task := range st.Tasks {
+			states = append(states, task.ID+"="+task.Status)
+		}
+		states = append(states, "|")
 	}
-	if want := []string{"call_1=complete", "call_2=complete", "a1b2c3=complete"}; !slices.Equal(states, want) {
+	if want := []string{"call_1=complete", "call_2=complete", "|", "a1b2c3=complete", "|"}; !slices.Equal(states, want) {
 		t.Errorf("tasks %v, want %v", states, want)
 	}
-	if link := st.Tasks[2].Sources; len(link) != 1 || !strings.Contains(link[0], "/archives/"+channel+"/p"+strings.Replace(ref, ".", "", 1)) {
+	if !strings.Contains(streams[0].Text, "/var/log holds 9.1G") {
+		t.Errorf("the words before the card = %q, want them in the first stream", streams[0].Text)
+	}
+	st := streams[1]
+	if link := st.Tasks[0].Sources; len(link) != 1 || !strings.Contains(link[0], "/archives/"+channel+"/p"+strings.Replace(ref, ".", "", 1)) {
 		t.Errorf("the approval's task links %v, want the card %s", link, ref)
 	}
 	if !strings.HasSuffix(st.Text, "Freed 8.1G: /var/log now holds 1.0G.") {
@@ -229,7 +240,7 @@ func TestStreamingRefused(t *testing.T) {
 	ctx := context.Background()
 	for i := range 2 {
 		turn := adapters.StartTurn(ad, e.Place, e.User, nil)
-		if turn.Task(ctx, adapters.Task{ID: "call_1", Title: "df -h", State: adapters.TaskInProgress}) {
+		if turn.Task(ctx, adapters.Task{ID: "call_1", Title: "df -h", State: adapters.TaskComplete}) {
 			t.Fatalf("turn %d: a task reported shown in a workspace that refuses streaming", i+1)
 		}
 		if turn.Streaming() || turn.Text(ctx, "words") || turn.End(ctx, "the answer") {
@@ -298,7 +309,9 @@ func TestAgentStop(t *testing.T) {
 	fake, ad, r, e := turnSetup(t, slack.Config{}, nil)
 	ctx := context.Background()
 	turn := adapters.StartTurn(ad, e.Place, e.User, nil)
-	if !turn.Task(ctx, adapters.Task{ID: "call_1", Title: "sleep 600", State: adapters.TaskInProgress}) {
+	// A read that ran starts the stream; a long call runs.
+	if !turn.Task(ctx, adapters.Task{ID: "call_0", Title: "ls", State: adapters.TaskComplete}) ||
+		!turn.Task(ctx, adapters.Task{ID: "call_1", Title: "sleep 600", State: adapters.TaskInProgress}) {
 		t.Fatal("task not shown")
 	}
 	env := fake.AgentStop(alice, channel, e.Place.Thread)
@@ -350,10 +363,14 @@ func TestCallsPerApproval(t *testing.T) {
 	if card > 3 {
 		t.Errorf("%d chat.postMessage/chat.update calls for one approval, want at most 3", card)
 	}
-	// 4 statuses, 1 start, 7 appends (4 task changes of the reads, the
-	// words, 3 of the approval's task), 1 stop; the 150 progress ticks
-	// cost nothing more within adapters.ProgressEvery.
-	want := map[string]int{"chat.postMessage": 1, "chat.update": 2, "assistant.threads.setStatus": 4, "chat.startStream": 1, "chat.appendStream": 7, "chat.stopStream": 1}
+	// 3 statuses (thinking, thinking again after the run, cleared: the
+	// wait is the card's, whose post cleared the status); 2 streams
+	// (before and below the card); 1 append (the second read: each call
+	// that starts is held adapters.TextEvery and goes once, as it ended;
+	// the first starts the stream). The run's 150 progress ticks cost
+	// nothing more. Before the break at the card and the held starts: 17
+	// calls, 4 of them statuses, 7 appends.
+	want := map[string]int{"chat.postMessage": 1, "chat.update": 2, "assistant.threads.setStatus": 3, "chat.startStream": 2, "chat.appendStream": 1, "chat.stopStream": 2}
 	for m, n := range want {
 		if got[m] != n {
 			t.Errorf("%s: %d calls, want %d", m, got[m], n)
@@ -379,5 +396,135 @@ func TestStatusAfterPost(t *testing.T) {
 	turn.Status(ctx, adapters.StatusThinking)
 	if got := fake.Status(channel, e.Place.Thread); got != adapters.StatusThinking {
 		t.Errorf("status %q after Posted and Status, want %q", got, adapters.StatusThinking)
+	}
+}
+
+// TestStatusChangesOnlyWithTheTurn: a status costs a call only when what
+// the thread shows changes: the same status again is none; after a post
+// (which cleared it) the waiting status and the clear are none (the card
+// says it waits); thinking again is one.
+func TestStatusChangesOnlyWithTheTurn(t *testing.T) {
+	fake, ad, _, e := turnSetup(t, slack.Config{}, nil)
+	ctx := context.Background()
+	turn := adapters.StartTurn(ad, e.Place, e.User, nil)
+	steps := []struct {
+		name  string
+		do    func()
+		calls int
+	}{
+		{"thinking", func() { turn.Status(ctx, adapters.StatusThinking) }, 1},
+		{"thinking again", func() { turn.Status(ctx, adapters.StatusThinking) }, 0},
+		{"a card posted", func() {
+			if _, err := ad.Post(ctx, e.Place, adapters.Content{Card: vacuumCard("pending")}); err != nil {
+				t.Fatal(err)
+			}
+			turn.Posted()
+		}, 0},
+		{"waiting, under the card", func() { turn.Status(ctx, adapters.StatusWaiting) }, 0},
+		{"thinking after the outcome", func() { turn.Status(ctx, adapters.StatusThinking) }, 1},
+		{"the answer posted", func() {
+			if _, err := ad.Post(ctx, e.Place, adapters.Content{Text: "done"}); err != nil {
+				t.Fatal(err)
+			}
+			turn.Posted()
+		}, 0},
+		{"the end, after the post", func() {
+			if !turn.End(ctx, "") {
+				t.Error("End with no answer reported false")
+			}
+		}, 0},
+	}
+	for _, s := range steps {
+		before := fake.Calls("assistant.threads.setStatus")
+		s.do()
+		if got := fake.Calls("assistant.threads.setStatus") - before; got != s.calls {
+			t.Errorf("%s: %d status calls, want %d", s.name, got, s.calls)
+		}
+	}
+	if got := fake.Status(channel, e.Place.Thread); got != "" {
+		t.Errorf("status %q after the answer", got)
+	}
+}
+
+// TestBreakWithoutStream: words held back when a card comes and no stream
+// is open are posted as one message before it; End with an answer and no
+// stream leaves it to the bot to post (one call, not a stream's two).
+func TestBreakWithoutStream(t *testing.T) {
+	fake, ad, _, e := turnSetup(t, slack.Config{}, nil)
+	ctx := context.Background()
+	turn := adapters.StartTurn(ad, e.Place, e.User, nil)
+	if !turn.Text(ctx, "I will remove tmp_a.") {
+		t.Fatal("words not taken")
+	}
+	if !turn.Break(ctx) {
+		t.Fatal("Break reported the words not shown")
+	}
+	var said []string
+	for _, m := range fake.Thread(channel, e.Place.Thread) {
+		if m.User == slacktest.BotUserID {
+			said = append(said, m.Text)
+		}
+	}
+	if len(said) != 1 || said[0] != "I will remove tmp_a." {
+		t.Errorf("the bot said %q before the card, want the words held back", said)
+	}
+	if n := fake.Calls("chat.startStream"); n != 0 {
+		t.Errorf("%d streams started for words before a card", n)
+	}
+	if turn.End(ctx, "Removed tmp_a.") {
+		t.Error("End reported an answer shown with no stream open; the bot would not post it")
+	}
+	if n := fake.Calls("chat.startStream") + fake.Calls("chat.stopStream"); n != 0 {
+		t.Errorf("%d stream calls for an answer with no stream open", n)
+	}
+}
+
+// TestStartHeld: a call that starts is held adapters.TextEvery: a quick
+// one is one call, as it ended; a long one is shown running once the
+// time is up, and then as it ends.
+func TestStartHeld(t *testing.T) {
+	fake, ad, _, e := turnSetup(t, slack.Config{}, nil)
+	ctx := context.Background()
+	turn := adapters.StartTurn(ad, e.Place, e.User, nil)
+	start := adapters.Task{ID: "call_1", Title: "ls", State: adapters.TaskInProgress, Details: "running"}
+	if !turn.Task(ctx, start) || !turn.Task(ctx, adapters.Task{ID: "call_1", Title: "ls", State: adapters.TaskComplete, Details: "exit code 0"}) {
+		t.Fatal("the quick call was not shown")
+	}
+	if n := fake.Calls("chat.startStream") + fake.Calls("chat.appendStream"); n != 1 {
+		t.Errorf("a quick call cost %d stream calls, want 1", n)
+	}
+	long := adapters.Task{ID: "call_2", Title: "sleep 60", State: adapters.TaskInProgress, Details: "running"}
+	if !turn.Task(ctx, long) {
+		t.Fatal("the long call was not taken")
+	}
+	fake.Wait(t, "the long call shown running", func() bool {
+		ss := fake.Streams(channel, e.Place.Thread)
+		return len(ss) == 1 && len(ss[0].Tasks) == 2 && ss[0].Tasks[1].Status == "in_progress"
+	})
+	if !turn.Task(ctx, adapters.Task{ID: "call_2", Title: "sleep 60", State: adapters.TaskComplete, Details: "exit code 0"}) {
+		t.Fatal("the long call's end was not shown")
+	}
+	if n := fake.Calls("chat.appendStream"); n != 2 {
+		t.Errorf("%d appends, want 2 (the long call running, then done)", n)
+	}
+}
+
+// TestTwoStartsHeld: a second call that starts while the first is held
+// sends the first's start before it is held itself; neither is lost.
+func TestTwoStartsHeld(t *testing.T) {
+	fake, ad, _, e := turnSetup(t, slack.Config{}, nil)
+	ctx := context.Background()
+	turn := adapters.StartTurn(ad, e.Place, e.User, nil)
+	for _, id := range []string{"call_1", "call_2"} {
+		if !turn.Task(ctx, adapters.Task{ID: id, Title: id, State: adapters.TaskInProgress}) {
+			t.Fatalf("%s not taken", id)
+		}
+	}
+	if !turn.End(ctx, "") {
+		t.Fatal("the end was not shown")
+	}
+	ss := fake.Streams(channel, e.Place.Thread)
+	if len(ss) != 1 || len(ss[0].Tasks) != 2 || ss[0].Tasks[0].ID != "call_1" || ss[0].Tasks[1].ID != "call_2" {
+		t.Errorf("streams %+v, want one with call_1 then call_2", ss)
 	}
 }

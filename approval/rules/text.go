@@ -21,10 +21,11 @@ func Plain(entry string) string {
 	if !found {
 		return "@" + entry
 	}
+	name = strings.TrimSpace(name)
 	if kind == "channel" {
-		return "#" + strings.TrimSpace(name)
+		return "#" + strings.TrimPrefix(name, "#")
 	}
-	return "@" + strings.TrimSpace(name)
+	return "@" + strings.TrimPrefix(name, "@") // "group:@oncall" is @oncall, not @@oncall
 }
 
 // Who names the approvers in words: "@dba", "@alice or members of @dba",

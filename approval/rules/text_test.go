@@ -39,6 +39,7 @@ func TestCard(t *testing.T) {
 	}{
 		{"none yet, one needed", Requirement{Approvers: []string{"group:oncall"}, Need: 1}, approval.Progress{}, nil, "Needs an approval from @oncall."},
 		{"none yet, two needed", dba, approval.Progress{}, nil, "Needs two approvals from @dba."},
+		{"a group by its handle", Requirement{Approvers: []string{"group:@oncall", "channel:#ops"}, Need: 1}, approval.Progress{}, nil, "Needs an approval from @oncall or #ops."},
 		{"one of two", dba, votes("bob"), nil, "1 of 2: bob ✓ — one more from @dba"},
 		{"two of two", dba, votes("bob", "carol"), nil, "2 of 2: bob ✓, carol ✓"},
 		{"one of three, several approvers", Requirement{Approvers: []string{"U1", "group:dba", "role:admin"}, Need: 3},

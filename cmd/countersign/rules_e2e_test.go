@@ -58,7 +58,7 @@ bot:
 	fake.Wait(t, "the finished card", func() bool {
 		m, _ := fake.Message(slackChannel, card.TS)
 		v := slacktest.View(m)
-		return strings.Contains(v, "Ran: approved by carol") && strings.Contains(v, "approved by bob (U0BOB), carol (U0CAROL)")
+		return strings.Contains(v, "Ran: approved by bob and carol") && strings.Contains(v, "approved by bob and carol at")
 	})
 
 	// A cancel with a reason, through the form.

@@ -130,6 +130,7 @@ type Server struct {
 	limited     int
 	retryAfter  int
 	calls       map[string]int
+	callLog     []Call
 	envelopes   []*Envelope
 	last        *Envelope
 	conns       []*wsConn // open sockets, oldest first
@@ -302,6 +303,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, method string)
 	}
 	s.mu.Lock()
 	s.calls[method]++
+	s.callLog = append(s.callLog, Call{Method: method, At: time.Now()})
 	s.notify()
 	s.mu.Unlock()
 	tok := token(r)
@@ -1224,6 +1226,19 @@ func (s *Server) Limited() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.limited
+}
+
+// Call is one Web API call as the fake took it: its method and when.
+type Call struct {
+	Method string
+	At     time.Time
+}
+
+// CallLog is every Web API call so far, in the order the fake took them.
+func (s *Server) CallLog() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.callLog)
 }
 
 // Calls is how many times the Web API method was called.
