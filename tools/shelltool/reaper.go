@@ -63,7 +63,13 @@ func (r *reaper) enable() error {
 // descriptor but their own 0, 1 and 2, and records both as running. It
 // returns the guard, whose pid is the group's. Without a guard the command
 // does not start: it could outlive the bot.
-func (r *reaper) start(cmd *exec.Cmd, shell string, cred *syscall.Credential) (*exec.Cmd, error) {
+//
+// spawn starts the command's shell: from the spawner's thread, or from a
+// thread the kernel's fence restricts (fence.On). nil is the spawner's.
+func (r *reaper) start(cmd *exec.Cmd, shell string, cred *syscall.Credential, spawn func(func()) error) (*exec.Cmd, error) {
+	if spawn == nil {
+		spawn = func(f func()) error { onSpawnThread(f); return nil }
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := closeOnExec(); err != nil {
@@ -85,7 +91,9 @@ func (r *reaper) start(cmd *exec.Cmd, shell string, cred *syscall.Credential) (*
 	}
 	cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Pgid = true, g.Process.Pid
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	onSpawnThread(func() { err = cmd.Start() })
+	if ferr := spawn(func() { err = cmd.Start() }); ferr != nil {
+		err = ferr
+	}
 	if err != nil {
 		_ = killGroup(g.Process.Pid)
 		_ = g.Wait()
