@@ -52,7 +52,9 @@ type callState struct {
 // posts. Every failure becomes a result that did not run; admit never
 // runs a call it could not audit. outside names the public host the turn
 // has read from, if any (taint.go).
-func (a *Agent) admit(ctx context.Context, conv approval.Conversation, user approval.User, tc ToolCall, turnID, outside string, show *shownHere) callState {
+// fenced are the calls the kernel's fence stopped earlier in the turn
+// (fenced.go): they are not auto-run again.
+func (a *Agent) admit(ctx context.Context, conv approval.Conversation, user approval.User, tc ToolCall, turnID, outside string, fenced fencedCalls, show *shownHere) callState {
 	cs := callState{ID: tc.ID, Tool: tc.Name}
 	set := func(r tools.Result) callState { cs.Result = &r; return cs }
 
@@ -71,6 +73,7 @@ func (a *Agent) admit(ctx context.Context, conv approval.Conversation, user appr
 	cs.Args = args
 
 	v := a.policy.Assess(risk.Call{Tool: tc.Name, Args: args, Channel: conv.Channel, Outside: outside})
+	v = a.refenced(fenced, tc.Name, args, v)
 	if v.Decision != risk.Auto && v.Decision != risk.Block {
 		v.Decision = risk.Confirm // the zero value, or anything unknown, waits for a person
 	}

@@ -17,7 +17,7 @@ func (a *Agent) Direct(ctx context.Context, conv approval.Conversation, user app
 	defer a.busy.done()
 	tc := ToolCall{ID: "direct_" + randomHex(12), Name: tool, Arguments: string(args)}
 	turnID := approval.NewID()
-	cs := a.admit(ctx, conv, user, tc, turnID, "", nil)
+	cs := a.admit(ctx, conv, user, tc, turnID, "", nil, nil)
 	if cs.approval == nil {
 		return a.replyResult(ctx, a.sink, conv, a.withWhy(cs), *cs.Result)
 	}

@@ -118,9 +118,11 @@ func (a *Agent) loop(ctx context.Context, h *hold, conv approval.Conversation, u
 		calls := make([]callState, len(msg.ToolCalls))
 		var cards []*approval.Approval
 		outside := turnOutside(msgs) // taint.go
+		fenced := a.turnFenced(msgs) // fenced.go
 		for i, tc := range msg.ToolCalls {
-			calls[i] = a.admit(ctx, conv, user, tc, turnID, outside, a.callShown(h.out, conv, tc.ID))
+			calls[i] = a.admit(ctx, conv, user, tc, turnID, outside, fenced, a.callShown(h.out, conv, tc.ID))
 			outside = cmp.Or(outside, outsideOf(calls[i]))
+			fenced.add(a, calls[i])
 			if calls[i].approval != nil {
 				cards = append(cards, calls[i].approval)
 			}
