@@ -108,6 +108,17 @@ func (r *reaper) start(cmd *exec.Cmd, shell string, cred *syscall.Credential, sp
 	return g, nil
 }
 
+// forget forgets the pids of a program's process and guard, which Wait
+// has reaped, without a sweep.
+func (r *reaper) forget(pids ...int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, pid := range pids {
+		delete(r.live, pid)
+		delete(r.guards, pid)
+	}
+}
+
 // finish forgets the pids of a command's shell and guard, which Wait has
 // reaped, and, once the process is a subreaper, kills and reaps whatever
 // commands left behind.
