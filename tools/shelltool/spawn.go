@@ -136,3 +136,6 @@ func (p *Program) Release() {
 	_ = p.guard.Wait()
 	children.forget(p.cmd.Process.Pid, p.guard.Process.Pid)
 }
+
+// Pgid is the program's process group (its guard's pid).
+func (p *Program) Pgid() int { return p.guard.Process.Pid }
