@@ -261,4 +261,3 @@ func poll(t *testing.T, limit time.Duration, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-

@@ -62,7 +62,10 @@ func newServer(name string, cfg ServerConfig, opts Options) *server {
 		// sampling, no elicitation.
 		&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
 			// A changed list is read again at the next call (listing.go).
-			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.listed.reset() }})
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+				s.listed.reset()
+				s.log.Info("MCP server's tool list changed; it is listed again at the next call")
+			}})
 	return s
 }
 

@@ -58,17 +58,6 @@ func (f FenceConfig) withDefaults() (FenceConfig, error) {
 	return f, nil
 }
 
-// FenceStatus says whether this kernel can fence runs: nil when it can,
-// else an error saying why not (wrapping fence.ErrUnavailable). With
-// fence.mode off it is nil: nothing is asked of the kernel.
-func (t *Tool) FenceStatus() error {
-	if t.cfg.Fence.Mode == FenceOff {
-		return nil
-	}
-	_, err := fence.Probe()
-	return err
-}
-
 // spec returns the fence of a run, or nil for an unfenced one.
 func (t *Tool) spec(opts tools.RunOptions) *fence.Spec {
 	f := t.cfg.Fence

@@ -23,10 +23,12 @@ import (
 // This is process-wide, as what it guards is: the kernel hands orphans to
 // the process, not to a Tool, and two tools must not take each other's
 // running shells for leftovers. So the record of running shells is the one
-// package-level variable, and a process that called FenceProcess must not
-// start other child processes of its own (the bot starts none). Until
-// FenceProcess is called there is no sweep, so a library user's own
-// children are left alone.
+// package-level variable, and a process that called FenceProcess must start
+// its other long-running children through StartProgram (the bot's MCP
+// stdio servers), which records them as running until they end: any other
+// child is taken for a leftover (an MCP server once was, killed by the end
+// of every shell command). Until FenceProcess is called there is no sweep,
+// so a library user's own children are left alone.
 var children = &reaper{live: map[int]struct{}{}, guards: map[int]bool{}}
 
 type reaper struct {
