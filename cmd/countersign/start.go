@@ -17,7 +17,8 @@ func (a *app) startWarnings(ctx context.Context, cfg fileConfig, euid int) []str
 		lines = append(lines, d+"; what needs it fails until it is back.")
 	}
 	lines = append(lines, a.mcpWarnings()...) // mcp.go
-	if w, warn := fenceLine(a.cfg); warn {    // runas.go
+	// How calls without a card are fenced (runas.go).
+	if w, warn := fenceLine(a.cfg); warn {
 		a.log.Warn("the kernel cannot fence calls that run without a card", "problem", w)
 		lines = append(lines, w+".")
 	}
