@@ -185,7 +185,19 @@ func (t *Tool) Description() string {
 		"(or a workdir inside it). Standard input is empty, the environment holds only PATH, HOME, " +
 		"locale and time-zone variables, the run is killed (with every process it started) at the " +
 		"time limit, and stdout and stderr are each capped. Returns the exit code, stdout and stderr. " +
-		"Prefer read-only commands; anything that changes the system waits for a person's approval."
+		"Prefer read-only commands; anything that changes the system waits for a person's approval." +
+		t.fenceDescription()
+}
+
+// fenceDescription tells the model how a call that runs without a card is
+// fenced, so that a refusal by the fence is no surprise.
+func (t *Tool) fenceDescription() string {
+	if t.cfg.Fence.Mode == FenceOff {
+		return ""
+	}
+	return " A call that runs without a person's approval runs fenced by the kernel: it writes only in the working " +
+		"root and $TMPDIR (nothing at all when judged read-only), gains no privilege through set-user-ID programs and, " +
+		"when it runs on your risk_level low alone, reaches no network; what the fence refused is said in the result."
 }
 
 // Schema implements tools.Tool.
