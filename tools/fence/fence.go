@@ -225,9 +225,13 @@ func restrictThread(c landlock.Config, rules []landlock.Rule) error {
 }
 
 // Prepare sets what of s acts at the process's creation: for an offline
-// run, a network namespace of its own (and, for a bot that is not root, a
-// user namespace that lets it make one, mapping only its own user and
-// group). cred is the user the process runs as (nil: the bot's own).
+// run, a network namespace of its own, and, for a bot that is not root, a
+// user namespace that lets it make one. The user namespace maps no user:
+// the parent would have to write the child's uid_map, which the fenced
+// thread may not, and the process keeps its own user on the host's files
+// anyway (capabilities in a namespace that maps nobody reach no file).
+// cred is the user the process runs as (nil: the bot's own); a bot that is
+// not root can only run as itself, so its cred is dropped.
 func Prepare(cmd *exec.Cmd, s Spec, cred *syscall.Credential) {
 	if !s.Offline {
 		return
@@ -240,12 +244,8 @@ func Prepare(cmd *exec.Cmd, s Spec, cred *syscall.Credential) {
 	if os.Geteuid() == 0 {
 		return // root makes the namespace without one of users
 	}
-	uid, gid := os.Geteuid(), os.Getegid()
-	if cred != nil {
-		cred.NoSetGroups = true // setgroups is denied in the new namespace
-	}
 	a.Cloneflags |= syscall.CLONE_NEWUSER
-	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-	a.GidMappingsEnableSetgroups = false
+	if cred != nil && int(cred.Uid) == os.Geteuid() && int(cred.Gid) == os.Getegid() {
+		a.Credential = nil // itself: setuid in a namespace that maps nobody fails
+	}
 }
