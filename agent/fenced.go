@@ -59,7 +59,8 @@ func (a *Agent) refenced(f fencedCalls, tool string, args json.RawMessage, v ris
 	if v.Decision != risk.Auto || !f[fencedKey(tool, a.operation(tool, args))] {
 		return v
 	}
+	// The reasons it would have run without a card no longer hold.
 	v.Decision, v.Risk, v.Rule = risk.Confirm, risk.Medium, risk.RuleDefault
-	v.Reasons = append([]string{"the kernel's fence stopped this same call when it ran without a card earlier in this turn; it runs only with a person's approval"}, v.Reasons...)
+	v.Reasons = []string{"the kernel's fence stopped this same call when it ran without a card earlier in this turn; it runs only with a person's approval"}
 	return v
 }
