@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/countersign/countersign/tools"
@@ -82,9 +83,11 @@ func (t *Tool) spec(opts tools.RunOptions) *fence.Spec {
 	return &fence.Spec{Offline: true}
 }
 
-// makeTemp makes the folder every fenced run's temporary folder lives in:
-// the bot's own, traversable by the user commands run as, who owns
-// nothing in it but the folders of its runs.
+// fenceTemp is the folder every fenced run's temporary folder lives in,
+// one per process: the bot's own, traversable by the user commands run
+// as, who owns nothing in it but the folders of its runs.
+var fenceTemp = sync.OnceValues(makeTemp)
+
 func makeTemp() (string, error) {
 	dir, err := os.MkdirTemp("", "countersign-fence-")
 	if err != nil {

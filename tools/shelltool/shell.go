@@ -169,7 +169,7 @@ func New(cfg Config) (*Tool, error) {
 	}
 	t := &Tool{cfg: cfg, root: root, shell: shell, env: env, cred: cred}
 	if cfg.Fence.Mode != FenceOff {
-		if t.tmp, err = makeTemp(); err != nil {
+		if t.tmp, err = fenceTemp(); err != nil {
 			return nil, err
 		}
 	}
