@@ -1,6 +1,7 @@
 package fence
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -139,4 +141,17 @@ func FuzzRefusals(f *testing.F) {
 			}
 		}
 	})
+}
+
+// On a kernel without Landlock nothing starts: On says why, and the error
+// is one of setting up (ErrSetup) because the kernel cannot (ErrUnavailable).
+func TestNoLandlockStartsNothing(t *testing.T) {
+	old := abi
+	abi = func() (int, error) { return 0, syscall.ENOSYS }
+	defer func() { abi = old }()
+	ran := false
+	err := On(Spec{Write: []string{"/nowhere-" + t.Name()}}, func() { ran = true })
+	if ran || !errors.Is(err, ErrSetup) || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "Landlock is not available") {
+		t.Fatalf("ran %v, err %v; want nothing run and an error saying Landlock is not available", ran, err)
+	}
 }

@@ -246,3 +246,14 @@ func BenchmarkFencedSpawn(b *testing.B) {
 		})
 	}
 }
+
+// A call the kernel cannot fence does not run, and its result says so in
+// words the model can act on (and the agent cards it when asked again).
+func TestNotFencedSaysSo(t *testing.T) {
+	for _, err := range []error{fmt.Errorf("%w: %w: no Landlock", fence.ErrSetup, fence.ErrUnavailable), fmt.Errorf("%w: E2BIG", fence.ErrSetup)} {
+		r := notFenced(err)
+		if r.Executed || r.Status == tools.StatusOK || !strings.Contains(r.Fence, "risk_level high") || !strings.Contains(r.Error, "did not run") {
+			t.Errorf("%v: %s", err, r.JSON())
+		}
+	}
+}
