@@ -336,11 +336,12 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 		return tools.NotStarted(fmt.Errorf("could not start the command: %w", err))
 	}
 
-	// The kernel's fence, and the run's private temporary folder.
+	// The kernel's fence, and the private temporary folder of a run that
+	// may write.
 	env, spawn := t.env, (func(func()) error)(nil)
 	spec := t.spec(opts)
 	if spec != nil {
-		if !spec.Offline || len(spec.Write) > 0 {
+		if len(spec.Write) > 0 {
 			dir, remove, err := t.runTemp(t.cred)
 			if err != nil {
 				closeAll(outR, outW, errR, errW)
