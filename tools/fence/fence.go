@@ -2,8 +2,8 @@
 // (SPEC §8): Landlock keeps the run's writes inside the folders it may
 // write (none at all for a run judged read-only), no_new_privs keeps a
 // set-user-ID program from gaining privilege, Landlock's signal scope keeps
-// it from signalling processes outside the fence, and a network namespace
-// of its own keeps a run offline.
+// it from signalling processes outside the fence, and an empty network
+// namespace keeps a run offline.
 //
 // Landlock and no_new_privs restrict the calling thread and what it starts,
 // so each distinct fence gets one OS thread of its own, locked for the life
@@ -185,6 +185,15 @@ func threadFor(s Spec) (*thread, error) {
 		// On failure the goroutine returns still locked, and the runtime
 		// ends the thread rather than hand it to another goroutine.
 		runtime.LockOSThread()
+		if s.Offline && os.Geteuid() == 0 {
+			// Root: the thread moves to a network namespace of its own,
+			// made once, which every run started from it shares (see
+			// Prepare for a bot that is not root).
+			if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+				ready <- fmt.Errorf("making the offline runs' network namespace: %w", err)
+				return
+			}
+		}
 		if err := restrictThread(c, rules); err != nil {
 			ready <- err
 			return
@@ -224,27 +233,29 @@ func restrictThread(c landlock.Config, rules []landlock.Rule) error {
 	return nil
 }
 
-// Prepare sets what of s acts at the process's creation: for an offline
-// run, a network namespace of its own, and, for a bot that is not root, a
-// user namespace that lets it make one. The user namespace maps no user:
-// the parent would have to write the child's uid_map, which the fenced
-// thread may not, and the process keeps its own user on the host's files
-// anyway (capabilities in a namespace that maps nobody reach no file).
-// cred is the user the process runs as (nil: the bot's own); a bot that is
-// not root can only run as itself, so its cred is dropped.
+// Prepare sets what of s acts at the process's creation. A bot running
+// as root needs nothing: an offline run starts from a thread that lives in
+// an empty network namespace of its own, made once when the thread was
+// set up (On), which costs nothing per run; the runs share it, and none
+// of them can bring an interface up but a root command (run_as root),
+// which then reaches only the other offline runs. A bot that is not root
+// may not make one for a thread, so each offline run is cloned into a
+// network namespace of its own, inside a user namespace that allows it
+// (a few milliseconds a run). That user namespace maps no user: the
+// parent would have to write the child's uid_map, which the fenced thread
+// may not, and the process keeps its own user on the host's files anyway
+// (capabilities in a namespace that maps nobody reach no file). cred is
+// the user the process runs as (nil: the bot's own); a bot that is not
+// root can only run as itself, so its cred is dropped.
 func Prepare(cmd *exec.Cmd, s Spec, cred *syscall.Credential) {
-	if !s.Offline {
+	if !s.Offline || os.Geteuid() == 0 {
 		return
 	}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	a := cmd.SysProcAttr
-	a.Cloneflags |= syscall.CLONE_NEWNET
-	if os.Geteuid() == 0 {
-		return // root makes the namespace without one of users
-	}
-	a.Cloneflags |= syscall.CLONE_NEWUSER
+	a.Cloneflags |= syscall.CLONE_NEWNET | syscall.CLONE_NEWUSER
 	if cred != nil && int(cred.Uid) == os.Geteuid() && int(cred.Gid) == os.Getegid() {
 		a.Credential = nil // itself: setuid in a namespace that maps nobody fails
 	}
