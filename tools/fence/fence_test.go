@@ -3,6 +3,7 @@ package fence
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,12 +71,29 @@ func TestFenceWrites(t *testing.T) {
 }
 
 // The fence stays on its thread: the bot's other goroutines, on threads
-// old and new (started while fenced threads exist), write as before.
+// old and new (started while fenced threads exist), write and reach the
+// network as before.
 func TestFenceStaysOnItsThread(t *testing.T) {
 	needLandlock(t)
-	if _, err := start(t, Spec{}, "true"); err != nil {
+	for _, s := range []Spec{{}, {Offline: true}} {
+		if _, err := start(t, s, "true"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
 	dir := t.TempDir()
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
@@ -87,12 +105,18 @@ func TestFenceStaysOnItsThread(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, fmt.Sprint(i)), []byte("x"), 0o600); err != nil {
 				errs <- err
 			}
+			c, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				errs <- err
+				return
+			}
+			c.Close()
 		})
 	}
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Errorf("a goroutine of the bot could not write: %v", err)
+		t.Errorf("a goroutine of the bot could not write or connect: %v", err)
 	}
 }
 
