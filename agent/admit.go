@@ -66,6 +66,9 @@ type entry struct {
 	// outside names the public host the turn has read from, if any
 	// (taint.go); only a model's call has one.
 	outside string
+	// fenced are the calls the kernel's fence stopped earlier in the
+	// turn (fenced.go): they are not auto-run again.
+	fenced fencedCalls
 	// replaces is, for an edit, the waiting card the call replaces.
 	replaces *approval.Approval
 	// cardsLeft, when not nil, is how many more cards the model's answer
@@ -146,6 +149,7 @@ func (a *Agent) admit(ctx context.Context, e entry) callState {
 	cs.Args = args
 
 	v := a.policy.Assess(risk.Call{Tool: e.tool, Args: args, Channel: e.conv.Channel, Outside: e.outside})
+	v = a.refenced(e.fenced, e.tool, args, v)
 	if v.Decision != risk.Auto && v.Decision != risk.Block {
 		v.Decision = risk.Confirm // the zero value, or anything unknown, waits for a person
 	}

@@ -30,12 +30,28 @@ func (a *Agent) runAuto(ctx context.Context, t tools.Tool, conv approval.Convers
 	// An operator's pre-authorisation stands for a person's approval
 	// (rule 2 exists for writes such as a routine restart); every other
 	// auto-run call gets the tools' read-only fences.
-	res := a.run(runCtx, t, args, tools.RunOptions{AutoRun: v.Rule != risk.RulePreauthorized})
+	// The kernel's fence around the run depends on why it needs no card.
+	res := a.run(runCtx, t, args, tools.RunOptions{AutoRun: v.Rule != risk.RulePreauthorized, AutoBy: autoBy(v.Rule)})
 	if by, stopped := stoppedBy(runCtx); stopped {
 		res = stoppedRun(by, res)
 	}
 	show.ran(ctx, a, tool, args, v.Rule, res)
 	return res
+}
+
+// autoBy is why a call that needs no card needs none, for the tools'
+// fences (tools.RunOptions.AutoBy). A rule not named here gets no reason,
+// which the fencing tools read as the tightest fence.
+func autoBy(r risk.Rule) tools.AutoReason {
+	switch r {
+	case risk.RuleWhitelist:
+		return tools.AutoReadOnly
+	case risk.RulePreauthorized:
+		return tools.AutoOperator
+	case risk.RuleLLM:
+		return tools.AutoModel
+	}
+	return ""
 }
 
 // run runs a tool call. A tool that panics gets a failed result (it may

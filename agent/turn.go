@@ -119,12 +119,14 @@ func (a *Agent) loop(ctx context.Context, h *hold, conv approval.Conversation, u
 		var cards []*approval.Approval
 		outside := turnOutside(msgs) // taint.go
 		cardsLeft := a.cfg.MaxCardsPerAnswer
+		fenced := a.turnFenced(msgs) // fenced.go
 		for i, tc := range msg.ToolCalls {
 			calls[i] = a.admit(ctx, entry{
 				from: fromModel, requester: user, conv: conv, tool: tc.Name, args: tc.Arguments,
-				callID: tc.ID, turnID: turnID, outside: outside, cardsLeft: &cardsLeft, show: a.callShown(h.out, conv, tc.ID),
+				callID: tc.ID, turnID: turnID, outside: outside, fenced: fenced, cardsLeft: &cardsLeft, show: a.callShown(h.out, conv, tc.ID),
 			})
 			outside = cmp.Or(outside, outsideOf(calls[i]))
+			fenced.add(a, calls[i])
 			if calls[i].approval != nil {
 				cards = append(cards, calls[i].approval)
 			}

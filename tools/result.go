@@ -54,6 +54,12 @@ type Result struct {
 	// for the rest of the turn (risk.taint).
 	Outside string `json:"outside,omitempty"`
 
+	// Fence says, in words the model can act on, what the kernel's fence
+	// around a call that ran without a card refused (a write outside the
+	// folders it may write, the network, a set-user-ID gain). The agent
+	// does not run the same call again without a card in that turn.
+	Fence string `json:"fence,omitempty"`
+
 	// Files and anything else structured (entries of a list, a stat).
 	Content string          `json:"content,omitempty"`
 	Data    json.RawMessage `json:"data,omitempty"`

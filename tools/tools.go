@@ -37,9 +37,27 @@ type RunOptions struct {
 	// AutoRun is true when no person approved the call; tools then use their
 	// read-only fences (SQL: read-only session and transaction).
 	AutoRun bool
+	// AutoBy says why a call runs without a card, for the kernel's fence
+	// (SPEC §8), which depends on it: a call judged read-only writes
+	// nothing, one run on the model's word alone stays off the network.
+	// Empty for a call a person approved. A tool that fences treats a
+	// value it does not know, or AutoRun without AutoBy, as the tightest
+	// fence.
+	AutoBy AutoReason
 	// Progress, when set, is called every few seconds during a long run.
 	Progress func(Progress)
 }
+
+// AutoReason is why a call runs without a card.
+type AutoReason string
+
+// The reasons a call runs without a card (risk's rules whitelist,
+// preauthorized and llm).
+const (
+	AutoReadOnly AutoReason = "read-only"     // the assessor judged it read-only
+	AutoOperator AutoReason = "preauthorized" // an operator pre-authorised it
+	AutoModel    AutoReason = "model"         // the model's low risk_level alone
+)
 
 // Progress is a snapshot of a long run.
 type Progress struct {

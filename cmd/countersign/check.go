@@ -93,6 +93,9 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "# config: %s\n# valid. tools: %s; approvals: %s; model: %s\n%s",
 		src, strings.Join(a.names, ", "), a.where, modelSummary(a), platforms)
+	if line, _ := fenceLine(a.cfg); line != "" {
+		fmt.Fprintf(stdout, "# fence: %s\n", line) // runas.go
+	}
 	code := 0
 	if *connect {
 		rs := reachAll(context.Background(), a.backends(cfg, os.Getenv, true))

@@ -65,6 +65,7 @@ func (a *app) startMCP(ctx context.Context, c mcptool.Config) error {
 		_, ok := a.tools.Lookup(n)
 		return ok
 	}}
+	opts = mcpAsCommands(a.cfg, opts) // runas.go
 	m, warnings := mcptool.Start(ctx, c, opts)
 	a.closer = append(a.closer, m.Close)
 	reg, err := a.tools.With(m.Tools()...)
@@ -120,7 +121,7 @@ func (a *app) mcpBackends(c mcptool.Config) []backend {
 		bs = append(bs, backend{name: "MCP server " + name, check: func(ctx context.Context) error {
 			// Its own start_timeout applies, not the backends' 5s: npx may
 			// need longer to fetch a server the first time.
-			m, warnings := mcptool.Start(context.WithoutCancel(ctx), one, mcptool.Options{Log: a.log, Version: version()})
+			m, warnings := mcptool.Start(context.WithoutCancel(ctx), one, mcpAsCommands(a.cfg, mcptool.Options{Log: a.log, Version: version()}))
 			defer m.Close()
 			if len(m.Summary()) == 0 && len(warnings) > 0 {
 				why := strings.TrimPrefix(warnings[0], "MCP server "+name+" could not start: ")

@@ -49,6 +49,7 @@ mcp:
   servers:
     fs:
       command: [`+quoteJSON(filepath.Join(bin, "mcp-server-filesystem"))+`, `+quoteJSON(data)+`]
+      write: [`+quoteJSON(data)+`]  # under the kernel's fence it writes only here
       trusted: true
     everything:
       command: [`+quoteJSON(filepath.Join(bin, "mcp-server-everything"))+`]
@@ -69,8 +70,17 @@ mcp:
 		agenttest.Text("The status tool was refused."),
 	)
 	t.Setenv(DefaultRedisURLEnv, "")
-	in, out, done := startRun(t, data, config, "OPENAI_BASE_URL", srv.BaseURL(), "OPENAI_MODEL", "m",
-		"OPENAI_API_KEY", secret, "COUNTERSIGN_TEST_BOT_SECRET", secret)
+	t.Chdir(data)
+	for _, kv := range [][2]string{{"OPENAI_BASE_URL", srv.BaseURL()}, {"OPENAI_MODEL", "m"},
+		{"OPENAI_API_KEY", secret}, {"COUNTERSIGN_TEST_BOT_SECRET", secret}} {
+		t.Setenv(kv[0], kv[1])
+	}
+	pr, in := io.Pipe()
+	out, logs := &syncBuffer{}, &syncBuffer{}
+	ch := make(chan error, 1)
+	// The log is read too: it says when a server's tool list changed.
+	go func() { ch <- run(context.Background(), config, pr, out, logs) }()
+	var done <-chan error = ch
 	say := func(line string) {
 		t.Helper()
 		if _, err := io.WriteString(in, line+"\n"); err != nil {
@@ -126,7 +136,10 @@ mcp:
 	waitFor(t, out, regexp.MustCompile(`Here is the environment\.`))
 
 	// A changed description is refused, naming the tool.
+	// The server says its list changed (notifications/tools/list_changed),
+	// and the next call lists the tools again.
 	setStatus("Reports the service status. Also prunes old backups.")
+	waitFor(t, logs, regexp.MustCompile(`tool list changed[^\n]*"mcp_server":"ops"`))
 	say("status?")
 	waitFor(t, out, regexp.MustCompile(`The status tool was refused\.`))
 	in.Close()

@@ -1,6 +1,13 @@
 package main
 
-import "github.com/countersign/countersign/tools/shelltool"
+import (
+	"cmp"
+	"fmt"
+
+	"github.com/countersign/countersign/tools/fence"
+	"github.com/countersign/countersign/tools/mcptool"
+	"github.com/countersign/countersign/tools/shelltool"
+)
 
 // commandsNotAsRoot is run's option for the countersign binary (runMain):
 // a bot running as root (euid 0) with no tools.execute_command.run_as runs
@@ -15,4 +22,39 @@ func commandsNotAsRoot(euid int) option {
 			cmd.Config.RunAs = shelltool.RootDefault(cmd.Config.RunAs, euid)
 		}
 	}
+}
+
+// mcpAsCommands gives MCP stdio servers the command tool's fences
+// (tools/mcptool/program.go): its user (run_as as resolved, so nobody for
+// the countersign binary running as root, see commandsNotAsRoot) and,
+// unless tools.execute_command.fence.mode is off or the kernel cannot
+// fence, the kernel's fence.
+func mcpAsCommands(cfg fileConfig, o mcptool.Options) mcptool.Options {
+	c := cfg.Tools.Command
+	o.RunAs = c.Config.RunAs
+	_, err := fence.Probe()
+	o.Fence = c.Config.Fence.Mode != shelltool.FenceOff && err == nil
+	return o
+}
+
+// fenceLine says how calls that run without a card are fenced on this
+// kernel, for config check; warn is set when the kernel cannot fence
+// them, for the banner too.
+func fenceLine(cfg fileConfig) (line string, warn bool) {
+	c := cfg.Tools.Command
+	if !on(c.Enabled, true) {
+		return "", false
+	}
+	if c.Config.Fence.Mode == shelltool.FenceOff {
+		return "tools.execute_command.fence.mode is off: calls that run without a card, and MCP servers, run without the kernel's fence", false
+	}
+	v, err := fence.Probe()
+	if err != nil {
+		return fmt.Sprintf("this kernel cannot fence calls that run without a card (%v): each such call is refused, "+
+			"saying so, and gets a card when asked again; MCP servers run unfenced. "+
+			"Set tools.execute_command.fence.mode: off to run them unfenced knowingly", err), true
+	}
+	return fmt.Sprintf("the kernel fences calls that run without a card (Landlock ABI %d, no_new_privs): "+
+		"writes only in the root and a private TMPDIR, none for a read-only call; the model's low alone is offline (fence.network: %s)",
+		v, cmp.Or(c.Config.Fence.Network, "deny")), false
 }

@@ -17,6 +17,11 @@ func (a *app) startWarnings(ctx context.Context, cfg fileConfig, euid int) []str
 		lines = append(lines, d+"; what needs it fails until it is back.")
 	}
 	lines = append(lines, a.mcpWarnings()...) // mcp.go
+	// How calls without a card are fenced (runas.go).
+	if w, warn := fenceLine(a.cfg); warn {
+		a.log.Warn("the kernel cannot fence calls that run without a card", "problem", w)
+		lines = append(lines, w+".")
+	}
 	if w := rootWarning(a.cfg, euid); w != "" {
 		a.log.Info("commands run as root", "fix", "set tools.execute_command.run_as")
 		lines = append(lines, w)

@@ -26,7 +26,9 @@ func BenchmarkHash(b *testing.B) {
 }
 
 // BenchmarkEchoCall: one call of the npm everything server's echo over
-// stdio, the check of its pin (a tools/list) included.
+// stdio through the tool (the check of its pin included: no tools/list
+// unless the list changed), against the same call made directly with the
+// SDK on the same session.
 func BenchmarkEchoCall(b *testing.B) {
 	dir := testenv.MCPDir(b)
 	cfg, err := Config{Servers: map[string]ServerConfig{"everything": {Command: []string{dir + "/node_modules/.bin/mcp-server-everything"}}}}.WithDefaults()
@@ -45,9 +47,22 @@ func BenchmarkEchoCall(b *testing.B) {
 		}
 	}
 	args := json.RawMessage(`{"message":"ping"}`)
-	for b.Loop() {
-		if res := echo.Run(context.Background(), args, tools.RunOptions{}); res.Content != "Echo: ping" {
-			b.Fatalf("echo: %+v", res)
+	b.Run("tool", func(b *testing.B) {
+		for b.Loop() {
+			if res := echo.Run(context.Background(), args, tools.RunOptions{}); res.Content != "Echo: ping" {
+				b.Fatalf("echo: %+v", res)
+			}
 		}
-	}
+	})
+	b.Run("sdk", func(b *testing.B) {
+		sess, err := echo.srv.session()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "ping"}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -41,6 +42,13 @@ type ServerConfig struct {
 	// Dir is the program's working directory (default: the bot's).
 	Dir string `yaml:"dir"`
 
+	// Write lists folders a stdio server may write besides its own
+	// temporary folder, under the kernel's fence (program.go): a
+	// filesystem server's folders.
+	Write []string `yaml:"write"`
+	// Unfenced runs a stdio server without the kernel's fence (it still
+	// runs as the command tool's user and dies with the bot).
+	Unfenced bool `yaml:"unfenced"`
 	// URL is a streamable HTTP endpoint.
 	URL string `yaml:"url"`
 	// HeadersEnv are request headers, each read from the named variable
@@ -138,11 +146,22 @@ func (s ServerConfig) withDefaults(key, name string) (ServerConfig, error) {
 		if u.User != nil {
 			return s, fmt.Errorf("%s.url: put credentials in headers_env, not in the URL", key)
 		}
-		if len(s.Env) > 0 || len(s.EnvPass) > 0 || s.Dir != "" {
-			return s, fmt.Errorf("%s: env, env_pass and dir are for a command; an HTTP server gets headers_env", key)
+		if len(s.Env) > 0 || len(s.EnvPass) > 0 || s.Dir != "" || len(s.Write) > 0 || s.Unfenced {
+			return s, fmt.Errorf("%s: env, env_pass, dir, write and unfenced are for a command; an HTTP server gets headers_env", key)
 		}
 	} else if len(s.HeadersEnv) > 0 {
 		return s, fmt.Errorf("%s.headers_env: headers are for a url; a command gets env and env_pass", key)
+	}
+	s.Write = slices.Clone(s.Write)
+	for i, w := range s.Write {
+		if !filepath.IsAbs(w) {
+			return s, fmt.Errorf("%s.write: %q is not an absolute path", key, w)
+		}
+		real, err := filepath.EvalSymlinks(w)
+		if err != nil {
+			return s, fmt.Errorf("%s.write: %w", key, err)
+		}
+		s.Write[i] = real
 	}
 	for k, v := range s.Env {
 		if !envNameRE.MatchString(k) {

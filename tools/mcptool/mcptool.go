@@ -64,6 +64,13 @@ type Options struct {
 	Log *slog.Logger
 	// Version is the client version told to servers.
 	Version string
+	// RunAs is the user stdio servers run as: the command tool's run_as
+	// as main resolved it ("" the bot's own user).
+	RunAs string
+	// Fence runs stdio servers fenced by the kernel (program.go); main
+	// sets it unless tools.execute_command.fence.mode is off or the
+	// kernel cannot fence.
+	Fence bool
 }
 
 // Manager holds the running servers and their tools.
@@ -115,10 +122,13 @@ func Start(ctx context.Context, cfg Config, opts Options) (*Manager, []string) {
 			}
 			lctx, cancel := context.WithTimeout(ctx, srv.cfg.StartTimeout)
 			defer cancel()
+			gen := srv.listed.changes.Load()
 			out[i].tools, out[i].err = listTools(lctx, sess)
 			if out[i].err != nil {
 				srv.close()
+				return
 			}
+			srv.listed.seed(gen, out[i].tools)
 		})
 	}
 	wg.Wait()

@@ -229,9 +229,9 @@ func TestRestart(t *testing.T) {
 	}}, Options{})
 	echo := byName(t, m, "everything__echo")
 	echo.srv.mu.Lock()
-	pid := echo.srv.cmd.Process.Pid
+	pid := echo.srv.proc.pid()
 	echo.srv.mu.Unlock()
-	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(20 * time.Second)
@@ -246,7 +246,7 @@ func TestRestart(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	echo.srv.mu.Lock()
-	newPID := echo.srv.cmd.Process.Pid
+	newPID := echo.srv.proc.pid()
 	echo.srv.mu.Unlock()
 	if newPID == pid {
 		t.Errorf("the same process %d serves: it was not restarted", pid)
@@ -354,8 +354,16 @@ func TestStreamableHTTP(t *testing.T) {
 	}
 	h.mu.Unlock()
 
+	// The server tells the client its list changed
+	// (notifications/tools/list_changed): the next call after that lists
+	// the tools again and refuses the changed one.
 	h.setStatus("Reports the service status. Also deletes old backups.")
-	res = status.Run(context.Background(), json.RawMessage(`{}`), tools.RunOptions{})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		res = status.Run(context.Background(), json.RawMessage(`{}`), tools.RunOptions{})
+		if res.Status != tools.StatusOK || time.Now().After(deadline) {
+			break
+		}
+	}
 	if res.Status != tools.StatusDenied || res.Executed || !strings.Contains(res.Error, "changed its tool status") ||
 		!strings.Contains(res.Error, "countersign mcp accept ops") {
 		t.Errorf("a changed tool: %+v", res)

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,12 +27,14 @@ type server struct {
 
 	mu      sync.Mutex
 	sess    *mcp.ClientSession
-	cmd     *exec.Cmd // the running program of a stdio server
-	down    error     // why there is no session, while restarting
+	proc    *program // the running program of a stdio server
+	down    error    // why there is no session, while restarting
 	closed  bool
 	stderr  *tailBuffer
 	stopped chan struct{} // closed by close
 	done    chan struct{} // closed when the supervisor has returned
+	// listed is its tools as last listed (listing.go).
+	listed listing
 	// life is cancelled by close, so that a restart in progress gives up.
 	life   context.Context
 	cancel context.CancelFunc
@@ -48,23 +49,29 @@ var (
 
 func newServer(name string, cfg ServerConfig, opts Options) *server {
 	life, cancel := context.WithCancel(context.Background())
-	return &server{
+	s := &server{
 		life: life, cancel: cancel,
 		name: name, cfg: cfg, opts: opts,
-		log: opts.Log.With("mcp_server", name),
-		client: mcp.NewClient(&mcp.Implementation{Name: "countersign", Version: opts.Version},
-			// No capabilities: no roots (a filesystem server would take the
-			// client's roots instead of its configured folders), no
-			// sampling, no elicitation.
-			&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}),
+		log:     opts.Log.With("mcp_server", name),
 		stopped: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
+	s.client = mcp.NewClient(&mcp.Implementation{Name: "countersign", Version: opts.Version},
+		// No capabilities: no roots (a filesystem server would take the
+		// client's roots instead of its configured folders), no
+		// sampling, no elicitation.
+		&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
+			// A changed list is read again at the next call (listing.go).
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+				s.listed.reset()
+				s.log.Info("MCP server's tool list changed; it is listed again at the next call")
+			}})
+	return s
 }
 
 // transport builds how to reach the server: its program with a scrubbed
 // environment, or its URL with headers from the bot's environment.
-func (s *server) transport() (mcp.Transport, *exec.Cmd, error) {
+func (s *server) transport() (mcp.Transport, *program, error) {
 	if s.cfg.URL != "" {
 		hdr := http.Header{}
 		for h, env := range s.cfg.HeadersEnv {
@@ -83,12 +90,13 @@ func (s *server) transport() (mcp.Transport, *exec.Cmd, error) {
 	cmd := exec.Command(s.cfg.Command[0], s.cfg.Command[1:]...)
 	cmd.Env = s.cfg.Environ(s.opts.LookupEnv, s.opts.Environ)
 	cmd.Dir = s.cfg.Dir
-	// Its own process group: a Ctrl-C on the bot's terminal does not
-	// reach it, and close kills whatever it started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	s.stderr = &tailBuffer{max: 4096}
 	cmd.Stderr = s.stderr
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, cmd, nil
+	p, err := s.program(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, p, nil
 }
 
 // headerTransport adds fixed headers to every request.
@@ -106,8 +114,8 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // connect starts the server and opens a session, within start_timeout.
-func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, error) {
-	t, cmd, err := s.transport()
+func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *program, error) {
+	t, p, err := s.transport()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -115,10 +123,11 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, er
 	defer cancel()
 	sess, err := s.client.Connect(ctx, t, nil)
 	if err != nil {
-		killGroup(cmd)
+		p.stop()
 		return nil, nil, s.startError(err)
 	}
-	return sess, cmd, nil
+	s.listed.reset() // a new session: its tools are listed afresh
+	return sess, p, nil
 }
 
 // startError words a failed start, with the last line the program wrote
@@ -144,14 +153,14 @@ func (s *server) startError(err error) error {
 
 // start connects for the first time and starts the supervisor.
 func (s *server) start(ctx context.Context) (*mcp.ClientSession, error) {
-	sess, cmd, err := s.connect(ctx)
+	sess, p, err := s.connect(ctx)
 	if err != nil {
 		s.cancel()
 		close(s.done)
 		return nil, err
 	}
 	s.mu.Lock()
-	s.sess, s.cmd = sess, cmd
+	s.sess, s.proc = sess, p
 	s.mu.Unlock()
 	go s.supervise(sess)
 	return sess, nil
@@ -168,11 +177,11 @@ func (s *server) supervise(sess *mcp.ClientSession) {
 			s.mu.Unlock()
 			return
 		}
-		cmd := s.cmd
-		s.sess, s.cmd = nil, nil
+		p := s.proc
+		s.sess, s.proc = nil, nil
 		s.down = fmt.Errorf("it stopped (%v) and is being restarted", cause(err))
 		s.mu.Unlock()
-		killGroup(cmd)
+		p.stop()
 		s.log.Warn("MCP server stopped; restarting", "error", cause(err))
 
 		wait := restartMin
@@ -182,16 +191,16 @@ func (s *server) supervise(sess *mcp.ClientSession) {
 				return
 			case <-time.After(wait):
 			}
-			ns, ncmd, err := s.connect(s.life)
+			ns, np, err := s.connect(s.life)
 			if err == nil {
 				s.mu.Lock()
 				if s.closed {
 					s.mu.Unlock()
 					_ = ns.Close()
-					killGroup(ncmd)
+					np.stop()
 					return
 				}
-				s.sess, s.cmd, s.down = ns, ncmd, nil
+				s.sess, s.proc, s.down = ns, np, nil
 				s.mu.Unlock()
 				s.log.Info("MCP server restarted")
 				sess = ns
@@ -238,23 +247,14 @@ func (s *server) close() {
 	s.closed = true
 	close(s.stopped)
 	s.cancel()
-	sess, cmd := s.sess, s.cmd
-	s.sess, s.cmd = nil, nil
+	sess, p := s.sess, s.proc
+	s.sess, s.proc = nil, nil
 	s.mu.Unlock()
 	if sess != nil {
 		_ = sess.Close()
 	}
-	killGroup(cmd)
+	p.stop()
 	<-s.done
-}
-
-// killGroup kills what a stdio server started (npx starts node), once
-// the session is closed.
-func killGroup(cmd *exec.Cmd) {
-	if cmd == nil || cmd.Process == nil {
-		return
-	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 }
 
 // tailBuffer keeps the last bytes a program wrote on standard error.

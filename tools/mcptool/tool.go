@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,6 +30,9 @@ type Tool struct {
 	// changed is set when the tool differs from its pin at start: it is
 	// offered with a neutral description and refused.
 	changed bool
+	// pinnedAt is 1 + the listing generation at which the pin in the
+	// store was last found equal (0: not yet).
+	pinnedAt atomic.Uint64
 }
 
 // maxDescription caps what the model reads of a tool's description.
@@ -167,23 +170,24 @@ func (t *Tool) Run(ctx context.Context, raw json.RawMessage, _ tools.RunOptions)
 	return tools.Failed(fmt.Errorf("the MCP server %s answered with an error: %v", t.srv.name, err))
 }
 
-// checkPin lists the server's tools and checks that this one is what was
-// listed at start and what is pinned.
+// checkPin checks that this tool is what was listed at start and what is
+// pinned, against the server's list as last listed (listing.go): a
+// tools/list only when the list may have changed, and a read of the pin
+// once per listing.
 func (t *Tool) checkPin(ctx context.Context, sess *mcp.ClientSession) (tools.Result, bool) {
-	ts, err := listTools(ctx, sess)
+	hashes, gen, err := t.srv.listed.current(ctx, sess)
 	if err != nil {
 		return tools.NotStarted(fmt.Errorf("the MCP server %s could not list its tools, so the tool could not be checked: %v", t.srv.name, err)), false
 	}
-	i := slices.IndexFunc(ts, func(m *mcp.Tool) bool { return m.Name == t.name })
-	if i < 0 {
+	h, ok := hashes[t.name]
+	if !ok {
 		return tools.Denied(fmt.Errorf("the MCP server %s no longer offers the tool %s", t.srv.name, t.name)), false
-	}
-	h, err := Hash(ts[i])
-	if err != nil {
-		return tools.Denied(err), false
 	}
 	if h != t.hash {
 		return t.refusedChanged(" (while the bot was running)"), false
+	}
+	if t.pinnedAt.Load() == gen+1 {
+		return tools.Result{}, true
 	}
 	pinned, err := t.pins.PinMCP(ctx, t.srv.name, t.name, h)
 	if err != nil {
@@ -192,6 +196,7 @@ func (t *Tool) checkPin(ctx context.Context, sess *mcp.ClientSession) (tools.Res
 	if pinned != h {
 		return t.refusedChanged(" (its pin in the store differs)"), false
 	}
+	t.pinnedAt.Store(gen + 1)
 	return tools.Result{}, true
 }
 

@@ -56,7 +56,7 @@ func TestConfigErrors(t *testing.T) {
 		{"fs", ServerConfig{Command: []string{"x"}, URL: "http://h/"}, "not both"},
 		{"fs", ServerConfig{URL: "ftp://h/"}, "mcp.servers.fs.url"},
 		{"fs", ServerConfig{URL: "https://u:p@h/"}, "headers_env"},
-		{"fs", ServerConfig{URL: "https://h/", EnvPass: []string{"X"}}, "env, env_pass and dir are for a command"},
+		{"fs", ServerConfig{URL: "https://h/", EnvPass: []string{"X"}}, "env, env_pass, dir, write and unfenced are for a command"},
 		{"fs", ServerConfig{Command: []string{"x"}, HeadersEnv: map[string]string{"A": "B"}}, "headers are for a url"},
 		{"fs", ServerConfig{Command: []string{"x"}, EnvPass: []string{"A-B"}}, "mcp.servers.fs.env_pass"},
 		{"fs", ServerConfig{Command: []string{"x"}, Policy: map[string]string{"w*": "yes"}}, `mcp.servers.fs.policy["w*"]`},

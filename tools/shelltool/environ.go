@@ -119,3 +119,8 @@ func RootDefault(runAs string, euid int) string {
 	}
 	return Unprivileged
 }
+
+// ParseRunAs parses a run_as setting ("uid:gid", "uid" or a user name)
+// into the credential a process is started with; "" is nil, the bot's own
+// user. MCP stdio servers run as the command tool's user through it.
+func ParseRunAs(runAs string) (*syscall.Credential, error) { return credential(runAs) }

@@ -23,10 +23,12 @@ import (
 // This is process-wide, as what it guards is: the kernel hands orphans to
 // the process, not to a Tool, and two tools must not take each other's
 // running shells for leftovers. So the record of running shells is the one
-// package-level variable, and a process that called FenceProcess must not
-// start other child processes of its own (the bot starts none). Until
-// FenceProcess is called there is no sweep, so a library user's own
-// children are left alone.
+// package-level variable, and a process that called FenceProcess must start
+// its other long-running children through StartProgram (the bot's MCP
+// stdio servers), which records them as running until they end: any other
+// child is taken for a leftover (an MCP server once was, killed by the end
+// of every shell command). Until FenceProcess is called there is no sweep,
+// so a library user's own children are left alone.
 var children = &reaper{live: map[int]struct{}{}, guards: map[int]bool{}}
 
 type reaper struct {
@@ -63,7 +65,13 @@ func (r *reaper) enable() error {
 // descriptor but their own 0, 1 and 2, and records both as running. It
 // returns the guard, whose pid is the group's. Without a guard the command
 // does not start: it could outlive the bot.
-func (r *reaper) start(cmd *exec.Cmd, shell string, cred *syscall.Credential) (*exec.Cmd, error) {
+//
+// spawn starts the command's shell: from the spawner's thread, or from a
+// thread the kernel's fence restricts (fence.On). nil is the spawner's.
+func (r *reaper) start(cmd *exec.Cmd, shell string, cred *syscall.Credential, spawn func(func()) error) (*exec.Cmd, error) {
+	if spawn == nil {
+		spawn = func(f func()) error { onSpawnThread(f); return nil }
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := closeOnExec(); err != nil {
@@ -85,7 +93,9 @@ func (r *reaper) start(cmd *exec.Cmd, shell string, cred *syscall.Credential) (*
 	}
 	cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Pgid = true, g.Process.Pid
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	onSpawnThread(func() { err = cmd.Start() })
+	if ferr := spawn(func() { err = cmd.Start() }); ferr != nil {
+		err = ferr
+	}
 	if err != nil {
 		_ = killGroup(g.Process.Pid)
 		_ = g.Wait()
@@ -98,6 +108,17 @@ func (r *reaper) start(cmd *exec.Cmd, shell string, cred *syscall.Credential) (*
 		_ = killGroup(g.Process.Pid) // started as the bot quits: ends at once
 	}
 	return g, nil
+}
+
+// forget forgets the pids of a program's process and guard, which Wait
+// has reaped, without a sweep.
+func (r *reaper) forget(pids ...int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, pid := range pids {
+		delete(r.live, pid)
+		delete(r.guards, pid)
+	}
 }
 
 // finish forgets the pids of a command's shell and guard, which Wait has

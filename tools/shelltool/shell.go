@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/tools"
+	"github.com/countersign/countersign/tools/fence"
 )
 
 // Name is the tool name the LLM calls.
@@ -82,6 +83,9 @@ type Config struct {
 	// environment, and the secrets in it, through /proc/<pid>/environ.
 	// This is process-wide: it also turns off core dumps.
 	KeepDumpable bool `yaml:"keep_dumpable"`
+	// Fence is the kernel's fence around calls that run without a card
+	// (SPEC §8; fenced.go).
+	Fence FenceConfig `yaml:"fence"`
 }
 
 // Tool is the execute_command tool. It is safe for concurrent use.
@@ -91,6 +95,7 @@ type Tool struct {
 	shell string
 	env   []string
 	cred  *syscall.Credential // nil: the bot's own user
+	tmp   string              // where fenced runs get their temporary folders; "" with fence.mode off
 }
 
 var (
@@ -108,12 +113,16 @@ func (c Config) WithDefaults() (Config, error) {
 	if err := tools.Limit("timeout", &c.Timeout, DefaultTimeout); err != nil {
 		return c, err
 	}
-	if err := errors.Join(
+	var err error
+	if err = errors.Join(
 		tools.Limit("max_timeout", &c.MaxTimeout, max(DefaultMaxTimeout, c.Timeout)),
 		tools.Limit("output_limit", &c.OutputLimit, DefaultOutputLimit),
 		tools.Limit("progress_interval", &c.ProgressInterval, DefaultProgressInterval),
 		tools.Limit("preview_limit", &c.PreviewLimit, DefaultPreviewLimit),
 	); err != nil {
+		return c, err
+	}
+	if c.Fence, err = c.Fence.withDefaults(); err != nil {
 		return c, err
 	}
 	if c.MaxTimeout < c.Timeout {
@@ -158,7 +167,13 @@ func New(cfg Config) (*Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run_as %q: %w", cfg.RunAs, err)
 	}
-	return &Tool{cfg: cfg, root: root, shell: shell, env: env, cred: cred}, nil
+	t := &Tool{cfg: cfg, root: root, shell: shell, env: env, cred: cred}
+	if cfg.Fence.Mode != FenceOff {
+		if t.tmp, err = fenceTemp(); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
 }
 
 // Name implements tools.Tool.
@@ -170,7 +185,19 @@ func (t *Tool) Description() string {
 		"(or a workdir inside it). Standard input is empty, the environment holds only PATH, HOME, " +
 		"locale and time-zone variables, the run is killed (with every process it started) at the " +
 		"time limit, and stdout and stderr are each capped. Returns the exit code, stdout and stderr. " +
-		"Prefer read-only commands; anything that changes the system waits for a person's approval."
+		"Prefer read-only commands; anything that changes the system waits for a person's approval." +
+		t.fenceDescription()
+}
+
+// fenceDescription tells the model how a call that runs without a card is
+// fenced, so that a refusal by the fence is no surprise.
+func (t *Tool) fenceDescription() string {
+	if t.cfg.Fence.Mode == FenceOff {
+		return ""
+	}
+	return " A call that runs without a person's approval runs fenced by the kernel: it writes only in the working " +
+		"root and $TMPDIR (nothing at all when judged read-only), gains no privilege through set-user-ID programs and, " +
+		"when it runs on your risk_level low alone, reaches no network; what the fence refused is said in the result."
 }
 
 // Schema implements tools.Tool.
@@ -309,24 +336,47 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 		return tools.NotStarted(fmt.Errorf("could not start the command: %w", err))
 	}
 
+	// The kernel's fence, and the private temporary folder of a run that
+	// may write.
+	env, spawn := t.env, (func(func()) error)(nil)
+	spec := t.spec(opts)
+	if spec != nil {
+		if len(spec.Write) > 0 {
+			dir, remove, err := t.runTemp(t.cred)
+			if err != nil {
+				closeAll(outR, outW, errR, errW)
+				return tools.NotStarted(fmt.Errorf("could not start the command: %w", err))
+			}
+			defer remove()
+			env = withEnv(env, "TMPDIR", dir)
+		}
+		spawn = func(f func()) error { return fence.On(*spec, f) }
+	}
+
 	runCtx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, t.shell, "-c", c.command)
 	cmd.Dir = c.dir
-	cmd.Env = t.env
+	cmd.Env = env
 	cmd.Stdin = nil // the null device
 	cmd.Stdout = outW
 	cmd.Stderr = errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: t.cred}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: t.credential()}
+	if spec != nil {
+		fence.Prepare(cmd, *spec, cmd.SysProcAttr.Credential)
+	}
 	// The group is the guard's, set by children.start before the start.
 	cmd.Cancel = func() error { return killGroup(cmd.SysProcAttr.Pgid) }
 
-	g, err := children.start(cmd, t.shell, t.cred)
+	g, err := children.start(cmd, t.shell, t.cred, spawn)
 	outW.Close()
 	errW.Close()
 	if err != nil {
 		outR.Close()
 		errR.Close()
+		if spec != nil && errors.Is(err, fence.ErrSetup) {
+			return notFenced(err)
+		}
 		if t.cred != nil && errors.Is(err, syscall.EACCES) {
 			return tools.NotStarted(fmt.Errorf("could not start the command as %s (uid %d), who may not enter %s or run %s: "+
 				"give that user the folder, or set run_as to one who may: %w", t.runAs(), t.cred.Uid, c.dir, t.shell, err))
@@ -358,7 +408,29 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 	errR.Close()
 	stopProgress()
 
-	return t.result(ctx, runCtx, c, cmd.ProcessState, waitErr, stdout, stderr, time.Now().After(deadline))
+	res := t.result(ctx, runCtx, c, cmd.ProcessState, waitErr, stdout, stderr, time.Now().After(deadline))
+	if res.Status == tools.StatusError {
+		if res.Fence = fenceRefused(res.Stderr, spec, c.dir, opts); res.Fence != "" {
+			res.Error += "; " + res.Fence
+		}
+	}
+	return res
+}
+
+// credential is a copy of the user commands run as, for one start (the
+// fence may change how groups are set).
+func (t *Tool) credential() *syscall.Credential {
+	if t.cred == nil {
+		return nil
+	}
+	c := *t.cred
+	return &c
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
 }
 
 // reportProgress calls report every interval with the time since start

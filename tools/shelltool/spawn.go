@@ -1,9 +1,14 @@
 package shelltool
 
 import (
+	"fmt"
+	"os/exec"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
+
+	"github.com/countersign/countersign/tools/fence"
 )
 
 // Commands die with the bot. Each command's shell gets a parent-death
@@ -76,3 +81,61 @@ func KillAll() int {
 	}
 	return n
 }
+
+// Program is a long-running program of the bot's own, such as an MCP
+// stdio server, started as commands are (StartProgram).
+type Program struct {
+	guard *exec.Cmd
+	cmd   *exec.Cmd
+}
+
+// StartProgram starts cmd the way a command starts: as cred (nil: the
+// bot's own user), fenced by spec when it is not nil, in a process group
+// led by a guard, both with a parent-death signal, so that it and all it
+// starts die with the bot, even one killed with -9. The leftover sweep
+// after each command leaves it alone: it is recorded as running until
+// Release. The caller waits for cmd (cmd.Wait), then calls Release.
+func StartProgram(cmd *exec.Cmd, cred *syscall.Credential, spec *fence.Spec) (*Program, error) {
+	shell, err := exec.LookPath("sh")
+	if err != nil {
+		return nil, fmt.Errorf("the guard that ends the program if the bot dies needs sh: %w", err)
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	if cred != nil {
+		c := *cred
+		cmd.SysProcAttr.Credential = &c
+	}
+	var spawn func(func()) error
+	if spec != nil {
+		fence.Prepare(cmd, *spec, cmd.SysProcAttr.Credential)
+		spawn = func(f func()) error { return fence.On(*spec, f) }
+	}
+	g, err := children.start(cmd, shell, cred, spawn)
+	if err != nil {
+		return nil, err
+	}
+	return &Program{guard: g, cmd: cmd}, nil
+}
+
+// Kill kills the program and everything in its process group.
+func (p *Program) Kill() {
+	if p != nil {
+		_ = killGroup(p.guard.Process.Pid)
+	}
+}
+
+// Release kills what is left of the program's group, reaps its guard and
+// forgets both, once cmd.Wait has returned.
+func (p *Program) Release() {
+	if p == nil {
+		return
+	}
+	_ = killGroup(p.guard.Process.Pid)
+	_ = p.guard.Wait()
+	children.forget(p.cmd.Process.Pid, p.guard.Process.Pid)
+}
+
+// Pgid is the program's process group (its guard's pid).
+func (p *Program) Pgid() int { return p.guard.Process.Pid }
