@@ -150,6 +150,7 @@ func (a *Agent) admit(ctx context.Context, e entry) callState {
 
 	v := a.policy.Assess(risk.Call{Tool: e.tool, Args: args, Channel: e.conv.Channel, Outside: e.outside})
 	v = a.refenced(e.fenced, e.tool, args, v)
+	v = a.unfenced(e.tool, v)
 	if v.Decision != risk.Auto && v.Decision != risk.Block {
 		v.Decision = risk.Confirm // the zero value, or anything unknown, waits for a person
 	}

@@ -109,6 +109,11 @@ type Config struct {
 	// asking for more at once is usually looping, or splitting one batch
 	// that should be one command.
 	MaxCardsPerAnswer int `yaml:"max_cards_per_answer"`
+	// Unfenced names the tools whose calls cannot be fenced on this host
+	// (the kernel lacks Landlock), each with the sentence that says so:
+	// such a call never runs without a card, whatever judged it auto.
+	// cmd sets it from what the kernel offers; it is not a key.
+	Unfenced map[string]string `yaml:"-"`
 }
 
 // The defaults of Config.

@@ -64,3 +64,17 @@ func (a *Agent) refenced(f fencedCalls, tool string, args json.RawMessage, v ris
 	v.Reasons = []string{"the kernel's fence stopped this same call when it ran without a card earlier in this turn; it runs only with a person's approval"}
 	return v
 }
+
+// unfenced makes an auto call of a tool this host cannot fence a card:
+// what the fence would have bounded, a person approves instead. A call
+// judged read-only is no exception: the fence is what holds a wrong
+// judgement to no harm.
+func (a *Agent) unfenced(tool string, v risk.Verdict) risk.Verdict {
+	why := a.cfg.Unfenced[tool]
+	if v.Decision != risk.Auto || why == "" {
+		return v
+	}
+	v.Decision, v.Rule = risk.Confirm, risk.RuleDefault
+	v.Reasons = append(v.Reasons[:len(v.Reasons):len(v.Reasons)], why)
+	return v
+}

@@ -50,3 +50,26 @@ func TestFencedCallGetsACardNextTime(t *testing.T) {
 		t.Errorf("the card's reasons %q do not say the fence stopped it before", why)
 	}
 }
+
+// TestUnfencedHostAsksAPerson: on a host whose kernel cannot fence the
+// command tool (agent.Config.Unfenced), a command that would have run
+// without a card, even one judged read-only, waits for a person instead,
+// and the card says why; it never runs unfenced on its own.
+func TestUnfencedHostAsksAPerson(t *testing.T) {
+	e := newEnv(t, memoryBackend,
+		agenttest.Calls(agenttest.Call("c1", "execute_command", `{"command":"ls"}`)),
+		agenttest.Text("waiting"),
+	)
+	e.cfg.Unfenced = map[string]string{"execute_command": "this host's kernel cannot fence a command"}
+	a := e.agent(e.open())
+	if err := a.Handle(context.Background(), conv, alice, "list the files"); err != nil {
+		t.Fatal(err)
+	}
+	cards := e.sink.Cards()
+	if len(cards) != 1 {
+		t.Fatalf("%d cards, want 1: the read ran without the fence", len(cards))
+	}
+	if why := strings.Join(cards[0].Verdict.Reasons, "; "); !strings.Contains(why, "cannot fence") {
+		t.Errorf("the card's reasons %q do not say the host cannot fence", why)
+	}
+}

@@ -113,6 +113,7 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 		// little more for the reply (bot.DefaultShutdown covers the default).
 		cfg.Bot.ShutdownGrace = max(bot.DefaultShutdown, cfg.LLM.TotalTimeout+15*time.Second)
 	}
+	cfg.Agent.Unfenced = unfencedTools(a.cfg) // runas.go
 	b, err := bot.New(cfg.Bot, ads, cfg.Agent, deps)
 	if err != nil {
 		return err

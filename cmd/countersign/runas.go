@@ -37,6 +37,21 @@ func mcpAsCommands(cfg fileConfig, o mcptool.Options) mcptool.Options {
 	return o
 }
 
+// unfencedTools names the tools whose calls this kernel cannot fence
+// (agent.Config.Unfenced): without Landlock, and with the fence not
+// switched off, a command that would run without a card gets one.
+func unfencedTools(cfg fileConfig) map[string]string {
+	c := cfg.Tools.Command
+	if !on(c.Enabled, true) || c.Config.Fence.Mode == shelltool.FenceOff {
+		return nil
+	}
+	if _, err := fence.Probe(); err != nil {
+		return map[string]string{shelltool.Name: "this host's kernel cannot fence a command that runs without a card (" + err.Error() +
+			"), so a person approves it instead (tools.execute_command.fence.mode: off runs such commands unfenced)"}
+	}
+	return nil
+}
+
 // fenceLine says how calls that run without a card are fenced on this
 // kernel, for config check; warn is set when the kernel cannot fence
 // them, for the banner too.
@@ -50,8 +65,8 @@ func fenceLine(cfg fileConfig) (line string, warn bool) {
 	}
 	v, err := fence.Probe()
 	if err != nil {
-		return fmt.Sprintf("this kernel cannot fence calls that run without a card (%v): each such call is refused, "+
-			"saying so, and gets a card when asked again; MCP servers run unfenced. "+
+		return fmt.Sprintf("this kernel cannot fence calls that run without a card (%v): each command that would "+
+			"run without one gets a card instead; MCP servers run unfenced. "+
 			"Set tools.execute_command.fence.mode: off to run them unfenced knowingly", err), true
 	}
 	return fmt.Sprintf("the kernel fences calls that run without a card (Landlock ABI %d, no_new_privs): "+
