@@ -307,9 +307,13 @@ func pollUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 }
 
 // replicaConfig is the configuration of both processes: approval_ttl as
-// given, recovery in seconds, a short sweep, four approvers.
+// given, recovery in seconds, a short sweep, four approvers, and metrics
+// on as configs/container.yaml ships them, so that the kill -9 and burst
+// trials run through the metering wrappers the shipped image has.
 func replicaConfig(redisURL string, ttl time.Duration) string {
 	return fmt.Sprintf(`
+ops:
+  listen: 127.0.0.1:0
 agent:
   approval_ttl: %s
   recovery_grace: 3s
