@@ -37,19 +37,25 @@ func TestTypingWhileTheTurnWorks(t *testing.T) {
 	fake.Wait(t, "the typing indicator renewed twice", func() bool { return len(fake.Typing(where)) >= 3 })
 	turn.Status(ctx, adapters.StatusRunning("df -h")) // already typing: no second loop
 	turn.Status(ctx, adapters.StatusWaiting)
+	// SetStatus returns once the loop that renews the indicator has
+	// ended (typers.end waits for it): none is left to renew it.
 	stopped := len(fake.Typing(where))
-	time.Sleep(5 * a.typing.every)
-	if n := len(fake.Typing(where)); n != stopped {
-		t.Errorf("typing renewed %d times while the bot waits on a person", n-stopped)
+	if typing(a, where) {
+		t.Error("the typing indicator is still renewed while the bot waits on a person")
 	}
 	turn.Status(ctx, adapters.StatusRunning("journalctl --vacuum-size=1G"))
 	fake.Wait(t, "typing again for the run", func() bool { return len(fake.Typing(where)) > stopped+1 })
 	turn.End(ctx, "")
-	ended := len(fake.Typing(where))
-	time.Sleep(5 * a.typing.every)
-	if n := len(fake.Typing(where)); n != ended {
-		t.Errorf("typing renewed %d times after the turn ended", n-ended)
+	if typing(a, where) {
+		t.Error("the typing indicator is still renewed after the turn ended")
 	}
+}
+
+// typing reports whether a loop renews the typing indicator in ch.
+func typing(a *Adapter, ch string) bool {
+	a.typing.mu.Lock()
+	defer a.typing.mu.Unlock()
+	return a.typing.loops[ch] != nil
 }
 
 // TestTypingRefused: a channel Discord will not type in is an error, so
