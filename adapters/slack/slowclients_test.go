@@ -162,9 +162,11 @@ func TestGenuineRequestsBesideSlowClients(t *testing.T) {
 			}
 		})
 	}
+	pace := time.NewTicker(100 * time.Millisecond) // ten a second, across the slow clients' deadlines
+	defer pace.Stop()
 	for i := range genuine {
 		next <- i
-		time.Sleep(100 * time.Millisecond) // spread over six seconds: not a wait for an event
+		<-pace.C
 	}
 	close(next)
 	wg.Wait()
