@@ -94,6 +94,26 @@ func bounds(cfg fileConfig) []bound {
 			why: "a sweep would take a live click's carrier for dead while it claims the call"},
 		{key: "agent.approval_ttl", v: ag.ApprovalTTL, min: 10 * time.Second,
 			why: "a card would expire before anyone can read it"},
+		{key: "agent.conversation_ttl", v: ag.ConversationTTL, min: time.Minute,
+			why: "a conversation would be forgotten between one message and the next"},
+		{key: "llm.timeout", v: cfg.LLM.Timeout, min: time.Second,
+			why: "no model answers that fast, so every turn would fail"},
+		{key: "llm.total_timeout", v: cfg.LLM.TotalTimeout, min: time.Second,
+			why: "no model answers that fast, so every turn would fail"},
+		{key: "tools.execute_command.timeout", v: cfg.Tools.Command.Config.Timeout, min: time.Second,
+			why: "every command would be killed as it starts"},
+		{key: "tools.execute_command.max_timeout", v: cfg.Tools.Command.Config.MaxTimeout, min: time.Second,
+			why: "every command would be killed as it starts"},
+		{key: "tools.execute_sql.statement_timeout", v: cfg.Tools.SQL.Config.StatementTimeout, min: 100 * time.Millisecond,
+			why: "every statement would be cancelled as it starts"},
+		{key: "tools.execute_sql.approved_timeout", v: cfg.Tools.SQL.Config.ApprovedTimeout, min: 100 * time.Millisecond,
+			why: "every approved statement would be cancelled as it starts"},
+		{key: "tools.http_request.timeout", v: cfg.Tools.HTTP.Config.Timeout, min: 100 * time.Millisecond,
+			why: "every request would time out as it starts"},
+		{key: "discord.max_body_bytes", v: time.Duration(cfg.Discord.MaxBodyBytes), min: 16 << 10, unit: true,
+			why: "Discord's interactions are several kilobytes, and every one over the cap is refused"},
+		{key: "store.audit_max_len", v: time.Duration(cfg.Store.AuditMaxLen), min: 1000, unit: true,
+			why: "the audit stream would keep only the last few records"},
 	}
 }
 
@@ -137,12 +157,24 @@ func approverErrors(c bot.Config) []error {
 		}
 	}
 	check("bot.default", c.Default.Approvers, c.Default.ApprovalsRequired)
-	names := make([]string, 0, len(c.Channels))
-	for name := range c.Channels {
-		names = append(names, name)
+	nudge := func(key string, remind, escalate *time.Duration) {
+		for _, d := range []struct {
+			name string
+			v    *time.Duration
+		}{{"remind_after", remind}, {"escalate_after", escalate}} {
+			if d.v != nil && *d.v > 0 && *d.v < time.Minute {
+				errs = append(errs, fmt.Errorf("%s.%s: %s is too short: people would be pinged about a card before they could read it; use at least 1m, or 0s for none", key, d.name, *d.v))
+			}
+		}
 	}
-	slices.Sort(names)
-	for _, name := range names {
+	nudge("bot.default", c.Default.RemindAfter, c.Default.EscalateAfter)
+	for _, name := range sortedKeys(c.Channels) {
+		nudge("bot.channels."+name, c.Channels[name].RemindAfter, c.Channels[name].EscalateAfter)
+	}
+	for i, r := range c.Rules {
+		nudge(fmt.Sprintf("bot.rules[%d]", i), r.RemindAfter, r.EscalateAfter)
+	}
+	for _, name := range sortedKeys(c.Channels) {
 		ch := c.Channels[name]
 		approvers := ch.Approvers
 		if approvers == nil {
@@ -216,4 +248,15 @@ func tokenErrors(cfg fileConfig, getenv func(string) string) []error {
 			d.PublicKeyEnv, d.TokenEnv, d.TokenEnv, d.PublicKeyEnv))
 	}
 	return errs
+}
+
+// sortedKeys are m's keys in order, so that problems are listed the same
+// way every time.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
