@@ -99,8 +99,11 @@ func TestSlowClientsHoldLittleMemory(t *testing.T) {
 	grew := int64(during) - int64(before)
 	t.Logf("heap in use: %d MiB before, %d MiB with %d slow clients (%d connected), +%d MiB",
 		before>>20, during>>20, clients, len(conns), grew>>20)
-	if limit := limits.BodyBudget + 8<<20; grew > limit {
-		t.Errorf("the heap grew %d MiB with slow clients; want at most %d MiB (the body budget and the connections' buffers)", grew>>20, limit>>20)
+	// Unbounded, the bodies would hold 360 MB; the budget holds 32 MiB of
+	// them, and the rest is the connections' buffers and what other tests
+	// of the package still hold.
+	if limit := 2 * limits.BodyBudget; grew > limit {
+		t.Errorf("the heap grew %d MiB with slow clients; want at most %d MiB (twice the body budget)", grew>>20, limit>>20)
 	}
 }
 
