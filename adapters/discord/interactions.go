@@ -384,6 +384,7 @@ func (a *Adapter) serveHTTP() (stop func(), err error) {
 	bodies := webhook.NewBodies(limits)
 	mux.HandleFunc("POST "+InteractionsPath, func(w http.ResponseWriter, r *http.Request) { a.serveInteraction(w, r, bodies) })
 	srv := webhook.Server(mux, limits)
+	srv.RegisterOnShutdown(bodies.CutAll)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("interactions endpoint stopped", "err", err)

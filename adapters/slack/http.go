@@ -40,7 +40,9 @@ func (a *Adapter) runHTTP(ctx context.Context, q *queue) error {
 	}
 	end := make(chan struct{})
 	var once sync.Once
-	srv := webhook.Server(a.handler(q, func() { once.Do(func() { close(end) }) }), limits)
+	h := a.handler(q, func() { once.Do(func() { close(end) }) })
+	srv := webhook.Server(h, limits)
+	srv.RegisterOnShutdown(h.bodies.CutAll)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	a.up.Store(true)
@@ -64,7 +66,7 @@ func (a *Adapter) runHTTP(ctx context.Context, q *queue) error {
 }
 
 // handler is the HTTP mode handler; end is called when the input ends.
-func (a *Adapter) handler(q *queue, end func()) http.Handler {
+func (a *Adapter) handler(q *queue, end func()) *httpHandler {
 	return &httpHandler{a: a, q: q, seen: webhook.NewReplays(maxReplays, replayWindow+time.Minute), bodies: webhook.NewBodies(limits), end: end}
 }
 

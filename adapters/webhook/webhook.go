@@ -266,6 +266,19 @@ func (b *Bodies) release(read *bodyRead) {
 	}
 }
 
+// CutAll cuts every read under way: at shutdown, a stranger's slow body
+// is not waited for.
+func (b *Bodies) CutAll() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, r := range b.reads {
+		if !r.wasCut {
+			r.cut()
+			r.wasCut = true
+		}
+	}
+}
+
 // Held is the bytes reserved by reads under way.
 func (b *Bodies) Held() int64 {
 	b.mu.Lock()
