@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/countersign/countersign/internal/testenv"
 )
 
 // platform is a chat platform that refuses while down.
@@ -56,18 +58,23 @@ func TestSendKeepsOrderPerPlace(t *testing.T) {
 	deadline := time.Now().Add(time.Minute)
 	first := make(chan error, 1)
 	go func() { first <- s.Send(context.Background(), "c/t", deadline, Owed{}, p.send("first")) }()
-	for {
+	calls := func() int {
 		p.mu.Lock()
-		calls := p.calls
-		p.mu.Unlock()
-		if calls >= 3 {
-			break
-		}
-		time.Sleep(time.Millisecond)
+		defer p.mu.Unlock()
+		return p.calls
 	}
+	testenv.Eventually(t, 10*time.Second, func() bool { return calls() >= 3 }, "three tries of the first send")
 	second := make(chan error, 1)
 	go func() { second <- s.Send(context.Background(), "c/t", deadline, Owed{}, p.send("second")) }()
-	time.Sleep(20 * time.Millisecond) // time enough for the second to try, were it not waiting
+	testenv.Eventually(t, 10*time.Second, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.lanes["c/t"] != nil && s.lanes["c/t"].refs == 2
+	}, "the second send in the place's lane")
+	// Three more tries of the first while the second is in the lane: each
+	// a moment the second would have tried, were it not waiting its turn.
+	waiting := calls()
+	testenv.Eventually(t, 10*time.Second, func() bool { return calls() >= waiting+3 }, "three more tries of the first send")
 	p.mu.Lock()
 	early := p.callBy["second"]
 	p.mu.Unlock()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -25,13 +24,7 @@ const waitLimit = 15 * time.Second
 
 func waitUntil(t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within %s", what, waitLimit)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.Eventually(t, waitLimit, ok, what)
 }
 
 // TestHeartbeatStartsAtClaim: the "running" card takes long to draw (a
@@ -132,6 +125,9 @@ type cutProxy struct {
 	mu     sync.Mutex
 	cut    bool
 	conns  []net.Conn
+	// refused counts the connections refused while cut: each a try of
+	// the client's.
+	refused int
 }
 
 func newCutProxy(t *testing.T, target string) *cutProxy {
@@ -149,6 +145,7 @@ func newCutProxy(t *testing.T, target string) *cutProxy {
 			}
 			p.mu.Lock()
 			if p.cut {
+				p.refused++
 				p.mu.Unlock()
 				_ = c.Close()
 				continue
@@ -221,7 +218,13 @@ func TestOutcomeRecordedWhenRedisReturns(t *testing.T) {
 	// The job has ended; its outcome cannot be recorded: the record stays
 	// running, and no card shows an outcome nobody recorded.
 	waitUntil(t, "a failed try to record the outcome", func() bool { return len(e.sink.States(id)) > 0 })
-	time.Sleep(100 * time.Millisecond) // several tries, all refused
+	refused := func() int {
+		proxy.mu.Lock()
+		defer proxy.mu.Unlock()
+		return proxy.refused
+	}
+	tried := refused()
+	waitUntil(t, "three more tries to reach Redis, all refused", func() bool { return refused() >= tried+3 })
 	got, err := direct.Get(ctx, id)
 	if err != nil {
 		t.Fatal(err)
@@ -279,7 +282,9 @@ func TestRunsWaitTheirTurn(t *testing.T) {
 	}
 	<-e.job.started
 	waitUntil(t, "both calls claimed", func() bool { return len(a.Running()) == 2 })
-	time.Sleep(100 * time.Millisecond) // time enough for a second start, were it allowed
+	// The second waits at the gate of runs: it cannot start before the
+	// first ends.
+	waitUntil(t, "the second call waiting for a place to run", func() bool { return agent.RunsWaiting(a) == 1 })
 	e.job.mu.Lock()
 	n := len(e.job.runs)
 	e.job.mu.Unlock()
@@ -319,7 +324,7 @@ func TestAbandonKillsAndRecords(t *testing.T) {
 		_, _ = approve(ctx, a, id, bob)
 	}()
 	waitUntil(t, "the command running", func() bool { return len(a.Running()) == 1 })
-	waitUntil(t, "its process", func() bool { return pgrepExact("sleep 39.5") })
+	waitUntil(t, "its process", func() bool { return testenv.Running("sleep 39.5") })
 	if n := a.Abandon(5 * time.Second); n != 1 {
 		t.Errorf("Abandon stopped %d calls, want 1", n)
 	}
@@ -330,28 +335,12 @@ func TestAbandonKillsAndRecords(t *testing.T) {
 	if got.State != approval.Failed || got.Result == nil || !strings.Contains(got.Result.Message, "forced quit") {
 		t.Errorf("after Abandon the record is %s with %+v; want failed, stopped by a forced quit", got.State, got.Result)
 	}
-	if pgrepExact("sleep 39.5") {
+	if testenv.Running("sleep 39.5") {
 		t.Error("the command still runs after Abandon returned")
 	}
 	<-decided
 }
 
-// pgrepExact reports whether a process runs whose command line holds
-// command (its words separated as the kernel keeps them).
-func pgrepExact(command string) bool {
-	want := strings.ReplaceAll(command, " ", "\x00")
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && (strings.Contains(string(b), want) || strings.Contains(string(b), command)) {
-			if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && strings.Contains(string(st), ") Z") {
-				continue // a zombie: dead, not yet reaped
-			}
-			return true
-		}
-	}
-	return false
-}
 
 // TestOwnOutcomeWinsOverASweep: Redis is cut off from the process running
 // an approved call; its heartbeats fail, and another replica, which still

@@ -24,3 +24,6 @@ func SetFinishRetry(d time.Duration) (undo func()) {
 	finishRetry.first, finishRetry.most = d, d
 	return func() { finishRetry = old }
 }
+
+// RunsWaiting is how many approved calls wait for a place to run.
+func RunsWaiting(a *Agent) int { return a.runGate.Waiting() }

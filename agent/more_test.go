@@ -233,7 +233,7 @@ func TestConcurrentMessagesInOneThread(t *testing.T) {
 	e := newEnv(t, memoryBackend, agenttest.Reply{Content: "one", Delay: 50 * time.Millisecond}, agenttest.Text("two"))
 	a := e.agent(e.open())
 	var wg sync.WaitGroup
-	for _, text := range []string{"first", "second"} {
+	for i, text := range []string{"first", "second"} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -241,7 +241,9 @@ func TestConcurrentMessagesInOneThread(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		time.Sleep(10 * time.Millisecond)
+		if i == 0 { // the first is at the model before the second is sent
+			waitUntil(t, "the first message at the model", func() bool { return len(e.srv.Requests()) >= 1 })
+		}
 	}
 	wg.Wait()
 	e.srv.Push(agenttest.Text("three"))

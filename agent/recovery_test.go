@@ -194,12 +194,7 @@ func TestResumeWaitsForATurnInTheSameThread(t *testing.T) {
 	}
 	second := make(chan error, 1)
 	go func() { second <- a.Handle(ctx, conv, alice, "and how are the disks?") }()
-	for deadline := time.Now().Add(5 * time.Second); len(e.srv.Requests()) < 2; {
-		if time.Now().After(deadline) {
-			t.Fatal("the second message never reached the model")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitUntil(t, "the second message at the model", func() bool { return len(e.srv.Requests()) >= 2 })
 	if _, err := approve(ctx, a, cards[0].ID, bob); err != nil {
 		t.Fatalf("decision: %v", err)
 	}
@@ -334,7 +329,11 @@ func TestLongRunBeatsItsHeartbeat(t *testing.T) {
 			go func() { _, err := approve(ctx, a, id, bob); decided <- err }()
 			<-e.job.started
 			e.clock.Add(3 * time.Minute) // past the lease, counted from the claim
-			time.Sleep(100 * time.Millisecond)
+			now := e.clock.Now()
+			waitUntil(t, "a heartbeat after the lease's time passed", func() bool {
+				recs, err := s.Unsettled(context.Background(), now.Add(-2*time.Minute), now.Add(-2*time.Minute), 0)
+				return err == nil && len(recs) == 0
+			})
 			if err := e.agent(e.open()).Sweep(ctx); err != nil {
 				t.Fatalf("Sweep: %v", err)
 			}

@@ -55,6 +55,8 @@ type Bot struct {
 	copies copies       // cards shown in their approval channel too (elsewhere.go)
 	shows  shows        // the turns' statuses and streams (progress.go)
 
+	observer Observer // told when a sweep ends (handled.go)
+
 	// journal records accepted events in the store's inbox until they are
 	// answered (inbox.go). journalDone is closed when its writer has
 	// stopped.
@@ -348,6 +350,7 @@ func (b *Bot) sweep(ctx context.Context) {
 			}
 		}
 		b.remind(ctx) // remind.go
+		b.swept()     // handled.go
 	}
 }
 

@@ -82,9 +82,7 @@ func TestCrashHelper(t *testing.T) {
 		p.events <- adapters.Event{ID: fmt.Sprint("Ev", i), User: adaptertest.Alice,
 			Place: adapters.Place{Channel: "C1", Thread: fmt.Sprint("T", i)}, Text: "!run " + crashCommand}
 	}
-	for p.acked.Load() < crashMessages {
-		time.Sleep(100 * time.Microsecond)
-	}
+	testenv.Eventually(t, time.Minute, func() bool { return p.acked.Load() >= crashMessages }, "every message acknowledged")
 	fmt.Println("crash-helper: acknowledged", crashMessages)
 	select {} // until killed
 }

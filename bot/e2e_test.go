@@ -60,28 +60,29 @@ func (s *screen) String() string {
 func (s *screen) waitFor(t *testing.T, re string) []string {
 	t.Helper()
 	rx := regexp.MustCompile(re)
-	deadline := time.Now().Add(waitLimit)
-	for {
+	var m []string
+	var out string
+	found := testenv.Within(waitLimit, func() bool {
 		s.mu.Lock()
-		out := s.b.String()[s.read:]
+		defer s.mu.Unlock()
+		out = s.b.String()[s.read:]
 		loc := rx.FindStringSubmatchIndex(out)
-		if loc != nil {
-			m := make([]string, len(loc)/2)
-			for i := range m {
-				if loc[2*i] >= 0 {
-					m[i] = out[loc[2*i]:loc[2*i+1]]
-				}
+		if loc == nil {
+			return false
+		}
+		m = make([]string, len(loc)/2)
+		for i := range m {
+			if loc[2*i] >= 0 {
+				m[i] = out[loc[2*i]:loc[2*i+1]]
 			}
-			s.read += loc[1]
-			s.mu.Unlock()
-			return m
 		}
-		s.mu.Unlock()
-		if time.Now().After(deadline) {
-			t.Fatalf("no output matching %q within %s; the screen after the last match:\n%s", re, waitLimit, out)
-		}
-		time.Sleep(10 * time.Millisecond)
+		s.read += loc[1]
+		return true
+	})
+	if !found {
+		t.Fatalf("no output matching %q within %s; the screen after the last match:\n%s", re, waitLimit, out)
 	}
+	return m
 }
 
 // clock is a settable clock shared by the agent, the store and the bot.
@@ -595,8 +596,8 @@ func TestShutdownKeepsPendingApprovals(t *testing.T) {
 // are not started once a shutdown begins; their senders are told.
 func TestShutdownStartsNoQueuedWork(t *testing.T) {
 	w := newWorld(t, setup{})
-	w.say(t, "!run sleep 1", "!run echo marker-$((6*7))")
-	time.Sleep(200 * time.Millisecond) // the sleep is running, the echo waits behind it
+	w.say(t, "!run sleep 1.0599", "!run echo marker-$((6*7))")
+	testenv.Eventually(t, waitLimit, func() bool { return testenv.Running("sleep 1.0599") }, "the sleep running, the echo waiting behind it")
 	w.stop(t)
 	w.screen.waitFor(t, `\(to alice only\) I am shutting down, so I did not act on your message "!run echo marker-\$\(\(6\*7\)\)"`)
 	if strings.Contains(w.screen.String(), "marker-42") {

@@ -160,7 +160,7 @@ func (b *Bot) done(in inbound) {
 // and nothing is queued, beating every quarter of the lease.
 func (b *Bot) writeJournal(ctx context.Context) {
 	j := b.journal
-	t := time.NewTicker(b.cfg.InboxLease / 4)
+	t := time.NewTicker(max(b.cfg.InboxLease/4, time.Millisecond)) // a lease under 4ns would make a ticker panic; config refuses under 1s
 	defer t.Stop()
 	for {
 		select {

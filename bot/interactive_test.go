@@ -18,6 +18,7 @@ import (
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/approval/memstore"
 	"github.com/countersign/countersign/bot"
+	"github.com/countersign/countersign/internal/testenv"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"
 	"github.com/countersign/countersign/tools/shelltool"
@@ -168,13 +169,7 @@ func waitCard(t *testing.T, f *adaptertest.Fake, state string) (string, adapters
 
 func waitFor(t testing.TB, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within %s", what, waitLimit)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.Eventually(t, waitLimit, ok, what)
 }
 
 // claimFails is a store that cannot claim approved calls, as when Redis

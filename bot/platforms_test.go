@@ -46,6 +46,8 @@ type rig struct {
 	log   *syncBuffer
 	done  chan error
 	bot   *bot.Bot
+	// sweeps counts the bot's sweep rounds (bot.Observer).
+	sweeps atomic.Int64
 }
 
 type syncBuffer struct {
@@ -126,6 +128,7 @@ func startRig(t *testing.T, o rigOptions) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.bot.Observe(bot.Observer{Swept: func() { r.sweeps.Add(1) }})
 	go func() { r.done <- r.bot.Run(context.Background()) }()
 	t.Cleanup(func() { r.end(t) })
 	return r
@@ -244,8 +247,10 @@ func TestTwoProcessesTwoPlatformsOneStore(t *testing.T) {
 			sl.fakes["slack"].Say(t, adaptertest.Alice, place, "!run rm -f ./tmp_a")
 			_, c := waitState(t, sl.fakes["slack"], "pending")
 
-			// Ten of the Discord process's sweeps after the deadline.
-			time.Sleep(200*time.Millisecond + 10*100*time.Millisecond)
+			// Ten of the Discord process's sweeps after the deadline (its
+			// sweeps come every 100ms; the card's deadline is 200ms away).
+			swept := disc.sweeps.Load()
+			waitFor(t, "twelve sweeps of the Discord process", func() bool { return disc.sweeps.Load() >= swept+12 })
 			if a, err := storeS.Get(context.Background(), c.ApprovalID); err != nil || a.State != approval.Pending {
 				t.Fatalf("the Slack approval after the Discord process swept: %+v, %v; want it left pending for a Slack process", a, err)
 			}

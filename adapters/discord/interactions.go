@@ -359,10 +359,20 @@ func commandSpec(name string) map[string]any {
 	}
 }
 
+// limits are the interactions endpoint's: the shared defaults with the
+// configured body cap.
+func (a *Adapter) limits() webhook.Limits {
+	l := webhook.Defaults
+	l.MaxBody = a.cfg.MaxBodyBytes
+	if l.BodyBudget < l.MaxBody {
+		l.BodyBudget = l.MaxBody
+	}
+	return l
+}
+
 // serveHTTP starts the interactions endpoint; stop shuts it down.
 func (a *Adapter) serveHTTP() (stop func(), err error) {
-	limits := webhook.Defaults
-	limits.MaxBody = a.cfg.MaxBodyBytes
+	limits := a.limits()
 	ln, err := webhook.Listen(a.cfg.Listen, limits)
 	if err != nil {
 		return nil, fmt.Errorf("discord.listen: listen on %s: %w", a.cfg.Listen, err)
@@ -371,8 +381,10 @@ func (a *Adapter) serveHTTP() (stop func(), err error) {
 	a.listener = ln
 	a.mu.Unlock()
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+InteractionsPath, a.serveInteraction)
+	bodies := webhook.NewBodies(limits)
+	mux.HandleFunc("POST "+InteractionsPath, func(w http.ResponseWriter, r *http.Request) { a.serveInteraction(w, r, bodies) })
 	srv := webhook.Server(mux, limits)
+	srv.RegisterOnShutdown(bodies.CutAll)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("interactions endpoint stopped", "err", err)
@@ -390,24 +402,31 @@ func (a *Adapter) serveHTTP() (stop func(), err error) {
 // before reading its body, verifies the signature before reading anything
 // in it, refuses a replay, queues the event, and answers once it is
 // recorded (recordWithin at most).
-func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
+func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request, bodies *webhook.Bodies) {
 	sig, ok := signature(r.Header)
 	if !ok || !fresh(r.Header.Get("X-Signature-Timestamp"), a.now()) {
 		a.log.Warn("an interaction request without a well-formed, fresh signature was refused", "remote", r.RemoteAddr)
+		webhook.Close(w)
 		http.Error(w, "invalid request signature", http.StatusUnauthorized)
 		return
 	}
-	body, err := webhook.ReadBody(w, r, a.cfg.MaxBodyBytes)
-	if errors.Is(err, webhook.ErrTooLarge) {
-		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
-		return
-	}
+	body, err := bodies.Read(w, r)
 	if err != nil {
-		http.Error(w, "cannot read the body", http.StatusBadRequest)
+		webhook.Close(w)
+		switch {
+		case errors.Is(err, webhook.ErrTooLarge):
+			http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+		case errors.Is(err, webhook.ErrSlow):
+			a.log.Warn("an interaction request whose body did not arrive in time was cut", "remote", r.RemoteAddr, "err", err)
+			http.Error(w, "body too slow", http.StatusRequestTimeout)
+		default:
+			http.Error(w, "cannot read the body", http.StatusBadRequest)
+		}
 		return
 	}
 	if !verify(a.key, r.Header, body) {
 		a.log.Warn("an interaction request with a bad signature was refused", "remote", r.RemoteAddr)
+		webhook.Close(w)
 		http.Error(w, "invalid request signature", http.StatusUnauthorized)
 		return
 	}

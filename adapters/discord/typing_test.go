@@ -37,8 +37,14 @@ func TestTypingWhileTheTurnWorks(t *testing.T) {
 	fake.Wait(t, "the typing indicator renewed twice", func() bool { return len(fake.Typing(where)) >= 3 })
 	turn.Status(ctx, adapters.StatusRunning("df -h")) // already typing: no second loop
 	turn.Status(ctx, adapters.StatusWaiting)
+	// SetStatus returns once the loop that renews the indicator has
+	// ended (typers.end waits for it): none is left to renew it, while a
+	// witness in another channel is renewed three times.
 	stopped := len(fake.Typing(where))
-	time.Sleep(5 * a.typing.every)
+	if typing(a, where) {
+		t.Error("the typing indicator is still renewed while the bot waits on a person")
+	}
+	threeRenewals(t, a, fake)
 	if n := len(fake.Typing(where)); n != stopped {
 		t.Errorf("typing renewed %d times while the bot waits on a person", n-stopped)
 	}
@@ -46,10 +52,33 @@ func TestTypingWhileTheTurnWorks(t *testing.T) {
 	fake.Wait(t, "typing again for the run", func() bool { return len(fake.Typing(where)) > stopped+1 })
 	turn.End(ctx, "")
 	ended := len(fake.Typing(where))
-	time.Sleep(5 * a.typing.every)
+	if typing(a, where) {
+		t.Error("the typing indicator is still renewed after the turn ended")
+	}
+	threeRenewals(t, a, fake)
 	if n := len(fake.Typing(where)); n != ended {
 		t.Errorf("typing renewed %d times after the turn ended", n-ended)
 	}
+}
+
+// threeRenewals shows typing in a witness channel until it has been
+// renewed three times: time enough for any other loop to renew too.
+func threeRenewals(t *testing.T, a *Adapter, fake *discordtest.Server) {
+	t.Helper()
+	ctx := context.Background()
+	witness := adapters.Place{Channel: fake.AddChannel("witness")}
+	if err := a.SetStatus(ctx, witness, adapters.StatusThinking); err != nil {
+		t.Fatal(err)
+	}
+	fake.Wait(t, "the witness's typing renewed three times", func() bool { return len(fake.Typing(witness.Channel)) >= 4 })
+	_ = a.SetStatus(ctx, witness, "")
+}
+
+// typing reports whether a loop renews the typing indicator in ch.
+func typing(a *Adapter, ch string) bool {
+	a.typing.mu.Lock()
+	defer a.typing.mu.Unlock()
+	return a.typing.loops[ch] != nil
 }
 
 // TestTypingRefused: a channel Discord will not type in is an error, so

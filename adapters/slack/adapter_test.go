@@ -13,6 +13,7 @@ import (
 	"github.com/countersign/countersign/adapters/adaptertest"
 	"github.com/countersign/countersign/adapters/slack"
 	"github.com/countersign/countersign/adapters/slack/slacktest"
+	"github.com/countersign/countersign/internal/testenv"
 )
 
 var (
@@ -356,13 +357,7 @@ func TestSocketReconnects(t *testing.T) {
 	if fake.Connections() < 2 {
 		t.Errorf("connections = %d, want a reconnect", fake.Connections())
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !ad.Connected() {
-		if time.Now().After(deadline) {
-			t.Fatal("the adapter does not report itself connected after the reconnect")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.Eventually(t, 5*time.Second, ad.Connected, "the adapter to report itself connected after the reconnect")
 }
 
 func TestNewNamesTheProblem(t *testing.T) {
@@ -444,7 +439,17 @@ func TestAckWaitsForTheRecord(t *testing.T) {
 	if e.Recorded == nil {
 		t.Fatal("the event has no Recorded to acknowledge it from")
 	}
-	time.Sleep(300 * time.Millisecond) // the bot still writing its record
+	// While the bot still writes the first record, a later click is
+	// recorded at once and acknowledged: the first's acknowledgement, had
+	// it not waited for its record, would have gone before it.
+	later := fake.Click(bob, channel, "1.2", slack.ActionApprove, "d4e5f6")
+	select {
+	case e2 := <-got:
+		e2.Recorded()
+	case <-time.After(5 * time.Second):
+		t.Fatal("the later click did not reach the handler")
+	}
+	fake.Acked(t, later)
 	if acked(fake, click.ID) {
 		t.Fatal("the envelope was acknowledged before the bot recorded its event")
 	}

@@ -40,7 +40,9 @@ func (a *Adapter) runHTTP(ctx context.Context, q *queue) error {
 	}
 	end := make(chan struct{})
 	var once sync.Once
-	srv := webhook.Server(a.handler(q, func() { once.Do(func() { close(end) }) }), limits)
+	h := a.handler(q, func() { once.Do(func() { close(end) }) })
+	srv := webhook.Server(h, limits)
+	srv.RegisterOnShutdown(h.bodies.CutAll)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	a.up.Store(true)
@@ -64,8 +66,8 @@ func (a *Adapter) runHTTP(ctx context.Context, q *queue) error {
 }
 
 // handler is the HTTP mode handler; end is called when the input ends.
-func (a *Adapter) handler(q *queue, end func()) http.Handler {
-	return &httpHandler{a: a, q: q, seen: webhook.NewReplays(maxReplays, replayWindow+time.Minute), end: end}
+func (a *Adapter) handler(q *queue, end func()) *httpHandler {
+	return &httpHandler{a: a, q: q, seen: webhook.NewReplays(maxReplays, replayWindow+time.Minute), bodies: webhook.NewBodies(limits), end: end}
 }
 
 // maxReplays bounds the signatures remembered: far more than Slack sends
@@ -80,12 +82,14 @@ type httpHandler struct {
 	q   *queue
 	end func()
 
-	seen *webhook.Replays // signatures inside the replay window
+	seen   *webhook.Replays // signatures inside the replay window
+	bodies *webhook.Bodies  // bodies not yet verified: deadline and budget
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a := h.a
 	if r.Method != http.MethodPost {
+		webhook.Close(w)
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
 		return
 	}
@@ -94,17 +98,23 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sig, err := signature(r.Header, a.now())
 	if err != nil {
 		a.log.Warn("refused a slack request with a bad or stale signature", "remote", r.RemoteAddr, "path", r.URL.Path, "err", err)
+		webhook.Close(w)
 		http.Error(w, "bad signature", http.StatusUnauthorized)
 		return
 	}
-	body, err := webhook.ReadBody(w, r, limits.MaxBody)
+	body, err := h.bodies.Read(w, r)
 	if err != nil {
-		if errors.Is(err, webhook.ErrTooLarge) {
+		webhook.Close(w)
+		switch {
+		case errors.Is(err, webhook.ErrTooLarge):
 			a.log.Warn("refused a slack request over the body cap", "remote", r.RemoteAddr, "err", err)
 			http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
-			return
+		case errors.Is(err, webhook.ErrSlow):
+			a.log.Warn("cut a slack request whose body did not arrive in time", "remote", r.RemoteAddr, "err", err)
+			http.Error(w, "body too slow", http.StatusRequestTimeout)
+		default:
+			http.Error(w, "could not read the body", http.StatusBadRequest)
 		}
-		http.Error(w, "could not read the body", http.StatusBadRequest)
 		return
 	}
 	sv, err := slackapi.NewSecretsVerifier(r.Header, a.secret)
@@ -114,6 +124,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		a.log.Warn("refused a slack request with a bad or stale signature", "remote", r.RemoteAddr, "path", r.URL.Path, "err", err)
+		webhook.Close(w)
 		http.Error(w, "bad signature", http.StatusUnauthorized)
 		return
 	}

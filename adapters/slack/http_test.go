@@ -215,7 +215,25 @@ func TestHTTPAnswersOnceRecorded(t *testing.T) {
 		answered <- time.Now()
 	}()
 	e := nextEvent(t, events)
-	time.Sleep(300 * time.Millisecond) // the bot writing its record
+	// While the bot still writes the first record, a later click is
+	// recorded at once and answered: the first, had it not waited for its
+	// record, would have been answered before it.
+	go func() {
+		select {
+		case e := <-events:
+			e.Recorded()
+		case <-time.After(5 * time.Second):
+		}
+	}()
+	later := []byte(url.Values{"payload": {string(fake.ClickPayload(alice, "C0OPS", "1.2", ActionApprove, "d4e5f6"))}}.Encode())
+	if code, _ := post(t, base+"/slack/interactive", later, sign(later, time.Now(), secret), "application/x-www-form-urlencoded"); code != http.StatusOK {
+		t.Fatalf("later click: %d", code)
+	}
+	select {
+	case <-answered:
+		t.Fatal("the request was answered before the bot recorded its event")
+	default:
+	}
 	recorded := time.Now()
 	e.Recorded()
 	if at := <-answered; at.Before(recorded) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/internal/testenv"
 )
 
 // TestLongLines: a line over MaxLine is refused with a message naming the
@@ -101,10 +102,7 @@ func TestPacedInputIsNeverTurnedAway(t *testing.T) {
 	if err := term.Run(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), "answer to !run echo 99\n") && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.Within(10*time.Second, func() bool { return strings.Contains(out.String(), "answer to !run echo 99\n") })
 	close(b.queue)
 	if len(b.refused) > 0 {
 		t.Fatalf("%d lines were turned away: %v", len(b.refused), b.refused)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,10 +113,7 @@ func TestMySQLBatches(t *testing.T) {
 			return
 		}
 		first = false
-		deadline := time.Now().Add(10 * time.Second)
-		for rows+len(m.reqs) < writers && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
-		}
+		testenv.Within(10*time.Second, func() bool { return rows+len(m.reqs) >= writers })
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
@@ -157,18 +153,19 @@ func TestMySQLBadRowFailsAlone(t *testing.T) {
 	dsn, db := testDB(t)
 	m := openMySQL(t, MySQLOptions{DSN: dsn})
 	release := make(chan struct{})
-	var holding atomic.Bool
+	holding := make(chan struct{}) // closed once the batcher holds the first write
+	var hold sync.Once
 	m.beforeInsert = func(rows int) {
-		if holding.CompareAndSwap(false, true) {
+		first := false
+		hold.Do(func() { first = true; close(holding) })
+		if first {
 			<-release
 		}
 	}
 	ctx := context.Background()
 	held := make(chan error, 1)
 	go func() { held <- m.Write(ctx, numbered(0)) }()
-	for !holding.Load() { // the batcher holds the first write
-		time.Sleep(time.Millisecond)
-	}
+	<-holding
 	bad := numbered(1)
 	bad.Kind = approval.Kind(strings.Repeat("k", 100)) // longer than the column
 	results := make([]chan error, 3)
@@ -176,9 +173,7 @@ func TestMySQLBadRowFailsAlone(t *testing.T) {
 		results[i] = make(chan error, 1)
 		go func() { results[i] <- m.Write(ctx, e) }()
 	}
-	for len(m.reqs) < 3 {
-		time.Sleep(time.Millisecond)
-	}
+	testenv.Eventually(t, 10*time.Second, func() bool { return len(m.reqs) >= 3 }, "three writes queued behind the first")
 	close(release)
 	if err := <-held; err != nil {
 		t.Fatal(err)

@@ -78,32 +78,23 @@ func TestSentinelFailover(t *testing.T) {
 
 	// The sentinel sees the master down after a second, then promotes the
 	// replica; the clients follow the sentinel to it.
-	for {
-		hostPort, err := sentinel.GetMasterAddrByName(ctx, name).Result()
-		if err == nil && hostPort[0]+":"+hostPort[1] != oldMaster {
-			t.Logf("the sentinel promoted %s:%s %s after the kill", hostPort[0], hostPort[1], time.Since(killed).Round(time.Millisecond))
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("the sentinel named no new master within the test's time (last answer %v, %v)", hostPort, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	left := func() time.Duration { d, _ := ctx.Deadline(); return time.Until(d) }
+	if !testenv.Within(left(), func() bool {
+		hostPort, err = sentinel.GetMasterAddrByName(ctx, name).Result()
+		return err == nil && hostPort[0]+":"+hostPort[1] != oldMaster
+	}) {
+		t.Fatalf("the sentinel named no new master within the test's time (last answer %v, %v)", hostPort, err)
 	}
+	t.Logf("the sentinel promoted %s:%s %s after the kill", hostPort[0], hostPort[1], time.Since(killed).Round(time.Millisecond))
 	for i, s := range replicas {
-		for {
-			// Connections to the dead master fail until the client has
-			// dropped them; the first answer means it follows the new one.
-			n, err := s.CountPending(ctx, "slack", "C1")
-			if err == nil {
-				if n != cards {
-					t.Fatalf("replica %d counts %d pending cards after the failover, want %d", i, n, cards)
-				}
-				break
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("replica %d never reached the new master: %v", i, err)
-			}
-			time.Sleep(50 * time.Millisecond)
+		// Connections to the dead master fail until the client has
+		// dropped them; the first answer means it follows the new one.
+		var n int
+		if !testenv.Within(left(), func() bool { n, err = s.CountPending(ctx, "slack", "C1"); return err == nil }) {
+			t.Fatalf("replica %d never reached the new master: %v", i, err)
+		}
+		if n != cards {
+			t.Fatalf("replica %d counts %d pending cards after the failover, want %d", i, n, cards)
 		}
 	}
 	t.Logf("both replicas answered from the new master %s after the kill", time.Since(killed).Round(time.Millisecond))

@@ -64,7 +64,7 @@ func build(ctx context.Context, cfg fileConfig, e env) (a *app, err error) {
 			a = nil
 		}
 	}()
-	if err := validateSections(cfg); err != nil {
+	if err := validateConfig(cfg, e.getenv); err != nil {
 		return a, err
 	}
 	var closeLog func() error

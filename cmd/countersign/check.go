@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -60,14 +61,18 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 	}
 	p := configPath(*path)
 	cfg, err := loadConfig(p)
+	if _, ok := errors.AsType[*keyProblems](err); ok {
+		withRoot(*root)(&cfg)
+		err = errors.Join(err, validateConfig(cfg, os.Getenv))
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "countersign config check: %v\n", err)
+		reportProblems(stderr, p, err)
 		return 1
 	}
 	withRoot(*root)(&cfg)
 	a, err := build(context.Background(), cfg, env{getenv: os.Getenv, logOut: io.Discard, dial: !*connect})
 	if err != nil {
-		fmt.Fprintf(stderr, "countersign config check: %v\n", err)
+		reportProblems(stderr, p, err)
 		return 1
 	}
 	defer a.close()
@@ -173,4 +178,21 @@ func modelSummary(a *app) string {
 		return "none, direct commands only (set OPENAI_API_KEY, or OPENAI_BASE_URL and OPENAI_MODEL)"
 	}
 	return a.cfg.LLM.Model
+}
+
+// reportProblems prints every problem of the configuration at path, one a
+// line.
+func reportProblems(w io.Writer, path string, err error) {
+	ps := problems(err)
+	if len(ps) == 1 {
+		fmt.Fprintf(w, "countersign config check: %s\n", ps[0])
+		return
+	}
+	if path == "" {
+		path = "the configuration"
+	}
+	fmt.Fprintf(w, "countersign config check: %d problems in %s:\n", len(ps), path)
+	for _, p := range ps {
+		fmt.Fprintf(w, "  - %s\n", p)
+	}
 }

@@ -9,6 +9,9 @@ import (
 	"net"
 	"os"
 	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -177,6 +180,9 @@ func loadConfig(path string) (fileConfig, error) {
 		return cfg, fmt.Errorf("read config: %w", err)
 	}
 	if err := decodeConfig(data, &cfg); err != nil {
+		if _, ok := errors.AsType[*keyProblems](err); ok {
+			return cfg, err // each names its key; config check names the file
+		}
 		return cfg, fmt.Errorf("read config %s: %w", path, err)
 	}
 	return cfg, nil
@@ -187,9 +193,15 @@ func loadConfig(path string) (fileConfig, error) {
 func decodeConfig(data []byte, cfg *fileConfig) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return err
+		return syntaxError(data, err)
 	}
 	if err := yamlkeys.Check(&doc, reflect.TypeOf(cfg).Elem()); err != nil {
+		// The values are still read where they can be, so that config
+		// check reports their problems beside the keys'.
+		if yaml.Unmarshal(data, cfg) == nil {
+			return &keyProblems{err}
+		}
+		*cfg = fileConfig{}
 		return err
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -201,37 +213,130 @@ func decodeConfig(data []byte, cfg *fileConfig) error {
 }
 
 // validateSections checks the sections that have a Validate of their own,
-// so that `config check` reports them before anything is built.
+// so that `config check` reports them before anything is built: every
+// problem, joined. The bot's durations and counts are checked with their
+// bounds (validate.go), the rest of its section by bot.Config.Validate.
 func validateSections(cfg fileConfig) error {
-	if err := cfg.Bot.Validate(); err != nil {
-		return err
+	var errs []error
+	if err := botRules(cfg.Bot).Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := cfg.Terminal.Validate(); err != nil {
-		return fmt.Errorf("terminal: %w", err)
+		errs = append(errs, fmt.Errorf("terminal: %w", err))
 	}
 	// Checked whether or not its token is set, so that config check finds
 	// a bad section before the day the token is.
 	if err := cfg.Discord.Validate(); err != nil {
-		return err
+		errs = append(errs, err)
+	}
+	if err := cfg.Slack.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if l := cfg.Ops.Listen; l != "" {
 		if _, _, err := net.SplitHostPort(l); err != nil {
-			return fmt.Errorf("ops.listen: %q is not host:port (e.g. 127.0.0.1:9464): %w", l, err)
+			errs = append(errs, fmt.Errorf("ops.listen: %q is not host:port (e.g. 127.0.0.1:9464): %w", l, err))
 		}
 	}
 	if _, err := logLevel(cfg.Log.Level, slog.LevelInfo); err != nil {
-		return err
+		errs = append(errs, err)
 	}
 	switch strings.ToLower(cfg.Log.Format) {
 	case "", "json", "text":
 	default:
-		return fmt.Errorf("log.format: %q is not one of json, text", cfg.Log.Format)
+		errs = append(errs, fmt.Errorf("log.format: %q is not one of json, text", cfg.Log.Format))
 	}
 	if cfg.Store.RedisURL != "" && len(cfg.Store.Addrs) > 0 {
-		return errors.New("store: set redis_url or addrs, not both")
+		errs = append(errs, errors.New("store: set redis_url or addrs, not both"))
 	}
 	if cfg.Store.MasterName != "" && len(cfg.Store.Addrs) == 0 {
-		return errors.New("store.master_name: needs the Sentinel addresses in store.addrs")
+		errs = append(errs, errors.New("store.master_name: needs the Sentinel addresses in store.addrs"))
 	}
-	return nil
+	if cfg.Store.AuditMaxLen < 0 {
+		errs = append(errs, errors.New("store.audit_max_len: must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// botRules is the bot's section without the durations and counts that
+// boundErrors checks, so that bot.Config.Validate, which stops at its
+// first problem, reports those of the approvers, channels and rules.
+func botRules(c bot.Config) bot.Config {
+	c.SweepInterval, c.DedupeWindow, c.ShutdownGrace, c.InboxLease = 0, 0, 0, 0
+	c.DedupeSize, c.CardOutput, c.QueueSize, c.MaxTurns = 0, 0, 0, 0
+	return c
+}
+
+// keyProblems is decodeConfig's error for keys it does not know or values
+// of the wrong kind, once the rest of the file has been read: config check
+// goes on to judge the values.
+type keyProblems struct{ err error }
+
+func (k *keyProblems) Error() string { return k.err.Error() }
+func (k *keyProblems) Unwrap() error { return k.err }
+
+// problems lists the problems an error joins (errors.Join), each once, in
+// order.
+func problems(err error) []string {
+	var out []string
+	var walk func(error)
+	walk = func(err error) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		if k, ok := err.(*keyProblems); ok {
+			walk(k.err)
+			return
+		}
+		if !slices.Contains(out, err.Error()) {
+			out = append(out, err.Error())
+		}
+	}
+	walk(err)
+	return out
+}
+
+// yamlLine finds the line in yaml.v3's syntax errors ("yaml: line 3: …").
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// syntaxError says where a file is not YAML, in plain words: the line's
+// number and text, what the parser expected, and the usual fix.
+func syntaxError(data []byte, err error) error {
+	m := yamlLine.FindStringSubmatch(err.Error())
+	if m == nil {
+		return fmt.Errorf("the file is not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	n, _ := strconv.Atoi(m[1])
+	what := m[2]
+	lines := strings.Split(string(data), "\n")
+	// The parser names where the construct it gave up on began (a
+	// mapping's first key, say); the first line whose prefix of the file
+	// does not parse is the line to fix.
+	for l := 1; l <= len(lines) && l < 5000; l++ {
+		var v any
+		if yaml.Unmarshal([]byte(strings.Join(lines[:l], "\n")), &v) != nil {
+			n = l
+			break
+		}
+	}
+	text := ""
+	if n >= 1 && n <= len(lines) {
+		text = strings.TrimRight(lines[n-1], "\r")
+	}
+	hint := "check its indentation (spaces, two per level) and quote a value that holds \": \" or \" #\""
+	switch {
+	case strings.Contains(text, "\t") || strings.Contains(what, "cannot start any token") && strings.Contains(string(data), "\t"):
+		hint = "YAML does not take tabs for indentation: indent with spaces"
+	case strings.Contains(what, "mapping values are not allowed"):
+		hint = "a value holds \": \" or the line is indented under a value: quote the value, or fix the indentation"
+	case strings.Contains(what, "did not find expected key"):
+		hint = "the line is indented differently from the keys beside it: line it up with them"
+	case strings.Contains(what, "did not find expected ',' or ']'") || strings.Contains(what, "did not find expected ',' or '}'"):
+		hint = "a [list] or {map} on this line is not closed, or an item in it needs quotes"
+	case strings.Contains(what, "found unexpected end of stream") || strings.Contains(what, "found unexpected end"):
+		hint = "a quote opened here is not closed"
+	}
+	return fmt.Errorf("line %d is not valid YAML (%s): %q; %s", n, what, text, hint)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,5 +73,167 @@ func TestConfigCheckShowsRealDefaults(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("the effective configuration lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// configCheck runs `config check` on yaml with env set, and returns its
+// exit status and standard error.
+func configCheck(t *testing.T, yaml string, env ...string) (int, string) {
+	t.Helper()
+	for _, k := range []string{"SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "DISCORD_BOT_TOKEN", "DISCORD_PUBLIC_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", DefaultRedisURLEnv} {
+		t.Setenv(k, "")
+	}
+	for i := 0; i+1 < len(env); i += 2 {
+		t.Setenv(env[i], env[i+1])
+	}
+	t.Chdir(t.TempDir())
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := dispatch([]string{"config", "check", "--config", path}, strings.NewReader(""), &stdout, &stderr)
+	return code, stderr.String()
+}
+
+// TestConfigCheckRefusesWhatCannotWork: values that would panic, never let
+// a card run, or start the terminal in place of a half-configured platform
+// are refused, each naming its key and the fix; a value at its bound passes.
+func TestConfigCheckRefusesWhatCannotWork(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		env        []string
+		want       string // "" means valid
+	}{
+		{name: "inbox lease of 1ns (panicked at start)", yaml: "bot:\n  inbox_lease: 1ns\n", want: "bot.inbox_lease: 1ns is too short"},
+		{name: "inbox lease at its bound", yaml: "bot:\n  inbox_lease: 1s\n"},
+		{name: "run lease of 1ns", yaml: "agent:\n  run_lease: 1ns\n", want: "agent.run_lease: 1ns is too short"},
+		{name: "recovery grace of 1ms", yaml: "agent:\n  recovery_grace: 1ms\n", want: "agent.recovery_grace: 1ms is too short"},
+		{name: "approval ttl of 1s", yaml: "agent:\n  approval_ttl: 1s\n", want: "agent.approval_ttl: 1s is too short"},
+		{name: "dedupe window of 1s", yaml: "bot:\n  dedupe_window: 1s\n", want: "bot.dedupe_window: 1s is too short"},
+		{name: "dedupe size of 3", yaml: "bot:\n  dedupe_size: 3\n", want: "bot.dedupe_size: 3 is too small"},
+		{name: "negative queue size", yaml: "bot:\n  queue_size: -1\n", want: "bot.queue_size: -1 is negative"},
+		{name: "a command timeout of 1ns", yaml: "tools:\n  execute_command:\n    timeout: 1ns\n", want: "tools.execute_command.timeout: 1ns is too short"},
+		{name: "a model timeout of 1ms", yaml: "llm:\n  total_timeout: 1ms\n", want: "llm.total_timeout: 1ms is too short"},
+		{name: "a conversation kept 1s", yaml: "agent:\n  conversation_ttl: 1s\n", want: "agent.conversation_ttl: 1s is too short"},
+		{name: "a discord body cap of 10 bytes", yaml: "discord:\n  max_body_bytes: 10\n", want: "discord.max_body_bytes: 10 is too small"},
+		{name: "an audit stream of 1", yaml: "store:\n  audit_max_len: 1\n", want: "store.audit_max_len: 1 is too small"},
+		{name: "a reminder after 1s", yaml: "bot:\n  channels:\n    C0PROD:\n      remind_after: 1s\n", want: "bot.channels.C0PROD.remind_after: 1s is too short"},
+		{name: "no reminder", yaml: "bot:\n  default:\n    remind_after: 0s\n"},
+		{name: "three approvals of two people", yaml: "bot:\n  default:\n    approvers: [U1, \"user:U2\", U1]\n    approvals_required: 3\n",
+			want: "bot.default.approvals_required: 3 approvals, but its approvers name only 2 people"},
+		{name: "a channel's approvals over the default's people", yaml: "bot:\n  default:\n    approvers: [U1, U2]\n  channels:\n    C0PROD:\n      approvals_required: 3\n",
+			want: "bot.channels.C0PROD.approvals_required: 3 approvals"},
+		{name: "a rule's approvals over its people", yaml: "bot:\n  rules:\n    - name: ddl\n      match: {tool: [execute_sql]}\n      approvers: [U1]\n      approvals_required: 2\n",
+			want: "bot.rules[0] (ddl).approvals_required: 2 approvals, but its approvers name only 1 person"},
+		{name: "two approvals of two people", yaml: "bot:\n  default:\n    approvers: [U1, U2]\n    approvals_required: 2\n"},
+		{name: "approvals of a group", yaml: "bot:\n  default:\n    approvers: [U1, \"group:oncall\"]\n    approvals_required: 5\n"},
+		{name: "approvals of anyone", yaml: "bot:\n  default:\n    approvals_required: 5\n"},
+		{name: "slack app token without its bot token", env: []string{"SLACK_APP_TOKEN", "xapp-1-A-1-x"},
+			want: "slack: $SLACK_APP_TOKEN holds an app-level token (xapp-) but $SLACK_BOT_TOKEN, the bot token (xoxb-), is not set"},
+		{name: "slack signing secret without its bot token", env: []string{"SLACK_SIGNING_SECRET", "s3cret"},
+			want: "slack: $SLACK_SIGNING_SECRET holds a signing secret but $SLACK_BOT_TOKEN"},
+		{name: "slack bot token without app token or secret", env: []string{"SLACK_BOT_TOKEN", "xoxb-1-2-x"},
+			want: "slack.mode: http needs the app's signing secret"},
+		{name: "discord public key without its token", env: []string{"DISCORD_PUBLIC_KEY", "ab12"},
+			want: "discord: $DISCORD_PUBLIC_KEY holds the application's public key but $DISCORD_BOT_TOKEN"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stderr := configCheck(t, tt.yaml, tt.env...)
+			switch {
+			case tt.want == "" && code != 0:
+				t.Fatalf("exit %d, want 0: %s", code, stderr)
+			case tt.want != "" && code != 1:
+				t.Fatalf("exit %d, want 1: %s", code, stderr)
+			case !strings.Contains(stderr, tt.want):
+				t.Fatalf("the error does not say %q:\n%s", tt.want, stderr)
+			}
+		})
+	}
+}
+
+// TestConfigCheckReportsEveryProblem: every problem is listed at once, an
+// unknown key's beside the values', one a line.
+func TestConfigCheckReportsEveryProblem(t *testing.T) {
+	code, stderr := configCheck(t, `agent:
+  aproval_ttl: 20m
+  run_lease: 1ns
+bot:
+  inbox_lease: 1ns
+  colour: blue
+  default:
+    approvers: [U1, U2]
+    approvals_required: 3
+log:
+  level: loud
+`, "SLACK_APP_TOKEN", "xapp-1-A-1-x")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
+	want := []string{
+		"agent.aproval_ttl: unknown key; did you mean approval_ttl?",
+		"bot.colour: unknown key",
+		"agent.run_lease: 1ns is too short",
+		"bot.inbox_lease: 1ns is too short",
+		"bot.default.approvals_required: 3 approvals",
+		`log.level: "loud" is not one of`,
+		"slack: $SLACK_APP_TOKEN holds",
+	}
+	if !strings.Contains(stderr, fmt.Sprintf("%d problems in ", len(want))) {
+		t.Errorf("the report does not count %d problems:\n%s", len(want), stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(stderr, "\n  - "+w) {
+			t.Errorf("the report lacks a line %q:\n%s", w, stderr)
+		}
+	}
+}
+
+// TestConfigSyntaxErrorNamesTheLine: a file that is not YAML is reported
+// by its line's number and text, with the usual fix in words.
+func TestConfigSyntaxErrorNamesTheLine(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"indented under a value", "agent:\n  approval_ttl: 20m\n   run_lease: 2m\n", []string{`line 3 is not valid YAML`, `"   run_lease: 2m"`, "fix the indentation"}},
+		{"a tab", "agent:\n\tapproval_ttl: 20m\n", []string{"line 2 is not valid YAML", "tabs"}},
+		{"a key out of line", "bot:\n  default:\n    approvers: []\n   quiet: true\n", []string{"line 4 is not valid YAML", `"   quiet: true"`}},
+		{"an unclosed list", "bot:\n  default:\n    approvers: [a, b\n  quiet: true\n", []string{"line 3 is not valid YAML", `"    approvers: [a, b"`, "not closed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stderr := configCheck(t, tt.yaml)
+			if code != 1 {
+				t.Fatalf("exit %d, want 1: %s", code, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("the error does not say %q:\n%s", w, stderr)
+				}
+			}
+			if strings.Contains(stderr, ": yaml: ") {
+				t.Errorf("the parser's own words reach the operator:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// TestRunRefusesWhatConfigCheckRefuses: run validates as config check does,
+// so it never starts with a value that cannot work.
+func TestRunRefusesWhatConfigCheckRefuses(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv(DefaultRedisURLEnv, "")
+	t.Chdir(t.TempDir())
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(path, []byte("bot:\n  inbox_lease: 1ns\nagent:\n  run_lease: 1ns\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), path, strings.NewReader(""), &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "bot.inbox_lease") || !strings.Contains(err.Error(), "agent.run_lease") {
+		t.Fatalf("run = %v; want both leases refused", err)
 	}
 }

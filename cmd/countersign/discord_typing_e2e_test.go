@@ -6,6 +6,7 @@ import (
 
 	"github.com/countersign/countersign/adapters/discord/discordtest"
 	"github.com/countersign/countersign/agent/agenttest"
+	"github.com/countersign/countersign/internal/testenv"
 )
 
 // TestDiscordTypesWhileTheModelWorks: while the model works on a
@@ -23,9 +24,7 @@ func TestDiscordTypesWhileTheModelWorks(t *testing.T) {
 
 	th := fake.Say(t, dAlice, ops, "think about this for a long time", true)
 	fake.Wait(t, "the typing indicator in the thread", func() bool { return len(fake.Typing(th)) > 0 })
-	for len(model.Requests()) == 0 { // the model's fake does not wake fake.Wait
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.Eventually(t, 10*time.Second, func() bool { return len(model.Requests()) > 0 }, "the message at the model") // the model's fake does not wake fake.Wait
 	for _, m := range fake.InChannel(th) {
 		if m.AuthorID == discordtest.BotID {
 			t.Errorf("the bot posted %q while the model worked; the typing indicator says it", text(m))

@@ -260,15 +260,12 @@ func TestReadyzWhenRedisGoes(t *testing.T) {
 	}
 
 	proxy.stop()
-	deadline := time.Now().Add(10 * time.Second)
 	var code int
 	var body string
-	for time.Now().Before(deadline) {
-		if code, body = get(t, base+"/readyz"); code == http.StatusServiceUnavailable {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.Within(10*time.Second, func() bool {
+		code, body = get(t, base+"/readyz")
+		return code == http.StatusServiceUnavailable
+	})
 	if code != http.StatusServiceUnavailable || !strings.Contains(body, "store:") {
 		t.Fatalf("/readyz = %d with Redis gone, want 503 naming the store:\n%s", code, body)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/countersign/countersign/adapters/slack"
 	"github.com/countersign/countersign/adapters/slack/slacktest"
 	"github.com/countersign/countersign/agent/agenttest"
+	"github.com/countersign/countersign/internal/testenv"
 )
 
 // replicaFigures are what the proof measured, logged at the end of each
@@ -196,16 +197,9 @@ func (r *redisServer) start() {
 	}
 	r.done = make(chan struct{})
 	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(r.cmd, r.done)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if r.ping() {
-			return
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(r.dir, "redis.log"))
-			r.t.Fatalf("redis-server did not answer within 10s; its log:\n%s", log)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, with a deadline
+	if !testenv.Within(10*time.Second, r.ping) {
+		log, _ := os.ReadFile(filepath.Join(r.dir, "redis.log"))
+		r.t.Fatalf("redis-server did not answer within 10s; its log:\n%s", log)
 	}
 }
 
@@ -281,14 +275,7 @@ func buildBinary(t *testing.T) string {
 // waitOrFalse polls cond every 10ms for up to d and reports whether it
 // came true, so that the caller can say what it saw when it did not.
 func waitOrFalse(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
+	return testenv.Within(d, cond)
 }
 
 // pollUntil waits up to d for cond, checking it every 10ms: for what the
@@ -297,13 +284,7 @@ func waitOrFalse(d time.Duration, cond func() bool) bool {
 // a streamed turn makes no Slack call for seconds while a command runs.
 func pollUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %s for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.Eventually(t, d, cond, what)
 }
 
 // replicaConfig is the configuration of both processes: approval_ttl as
@@ -827,10 +808,7 @@ func TestReplicas(t *testing.T) {
 			}
 			return n
 		}
-		for told() < queued && time.Since(killed) < 60*time.Second {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if told() < queued {
+		if !testenv.Within(60*time.Second-time.Since(killed), func() bool { return told() >= queued }) {
 			n, _ := rc.HLen(t.Context(), "cs:{inbox}:e").Result()
 			t.Fatalf("after 60s alice was told of %d of %d messages; %d left in the inbox; B's log ends:\n%s", told(), queued, n, lastLines(b.stderr(), 30))
 		}

@@ -58,6 +58,10 @@ func runMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := interruptible(stderr)
 	defer stop()
 	if err := run(ctx, configPath(*path), stdin, stdout, stderr, withRoot(*root), commandsNotAsRoot(os.Geteuid())); err != nil {
+		if ps := problems(err); len(ps) > 1 {
+			fmt.Fprintf(stderr, "countersign: %d problems in the configuration:\n  - %s\n", len(ps), strings.Join(ps, "\n  - "))
+			return 1
+		}
 		fmt.Fprintf(stderr, "countersign: %v\n", err)
 		return 1
 	}

@@ -42,18 +42,14 @@ func (b *syncBuffer) String() string {
 // waitFor polls out until re matches, and returns the first submatch.
 func waitFor(t *testing.T, out *syncBuffer, re *regexp.Regexp) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if m := re.FindStringSubmatch(out.String()); m != nil {
-			if len(m) > 1 {
-				return m[1]
-			}
-			return m[0]
-		}
-		time.Sleep(10 * time.Millisecond)
+	var m []string
+	if !testenv.Within(10*time.Second, func() bool { m = re.FindStringSubmatch(out.String()); return m != nil }) {
+		t.Fatalf("timed out waiting for %s; output so far:\n%s", re, out.String())
 	}
-	t.Fatalf("timed out waiting for %s; output so far:\n%s", re, out.String())
-	return ""
+	if len(m) > 1 {
+		return m[1]
+	}
+	return m[0]
 }
 
 // startRun runs the bot as `countersign run` does, in dir, on a pipe.

@@ -19,6 +19,7 @@ import (
 	"github.com/countersign/countersign/adapters/slack"
 	"github.com/countersign/countersign/adapters/slack/slacktest"
 	"github.com/countersign/countersign/agent/agenttest"
+	"github.com/countersign/countersign/internal/testenv"
 )
 
 // Issue 21, tried as a new user would: `countersign run` against the fake
@@ -380,9 +381,7 @@ func TestSlackStopEndsTheTurn(t *testing.T) {
 	slackRun(t, dir, streamConfig, fake, model)
 	thread := fake.Mention(alice, slackChannel, "", "think about this for ever")
 	fake.Wait(t, "the thinking status", func() bool { return fake.Status(slackChannel, thread) == adapters.StatusThinking })
-	for len(model.Requests()) == 0 { // the model's fake does not wake fake.Wait
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.Eventually(t, 10*time.Second, func() bool { return len(model.Requests()) > 0 }, "the message at the model") // the model's fake does not wake fake.Wait
 	stop := fake.AgentStop(alice, slackChannel, thread)
 	fake.Acked(t, stop)
 	threadHas(t, fake, thread, alice.ID+" stopped the model's turn")
@@ -464,12 +463,12 @@ func TestSlackStopStopsTheRun(t *testing.T) {
 		m, _ := fake.Message(slackChannel, card.TS)
 		return strings.Contains(slacktest.View(m), "running")
 	})
-	for { // the run has started when its first command has (the file system wakes no fake.Wait)
-		if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	// The run has started when its first command has (the file system
+	// wakes no fake.Wait).
+	testenv.Eventually(t, 10*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(dir, "started"))
+		return err == nil
+	}, "the run's first command")
 
 	fake.Acked(t, fake.AgentStop(carol, slackChannel, thread))
 	fake.Wait(t, "carol told she may not stop it", func() bool {

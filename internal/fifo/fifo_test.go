@@ -2,9 +2,12 @@ package fifo
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/countersign/countersign/internal/testenv"
 )
 
 // TestOrderAndAhead: with one place taken, waiters get in in the order
@@ -36,9 +39,7 @@ func TestOrderAndAhead(t *testing.T) {
 			mu.Unlock()
 			l()
 		})
-		for g.Waiting() != i+1 {
-			time.Sleep(time.Millisecond)
-		}
+		testenv.Eventually(t, 10*time.Second, func() bool { return g.Waiting() == i+1 }, fmt.Sprintf("%d waiting", i+1))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	gaveUp := make(chan error)
@@ -46,22 +47,16 @@ func TestOrderAndAhead(t *testing.T) {
 		_, err := g.Enter(ctx, time.Hour, nil)
 		gaveUp <- err
 	}()
-	for g.Waiting() != 4 {
-		time.Sleep(time.Millisecond)
-	}
+	testenv.Eventually(t, 10*time.Second, func() bool { return g.Waiting() == 4 }, "4 waiting")
 	cancel()
 	if err := <-gaveUp; err == nil {
 		t.Error("a waiter whose context ended got in")
 	}
-	for {
+	testenv.Eventually(t, 10*time.Second, func() bool {
 		mu.Lock()
-		n := len(told)
-		mu.Unlock()
-		if n == 3 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(told) == 3
+	}, "three waiters told their place")
 	leave()
 	wg.Wait()
 	if len(order) != 3 || order[0] != 0 || order[1] != 1 || order[2] != 2 {

@@ -234,16 +234,12 @@ func TestRestart(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		res := echo.Run(context.Background(), json.RawMessage(`{"message":"back"}`), tools.RunOptions{})
-		if strings.Contains(res.Content, "back") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not come back: last result %+v", res)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var res tools.Result
+	if !testenv.Within(20*time.Second, func() bool {
+		res = echo.Run(context.Background(), json.RawMessage(`{"message":"back"}`), tools.RunOptions{})
+		return strings.Contains(res.Content, "back")
+	}) {
+		t.Fatalf("the server did not come back: last result %+v", res)
 	}
 	echo.srv.mu.Lock()
 	newPID := echo.srv.proc.pid()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/countersign/countersign/internal/testenv"
 	"github.com/countersign/countersign/tools"
 )
 
@@ -43,16 +44,13 @@ func TestHTTPReconnect(t *testing.T) {
 	}
 	h.Store(newHandler())
 	hs.CloseClientConnections()
-	deadline := time.Now().Add(10 * time.Second)
 	var last tools.Result
-	for time.Now().Before(deadline) {
+	if !testenv.Within(10*time.Second, func() bool {
 		last = ping.Run(context.Background(), json.RawMessage(`{}`), tools.RunOptions{})
-		if last.Content == "pong" {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+		return last.Content == "pong"
+	}) {
+		t.Fatalf("the server was not connected to again: last result %+v", last)
 	}
-	t.Fatalf("the server was not connected to again: last result %+v", last)
 }
 
 // TestRefusedArguments: arguments that do not fit the tool's schema are

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/internal/testenv"
 	"github.com/countersign/countersign/tools"
 )
 
@@ -184,17 +185,16 @@ func TestBackgroundChildDoesNotHangOrSurvive(t *testing.T) {
 // within two seconds.
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
+	if testenv.Within(2*time.Second, func() bool {
 		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 		if err != nil {
-			return
+			return true
 		}
 		// The state follows the ")" that closes the command name.
-		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && strings.HasPrefix(string(stat[i+1:]), " Z") {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+		i := strings.LastIndexByte(string(stat), ')')
+		return i > 0 && strings.HasPrefix(string(stat[i+1:]), " Z")
+	}) {
+		return
 	}
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 	t.Fatalf("process %d is still running", pid)

@@ -1,7 +1,6 @@
 package shelltool
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/internal/testenv"
 	"github.com/countersign/countersign/tools"
 )
 
@@ -122,18 +122,15 @@ func TestCommandsDieWithTheBot(t *testing.T) {
 			if err := bot.Start(); err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
 			pgid := 0
-			for pgid == 0 {
+			if !testenv.Within(time.Minute, func() bool {
 				if b, err := os.ReadFile(filepath.Join(dir, "pgid")); err == nil {
 					pgid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 				}
-				if ctx.Err() != nil {
-					_ = bot.Process.Kill()
-					t.Fatal("the bot's command never wrote its process group")
-				}
-				time.Sleep(20 * time.Millisecond)
+				return pgid != 0
+			}) {
+				_ = bot.Process.Kill()
+				t.Fatal("the bot's command never wrote its process group")
 			}
 			if n := len(liveInGroup(pgid)); n < 3 {
 				t.Fatalf("process group %d holds %d live processes before the kill, want the guard, the shell and its sleeps", pgid, n)
@@ -142,18 +139,12 @@ func TestCommandsDieWithTheBot(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = bot.Wait()
-			for {
-				left := liveInGroup(pgid)
-				if len(left) == 0 {
-					return
+			var left []int
+			if !testenv.Within(time.Minute, func() bool { left = liveInGroup(pgid); return len(left) == 0 }) {
+				for _, p := range left {
+					_ = syscall.Kill(p, syscall.SIGKILL)
 				}
-				if ctx.Err() != nil {
-					for _, p := range left {
-						_ = syscall.Kill(p, syscall.SIGKILL)
-					}
-					t.Fatalf("processes %v of the command's group outlived the bot killed with -9", left)
-				}
-				time.Sleep(20 * time.Millisecond)
+				t.Fatalf("processes %v of the command's group outlived the bot killed with -9", left)
 			}
 		})
 	}
@@ -194,19 +185,11 @@ func TestKillAllEndsRunningCommands(t *testing.T) {
 	done := make(chan tools.Result, 1)
 	go func() { done <- run(t, tool, cmdArgs{Command: "sleep 300 & sleep 300", Timeout: seconds(120)}) }()
 	t.Cleanup(func() { forcedQuit.Store(false) })
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testenv.Eventually(t, 30*time.Second, func() bool {
 		children.mu.Lock()
-		n := len(children.guards)
-		children.mu.Unlock()
-		if n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the command never started")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer children.mu.Unlock()
+		return len(children.guards) > 0
+	}, "the command to start")
 	if n := KillAll(); n != 1 {
 		t.Errorf("KillAll killed %d groups, want 1", n)
 	}

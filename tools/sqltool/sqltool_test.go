@@ -279,19 +279,16 @@ func TestApprovedTimeout(t *testing.T) {
 		t.Fatalf("result %s, want a timeout", r.JSON())
 	}
 	// The statement was stopped on the server too, not only abandoned.
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		var n int
-		if err := f.admin.QueryRow("SELECT COUNT(*) FROM information_schema.processlist WHERE info = 'SELECT SLEEP(7.5)'").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the statement still runs on the server after the timeout")
-		}
-		time.Sleep(50 * time.Millisecond)
+	var n int
+	var err error
+	if !testenv.Within(3*time.Second, func() bool {
+		err = f.admin.QueryRow("SELECT COUNT(*) FROM information_schema.processlist WHERE info = 'SELECT SLEEP(7.5)'").Scan(&n)
+		return err != nil || n == 0
+	}) {
+		t.Fatal("the statement still runs on the server after the timeout")
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

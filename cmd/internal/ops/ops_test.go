@@ -29,6 +29,7 @@ import (
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/approval/approvaltest"
 	"github.com/countersign/countersign/approval/memstore"
+	"github.com/countersign/countersign/internal/testenv"
 )
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -392,10 +393,7 @@ func TestMeteredAdapter(t *testing.T) {
 	fake.Say(t, adapters.User{ID: "U1"}, place, "hi again")
 	// Run may see the cancel before the events it has not read yet: wait
 	// for both to reach the handler before stopping it.
-	deadline := time.Now().Add(5 * time.Second)
-	for got.Load() < 2 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	testenv.Within(5*time.Second, func() bool { return got.Load() >= 2 })
 	stop()
 	<-ran
 	if got.Load() != 2 {

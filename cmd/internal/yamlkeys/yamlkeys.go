@@ -6,6 +6,7 @@ package yamlkeys
 
 import (
 	"encoding"
+	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -18,7 +19,7 @@ import (
 )
 
 // Check walks a YAML document against the type it decodes into and
-// reports the first problem as an error that names the key path
+// reports every problem (errors.Join), each as an error that names the key path
 // ("agent.approval_ttl"): an unknown key with the nearest known one, a
 // value of the wrong kind with an example of the right one. The decoder's
 // own messages ("field aproval_ttl not found in type agent.Config") name Go
@@ -73,43 +74,39 @@ func walk(n *yaml.Node, t reflect.Type, path string) error {
 			return fmt.Errorf("%s: expected a section of keys (%s), got %s", where, strings.Join(firstKeys(t, 3), ", "), describe(n))
 		}
 		fields := yamlFields(t)
+		var errs []error
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if k.Value == "<<" { // a merge key: its values belong here
-				if err := walk(v, t, path); err != nil {
-					return err
-				}
+				errs = append(errs, walk(v, t, path))
 				continue
 			}
 			ft, ok := fields[k.Value]
 			if !ok {
-				return unknownKey(join(path, k.Value), k.Value, fields)
+				errs = append(errs, unknownKey(join(path, k.Value), k.Value, fields))
+				continue
 			}
-			if err := walk(v, ft, join(path, k.Value)); err != nil {
-				return err
-			}
+			errs = append(errs, walk(v, ft, join(path, k.Value)))
 		}
-		return nil
+		return errors.Join(errs...)
 	case t.Kind() == reflect.Map:
 		if n.Kind != yaml.MappingNode {
 			return fmt.Errorf("%s: expected a map of names to values, got %s", where, describe(n))
 		}
+		var errs []error
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			if err := walk(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value)); err != nil {
-				return err
-			}
+			errs = append(errs, walk(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value)))
 		}
-		return nil
+		return errors.Join(errs...)
 	case t.Kind() == reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
 			return fmt.Errorf("%s: expected a list, such as [a, b] or lines starting with \"- \", got %s", where, describe(n))
 		}
+		var errs []error
 		for i, c := range n.Content {
-			if err := walk(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
+			errs = append(errs, walk(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)))
 		}
-		return nil
+		return errors.Join(errs...)
 	}
 	if n.Kind != yaml.ScalarNode {
 		return fmt.Errorf("%s: expected a single value, got %s", where, describe(n))
