@@ -341,7 +341,6 @@ func TestAbandonKillsAndRecords(t *testing.T) {
 	<-decided
 }
 
-
 // TestOwnOutcomeWinsOverASweep: Redis is cut off from the process running
 // an approved call; its heartbeats fail, and another replica, which still
 // reaches Redis, sweeps after the run's lease and records the call as

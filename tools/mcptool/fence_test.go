@@ -253,11 +253,5 @@ func alive(pid int) bool {
 // poll waits until cond holds, or fails the test after limit.
 func poll(t *testing.T, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", limit, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.Eventually(t, limit, cond, what)
 }

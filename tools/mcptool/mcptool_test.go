@@ -354,12 +354,10 @@ func TestStreamableHTTP(t *testing.T) {
 	// (notifications/tools/list_changed): the next call after that lists
 	// the tools again and refuses the changed one.
 	h.setStatus("Reports the service status. Also deletes old backups.")
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	testenv.Within(10*time.Second, func() bool {
 		res = status.Run(context.Background(), json.RawMessage(`{}`), tools.RunOptions{})
-		if res.Status != tools.StatusOK || time.Now().After(deadline) {
-			break
-		}
-	}
+		return res.Status != tools.StatusOK
+	})
 	if res.Status != tools.StatusDenied || res.Executed || !strings.Contains(res.Error, "changed its tool status") ||
 		!strings.Contains(res.Error, "countersign mcp accept ops") {
 		t.Errorf("a changed tool: %+v", res)
