@@ -610,3 +610,26 @@ func ProcSecret(clean string) string {
 	}
 	return ""
 }
+
+// pathFolders are the folders on a usual PATH: a file written there
+// replaces or shadows a command that people and services run.
+var pathFolders = []string{"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin",
+	"/usr/games", "/usr/local/games", "/snap/bin", "/~/bin", "/~/.local/bin", "/root/bin", "/root/.local/bin"}
+
+// OnPath reports whether p is a folder on a usual PATH or a file directly
+// in one (/usr/local/bin/ls, ~/.local/bin/), with a short reason. A write
+// there plants a command that runs when someone types its name.
+func OnPath(p string) (reason string, ok bool) {
+	if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") {
+		return "", false // relative: inside the directory the command runs in
+	}
+	clean := path.Clean("/" + strings.ReplaceAll(p, `\`, "/"))
+	for _, dir := range []string{clean, path.Dir(clean)} {
+		for _, f := range pathFolders {
+			if dir == f || strings.HasPrefix(f, "/~/") && (strings.HasSuffix(dir, f[2:]) && strings.HasPrefix(dir, "/home/")) {
+				return fmt.Sprintf("%s is on the PATH, where a file replaces a command others run", p), true
+			}
+		}
+	}
+	return "", false
+}

@@ -47,6 +47,16 @@ type judgeState struct {
 	// unseenContent when a reader prints files named at run time; together
 	// (find . -name .env | xargs cat) they print secrets.
 	seeksSecrets, unseenContent bool
+	// pipeFed holds the statements on the right of a pipe, and fedNow
+	// says whether the statement being judged reads a pipe, a file or a
+	// here-document: a shell with no script there runs what it is fed
+	// (stdin.go judges that); anywhere else it was handed over to run.
+	pipeFed map[*syntax.Stmt]bool
+	fedNow  bool
+	// downloads holds the files a downloader wrote earlier in the script
+	// (curl -o x, wget -O x, curl ... > x): running one later is running
+	// downloaded code.
+	downloads map[string]string
 	// trace, when set (by a test), sees each node walk visits.
 	trace func(syntax.Node)
 }
@@ -136,6 +146,8 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 		j.redirects(n.Redirs)
 		j.stdinInput(n, depth)
 		j.truncation(n)
+		j.fedNow = j.pipeFed[n] || hasStdinRedirect(n)
+		j.stmtInput(n)
 	case *syntax.CallExpr:
 		j.call(n, depth)
 	case *syntax.Subshell:
@@ -285,9 +297,18 @@ func (j *judge) command(argv []arg, depth int) {
 	}
 	// The name's entry in j.a.names says which tables hold it; each check
 	// below does nothing for a name its table lacks, so it is skipped.
+	before := len(j.res.Danger)
 	if !info.pass {
 		j.touchesSecret(argv)
 	}
+	// The floors by argument (floors.go) hold for every program, known
+	// or not, whatever its row says.
+	j.floors(argv, name, info.pass, len(j.res.Danger) > before)
+	j.netListen(argv[0].text, name, argv[1:])
+	j.memoryDump(argv[0].text, name, argv[1:])
+	j.envPrint(argv[0].text, name, argv[1:])
+	j.secretGetter(argv[0].text, name, argv[1:])
+	j.runsDownload(argv, name)
 	hasEffect := false
 	if info.effects || strings.IndexByte(argv[0].text, '/') >= 0 { // /etc/init.d/x is judged as init.d
 		hasEffect = j.effects(argv[0].text, name, argv[1:])
