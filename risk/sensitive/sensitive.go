@@ -74,6 +74,9 @@ var Defaults = []string{
 	"sites/*/settings.php", "app/etc/env.php", "config.inc.php", "parameters.yml",
 	// Other credential stores the shell list held before: one list now.
 	"rclone.conf", "opasswd", ".history", "/etc/security/opasswd",
+	// Issue 25: credential files by name, and memory images.
+	".erlang.cookie", "my.cnf", "pgpass.conf", ".rediscli_auth", "*service-account*.json", "sa.json", "*-sa.json", "*_sa.json",
+	"/proc/*/mem", "/proc/*/task/*/mem",
 }
 
 // backupSuffixes are the endings editors, package managers and people
@@ -296,6 +299,9 @@ func (m *Matcher) add(pt pattern) {
 func (m *Matcher) Match(p string) (reason string, ok bool) {
 	if p == "" {
 		return "", false
+	}
+	if why := procWalk(p); why != "" {
+		return p + " " + why, true
 	}
 	clean := cleanPath(p)
 	if why, ok := m.match(p, clean); ok {
@@ -605,6 +611,8 @@ func ProcSecret(clean string) string {
 	switch {
 	case what == "environ":
 		return "is a process's environment, which holds its secrets"
+	case what == "mem":
+		return "is a process's memory, which holds its secrets"
 	case inside != "" && (what == "cwd" || what == "root" || what == "fd" || what == "map_files"):
 		return "reads through another process's " + what + ", where its secrets and config live"
 	}
@@ -632,4 +640,37 @@ func OnPath(p string) (reason string, ok bool) {
 		}
 	}
 	return "", false
+}
+
+// procWalk says why a path, as written, walks through a process's working
+// directory, root or open files (/proc/self/cwd/../config.yaml,
+// /proc/1/root/etc/shadow, /proc/self/fd/3/..), or "": cleaning it
+// first would fold the walk away (/proc/self/cwd/.. is /proc/self), yet
+// the kernel follows cwd and root out of any root, into the bot's own
+// files (issue 25, item 6).
+func procWalk(p string) string {
+	raw := strings.ReplaceAll(p, `\`, "/")
+	for k := strings.Index(raw, "proc/"); k >= 0; {
+		if k == 0 || raw[k-1] == '/' {
+			rest := raw[k+len("proc/"):]
+			_, rest, _ = strings.Cut(rest, "/") // the pid, self, thread-self, $PPID
+			if t, ok := strings.CutPrefix(rest, "task/"); ok {
+				_, rest, _ = strings.Cut(t, "/")
+			}
+			what, inside, _ := strings.Cut(rest, "/")
+			what = strings.ToLower(what)
+			if inside != "" && strings.Trim(inside, "/.") != "" || strings.Contains(inside, "..") {
+				switch what {
+				case "cwd", "root", "fd", "map_files":
+					return "walks through a process's " + what + ", out of any root and into its files, the bot's own included"
+				}
+			}
+		}
+		next := strings.Index(raw[k+1:], "proc/")
+		if next < 0 {
+			break
+		}
+		k += 1 + next
+	}
+	return ""
 }

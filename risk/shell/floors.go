@@ -268,7 +268,20 @@ func (j *judge) floorWord(shown, name string, w floorWord, reader, packages, pat
 		}
 	}
 	if reader {
+		// A reader row may not know an option that writes (pip download
+		// --src=/etc/cron.d): a value of an option named like a write
+		// target, in a place where code runs later.
+		if w.opt != "" && writeOption(w.opt) {
+			if why, ok := sensitive.RunsLater(v); ok {
+				j.danger(shown + " " + clipWord(t) + ": " + why)
+				return true
+			}
+		}
 		return false
+	}
+	if v == "/dev/mem" || v == "/dev/kmem" || v == "/dev/port" || v == "/dev/crash" || v == "/proc/kcore" {
+		j.danger(shown + " " + v + " reads or writes the machine's memory, which holds every secret on it")
+		return true
 	}
 	// Remote access: a listening address or a raw protocol.
 	if listening(w) {
@@ -720,4 +733,21 @@ func (j *judge) runsDownload(argv []arg, name string) {
 			return
 		}
 	}
+}
+
+// writeOption reports whether an option's name says its value is where
+// the program writes: -o, --output, --log-file, --dest, --src, --prefix.
+func writeOption(opt string) bool {
+	if outputOptions[opt] {
+		return true
+	}
+	if !strings.HasPrefix(opt, "--") {
+		return false
+	}
+	for _, part := range []string{"out", "dest", "save", "write", "target", "src", "prefix", "log", "dump"} {
+		if strings.Contains(opt, part) {
+			return true
+		}
+	}
+	return false
 }

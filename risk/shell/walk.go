@@ -303,7 +303,9 @@ func (j *judge) command(argv []arg, depth int) {
 	}
 	// The floors by argument (floors.go) hold for every program, known
 	// or not, whatever its row says.
-	j.floors(argv, name, info.pass, len(j.res.Danger) > before)
+	if !info.pass {
+		j.floors(argv, name, false, len(j.res.Danger) > before)
+	}
 	j.netListen(argv[0].text, name, argv[1:])
 	j.memoryDump(argv[0].text, name, argv[1:])
 	j.envPrint(argv[0].text, name, argv[1:])
@@ -357,6 +359,11 @@ func (j *judge) command(argv []arg, depth int) {
 	c := j.newCmd()
 	*c = cmd{name: name, shown: argv[0].text, args: argv[1:], trusted: trusted, depth: depth}
 	h(j, c)
+	if info.pass && len(j.res.Danger) == before {
+		// A reader's row judged its operands; the floors look at what
+		// its options name, which rows may not know (last -f FILE).
+		j.floors(argv, name, true, false)
+	}
 }
 
 // splitVars splits the unquoted variables of a command line whose known
