@@ -139,6 +139,11 @@ func looksLikeCode(v string) bool {
 	return strings.ContainsAny(v, " ;|&`$(){}!") || runnerName(v)
 }
 
+// commandFlags are the short options through which programs commonly take
+// a command to run (rsync -e, tar -I, script -c, less -l...).
+var commandFlags = map[string]bool{"-e": true, "-c": true, "-I": true, "-x": true, "-l": true, "-s": true, "-S": true,
+	"-E": true, "-P": true, "-X": true, "-k": true, "-b": true, "-F": true, "-g": true}
+
 // ownOptionRules are readers whose rows judge the files their options
 // name (openssl x509 -in cert.pem reads a certificate, not a key).
 var ownOptionRules = map[string]bool{"openssl": true}
@@ -246,7 +251,10 @@ func (j *judge) floorWord(shown, name string, w floorWord, reader, packages, pat
 		case strings.IndexByte(v, '/') >= 0:
 			handed = runnerName(v) && !strings.HasSuffix(v, "/")
 		case w.opt != "":
-			handed = runnerName(v) && !patterns
+			// rsync -e sh, tar -I sh: a bare name counts after the short
+			// options programs take commands through, not after -y (apt
+			// install -y python3).
+			handed = commandFlags[w.opt] && runnerName(v) && !patterns
 		}
 		if handed {
 			j.danger(shown + " " + clipWord(t) + " " + flRunsCode)
