@@ -535,6 +535,13 @@ func RunsLater(p string) (reason string, ok bool) {
 	if runsLaterNames[base] || strings.HasSuffix(base, ".pth") && strings.Contains(clean, "-packages/") {
 		return fmt.Sprintf("writing %s plants code that runs later", p), true
 	}
+	if strings.Count(clean, "/") < 2 {
+		// One segment (x, /x): no directory below can hold it.
+		if accountFiles[clean] {
+			return fmt.Sprintf("writing %s changes who may log in and as what", p), true
+		}
+		return "", false
+	}
 	for _, dir := range runsLaterDirs {
 		if strings.Contains(clean, dir) {
 			return fmt.Sprintf("writing %s plants code that runs later", p), true

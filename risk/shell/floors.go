@@ -79,8 +79,11 @@ func runnerName(t string) bool {
 	if _, ok := interpreters[base]; ok {
 		return true
 	}
-	trimmed := strings.TrimRight(base, "0123456789.")
-	if trimmed != base && trimmed != "" {
+	end := len(base)
+	for end > 0 && (base[end-1] >= '0' && base[end-1] <= '9' || base[end-1] == '.') {
+		end--
+	}
+	if trimmed := base[:end]; end < len(base) && trimmed != "" {
 		if _, ok := interpreters[trimmed]; ok {
 			return true
 		}
@@ -261,19 +264,31 @@ func (j *judge) floorWord(shown, name string, w floorWord, reader, packages, pat
 			return true
 		}
 	}
-	if v == "" {
-		return false
-	}
 	// Secret reads: the value and the paths inside it. Readers' operands
 	// are their rows' to judge; their option values and paths are not.
 	// A reader's word after an option may be a pattern (grep -r .env):
-	// only a path-shaped one counts, and --opt=VALUE.
-	if !secretSaid && !ownOptionRules[name] && (!reader || strings.IndexByte(v, '/') >= 0 && !hasGlobMeta(v) ||
-		w.isOption && w.value != "" && !hasGlobMeta(v)) {
-		if p, ok := j.secretIn(v); ok {
-			j.danger(shown + " " + clipWord(t) + " names a secret (" + clipWord(p) + "), which it may read or send")
-			return true
+	// only a path-shaped one counts, and --opt=VALUE. Other programs'
+	// words were matched whole by touchesSecret: what is left are the
+	// paths inside them (file://, host:/path, -f/etc/shadow).
+	if !secretSaid && !ownOptionRules[name] {
+		cand, whole := "", reader
+		switch {
+		case w.isOption && w.value == "":
+			if k := strings.IndexAny(t, "/~"); k > 1 {
+				cand, whole = t[k:], true // -f/etc/shadow
+			}
+		case !hasGlobMeta(v) && (!reader || strings.IndexByte(v, '/') >= 0 || w.isOption):
+			cand = v
 		}
+		if cand != "" {
+			if p, ok := j.secretIn(cand, whole); ok {
+				j.danger(shown + " " + clipWord(t) + " names a secret (" + clipWord(p) + "), which it may read or send")
+				return true
+			}
+		}
+	}
+	if v == "" {
+		return false
 	}
 	if reader {
 		// A reader row may not know an option that writes (pip download
@@ -332,8 +347,12 @@ func lastField(v string) string {
 // (-d @file), after "host:" (scp host:/etc/x), after file://, and from the
 // first "/" of a glued short option (-f/etc/shadow).
 func pathsIn(v string) []string {
-	out := make([]string, 0, 3)
+	var buf [6]string
+	out := buf[:0]
 	out = append(out, v)
+	if strings.IndexAny(v, "@:=") < 0 {
+		return out[:1:1]
+	}
 	if rest, ok := strings.CutPrefix(v, "@"); ok && rest != "" {
 		out = append(out, rest)
 	}
@@ -352,8 +371,13 @@ func pathsIn(v string) []string {
 	return out
 }
 
-// secretIn reports the first path in v that is a secret.
-func (j *judge) secretIn(v string) (string, bool) {
+// secretIn reports the first path in v that is a secret; with whole
+// false, v itself, its value after "=" and after "@" were matched
+// already, and only the paths inside it are.
+func (j *judge) secretIn(v string, whole bool) (string, bool) {
+	if !whole && strings.IndexByte(v, ':') < 0 {
+		return "", false
+	}
 	for _, p := range pathsIn(v) {
 		p = strings.TrimPrefix(p, "@")
 		if p == "" {
@@ -377,9 +401,11 @@ func listening(w floorWord) bool {
 		return true
 	}
 	v := w.value
-	if strings.HasPrefix(strings.ToLower(v), "tcp-listen:") || strings.HasPrefix(strings.ToLower(v), "udp-listen:") ||
-		strings.HasPrefix(strings.ToLower(v), "tcp4-listen:") || strings.HasPrefix(strings.ToLower(v), "tcp6-listen:") {
-		return true
+	if k := strings.IndexByte(v, ':'); k >= 10 && k <= 12 && strings.EqualFold(v[k-7:k], "-listen") {
+		switch strings.ToLower(v[:k-7]) {
+		case "tcp", "udp", "tcp4", "tcp6", "udp4", "udp6":
+			return true // socat TCP-LISTEN:4444
+		}
 	}
 	return anyAddress(v)
 }
@@ -571,8 +597,8 @@ func (j *judge) secretGetter(shown, name string, args []arg) bool {
 		return false // their own rows know secrets
 	}
 	for i := 0; i < len(args) && i < 4; i++ {
-		verb := strings.ToLower(args[i].text)
-		if !getterVerbs[verb] || i+1 >= len(args) {
+		verb := args[i].text
+		if !getterVerbs[verb] && (len(verb) > 12 || !getterVerbs[strings.ToLower(verb)]) || i+1 >= len(args) {
 			continue
 		}
 		key := strings.ToLower(args[i+1].text)
@@ -601,7 +627,7 @@ func (j *judge) heredocSecrets(name, text string) {
 		if strings.IndexByte(f, '/') < 0 && !strings.HasPrefix(f, ".") {
 			continue
 		}
-		if p, ok := j.secretIn(strings.Trim(f, `'";`)); ok {
+		if p, ok := j.secretIn(strings.Trim(f, `'";`), true); ok {
 			j.danger(name + " is handed " + clipWord(p) + " on its input, a secret it may read or send")
 			return
 		}
@@ -621,6 +647,16 @@ var senders = map[string]bool{"nc": true, "ncat": true, "netcat": true, "nc.trad
 // not a reader (sftp host <<< 'put /etc/shadow'), and a download saved to
 // a file (curl -o x URL, curl URL > x), noted for later.
 func (j *judge) stmtInput(s *syntax.Stmt) {
+	c, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(c.Args) == 0 {
+		return
+	}
+	if len(s.Redirs) == 0 {
+		// Without redirections only a downloader's own options matter.
+		if first, lit := word(c.Args[0]).lit(); !lit || !downloaders[first[strings.LastIndexByte(first, '/')+1:]] {
+			return
+		}
+	}
 	argv := callArgs(s)
 	if len(argv) == 0 {
 		return

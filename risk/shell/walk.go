@@ -57,14 +57,68 @@ type judgeState struct {
 	// (curl -o x, wget -O x, curl ... > x): running one later is running
 	// downloaded code.
 	downloads map[string]string
+	// reasonAt indexes the reasons of lists longer than shortList, and
+	// indexed says which lists it holds (addReason).
+	reasonAt map[reasonKey]int
+	indexed  [4]bool
 	// trace, when set (by a test), sees each node walk visits.
 	trace func(syntax.Node)
 }
 
-func (j *judge) absurd(why string)  { j.res.Absurd = addReason(j.res.Absurd, why) }
-func (j *judge) danger(why string)  { j.res.Danger = addReason(j.res.Danger, why) }
-func (j *judge) unknown(why string) { j.res.Unknown = addReason(j.res.Unknown, why) }
-func (j *judge) runTime(why string) { j.res.RunTime = addReason(j.res.RunTime, why) }
+func (j *judge) absurd(why string)  { j.res.Absurd = j.addReason(kindAbsurd, j.res.Absurd, why) }
+func (j *judge) danger(why string)  { j.res.Danger = j.addReason(kindDanger, j.res.Danger, why) }
+func (j *judge) unknown(why string) { j.res.Unknown = j.addReason(kindUnknown, j.res.Unknown, why) }
+func (j *judge) runTime(why string) { j.res.RunTime = j.addReason(kindRunTime, j.res.RunTime, why) }
+
+// The lists of an Analysis, as reasonKey tells them apart.
+const (
+	kindAbsurd uint8 = iota
+	kindDanger
+	kindUnknown
+	kindRunTime
+)
+
+// reasonKey names one reason in one list.
+type reasonKey struct {
+	kind uint8
+	why  string
+}
+
+// shortList is how long a list is scanned to find a reason again; past
+// it, the judge's index finds it at once, so that a command with
+// thousands of words costs each word the same (issue 25).
+const shortList = 8
+
+// maxReasons bounds each list: a card with more reasons says no more,
+// and the verdict is decided by the first.
+const maxReasons = 200
+
+// addReason appends why to list unless the list already holds it. The
+// index maps a reason to where it stands; it is checked against the list,
+// which remote() may have cut short since.
+func (j *judge) addReason(kind uint8, list []string, why string) []string {
+	if len(list) < shortList {
+		return addReason(list, why)
+	}
+	if j.reasonAt == nil {
+		j.reasonAt = make(map[reasonKey]int, 64)
+	}
+	if !j.indexed[kind] {
+		j.indexed[kind] = true
+		for i, r := range list {
+			j.reasonAt[reasonKey{kind, r}] = i
+		}
+	}
+	k := reasonKey{kind, why}
+	if i, ok := j.reasonAt[k]; ok && i < len(list) && list[i] == why {
+		return list
+	}
+	if len(list) >= maxReasons {
+		return list
+	}
+	j.reasonAt[k] = len(list)
+	return append(list, why)
+}
 
 // addReason appends why unless the list already holds it.
 func addReason(list []string, why string) []string {
