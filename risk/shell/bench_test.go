@@ -86,8 +86,12 @@ var scaleShapes = []struct {
 	{"unknown-args", func(n int) string {
 		return grow("deploy-tool", n, func(i int) string { return fmt.Sprintf(" --opt%d=/srv/x%d", i, i) })
 	}},
-	{"list", func(n int) string { return grow("true", n, func(i int) string { return fmt.Sprintf("; tool%d x%d", i, i) }) }},
-	{"rm-targets", func(n int) string { return grow("rm -f", n, func(i int) string { return fmt.Sprintf(" d%d/*.tmp", i) }) }},
+	{"list", func(n int) string {
+		return grow("true", n, func(i int) string { return fmt.Sprintf("; tool%d x%d", i, i) })
+	}},
+	{"rm-targets", func(n int) string {
+		return grow("rm -f", n, func(i int) string { return fmt.Sprintf(" d%d/*.tmp", i) })
+	}},
 	{"subshells", func(n int) string {
 		depth := max(1, n/8)
 		return strings.Repeat("( ", depth) + "ls" + strings.Repeat(" )", depth)
