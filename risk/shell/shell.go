@@ -138,6 +138,11 @@ type Options struct {
 	// rules' dangers (a password hash read, DROP): they are the shell's
 	// too. Nil: mysql -e is never a look.
 	SQLRead func(sql string) (read bool, dangers []string)
+	// HTTP judges a request a shell HTTP client (curl, wget, HTTPie)
+	// makes as the http_request tool's judge would, and says why it is
+	// blocked or dangerous there: each reason is a danger here. Nil: only
+	// the metadata and secret-API checks of wholesale.go apply.
+	HTTP func(HTTPRequest) []string
 }
 
 // maxDepth bounds how deep sh -c, eval and friends are parsed again.
@@ -149,6 +154,7 @@ type Analyzer struct {
 	secrets     *sensitive.Matcher
 	forbidden   func(host string) string
 	sqlRead     func(sql string) (bool, []string)
+	http        func(HTTPRequest) []string
 	commands    map[string]handler
 	passThrough map[string]bool // readers and wrappers: their words are not scanned for secrets
 	effects     effectIndex     // the danger rows by command name (effects.go)
@@ -170,7 +176,7 @@ func New(opts Options) (*Analyzer, error) {
 			return nil, fmt.Errorf("build default sensitive matcher: %w", err)
 		}
 	}
-	a := &Analyzer{secrets: m, forbidden: opts.ForbiddenHost, sqlRead: opts.SQLRead}
+	a := &Analyzer{secrets: m, forbidden: opts.ForbiddenHost, sqlRead: opts.SQLRead, http: opts.HTTP}
 	if a.forbidden == nil {
 		a.forbidden = plainMetadata
 	}

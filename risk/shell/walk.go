@@ -383,6 +383,7 @@ func (j *judge) command(argv []arg, depth int) {
 	if info.net {
 		j.metadataReach(name, argv[1:])
 		j.secretAPIReach(argv[0].text, argv[1:])
+		j.httpJudged(argv[0].text, name, argv[1:])
 	}
 	if body, ok := j.funcs[name]; ok && argv[0].text == name {
 		j.callFunction(name, body, argv[1:], depth)
