@@ -365,6 +365,9 @@ func (j *judge) command(argv []arg, depth int) {
 	j.envPrint(argv[0].text, name, argv[1:])
 	j.secretGetter(argv[0].text, name, argv[1:])
 	j.runsDownload(argv, name)
+	if !trusted {
+		j.ruleOneUntrusted(name, argv[1:])
+	}
 	hasEffect := false
 	if info.effects || strings.IndexByte(argv[0].text, '/') >= 0 { // /etc/init.d/x is judged as init.d
 		hasEffect = j.effects(argv[0].text, name, argv[1:])
