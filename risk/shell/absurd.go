@@ -224,7 +224,7 @@ var sourceDirs = map[string]bool{
 // resolve substitutes a variable assigned a literal earlier in the script:
 // X=/; rm -rf $X.
 func (j *judge) resolve(a arg) string {
-	if !a.dynamic || len(j.vars) == 0 || !strings.ContainsRune(a.text, '$') {
+	if !a.dynamic || len(j.vars) == 0 && len(j.refs) == 0 || !strings.ContainsRune(a.text, '$') {
 		return a.text
 	}
 	if v, ok := j.expandVars(a.text); ok {
@@ -271,6 +271,9 @@ func (j *judge) expand(text string, once bool) (string, bool) {
 			}
 			name = rest[:n]
 			i += n
+		}
+		if len(j.refs) > 0 {
+			name = j.deref(name)
 		}
 		v, ok := j.vars[name]
 		if name == "" || !ok || once && j.sets[name] != 1 {

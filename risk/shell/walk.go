@@ -57,6 +57,8 @@ type judgeState struct {
 	// (curl -o x, wget -O x, curl ... > x): running one later is running
 	// downloaded code.
 	downloads map[string]string
+	// refs holds name references (declare -n r=cmd): r reads and sets cmd.
+	refs map[string]string
 	// reasonAt indexes the reasons of lists longer than shortList, and
 	// indexed says which lists it holds (addReason).
 	reasonAt map[reasonKey]int
