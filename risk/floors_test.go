@@ -60,7 +60,17 @@ func TestFloorsHoldAgainstLow(t *testing.T) {
 		{"pager in the environment", "PAGER=/bin/sh man ls"},
 		{"editor in the environment", "EDITOR=sh crontab -e"},
 		{"shell through env", "env SHELL=/bin/sh foo"},
+		{"shell inside an option value", "check_by_ssh -o \"ProxyCommand /bin/sh -i <$(tty)\" -H localhost -C xx"},
+		{"shell after exec", "ip netns exec foo /bin/sh"},
+		{"gcc wrapper", "gcc -wrapper /bin/sh,-s ."},
+		{"mailcap", "run-mailcap --action=view /bin/sh:x"},
+		{"bare irb", "irb"},
+		{"library through a reader's option", "ssh-keygen -D ./lib.so"},
+		{"library to an unknown program", "foo --plugin=/tmp/x.so"},
 		// Code through an option that takes code.
+		{"rpm eval", "rpm --eval '%{lua:os.execute(\"/bin/sh\")}'"},
+		{"code with a substitution", "jrunscript -e \"exec('/bin/sh -c $(id)')\""},
+		{"latex shell escape", "xelatex --shell-escape x.tex"},
 		{"expect -c", "expect -c 'spawn /bin/sh;interact'"},
 		{"gdb -ex", "gdb -nx -ex '!sh' -ex quit"},
 		{"vim -c", "vim -c ':!/bin/sh'"},
@@ -153,6 +163,9 @@ func TestFloorsLookAlikes(t *testing.T) {
 		{"download kept rated low", "curl -o page.html https://example.com/; wc -l page.html", "low"},
 		{"sed -i rated low", "sed -i 's/a b/c/' notes.txt", "low"},
 		{"docker run rated low", "docker run --rm -p 127.0.0.1:8080:80 nginx", "low"},
+		{"file of a library", "file /usr/lib/x86_64-linux-gnu/libssl.so.3", ""},
+		{"run a script rated low", "./scripts/check.sh --env staging", "low"},
+		{"make rated low", "make -C build test", "low"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -181,14 +181,34 @@ func (j *judge) floors(argv []arg, name string, reader, secretSaid bool) {
 	shown := argv[0].text
 	packages := plainPackages[name]
 	patterns := patternTools[name]
-	prevOpt := ""
+	prevOpt, runs := "", "" // runs: a verb that runs what follows (exec, run)
 	lastOperand := ""
 	for _, a := range args {
 		if a.dynamic {
+			// A value computed at run time is not read, except as code: a
+			// code option's value ($(tty) inside it) is still code.
+			if prevOpt != "" && (codeOption(prevOpt, readerCodeOptions) || !reader && (prevOpt == "-e" || prevOpt == "-c") && looksLikeCode(a.text)) {
+				j.danger(shown + " " + prevOpt + " " + clipWord(a.text) + " " + flCodeOpt)
+				return
+			}
+			if !reader && !packages && (commandString(a.text) || runnerInside(a.text)) {
+				// -o "ProxyCommand /bin/sh -i <$(tty)": the shell is
+				// written out, whatever the rest computes.
+				j.danger(shown + " " + clipWord(a.text) + " " + flRunsCode)
+				return
+			}
 			prevOpt = ""
 			continue
 		}
 		t := j.resolve(a)
+		if runs != "" && runnerName(t) && strings.IndexByte(t, '/') >= 0 {
+			// ip netns exec NS /bin/sh, task exec -- /bin/sh.
+			j.danger(shown + " " + runs + " … " + t + " " + flRunsCode)
+			return
+		}
+		if runs == "" && in(t, "exec", "run", "spawn", "shell") {
+			runs = t
+		}
 		w := floorWord{text: t, value: t}
 		if len(t) > 1 && t[0] == '-' && t != "--" {
 			w.isOption = true
@@ -234,11 +254,19 @@ func (j *judge) floorWord(shown, name string, w floorWord, reader, packages, pat
 			j.danger(shown + " " + clipWord(t) + " " + flCodeOpt)
 			return true
 		}
+		if !reader && in(w.opt, "--interactive", "--shell-escape", "-shell-escape", "--enable-write18", "-enable-write18") {
+			j.danger(shown + " " + w.opt + " " + flCodeOpt)
+			return true
+		}
 		if !reader && !patterns && (w.opt == "-e" || w.opt == "-c") && w.value != "" && looksLikeCode(w.value) {
 			j.danger(shown + " " + clipWord(t) + " " + flCodeOpt)
 			return true
 		}
 	} else if w.opt != "" && !reader && !patterns && (w.opt == "-e" || w.opt == "-c" || w.opt == "-x" || w.opt == "-ex") && looksLikeCode(t) {
+		j.danger(shown + " " + w.opt + " " + clipWord(t) + " " + flCodeOpt)
+		return true
+	} else if w.opt != "" && reader && codeOption(w.opt, readerCodeOptions) {
+		// rpm --eval '%{lua:...}': a code option's value in its own word.
 		j.danger(shown + " " + w.opt + " " + clipWord(t) + " " + flCodeOpt)
 		return true
 	}
@@ -252,7 +280,7 @@ func (j *judge) floorWord(shown, name string, w floorWord, reader, packages, pat
 			handed = runnerName(lastField(v))
 		case reader:
 		case strings.IndexByte(v, '/') >= 0:
-			handed = runnerName(v) && !strings.HasSuffix(v, "/")
+			handed = runnerName(v) && !strings.HasSuffix(v, "/") || runnerInside(v)
 		case w.opt != "":
 			// rsync -e sh, tar -I sh: a bare name counts after the short
 			// options programs take commands through, not after -y (apt
@@ -290,6 +318,11 @@ func (j *judge) floorWord(shown, name string, w floorWord, reader, packages, pat
 	if v == "" {
 		return false
 	}
+	if reader && in(w.opt, "-D", "--plugin", "--load", "--module") && sharedLibrary(v) {
+		// ssh-keygen -D ./lib.so loads the library to talk to a token.
+		j.danger(shown + " " + w.opt + " " + clipWord(t) + " loads a library, which runs its code in the program")
+		return true
+	}
 	if reader {
 		// A reader row may not know an option that writes (pip download
 		// --src=/etc/cron.d): a value of an option named like a write
@@ -301,6 +334,11 @@ func (j *judge) floorWord(shown, name string, w floorWord, reader, packages, pat
 			}
 		}
 		return false
+	}
+	if (w.opt != "" || !j.a.names[name].inCmds) && sharedLibrary(v) {
+		// ssh-keygen -D ./lib.so, LD_PRELOAD's kin through an option.
+		j.danger(shown + " " + clipWord(t) + " loads a library, which runs its code in the program")
+		return true
 	}
 	if v == "/dev/mem" || v == "/dev/kmem" || v == "/dev/port" || v == "/dev/crash" || v == "/proc/kcore" {
 		j.danger(shown + " " + v + " reads or writes the machine's memory, which holds every secret on it")
@@ -794,4 +832,43 @@ func writeOption(opt string) bool {
 		}
 	}
 	return false
+}
+
+// runnerInside reports whether a value holds a shell's or interpreter's
+// path among its pieces: "ProxyCommand /bin/sh -i", "/bin/sh,-s",
+// "/bin/sh:x".
+func runnerInside(v string) bool {
+	if len(v) > 4096 {
+		return false
+	}
+	for _, piece := range strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' || r == ':' || r == ';' || r == '=' || r == '\t' }) {
+		if strings.IndexByte(piece, '/') >= 0 && !strings.HasSuffix(piece, "/") && runnerName(piece) {
+			return true
+		}
+	}
+	return false
+}
+
+// sharedLibrary reports whether a word names a shared library a program
+// would load: x.so, ./lib.so.1, /tmp/x.dylib.
+func sharedLibrary(v string) bool {
+	base := v[strings.LastIndexByte(v, '/')+1:]
+	if strings.HasSuffix(base, ".dylib") {
+		return true
+	}
+	k := strings.Index(base, ".so")
+	if k <= 0 {
+		return false
+	}
+	rest := base[k+3:]
+	return rest == "" || rest[0] == '.' && strings.Trim(rest, ".0123456789") == ""
+}
+
+// bareRunner records a danger for an interpreter the command table does not hold
+// (irb, wish, jjs) started with nothing to run: it runs whatever reaches it.
+func (j *judge) bareRunner(shown, name string, args []arg, inTable bool) {
+	if inTable || len(args) > 0 || j.fedNow || !runnerName(name) {
+		return
+	}
+	j.danger(shown + " starts an interpreter with no program, which runs whatever reaches it: " + flRunsCode)
 }

@@ -624,7 +624,7 @@ func TestLookAlikes(t *testing.T) {
 		{"dpkg-query with admindir", "dpkg-query -W --admindir=/tmp/x", unknown, "--admindir"},
 		{"rpm -e", "rpm -e nginx", unknown, "-e"},
 		{"rpm -qa --pipe", "rpm -qa --pipe 'sh'", unknown, "--pipe"},
-		{"rpm -q --eval", "rpm -q --eval '%(touch x)'", unknown, "--eval"},
+		{"rpm -q --eval", "rpm -q --eval '%(touch x)'", danger, "--eval"},
 		{"rpm -Uvh", "rpm -Uvh x.rpm", unknown, ""},
 		{"apt install", "apt install nginx", unknown, "not a look"},
 		{"apt remove", "apt remove -y nginx", danger, ""},
