@@ -388,7 +388,7 @@ func pathsIn(v string) []string {
 	var buf [6]string
 	out := buf[:0]
 	out = append(out, v)
-	if strings.IndexAny(v, "@:=") < 0 {
+	if !strings.ContainsAny(v, "@:=") {
 		return out[:1:1]
 	}
 	if rest, ok := strings.CutPrefix(v, "@"); ok && rest != "" {
