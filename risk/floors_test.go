@@ -166,6 +166,8 @@ func TestFloorsLookAlikes(t *testing.T) {
 		{"file of a library", "file /usr/lib/x86_64-linux-gnu/libssl.so.3", ""},
 		{"run a script rated low", "./scripts/check.sh --env staging", "low"},
 		{"make rated low", "make -C build test", "low"},
+		{"a shell in a container rated low", "docker exec api /bin/sh -c 'ps aux'", "low"},
+		{"gunicorn on loopback rated low", "gunicorn --bind 127.0.0.1:8000 app:app", "low"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -179,7 +179,10 @@ func (j *judge) floors(argv []arg, name string, reader, secretSaid bool) {
 		return
 	}
 	shown := argv[0].text
-	packages := plainPackages[name]
+	// A vehicle (docker exec, kubectl exec, nsenter) judges the command
+	// it carries as a script (vehicles.go): the shell it is handed is
+	// that command, not a floor of its own.
+	packages := plainPackages[name] || j.a.names[name].vehicle
 	patterns := patternTools[name]
 	prevOpt, runs := "", "" // runs: a verb that runs what follows (exec, run)
 	lastOperand := ""
@@ -201,7 +204,7 @@ func (j *judge) floors(argv []arg, name string, reader, secretSaid bool) {
 			continue
 		}
 		t := j.resolve(a)
-		if runs != "" && runnerName(t) && strings.IndexByte(t, '/') >= 0 {
+		if runs != "" && !packages && runnerName(t) && strings.IndexByte(t, '/') >= 0 {
 			// ip netns exec NS /bin/sh, task exec -- /bin/sh.
 			j.danger(shown + " " + runs + " … " + t + " " + flRunsCode)
 			return
