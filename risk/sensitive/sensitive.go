@@ -542,6 +542,11 @@ func RunsLater(p string) (reason string, ok bool) {
 		}
 		return "", false
 	}
+	// Every directory below holds one of these; most paths hold none.
+	if !strings.Contains(clean, "/etc") && !strings.Contains(clean, "/.") && !strings.Contains(clean, "/lib/") &&
+		!strings.Contains(clean, "/var/") {
+		return "", false
+	}
 	for _, dir := range runsLaterDirs {
 		if strings.Contains(clean, dir) {
 			return fmt.Sprintf("writing %s plants code that runs later", p), true

@@ -119,9 +119,40 @@ var readerCodeOptions = []string{"--eval", "--exec", "--execute", "--to-command"
 	"--shell-command", "--on-*", "--pre-exec", "--post-exec", "--pager", "--editor", "--ssh-command",
 	"--proxy-command", "--compress-program", "--filter-command", "--exec-path", "--upload-pack", "--receive-pack"}
 
-// codeOption reports whether the option name (without its value) is one
-// of list.
-func codeOption(name string, list []string) bool {
+// codeOptionSet and readerCodeOptionSet hold the lists' exact names.
+var (
+	codeOptionSet       = exactSet(codeOptions)
+	readerCodeOptionSet = exactSet(readerCodeOptions)
+)
+
+// exactSet is the set of a list's names that are not prefixes.
+func exactSet(list []string) map[string]bool {
+	m := map[string]bool{}
+	for _, o := range list {
+		if !strings.HasSuffix(o, "*") {
+			m[o] = true
+		}
+	}
+	return m
+}
+
+// codeOption reports whether the option name (without its value) is a
+// code option: one of readerCodeOptions for a reader, of codeOptions for
+// any other program.
+func codeOption(name string, reader bool) bool {
+	if len(name) < 3 || name[0] != '-' {
+		return false
+	}
+	set, list := codeOptionSet, codeOptions
+	if reader {
+		set, list = readerCodeOptionSet, readerCodeOptions
+	}
+	if set[name] {
+		return true
+	}
+	if !strings.HasPrefix(name, "--on-") {
+		return false // the only prefix in either list
+	}
 	for _, o := range list {
 		if p, ok := strings.CutSuffix(o, "*"); ok {
 			if strings.HasPrefix(name, p) && len(name) > len(p) {
@@ -190,7 +221,7 @@ func (j *judge) floors(argv []arg, name string, reader, secretSaid bool) {
 		if a.dynamic {
 			// A value computed at run time is not read, except as code: a
 			// code option's value ($(tty) inside it) is still code.
-			if prevOpt != "" && (codeOption(prevOpt, readerCodeOptions) || !reader && (prevOpt == "-e" || prevOpt == "-c") && looksLikeCode(a.text)) {
+			if prevOpt != "" && (codeOption(prevOpt, true) || !reader && (prevOpt == "-e" || prevOpt == "-c") && looksLikeCode(a.text)) {
 				j.danger(shown + " " + prevOpt + " " + clipWord(a.text) + " " + flCodeOpt)
 				return
 			}
@@ -249,11 +280,7 @@ func (j *judge) floorWord(shown, name string, w floorWord, reader, packages, pat
 	t, v := w.text, w.value
 	// Running code: an option that takes code.
 	if w.isOption {
-		list := codeOptions
-		if reader {
-			list = readerCodeOptions
-		}
-		if n := w.opt; n != "" && codeOption(n, list) && (w.value != "" || !reader) {
+		if n := w.opt; n != "" && codeOption(n, reader) && (w.value != "" || !reader) {
 			j.danger(shown + " " + clipWord(t) + " " + flCodeOpt)
 			return true
 		}
@@ -268,7 +295,7 @@ func (j *judge) floorWord(shown, name string, w floorWord, reader, packages, pat
 	} else if w.opt != "" && !reader && !patterns && (w.opt == "-e" || w.opt == "-c" || w.opt == "-x" || w.opt == "-ex") && looksLikeCode(t) {
 		j.danger(shown + " " + w.opt + " " + clipWord(t) + " " + flCodeOpt)
 		return true
-	} else if w.opt != "" && reader && codeOption(w.opt, readerCodeOptions) {
+	} else if w.opt != "" && reader && codeOption(w.opt, true) {
 		// rpm --eval '%{lua:...}': a code option's value in its own word.
 		j.danger(shown + " " + w.opt + " " + clipWord(t) + " " + flCodeOpt)
 		return true
