@@ -20,6 +20,14 @@
 //     privilege, firewall, kernel, scheduling, network shells, history,
 //     secret managers), one row per spelling in each CLI, matched on every
 //     command.
+//   - floors.go holds the floors by argument (issue 25), read off the
+//     words of any command line, known program or not: a secret named in
+//     a word or an option's value, a shell or code handed to a program,
+//     a listening address or raw protocol, a persistence place or PATH
+//     folder written, memory dumps, printed environments, secret
+//     getters, files sent to the network and downloads run later.
+//     httpclients.go reads curl, wget and HTTPie requests for the
+//     policy's HTTP judge (Options.HTTP).
 //   - carriers.go is the table of places a program runs a command it was
 //     handed (editor and pager commands, git -c and config writes, tar,
 //     rsync, ssh -o, PAGER=, LESSOPEN=, database clients' shell escapes,
@@ -83,8 +91,9 @@
 // script) is only that; code handed to an interpreter is a danger, and
 // only its fork loops and the string literals it passes to system()-like
 // calls are judged further; curl and wget are not readers, since HTTP
-// belongs to http_request, and their hosts are checked for metadata
-// endpoints only when written literally; the cloud CLIs' reads are looks
+// belongs to http_request: their requests are judged by its rules when
+// Options.HTTP is set, for URLs written with a scheme (curl host/x, a URL
+// in a config file or a variable is not read); the cloud CLIs' reads are looks
 // by the shape of their verb (describe-*, list, show), so a read verb
 // that prints a secret and is not in secretWords is missed; the directory a literal cd, pushd or env -C moved to is followed
 // in source order, not through every branch (a relative one even when the
