@@ -63,6 +63,14 @@ type Config struct {
 	ToolsRoot string `yaml:"-"`
 }
 
+// SensitivePatterns are the extra sensitive-path patterns of the policy:
+// SensitivePaths and the bot's own files. The file tool is given the same
+// list, so that a symbolic link cannot reach one of them under another
+// name.
+func (c Config) SensitivePatterns() []string {
+	return append(c.SensitivePaths[:len(c.SensitivePaths):len(c.SensitivePaths)], ownPatterns(c.OwnFiles, c.ToolsRoot)...)
+}
+
 // ownPatterns turns the bot's own files into sensitive-path patterns: the
 // absolute path (matched as the last segments of any path, so ../x and
 // /proc/self/root/x spellings reach it too), and, for a file inside the

@@ -87,7 +87,7 @@ func New(cfg Config) (*Policy, error) {
 	if err := p.addChannels(cfg.Channels); err != nil {
 		return nil, err
 	}
-	m, err := sensitive.New(append(cfg.SensitivePaths[:len(cfg.SensitivePaths):len(cfg.SensitivePaths)], ownPatterns(cfg.OwnFiles, cfg.ToolsRoot)...))
+	m, err := sensitive.New(cfg.SensitivePatterns())
 	if err != nil {
 		return nil, fmt.Errorf("risk.sensitive_paths: %w", err)
 	}
