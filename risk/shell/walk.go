@@ -367,6 +367,9 @@ func (j *judge) command(argv []arg, depth int) {
 	j.envPrint(argv[0].text, name, argv[1:])
 	j.secretGetter(argv[0].text, name, argv[1:])
 	j.runsDownload(argv, name)
+	j.inPlacePlant(argv[0].text, name, argv[1:])
+	j.socatFile(argv[0].text, name, argv[1:])
+	j.copiesOut(argv[0].text, name, argv[1:])
 	j.bareRunner(argv[0].text, name, argv[1:], info.inCmds || found)
 	if !trusted {
 		j.ruleOneUntrusted(name, argv[1:])
