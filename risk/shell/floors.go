@@ -48,7 +48,9 @@ const (
 // name may carry a version (python3.12, perl5.36, php8.2, lua5.4).
 var (
 	extraRunners = map[string]bool{"busybox": true, "expect": true, "wish": true, "tclsh": true, "irb": true,
-		"jrunscript": true, "jjs": true, "gawk": false, "ipython": true, "ipython3": true, "R": true, "guile": true}
+		"jrunscript": true, "jjs": true, "gawk": false, "ipython": true, "ipython3": true, "R": true, "guile": true,
+		"pry": true, "sash": true, "ginsh": true, "cpan": true, "byebug": true, "ghci": true, "scala": true, "sbcl": true,
+		"clisp": true, "racket": true, "gforth": true, "rhino": true, "nodejs": true}
 	// plainPackages are programs whose operands are package names (apt
 	// install python3): a shell's name there is not a shell handed over.
 	plainPackages = map[string]bool{"apt": true, "apt-get": true, "apt-cache": true, "yum": true, "dnf": true, "apk": true,
@@ -110,7 +112,7 @@ var codeOptions = []string{"--eval", "--exec", "--execute", "--command", "--run-
 	"--eval-command", "-ex", "--init-command", "--pre-exec", "--post-exec", "--exec-command", "--shell-command",
 	"--on-*", "--run", "--hook", "--pre-hook", "--post-hook", "--deploy-hook", "--filter-command",
 	"--pager", "--editor", "--ssh-command", "--proxy-command", "--compress-program", "--index-filter",
-	"--tree-filter", "--msg-filter", "--interpreter"}
+	"--tree-filter", "--msg-filter", "--interpreter", "--batch-interpreter"}
 
 // readerCodeOptions are the code options that count for a reader too: a
 // reader row may not know them, and none of them only looks.
