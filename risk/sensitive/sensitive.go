@@ -530,6 +530,13 @@ func RunsLater(p string) (reason string, ok bool) {
 	if p == "" {
 		return "", false
 	}
+	if !strings.ContainsAny(p, `.\`) && !strings.Contains(p, "etc") && !strings.Contains(p, "lib/") && !strings.Contains(p, "var/") {
+		// No directory below can hold it, nor an account file: only its
+		// name can plant (authorized_keys, crontab). Most words end here.
+		if !runsLaterNames[p[strings.LastIndexByte(p, '/')+1:]] {
+			return "", false
+		}
+	}
 	clean := path.Clean("/" + strings.ReplaceAll(p, `\`, "/"))
 	base := path.Base(clean)
 	if runsLaterNames[base] || strings.HasSuffix(base, ".pth") && strings.Contains(clean, "-packages/") {
