@@ -280,6 +280,17 @@ func (j *judge) floors(argv []arg, name string, reader, secretSaid bool) {
 // a danger (one reason a command is enough).
 func (j *judge) floorWord(shown, name string, w floorWord, reader, packages, patterns, secretSaid bool) bool {
 	t, v := w.text, w.value
+	if !w.isOption && w.opt == "" && !strings.ContainsAny(t, "/=:@.~ ") && !runnerName(t) {
+		// A plain operand (pods, status, main): no path, value, address
+		// or code in it; only a persistence file's bare name can plant.
+		if !reader && runsLaterName(t) {
+			if why, ok := sensitive.RunsLater(t); ok {
+				j.danger(shown + " " + clipWord(t) + ": " + why)
+				return true
+			}
+		}
+		return false
+	}
 	// Running code: an option that takes code.
 	if w.isOption {
 		if n := w.opt; n != "" && codeOption(n, reader) && (w.value != "" || !reader) {
@@ -387,19 +398,37 @@ func (j *judge) floorWord(shown, name string, w floorWord, reader, packages, pat
 	}
 	// Planting: a place where code runs later, and a PATH folder as an
 	// output option's value.
+	if !strings.ContainsAny(v, "@:=") {
+		return j.plants(shown, t, v, w.opt)
+	}
 	for _, p := range pathsIn(v) {
-		if why, ok := sensitive.RunsLater(p); ok {
-			j.danger(shown + " " + clipWord(t) + ": " + why)
+		if j.plants(shown, t, p, w.opt) {
 			return true
-		}
-		if outputOptions[w.opt] {
-			if _, ok := sensitive.OnPath(p); ok {
-				j.danger(shown + " " + clipWord(t) + " " + flOnPath)
-				return true
-			}
 		}
 	}
 	return false
+}
+
+// plants records a danger when p, from the word t, is a place where code
+// runs later, or a PATH folder given to an output option.
+func (j *judge) plants(shown, t, p, opt string) bool {
+	if why, ok := sensitive.RunsLater(p); ok {
+		j.danger(shown + " " + clipWord(t) + ": " + why)
+		return true
+	}
+	if outputOptions[opt] {
+		if _, ok := sensitive.OnPath(p); ok {
+			j.danger(shown + " " + clipWord(t) + " " + flOnPath)
+			return true
+		}
+	}
+	return false
+}
+
+// runsLaterName reports whether a bare word may be a persistence file's
+// name (crontab, authorized_keys): those RunsLater knows without a dot.
+func runsLaterName(t string) bool {
+	return t == "crontab" || t == "anacrontab" || strings.HasPrefix(t, "authorized_keys") || strings.HasSuffix(t, "_config")
 }
 
 // lastField is the part of an option value after its last "=" or ":"
