@@ -215,8 +215,9 @@ func (j *judge) floors(argv []arg, name string, reader, secretSaid bool) {
 	// A vehicle (docker exec, kubectl exec, nsenter) judges the command
 	// it carries as a script (vehicles.go): the shell it is handed is
 	// that command, not a floor of its own.
-	packages := plainPackages[name] || j.a.names[name].vehicle
-	patterns := patternTools[name]
+	info := j.a.names[name]
+	packages := info.packages || info.vehicle
+	patterns := info.patterns
 	prevOpt, runs := "", "" // runs: a verb that runs what follows (exec, run)
 	lastOperand := ""
 	for _, a := range args {
@@ -259,7 +260,7 @@ func (j *judge) floors(argv []arg, name string, reader, secretSaid bool) {
 		if !w.isOption && t != "--" {
 			lastOperand = t
 		}
-		if j.floorWord(shown, name, w, reader, packages, patterns, secretSaid) {
+		if j.floorWord(shown, info, w, reader, packages, patterns, secretSaid) {
 			return
 		}
 		switch {
@@ -269,7 +270,7 @@ func (j *judge) floors(argv []arg, name string, reader, secretSaid bool) {
 			prevOpt = ""
 		}
 	}
-	if copiers[name] && lastOperand != "" && !reader {
+	if info.copier && lastOperand != "" && !reader {
 		if _, ok := sensitive.OnPath(lastOperand); ok {
 			j.danger(shown + " " + lastOperand + " " + flOnPath)
 		}
@@ -278,7 +279,7 @@ func (j *judge) floors(argv []arg, name string, reader, secretSaid bool) {
 
 // floorWord applies the floors to one word; it reports whether it found
 // a danger (one reason a command is enough).
-func (j *judge) floorWord(shown, name string, w floorWord, reader, packages, patterns, secretSaid bool) bool {
+func (j *judge) floorWord(shown string, info nameInfo, w floorWord, reader, packages, patterns, secretSaid bool) bool {
 	t, v := w.text, w.value
 	if !w.isOption && w.opt == "" && !strings.ContainsAny(t, "/=:@.~ ") && !runnerName(t) {
 		// A plain operand (pods, status, main): no path, value, address
@@ -341,7 +342,7 @@ func (j *judge) floorWord(shown, name string, w floorWord, reader, packages, pat
 	// only a path-shaped one counts, and --opt=VALUE. Other programs'
 	// words were matched whole by touchesSecret: what is left are the
 	// paths inside them (file://, host:/path, -f/etc/shadow).
-	if !secretSaid && !ownOptionRules[name] {
+	if !secretSaid && !info.ownOpts {
 		cand, whole := "", reader
 		switch {
 		case w.isOption && w.value == "":
@@ -378,7 +379,7 @@ func (j *judge) floorWord(shown, name string, w floorWord, reader, packages, pat
 		}
 		return false
 	}
-	if (w.opt != "" || !j.a.names[name].inCmds) && sharedLibrary(v) {
+	if (w.opt != "" || !info.inCmds) && sharedLibrary(v) {
 		// ssh-keygen -D ./lib.so, LD_PRELOAD's kin through an option.
 		j.danger(shown + " " + clipWord(t) + " loads a library, which runs its code in the program")
 		return true
@@ -682,9 +683,25 @@ var secretKeyWords = []string{"password", "passwd", "secret", "token", "apikey",
 	"_auth", "requirepass", "masterauth", "private_key", "privatekey", "private-key", "credential", "access_key",
 	"secret_key", "client_secret", "cookie"}
 
-// getterVerbs are the verbs of config getters and key-value reads.
-var getterVerbs = map[string]bool{"get": true, "config:get": true, "get-value": true, "getenv": true, "--get": true,
-	"--get-all": true, "--get-regexp": true, "read": true, "print": true, "show": true}
+// getterVerb reports whether a word is the verb of a config getter or a
+// key-value read, in any case: get, config:get, --get, read, show.
+func getterVerb(v string) bool {
+	if len(v) < 3 || len(v) > 12 {
+		return false
+	}
+	switch v {
+	case "get", "config:get", "get-value", "getenv", "--get", "--get-all", "--get-regexp", "read", "print", "show":
+		return true
+	}
+	if c := v[0]; c < 'A' || c > 'Z' {
+		return false // lower case and not a verb; upper case is tried folded (redis-cli CONFIG GET)
+	}
+	switch strings.ToLower(v) {
+	case "get", "config:get", "get-value", "getenv", "read", "print", "show":
+		return true
+	}
+	return false
+}
 
 // secretGetter records a danger for a config getter or key-value read
 // asked for a key named like a secret: npm config get //r/:_authToken,
@@ -695,9 +712,8 @@ func (j *judge) secretGetter(shown, name string, args []arg) bool {
 	if name == "kubectl" || name == "oc" {
 		return false // their own rows know secrets
 	}
-	for i := 0; i < len(args) && i < 4; i++ {
-		verb := args[i].text
-		if !getterVerbs[verb] && (len(verb) > 12 || !getterVerbs[strings.ToLower(verb)]) || i+1 >= len(args) {
+	for i := 0; i+1 < len(args) && i < 4; i++ {
+		if !getterVerb(args[i].text) {
 			continue
 		}
 		key := strings.ToLower(args[i+1].text)
@@ -903,7 +919,13 @@ func runnerInside(v string) bool {
 	if len(v) > 4096 {
 		return false
 	}
-	for _, piece := range strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' || r == ':' || r == ';' || r == '=' || r == '\t' }) {
+	start := 0
+	for i := 0; i <= len(v); i++ {
+		if i < len(v) && !strings.ContainsRune(" ,:;=\t", rune(v[i])) {
+			continue
+		}
+		piece := v[start:i]
+		start = i + 1
 		if strings.IndexByte(piece, '/') >= 0 && !strings.HasSuffix(piece, "/") && runnerName(piece) {
 			return true
 		}

@@ -214,6 +214,11 @@ type nameInfo struct {
 	vehicle bool    // it carries commands into containers (vehicles.go)
 	wipes   bool    // it wipes disks (wholesale.go)
 	net     bool    // a network client (wholesale.go)
+	// What the floors by argument (floors.go) need to know of the name.
+	packages bool // its operands are package names (apt install python3)
+	patterns bool // it takes patterns or scripts of its own through -e
+	copier   bool // its last operand is where it writes
+	ownOpts  bool // its row judges the files its options name
 }
 
 // buildNames gathers the tables by command name.
@@ -253,6 +258,21 @@ func buildNames(a *Analyzer) map[string]nameInfo {
 	for name, ok := range netClients {
 		if ok {
 			set(name, func(n *nameInfo) { n.net = true })
+		}
+	}
+	for _, t := range []struct {
+		m map[string]bool
+		f func(*nameInfo)
+	}{
+		{plainPackages, func(n *nameInfo) { n.packages = true }},
+		{patternTools, func(n *nameInfo) { n.patterns = true }},
+		{copiers, func(n *nameInfo) { n.copier = true }},
+		{ownOptionRules, func(n *nameInfo) { n.ownOpts = true }},
+	} {
+		for name, ok := range t.m {
+			if ok {
+				set(name, t.f)
+			}
 		}
 	}
 	return names
