@@ -766,9 +766,16 @@ func (j *judge) stmtInput(s *syntax.Stmt) {
 	if !ok || len(c.Args) == 0 {
 		return
 	}
-	if len(s.Redirs) == 0 {
-		// Without redirections only a downloader's own options matter.
-		if first, lit := word(c.Args[0]).lit(); !lit || !downloaders[first[strings.LastIndexByte(first, '/')+1:]] {
+	// Most statements need nothing here: only senders, downloaders and
+	// here-documents do. A wrapper (sudo, timeout) is looked through.
+	first, lit := word(c.Args[0]).lit()
+	base := first[strings.LastIndexByte(first, '/')+1:]
+	if _, wraps := stdinWrappers[base]; lit && !senders[base] && !downloaders[base] && !wraps {
+		heredoc := false
+		for _, r := range s.Redirs {
+			heredoc = heredoc || r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc || r.Op == syntax.WordHdoc
+		}
+		if !heredoc {
 			return
 		}
 	}
@@ -1068,6 +1075,14 @@ func (j *judge) copiesOut(shown, name string, args []arg) bool {
 // the data leaves the machine. Text written out on the line (echo stats |
 // nc localhost 11211) is a request, not a file.
 func (j *judge) pipedToNet(b *syntax.BinaryCmd) {
+	if c, ok := b.Y.Cmd.(*syntax.CallExpr); !ok || len(c.Args) == 0 {
+		return
+	} else if first, lit := word(c.Args[0]).lit(); lit {
+		base := first[strings.LastIndexByte(first, '/')+1:]
+		if _, wraps := stdinWrappers[base]; !senders[base] && !netClients[base] && !wraps {
+			return // not a network client, nor a wrapper that may run one
+		}
+	}
 	argv := callArgs(b.Y)
 	if len(argv) == 0 {
 		return
