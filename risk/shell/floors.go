@@ -324,7 +324,7 @@ func (j *judge) floorWord(shown string, info nameInfo, w floorWord, reader, pack
 			handed = runnerName(lastField(v))
 		case reader:
 		case strings.IndexByte(v, '/') >= 0:
-			handed = runnerName(v) && !strings.HasSuffix(v, "/") || runnerInside(v)
+			handed = runnerName(v) && !strings.HasSuffix(v, "/") || strings.ContainsAny(v, " ,:;=\t") && runnerInside(v)
 		case w.opt != "":
 			// rsync -e sh, tar -I sh: a bare name counts after the short
 			// options programs take commands through, not after -y (apt
@@ -349,7 +349,9 @@ func (j *judge) floorWord(shown string, info nameInfo, w floorWord, reader, pack
 			if k := strings.IndexAny(t, "/~"); k > 1 {
 				cand, whole = t[k:], true // -f/etc/shadow
 			}
-		case !hasGlobMeta(v) && (!reader || strings.IndexByte(v, '/') >= 0 || w.isOption):
+		case !hasGlobMeta(v) && (!reader || w.isOption || w.opt != "" && strings.IndexByte(v, '/') >= 0):
+			// A reader's operands are its row's: only what its options
+			// name is looked at here (last -f /etc/shadow).
 			cand = v
 		}
 		if cand != "" {
