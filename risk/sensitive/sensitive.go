@@ -530,6 +530,13 @@ func RunsLater(p string) (reason string, ok bool) {
 	if p == "" {
 		return "", false
 	}
+	if strings.IndexByte(p, '/') < 0 && strings.IndexByte(p, '\\') < 0 {
+		// A bare name: only the name itself can plant (.bashrc, crontab).
+		if runsLaterNames[p] {
+			return fmt.Sprintf("writing %s plants code that runs later", p), true
+		}
+		return "", false
+	}
 	if !strings.ContainsAny(p, `.\`) && !strings.Contains(p, "etc") && !strings.Contains(p, "lib/") && !strings.Contains(p, "var/") {
 		// No directory below can hold it, nor an account file: only its
 		// name can plant (authorized_keys, crontab). Most words end here.

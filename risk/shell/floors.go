@@ -758,6 +758,21 @@ var senders = map[string]bool{"nc": true, "ncat": true, "netcat": true, "nc.trad
 	"lftp": true, "smbclient": true, "busybox-nc": true, "pwncat": true, "cryptcat": true, "sendmail": true, "mail": true,
 	"mailx": true, "mutt": true}
 
+// stmtInputNames are the programs stmtInput looks at a statement for:
+// senders, downloaders and the wrappers that may run one.
+var stmtInputNames = func() map[string]bool {
+	m := map[string]bool{}
+	for _, set := range []map[string]bool{senders, downloaders, netClients} {
+		for n, ok := range set {
+			m[n] = m[n] || ok
+		}
+	}
+	for n := range stdinWrappers {
+		m[n] = true
+	}
+	return m
+}()
+
 // stmtInput applies the floors to what a statement reads and writes as a
 // whole: a file sent over the network on standard input (nc host 4444 <
 // notes.txt), a here-document naming a secret given to a program that is
@@ -770,9 +785,17 @@ func (j *judge) stmtInput(s *syntax.Stmt) {
 	}
 	// Most statements need nothing here: only senders, downloaders and
 	// here-documents do. A wrapper (sudo, timeout) is looked through.
-	first, lit := word(c.Args[0]).lit()
+	first, lit := "", false
+	if w := c.Args[0]; len(w.Parts) == 1 {
+		if l, ok := w.Parts[0].(*syntax.Lit); ok {
+			first, lit = l.Value, true
+		}
+	}
+	if !lit {
+		first, lit = word(c.Args[0]).lit()
+	}
 	base := first[strings.LastIndexByte(first, '/')+1:]
-	if _, wraps := stdinWrappers[base]; lit && !senders[base] && !downloaders[base] && !wraps {
+	if lit && !stmtInputNames[base] {
 		heredoc := false
 		for _, r := range s.Redirs {
 			heredoc = heredoc || r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc || r.Op == syntax.WordHdoc
@@ -1079,9 +1102,8 @@ func (j *judge) copiesOut(shown, name string, args []arg) bool {
 func (j *judge) pipedToNet(b *syntax.BinaryCmd) {
 	if c, ok := b.Y.Cmd.(*syntax.CallExpr); !ok || len(c.Args) == 0 {
 		return
-	} else if first, lit := word(c.Args[0]).lit(); lit {
-		base := first[strings.LastIndexByte(first, '/')+1:]
-		if _, wraps := stdinWrappers[base]; !senders[base] && !netClients[base] && !wraps {
+	} else if w := c.Args[0]; len(w.Parts) == 1 {
+		if l, ok := w.Parts[0].(*syntax.Lit); ok && !stmtInputNames[l.Value[strings.LastIndexByte(l.Value, '/')+1:]] {
 			return // not a network client, nor a wrapper that may run one
 		}
 	}
