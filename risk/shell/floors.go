@@ -68,31 +68,47 @@ var (
 		"su": true, "sudo": true, "ssh": true, "rsync": false, "tar": false}
 )
 
+// runners holds every shell and interpreter name runnerName knows, and
+// versionedRunners those that may carry a version (python3.12, perl5.36).
+var runners, versionedRunners = func() (all, withVersion map[string]bool) {
+	all, withVersion = map[string]bool{}, map[string]bool{}
+	for n, ok := range shells {
+		all[n], withVersion[n] = ok, ok
+	}
+	for n := range interpreters {
+		all[n], withVersion[n] = true, true
+	}
+	for n, ok := range extraRunners {
+		all[n] = all[n] || ok
+	}
+	return all, withVersion
+}()
+
 // runnerName reports whether the last path component of t names a shell
-// or an interpreter: sh, /bin/bash, python3.11, /usr/bin/env? no.
+// or an interpreter: sh, /bin/bash, python3.11.
 func runnerName(t string) bool {
 	if t == "" || len(t) > 256 {
 		return false
 	}
 	base := t[strings.LastIndexByte(t, '/')+1:]
-	if shells[base] || extraRunners[base] {
-		return true
-	}
-	if _, ok := interpreters[base]; ok {
+	if runners[base] {
 		return true
 	}
 	end := len(base)
 	for end > 0 && (base[end-1] >= '0' && base[end-1] <= '9' || base[end-1] == '.') {
 		end--
 	}
-	if trimmed := base[:end]; end < len(base) && trimmed != "" {
-		if _, ok := interpreters[trimmed]; ok {
-			return true
-		}
-		return shells[trimmed]
-	}
-	return false
+	return end < len(base) && end > 0 && versionedRunners[base[:end]]
 }
+
+// specialNames are the programs the whole-command floors below look at
+// (netListen, memoryDump, envPrint, inPlacePlant, socatFile, copiesOut):
+// any other name skips them at the cost of one lookup it already made.
+var specialNames = []string{"nc", "ncat", "netcat", "nc.traditional", "nc.openbsd", "busybox-nc", "pwncat", "rlwrap",
+	"openssl", "gcore", "procdump", "memdump", "dotnet-dump", "dotnet-gcdump", "criu", "pmdump", "minidump", "gdb",
+	"lldb", "ltrace", "pstack", "eu-stack", "coredumpctl", "jmap", "jhsdb", "jcmd", "docker", "podman", "nerdctl",
+	"crictl", "systemctl", "sed", "gsed", "perl", "ruby", "socat", "scp", "rsync", "rclone", "sftp", "lftp", "sshfs",
+	"unison"}
 
 // commandString reports whether t is a command line that starts with a
 // shell or an interpreter: "sh -c 'id'", "/bin/bash -i", "sh #".
@@ -206,7 +222,7 @@ type floorWord struct {
 // floors applies the floors by argument to one command line. name is the
 // table name of argv[0]; reader is set for readers and wrappers, whose own
 // rows judge their operands.
-func (j *judge) floors(argv []arg, name string, reader, secretSaid bool) {
+func (j *judge) floors(argv []arg, info nameInfo, reader, secretSaid bool) {
 	args := argv[1:]
 	if len(args) == 0 {
 		return
@@ -215,7 +231,6 @@ func (j *judge) floors(argv []arg, name string, reader, secretSaid bool) {
 	// A vehicle (docker exec, kubectl exec, nsenter) judges the command
 	// it carries as a script (vehicles.go): the shell it is handed is
 	// that command, not a floor of its own.
-	info := j.a.names[name]
 	packages := info.packages || info.vehicle
 	patterns := info.patterns
 	prevOpt, runs := "", "" // runs: a verb that runs what follows (exec, run)

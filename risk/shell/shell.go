@@ -219,6 +219,7 @@ type nameInfo struct {
 	patterns bool // it takes patterns or scripts of its own through -e
 	copier   bool // its last operand is where it writes
 	ownOpts  bool // its row judges the files its options name
+	special  bool // one of specialNames (floors.go)
 }
 
 // buildNames gathers the tables by command name.
@@ -274,6 +275,9 @@ func buildNames(a *Analyzer) map[string]nameInfo {
 				set(name, t.f)
 			}
 		}
+	}
+	for _, name := range specialNames {
+		set(name, func(n *nameInfo) { n.special = true })
 	}
 	return names
 }

@@ -360,16 +360,18 @@ func (j *judge) command(argv []arg, depth int) {
 	// The floors by argument (floors.go) hold for every program, known
 	// or not, whatever its row says.
 	if !info.pass {
-		j.floors(argv, name, false, len(j.res.Danger) > before)
+		j.floors(argv, info, false, len(j.res.Danger) > before)
 	}
-	j.netListen(argv[0].text, name, argv[1:])
-	j.memoryDump(argv[0].text, name, argv[1:])
-	j.envPrint(argv[0].text, name, argv[1:])
+	if info.special {
+		j.netListen(argv[0].text, name, argv[1:])
+		j.memoryDump(argv[0].text, name, argv[1:])
+		j.envPrint(argv[0].text, name, argv[1:])
+		j.inPlacePlant(argv[0].text, name, argv[1:])
+		j.socatFile(argv[0].text, name, argv[1:])
+		j.copiesOut(argv[0].text, name, argv[1:])
+	}
 	j.secretGetter(argv[0].text, name, argv[1:])
 	j.runsDownload(argv, name)
-	j.inPlacePlant(argv[0].text, name, argv[1:])
-	j.socatFile(argv[0].text, name, argv[1:])
-	j.copiesOut(argv[0].text, name, argv[1:])
 	j.bareRunner(argv[0].text, name, argv[1:], info.inCmds || found)
 	if !trusted {
 		j.ruleOneUntrusted(name, argv[1:])
@@ -426,7 +428,7 @@ func (j *judge) command(argv []arg, depth int) {
 	if info.pass && len(j.res.Danger) == before {
 		// A reader's row judged its operands; the floors look at what
 		// its options name, which rows may not know (last -f FILE).
-		j.floors(argv, name, true, false)
+		j.floors(argv, info, true, false)
 	}
 }
 
