@@ -25,7 +25,9 @@
 //     a word or an option's value, a shell or code handed to a program,
 //     a listening address or raw protocol, a persistence place or PATH
 //     folder written, memory dumps, printed environments, secret
-//     getters, files sent to the network and downloads run later.
+//     getters, files sent to the network and downloads run later; the
+//     checks of whole programs are in floors_programs.go, those of whole
+//     statements (stdin, pipes, downloads run later) in floors_flow.go.
 //     httpclients.go reads curl, wget and HTTPie requests for the
 //     policy's HTTP judge (Options.HTTP).
 //   - carriers.go is the table of places a program runs a command it was
