@@ -2,6 +2,8 @@ package risk
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -48,6 +50,49 @@ type Config struct {
 	// follows, so what it rates low after reading it is judged without
 	// its word. Off, the model's low is trusted in smart mode as before.
 	Taint *bool `yaml:"taint"`
+	// OwnFiles are the bot's own files: its configuration file, audit
+	// file, log file and MCP server definitions, as absolute paths. They
+	// are set by the program at start, never from the file: every tool
+	// treats them as sensitive paths wherever a tool can reach them, so a
+	// model cannot read or rewrite its own policy on its own low
+	// risk_level (issue 25).
+	OwnFiles []string `yaml:"-"`
+	// ToolsRoot is the directory the command and file tools work in, set
+	// with OwnFiles: an own file inside it is sensitive by its path
+	// relative to the root too, as the file tool names it.
+	ToolsRoot string `yaml:"-"`
+}
+
+// SensitivePatterns are the extra sensitive-path patterns of the policy:
+// SensitivePaths and the bot's own files. The file tool is given the same
+// list, so that a symbolic link cannot reach one of them under another
+// name.
+func (c Config) SensitivePatterns() []string {
+	return append(c.SensitivePaths[:len(c.SensitivePaths):len(c.SensitivePaths)], ownPatterns(c.OwnFiles, c.ToolsRoot)...)
+}
+
+// ownPatterns turns the bot's own files into sensitive-path patterns: the
+// absolute path (matched as the last segments of any path, so ../x and
+// /proc/self/root/x spellings reach it too), and, for a file inside the
+// tools root, its path relative to the root.
+func ownPatterns(files []string, root string) []string {
+	var out []string
+	esc := strings.NewReplacer("*", `\*`, "?", `\?`, "[", `\[`, `\`, `\\`)
+	for _, f := range files {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		clean := path.Clean(filepath.ToSlash(f))
+		out = append(out, esc.Replace(clean))
+		if root == "" {
+			continue
+		}
+		r := path.Clean(filepath.ToSlash(root))
+		if rel, ok := strings.CutPrefix(clean, strings.TrimSuffix(r, "/")+"/"); ok && rel != "" {
+			out = append(out, esc.Replace(rel))
+		}
+	}
+	return out
 }
 
 // ToolConfig is the global setting for one tool.

@@ -2,6 +2,7 @@ package risk
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -86,7 +87,7 @@ func New(cfg Config) (*Policy, error) {
 	if err := p.addChannels(cfg.Channels); err != nil {
 		return nil, err
 	}
-	m, err := sensitive.New(cfg.SensitivePaths)
+	m, err := sensitive.New(cfg.SensitivePatterns())
 	if err != nil {
 		return nil, fmt.Errorf("risk.sensitive_paths: %w", err)
 	}
@@ -98,7 +99,7 @@ func New(cfg Config) (*Policy, error) {
 		an := p.sql.Analyze(text)
 		return an.ReadOnly && len(an.Danger) == 0, an.Danger
 	}
-	if p.shell, err = shell.New(shell.Options{Sensitive: m, ForbiddenHost: ForbiddenHost, SQLRead: sqlRead}); err != nil {
+	if p.shell, err = shell.New(shell.Options{Sensitive: m, ForbiddenHost: ForbiddenHost, SQLRead: sqlRead, HTTP: p.httpFloor}); err != nil {
 		return nil, fmt.Errorf("build shell analyzer: %w", err)
 	}
 	return p, nil
@@ -407,4 +408,28 @@ func notWhitelisted(unknown []string, fallback string) []string {
 		return []string{fallback}
 	}
 	return unknown
+}
+
+// httpFloor judges a request made through the shell (curl, wget, HTTPie)
+// by the HTTP rules, and returns why they block or confirm it (issue 25:
+// judged as http_request is). Whether it is a read is not asked: HTTP
+// through the shell is never whitelisted.
+func (p *Policy) httpFloor(r shell.HTTPRequest) []string {
+	call := map[string]any{"method": r.Method, "url": r.URL}
+	if len(r.Headers) > 0 {
+		call["headers"] = r.Headers
+	}
+	raw, err := json.Marshal(call)
+	if err != nil {
+		return []string{"the request cannot be judged: " + err.Error()}
+	}
+	a, err := parseArgs(raw)
+	if err != nil {
+		return []string{"the request cannot be judged: " + err.Error()}
+	}
+	j := p.judgeHTTP(a)
+	if j.malformed != "" {
+		return nil // a URL the HTTP tool could not take is the shell's to judge
+	}
+	return append(j.absurd[:len(j.absurd):len(j.absurd)], j.danger...)
 }

@@ -83,7 +83,7 @@ func build(ctx context.Context, cfg fileConfig, e env) (a *app, err error) {
 		taint := true
 		a.cfg.Risk.Taint = &taint
 	}
-	if err := a.buildTools(cfg.Tools, cfg.Risk.SensitivePaths); err != nil {
+	if err := a.buildTools(cfg.Tools, cfg.Risk.SensitivePatterns()); err != nil {
 		return a, err
 	}
 	if err := a.buildModel(cfg.LLM, e.getenv); err != nil {

@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -185,7 +187,30 @@ func loadConfig(path string) (fileConfig, error) {
 		}
 		return cfg, fmt.Errorf("read config %s: %w", path, err)
 	}
+	cfg.Risk.OwnFiles, cfg.Risk.ToolsRoot = ownFiles(path, cfg) // issue 25: the bot's files are sensitive
 	return cfg, nil
+}
+
+// ownFiles lists the bot's own files as absolute paths: the config file
+// (which holds the MCP server definitions), the log file and the audit
+// file; and the tools root they may lie in. A path that cannot be made
+// absolute is kept as written.
+func ownFiles(config string, cfg fileConfig) (files []string, root string) {
+	root = cfg.Tools.Root
+	if abs, err := filepath.Abs(cmp.Or(root, ".")); err == nil {
+		root = abs
+	}
+	var out []string
+	for _, f := range []string{config, cfg.Log.File, cfg.Audit.File.Path} {
+		if f == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(f); err == nil {
+			f = abs
+		}
+		out = append(out, f)
+	}
+	return out, root
 }
 
 // decodeConfig decodes YAML strictly: an unknown key or a value of the

@@ -20,6 +20,11 @@ var SecretAPIPaths = []string{
 	"/computemetadata/v1/instance/service-accounts/", // GCE tokens through a proxy
 }
 
+// dumpPaths are debug endpoints that hand out a process's memory or
+// environment over HTTP: heap dumps and Spring's env (issue 25).
+var dumpPaths = []string{"/debug/pprof/heap", "/debug/pprof/allocs", "/actuator/heapdump", "/actuator/env",
+	"/actuator/configprops", "/actuator/threaddump", "/heapdump", "/jolokia"}
+
 // secretAPIHosts are hosts whose whole API reads secrets.
 var secretAPIHosts = []string{"secretmanager.googleapis.com"}
 
@@ -35,6 +40,11 @@ func SecretAPI(host, path string) string {
 	for _, h := range healthPaths {
 		if path == h || strings.HasPrefix(path, h+"?") {
 			return ""
+		}
+	}
+	for _, d := range dumpPaths {
+		if strings.Contains(path, d) {
+			return "dumps a process's memory or environment over HTTP, which holds its secrets"
 		}
 	}
 	for _, s := range SecretAPIPaths {

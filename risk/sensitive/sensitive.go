@@ -74,6 +74,9 @@ var Defaults = []string{
 	"sites/*/settings.php", "app/etc/env.php", "config.inc.php", "parameters.yml",
 	// Other credential stores the shell list held before: one list now.
 	"rclone.conf", "opasswd", ".history", "/etc/security/opasswd",
+	// Issue 25: credential files by name, and memory images.
+	".erlang.cookie", "my.cnf", "pgpass.conf", ".rediscli_auth", "*service-account*.json", "sa.json", "*-sa.json", "*_sa.json",
+	"/proc/*/mem", "/proc/*/task/*/mem",
 }
 
 // backupSuffixes are the endings editors, package managers and people
@@ -296,6 +299,9 @@ func (m *Matcher) add(pt pattern) {
 func (m *Matcher) Match(p string) (reason string, ok bool) {
 	if p == "" {
 		return "", false
+	}
+	if why := procWalk(p); why != "" {
+		return p + " " + why, true
 	}
 	clean := cleanPath(p)
 	if why, ok := m.match(p, clean); ok {
@@ -524,13 +530,40 @@ func RunsLater(p string) (reason string, ok bool) {
 	if p == "" {
 		return "", false
 	}
+	if strings.IndexByte(p, '/') < 0 && strings.IndexByte(p, '\\') < 0 {
+		// A bare name: only the name itself can plant (.bashrc, crontab).
+		if runsLaterNames[p] {
+			return fmt.Sprintf("writing %s plants code that runs later", p), true
+		}
+		return "", false
+	}
+	if !strings.ContainsAny(p, `.\`) && !strings.Contains(p, "etc") && !strings.Contains(p, "lib/") && !strings.Contains(p, "var/") {
+		// No directory below can hold it, nor an account file: only its
+		// name can plant (authorized_keys, crontab). Most words end here.
+		if !runsLaterNames[p[strings.LastIndexByte(p, '/')+1:]] {
+			return "", false
+		}
+	}
 	clean := path.Clean("/" + strings.ReplaceAll(p, `\`, "/"))
 	base := path.Base(clean)
 	if runsLaterNames[base] || strings.HasSuffix(base, ".pth") && strings.Contains(clean, "-packages/") {
 		return fmt.Sprintf("writing %s plants code that runs later", p), true
 	}
+	if strings.Count(clean, "/") < 2 {
+		// One segment (x, /x): no directory below can hold it.
+		if accountFiles[clean] {
+			return fmt.Sprintf("writing %s changes who may log in and as what", p), true
+		}
+		return "", false
+	}
+	// Every directory below holds one of these; most paths hold none.
+	if !strings.Contains(clean, "/etc") && !strings.Contains(clean, "/.") && !strings.Contains(clean, "/lib/") &&
+		!strings.Contains(clean, "/var/") {
+		return "", false
+	}
+	asDir := clean + "/" // cp x ~/.config/autostart: the folder itself
 	for _, dir := range runsLaterDirs {
-		if strings.Contains(clean, dir) {
+		if strings.Contains(asDir, dir) {
 			return fmt.Sprintf("writing %s plants code that runs later", p), true
 		}
 	}
@@ -605,8 +638,66 @@ func ProcSecret(clean string) string {
 	switch {
 	case what == "environ":
 		return "is a process's environment, which holds its secrets"
+	case what == "mem":
+		return "is a process's memory, which holds its secrets"
 	case inside != "" && (what == "cwd" || what == "root" || what == "fd" || what == "map_files"):
 		return "reads through another process's " + what + ", where its secrets and config live"
+	}
+	return ""
+}
+
+// pathFolders are the folders on a usual PATH: a file written there
+// replaces or shadows a command that people and services run.
+var pathFolders = []string{"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin",
+	"/usr/games", "/usr/local/games", "/snap/bin", "/~/bin", "/~/.local/bin", "/root/bin", "/root/.local/bin"}
+
+// OnPath reports whether p is a folder on a usual PATH or a file directly
+// in one (/usr/local/bin/ls, ~/.local/bin/), with a short reason. A write
+// there plants a command that runs when someone types its name.
+func OnPath(p string) (reason string, ok bool) {
+	if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") {
+		return "", false // relative: inside the directory the command runs in
+	}
+	clean := path.Clean("/" + strings.ReplaceAll(p, `\`, "/"))
+	for _, dir := range []string{clean, path.Dir(clean)} {
+		for _, f := range pathFolders {
+			if dir == f || strings.HasPrefix(f, "/~/") && (strings.HasSuffix(dir, f[2:]) && strings.HasPrefix(dir, "/home/")) {
+				return fmt.Sprintf("%s is on the PATH, where a file replaces a command others run", p), true
+			}
+		}
+	}
+	return "", false
+}
+
+// procWalk says why a path, as written, walks through a process's working
+// directory, root or open files (/proc/self/cwd/../config.yaml,
+// /proc/1/root/etc/shadow, /proc/self/fd/3/..), or "": cleaning it
+// first would fold the walk away (/proc/self/cwd/.. is /proc/self), yet
+// the kernel follows cwd and root out of any root, into the bot's own
+// files (issue 25, item 6).
+func procWalk(p string) string {
+	raw := strings.ReplaceAll(p, `\`, "/")
+	for k := strings.Index(raw, "proc/"); k >= 0; {
+		if k == 0 || raw[k-1] == '/' {
+			rest := raw[k+len("proc/"):]
+			_, rest, _ = strings.Cut(rest, "/") // the pid, self, thread-self, $PPID
+			if t, ok := strings.CutPrefix(rest, "task/"); ok {
+				_, rest, _ = strings.Cut(t, "/")
+			}
+			what, inside, _ := strings.Cut(rest, "/")
+			what = strings.ToLower(what)
+			if inside != "" && strings.Trim(inside, "/.") != "" || strings.Contains(inside, "..") {
+				switch what {
+				case "cwd", "root", "fd", "map_files":
+					return "walks through a process's " + what + ", out of any root and into its files, the bot's own included"
+				}
+			}
+		}
+		next := strings.Index(raw[k+1:], "proc/")
+		if next < 0 {
+			break
+		}
+		k += 1 + next
 	}
 	return ""
 }

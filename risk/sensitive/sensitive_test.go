@@ -342,3 +342,51 @@ func TestCleanAlready(t *testing.T) {
 		}
 	}
 }
+
+// TestProcWalk: issue 25, item 6. A path that walks through a process's
+// cwd, root or open files is a secret however it is spelled, even when
+// cleaning it would fold the walk away; the directories alone are not.
+func TestProcWalk(t *testing.T) {
+	m, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, path string
+		want       bool
+	}{
+		{"cwd parent", "/proc/self/cwd/..", true},
+		{"cwd walk to a config", "/proc/self/cwd/../../etc/countersign/countersign.yaml", true},
+		{"pid cwd file", "/proc/1234/cwd/config.yaml", true},
+		{"root", "/proc/self/root/etc/hostname", true},
+		{"thread root", "/proc/thread-self/root/x", true},
+		{"task cwd", "/proc/1/task/1/cwd/../x", true},
+		{"relative climb into proc", "../../proc/self/root/etc/passwd", true},
+		{"fd", "/proc/self/fd/3", true},
+		{"backslashes", `\proc\self\cwd\..\x`, true},
+		{"process memory", "/proc/1/mem", true},
+		{"cwd alone", "/proc/self/cwd", false},
+		{"cwd with a slash", "/proc/self/cwd/", false},
+		{"status", "/proc/1/status", false},
+		{"a folder called proc", "/srv/app/myproc/self/cwd/x", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, got := m.Match(tc.path); got != tc.want {
+				t.Errorf("Match(%q) = %v, want %v", tc.path, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestOnPath: a write target in a folder on the PATH plants a command.
+func TestOnPath(t *testing.T) {
+	for p, want := range map[string]bool{
+		"/usr/local/bin/ls": true, "/usr/bin/": true, "/bin/sh": true, "/home/app/.local/bin/kubectl": true,
+		"./bin/x": false, "bin/x": false, "/usr/local/lib/x.so": false, "/opt/app/bin/x": false, "/tmp/x": false,
+	} {
+		if _, got := OnPath(p); got != want {
+			t.Errorf("OnPath(%q) = %v, want %v", p, got, want)
+		}
+	}
+}

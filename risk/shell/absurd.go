@@ -224,7 +224,7 @@ var sourceDirs = map[string]bool{
 // resolve substitutes a variable assigned a literal earlier in the script:
 // X=/; rm -rf $X.
 func (j *judge) resolve(a arg) string {
-	if !a.dynamic || len(j.vars) == 0 || !strings.ContainsRune(a.text, '$') {
+	if !a.dynamic || len(j.vars) == 0 && len(j.refs) == 0 || !strings.ContainsRune(a.text, '$') {
 		return a.text
 	}
 	if v, ok := j.expandVars(a.text); ok {
@@ -271,6 +271,9 @@ func (j *judge) expand(text string, once bool) (string, bool) {
 			}
 			name = rest[:n]
 			i += n
+		}
+		if len(j.refs) > 0 {
+			name = j.deref(name)
 		}
 		v, ok := j.vars[name]
 		if name == "" || !ok || once && j.sets[name] != 1 {
@@ -445,4 +448,47 @@ func chmod(j *judge, c *cmd) {
 		}
 	}
 	j.unknown(c.name + " changes file permissions")
+}
+
+// ruleOneUntrusted applies SPEC rule 1's disguises (issue 25, item 7) to a
+// command whose name is not a system command as written (./find, a name
+// held in a variable: n=find; $n / -delete), where the command's own row
+// does not judge it: find of a protected tree with -delete or -exec rm,
+// and any writer (tee, cp, install, sponge...) onto a raw disk.
+func (j *judge) ruleOneUntrusted(name string, args []arg) {
+	switch name {
+	case "find":
+		starts := true
+		protected, deletes := "", false
+		for i, a := range args {
+			t := j.resolve(a)
+			if starts && (strings.HasPrefix(t, "-") || t == "(" || t == "!") {
+				starts = false
+			}
+			if starts {
+				if _, ok := protectedTarget(t, j.cwd); ok && protected == "" {
+					protected = t
+				}
+				continue
+			}
+			if t == "-delete" {
+				deletes = true
+			}
+			if in(t, "-exec", "-execdir", "-ok", "-okdir") && i+1 < len(args) {
+				if n, _, ok := commandName(args[i+1]); ok && in(n, "rm", "shred", "unlink", "rmdir", "truncate", "wipe", "srm") {
+					deletes = true
+				}
+			}
+		}
+		if protected != "" && deletes {
+			j.absurd("find " + protected + " deleting what it finds would wreck the system")
+		}
+	case "tee", "sponge", "cp", "install", "mv", "rsync":
+		for _, a := range args {
+			if t := j.resolve(a); !strings.HasPrefix(t, "-") && isRawDisk(t) && (name == "tee" || name == "sponge" || a == args[len(args)-1]) {
+				j.absurd(name + " onto " + a.text + " would destroy the disk")
+				return
+			}
+		}
+	}
 }

@@ -20,7 +20,7 @@ func TestBypasses(t *testing.T) {
 
 		// git.
 		{"git cat-file --filters runs filter drivers", "git cat-file --filters HEAD:a", unknown, "--filters"},
-		{"git ls-remote --upload-pack runs it", "git ls-remote --upload-pack='touch x' .", unknown, "--upload-pack"},
+		{"git ls-remote --upload-pack runs it", "git ls-remote --upload-pack='touch x' .", danger, "--upload-pack"},
 		{"git ls-remote -u runs it", "git ls-remote -u 'touch x' .", unknown, "-u"},
 		{"git blame --contents=secret", "git blame --contents=.env a", danger, "reads a secret"},
 		{"git log -L on a secret", "git log -L1,5:.env", danger, "reads a secret"},
@@ -103,7 +103,7 @@ func TestBypasses(t *testing.T) {
 		{"kubectl kustomize -o", "kubectl kustomize . -o out.yaml", unknown, "writes"},
 		{"kubectl kustomize exec plugins", "kubectl kustomize --enable-alpha-plugins --enable-exec .", unknown, "plugins"},
 		{"kubectl cluster-info dump", "kubectl cluster-info dump --output-directory=/tmp/x", unknown, "dump"},
-		{"compose config interpolates .env", "docker compose config", unknown, "interpolated"},
+		{"compose config interpolates .env", "docker compose config", danger, "environment"},
 		{"helm get values", "helm get values api -n prod", danger, "values"},
 		{"helm get manifest", "helm get manifest api", danger, "Secrets"},
 		{"helm get all", "helm get all api", danger, "Secrets"},
@@ -162,8 +162,8 @@ func TestBypasses(t *testing.T) {
 		{"find over a pattern", "find * -name x", unknown, "named like an option"},
 		{"xargs into sed, input may hold -i", "ls | xargs sed -n 1p", danger, "feeds its input"},
 		{"xargs into sort", "ls | xargs sort", danger, "feeds its input"},
-		{"bash -k -c", "bash -k -c 'ls LD_PRELOAD=/tmp/x.so'", unknown, "-k"},
-		{"sh -o keyword -c", "sh -o keyword -c 'ls LD_PRELOAD=/tmp/x.so'", unknown, "-o"},
+		{"bash -k -c", "bash -k -c 'ls LD_PRELOAD=/tmp/x.so'", danger, "library"},
+		{"sh -o keyword -c", "sh -o keyword -c 'ls LD_PRELOAD=/tmp/x.so'", danger, "library"},
 		{"strings on a raw disk", "strings /dev/sda1 | grep root:", danger, "raw disk"},
 		{"head of /proc/kcore", "head -c 100 /proc/kcore", danger, "memory"},
 		{"kubectl --raw escaped secrets", "kubectl get --raw /api/v1/namespaces/x/%73ecrets", danger, "secret"},

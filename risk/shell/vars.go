@@ -17,6 +17,9 @@ func (j *judge) assign(as *syntax.Assign, prefixFor string, depth int) {
 		return
 	}
 	n := as.Name.Value
+	if len(j.refs) > 0 {
+		n = j.deref(n)
+	}
 	j.markAssigned(n)
 	j.exportsPreload(n)
 	if as.Value != nil {
@@ -154,11 +157,24 @@ func riskyVar(n string) bool {
 // reference (assigning through it can set PATH) and -i evaluates every
 // later assignment as arithmetic, which can run code.
 func (j *judge) declare(d *syntax.DeclClause, depth int) {
+	ref := false
 	if d.Variant != nil && d.Variant.Value == "nameref" {
 		j.unknown("nameref makes a name reference")
+		ref = true
 	}
 	for _, as := range d.Args {
+		if ref && as.Name != nil && as.Value != nil {
+			// declare -n r=cmd: $r is $cmd from now on, and r=x sets cmd
+			// (issue 25: followed like a variable).
+			if target, ok := word(as.Value).lit(); ok && isName(target) {
+				j.nameRef(as.Name.Value, target)
+				continue
+			}
+		}
 		if as.Naked && as.Name == nil && as.Value != nil {
+			if f := word(as.Value); !f.dynamic && strings.HasPrefix(f.text, "-") && strings.ContainsRune(f.text, 'n') {
+				ref = true
+			}
 			if f := word(as.Value); f.dynamic || strings.HasPrefix(f.text, "-") && strings.ContainsAny(f.text, "ni") {
 				j.unknown(d.Variant.Value + " " + f.text + " changes how later assignments are evaluated")
 			} else if name, _, _ := strings.Cut(f.text, "="); strings.ContainsAny(name, "[$`") {
@@ -206,4 +222,40 @@ func splitIFS(argv []arg) []arg {
 		}
 	}
 	return out
+}
+
+// nameRef makes name a reference to target: expansions of name read
+// target, assignments to name set it.
+func (j *judge) nameRef(name, target string) {
+	if j.refs == nil {
+		j.refs = map[string]string{}
+	}
+	j.refs[name] = target
+	j.markAssigned(name)
+}
+
+// deref follows name references, a few hops at most (a loop of them is
+// an error in bash too).
+func (j *judge) deref(name string) string {
+	for range 8 {
+		t, ok := j.refs[name]
+		if !ok {
+			return name
+		}
+		name = t
+	}
+	return name
+}
+
+// isName reports whether s is a shell variable name.
+func isName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isWordByte(s[i]) {
+			return false
+		}
+	}
+	return true
 }

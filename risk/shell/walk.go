@@ -47,14 +47,80 @@ type judgeState struct {
 	// unseenContent when a reader prints files named at run time; together
 	// (find . -name .env | xargs cat) they print secrets.
 	seeksSecrets, unseenContent bool
+	// pipeFed holds the statements on the right of a pipe, and fedNow
+	// says whether the statement being judged reads a pipe, a file or a
+	// here-document: a shell with no script there runs what it is fed
+	// (stdin.go judges that); anywhere else it was handed over to run.
+	pipeFed map[*syntax.Stmt]bool
+	fedNow  bool
+	// downloads holds the files a downloader wrote earlier in the script
+	// (curl -o x, wget -O x, curl ... > x): running one later is running
+	// downloaded code.
+	downloads map[string]string
+	// refs holds name references (declare -n r=cmd): r reads and sets cmd.
+	refs map[string]string
+	// reasonAt indexes the reasons of lists longer than shortList, and
+	// indexed says which lists it holds (addReason).
+	reasonAt map[reasonKey]int
+	indexed  [4]bool
 	// trace, when set (by a test), sees each node walk visits.
 	trace func(syntax.Node)
 }
 
-func (j *judge) absurd(why string)  { j.res.Absurd = addReason(j.res.Absurd, why) }
-func (j *judge) danger(why string)  { j.res.Danger = addReason(j.res.Danger, why) }
-func (j *judge) unknown(why string) { j.res.Unknown = addReason(j.res.Unknown, why) }
-func (j *judge) runTime(why string) { j.res.RunTime = addReason(j.res.RunTime, why) }
+func (j *judge) absurd(why string)  { j.res.Absurd = j.addReason(kindAbsurd, j.res.Absurd, why) }
+func (j *judge) danger(why string)  { j.res.Danger = j.addReason(kindDanger, j.res.Danger, why) }
+func (j *judge) unknown(why string) { j.res.Unknown = j.addReason(kindUnknown, j.res.Unknown, why) }
+func (j *judge) runTime(why string) { j.res.RunTime = j.addReason(kindRunTime, j.res.RunTime, why) }
+
+// The lists of an Analysis, as reasonKey tells them apart.
+const (
+	kindAbsurd uint8 = iota
+	kindDanger
+	kindUnknown
+	kindRunTime
+)
+
+// reasonKey names one reason in one list.
+type reasonKey struct {
+	kind uint8
+	why  string
+}
+
+// shortList is how long a list is scanned to find a reason again; past
+// it, the judge's index finds it at once, so that a command with
+// thousands of words costs each word the same (issue 25).
+const shortList = 8
+
+// maxReasons bounds each list: a card with more reasons says no more,
+// and the verdict is decided by the first.
+const maxReasons = 200
+
+// addReason appends why to list unless the list already holds it. The
+// index maps a reason to where it stands; it is checked against the list,
+// which remote() may have cut short since.
+func (j *judge) addReason(kind uint8, list []string, why string) []string {
+	if len(list) < shortList {
+		return addReason(list, why)
+	}
+	if j.reasonAt == nil {
+		j.reasonAt = make(map[reasonKey]int, 64)
+	}
+	if !j.indexed[kind] {
+		j.indexed[kind] = true
+		for i, r := range list {
+			j.reasonAt[reasonKey{kind, r}] = i
+		}
+	}
+	k := reasonKey{kind, why}
+	if i, ok := j.reasonAt[k]; ok && i < len(list) && list[i] == why {
+		return list
+	}
+	if len(list) >= maxReasons {
+		return list
+	}
+	j.reasonAt[k] = len(list)
+	return append(list, why)
+}
 
 // addReason appends why unless the list already holds it.
 func addReason(list []string, why string) []string {
@@ -136,6 +202,8 @@ func (j *judge) visit(n syntax.Node, depth int) bool {
 		j.redirects(n.Redirs)
 		j.stdinInput(n, depth)
 		j.truncation(n)
+		j.fedNow = j.pipeFed[n] || hasStdinRedirect(n)
+		j.stmtInput(n)
 	case *syntax.CallExpr:
 		j.call(n, depth)
 	case *syntax.Subshell:
@@ -285,8 +353,28 @@ func (j *judge) command(argv []arg, depth int) {
 	}
 	// The name's entry in j.a.names says which tables hold it; each check
 	// below does nothing for a name its table lacks, so it is skipped.
+	before := len(j.res.Danger)
 	if !info.pass {
 		j.touchesSecret(argv)
+	}
+	// The floors by argument (floors.go) hold for every program, known
+	// or not, whatever its row says.
+	if !info.pass {
+		j.floors(argv, info, false, len(j.res.Danger) > before)
+	}
+	if info.special {
+		j.netListen(argv[0].text, name, argv[1:])
+		j.memoryDump(argv[0].text, name, argv[1:])
+		j.envPrint(argv[0].text, name, argv[1:])
+		j.inPlacePlant(argv[0].text, name, argv[1:])
+		j.socatFile(argv[0].text, name, argv[1:])
+		j.copiesOut(argv[0].text, name, argv[1:])
+	}
+	j.secretGetter(argv[0].text, name, argv[1:])
+	j.runsDownload(argv, name)
+	j.bareRunner(argv[0].text, name, argv[1:], info.inCmds || found)
+	if !trusted {
+		j.ruleOneUntrusted(name, argv[1:])
 	}
 	hasEffect := false
 	if info.effects || strings.IndexByte(argv[0].text, '/') >= 0 { // /etc/init.d/x is judged as init.d
@@ -306,6 +394,7 @@ func (j *judge) command(argv []arg, depth int) {
 	if info.net {
 		j.metadataReach(name, argv[1:])
 		j.secretAPIReach(argv[0].text, argv[1:])
+		j.httpJudged(argv[0].text, name, argv[1:])
 	}
 	if body, ok := j.funcs[name]; ok && argv[0].text == name {
 		j.callFunction(name, body, argv[1:], depth)
@@ -339,6 +428,11 @@ func (j *judge) command(argv []arg, depth int) {
 	c := j.newCmd()
 	*c = cmd{name: name, shown: argv[0].text, args: argv[1:], trusted: trusted, depth: depth}
 	h(j, c)
+	if info.pass && len(j.res.Danger) == before {
+		// A reader's row judged its operands; the floors look at what
+		// its options name, which rows may not know (last -f FILE).
+		j.floors(argv, info, true, false)
+	}
 }
 
 // splitVars splits the unquoted variables of a command line whose known

@@ -78,6 +78,12 @@ func TestRoundThree(t *testing.T) {
 		{"global_priv", "SELECT * FROM mysql.global_priv", danger, "password hashes", false},
 		{"show create user", "SHOW CREATE USER app", danger, "password hash", false},
 		{"user names only", "SELECT user, host, plugin FROM mysql.user", auto, "", false},
+		// Issue 25: without the schema prefix.
+		{"hash column without schema", "SELECT authentication_string FROM user", danger, "authentication_string", false},
+		{"hash column of any table", "SELECT user, authentication_string FROM global_users", danger, "authentication_string", false},
+		{"password column of a bare user", "SELECT User, Password FROM user", danger, "password column", false},
+		{"an application's user table", "SELECT id, name FROM user", auto, "", false},
+		{"every column of a bare user", "SELECT * FROM user WHERE id = 1", auto, "", false},
 	}
 	a := newAnalyzer(t)
 	for _, tc := range cases {

@@ -245,6 +245,12 @@ type walker struct {
 	// secretColumn: the statement names a column that holds a password or
 	// its hash.
 	secretColumn bool
+	// hashColumn: the statement names a column only the account tables
+	// have (authentication_string), whatever table it names.
+	hashColumn bool
+	// bareUser: the statement reads a table "user" with no schema, which
+	// is mysql.user in a session whose default database is mysql.
+	bareUser bool
 }
 
 // Enter implements ast.Visitor.
@@ -258,6 +264,9 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 		if secretTables[tableKey(n)] {
 			w.secretTable = tableName(n)
 		}
+		if tableKey(n) == "user" {
+			w.bareUser = true
+		}
 	case *ast.SelectField:
 		if n.WildCard != nil {
 			w.allColumns = true
@@ -265,6 +274,9 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 	case *ast.ColumnNameExpr:
 		if secretColumns[n.Name.Name.L] {
 			w.secretColumn = true
+		}
+		if hashColumns[n.Name.Name.L] {
+			w.hashColumn = true
 		}
 	case *ast.VariableExpr:
 		if n.Value != nil && (n.IsSystem || n.IsGlobal || n.IsInstance) {
@@ -281,9 +293,16 @@ func (w *walker) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 // table that holds them, with every column or a secret column named. Only
 // the names are read; SELECT user, host FROM mysql.user stays a plain read.
 func (w *walker) secrets() {
-	if w.secretTable != "" && (w.allColumns || w.secretColumn) {
+	switch {
+	case w.secretTable != "" && (w.allColumns || w.secretColumn):
 		w.j.danger("the query reads password hashes or passwords from " + w.secretTable +
 			"; name the columns you need (user, host, plugin, ...) to read the rest")
+	case w.hashColumn:
+		// SELECT authentication_string FROM user: no schema, yet only the
+		// account tables have the column.
+		w.j.danger("the query reads authentication_string, the column of password hashes, whatever table it names")
+	case w.bareUser && w.secretColumn:
+		w.j.danger("the query reads a password column from user, which is mysql.user when the default database is mysql")
 	}
 }
 
@@ -559,6 +578,10 @@ var secretTables = map[string]bool{
 var secretColumns = map[string]bool{
 	"authentication_string": true, "password": true, "priv": true, "user_password": true,
 }
+
+// hashColumns are column names only the account tables have: named
+// anywhere, they read password hashes.
+var hashColumns = map[string]bool{"authentication_string": true, "user_password": true}
 
 // tableKey is the lower-case "schema.table" of t, or "table" without a
 // schema.
