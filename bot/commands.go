@@ -45,6 +45,9 @@ func (b *Bot) command(ctx context.Context, in inbound, conv approval.Conversatio
 	case "!edit":
 		b.edit(ctx, in, rest) // edit.go
 		return
+	case "!login":
+		b.login(in) // console.go
+		return
 	}
 	d, ok := b.direct(verb)
 	if !ok {
