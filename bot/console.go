@@ -43,6 +43,9 @@ type PendingCard struct {
 	// MayApprove and MayCancel are the one check's answer for this person
 	// now; the decision is checked again when it is made.
 	MayApprove, MayCancel bool
+	// ReasonToApprove and ReasonToCancel: a rule wants a reason with
+	// that decision.
+	ReasonToApprove, ReasonToCancel bool
 }
 
 // ConsolePending lists, oldest first, the pending approvals of platform
@@ -74,7 +77,7 @@ func (b *Bot) ConsolePending(ctx context.Context, platform string, u adapters.Us
 		if whyA != "" && whyC != "" && a.Requester.ID != u.ID {
 			continue
 		}
-		p := b.progress(a)
+		p, req := b.progress(a), b.requirement(a)
 		var votes []string
 		for _, v := range p.Votes {
 			votes = append(votes, v.By.Display())
@@ -82,11 +85,19 @@ func (b *Bot) ConsolePending(ctx context.Context, platform string, u adapters.Us
 		out = append(out, PendingCard{
 			Card: b.card(a, nil), Platform: platform, Channel: a.Conversation.Channel, Thread: a.Conversation.Thread,
 			Requester: a.Requester.ID, Asked: a.CreatedAt,
-			Needs: rules.Card(b.requirement(a), p, b.mention(platform)), Votes: votes,
+			Needs: rules.Card(req, p, b.mention(platform)), Votes: votes,
 			MayApprove: whyA == "", MayCancel: whyC == "",
+			ReasonToApprove: req.ReasonRequired(rules.Approve), ReasonToCancel: req.ReasonRequired(rules.Cancel),
 		})
 	}
 	return out, nil
+}
+
+// ConsoleMayRead reports whether u may read the history of a channel of
+// platform: they are among the approvers its policy names (anyone, when it
+// names none), and not of another workspace.
+func (b *Bot) ConsoleMayRead(platform, channel string, u adapters.User) bool {
+	return !u.Outsider && mayDecide(b.cfg.policy(platform, channel).Approvers, u)
 }
 
 // consoleIn is the event a console user's decision on a makes: in a's own
