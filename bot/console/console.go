@@ -145,6 +145,8 @@ type Server struct {
 	every time.Duration
 	srv   *http.Server
 	ln    net.Listener
+	// stop ends the requests in flight (live pages) at Close.
+	stop context.CancelFunc
 }
 
 // minKey is the shortest signing key console.secret_env may hold.
@@ -234,7 +236,10 @@ func (s *Server) Listen(b Bot) error {
 		return fmt.Errorf("console: listen on %s (console.listen): %w", s.cfg.Listen, err)
 	}
 	s.ln = ln
-	s.srv = &http.Server{Handler: s.Handler(b), ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	s.srv = &http.Server{Handler: s.Handler(b), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("console stopped", "err", err)
@@ -259,6 +264,7 @@ func (s *Server) Close() error {
 	if s.srv == nil {
 		return nil
 	}
+	s.stop() // live pages end at once, and Shutdown need not wait for them
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := s.srv.Shutdown(ctx); err != nil {

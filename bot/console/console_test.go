@@ -513,3 +513,69 @@ func TestConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveAndEdit: a live page hears of a new card asked anywhere, and an
+// edit in the browser asks for the edited call as a new card, judged
+// afresh.
+func TestLiveAndEdit(t *testing.T) {
+	w := newWorld(t, bot.Config{}, "tmp_a", "tmp_b")
+	w.say(t, "!run rm -rf ./tmp_*")
+	id := w.screen.waitFor(t, cardRE)[1]
+	bob := newBrowser(t)
+	page := w.signIn(t, bob, "bob")
+
+	resp, err := bob.c.Get(w.srv.URL + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("events Content-Type %q", ct)
+	}
+	lines := make(chan string, 64)
+	go func() {
+		defer close(lines)
+		buf := make([]byte, 4096)
+		for {
+			n, err := resp.Body.Read(buf)
+			if n > 0 {
+				lines <- string(buf[:n])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	waitEvent := func(want string) {
+		t.Helper()
+		deadline := time.After(waitLimit)
+		for {
+			select {
+			case s, ok := <-lines:
+				if !ok {
+					t.Fatalf("the event stream ended before %q", want)
+				}
+				if strings.Contains(s, want) {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("no %q on the event stream within %s", want, waitLimit)
+			}
+		}
+	}
+	waitEvent("event: cards\ndata: 1\n")
+
+	_, body := bob.post(t, w.srv.URL+"/edit", url.Values{"csrf": {csrfOf(t, page)}, "id": {id}, "operation": {"rm -rf ./tmp_a"}})
+	if strings.Contains(body, "refused") {
+		t.Errorf("the edit:\n%s", body)
+	}
+	w.screen.waitFor(t, `(?s)asked by bob.*rm -rf \./tmp_a\n.*`+cardRE)
+	waitEvent("event: cards\n")
+	_, cards := bob.get(t, w.srv.URL+"/cards")
+	if !strings.Contains(cards, "rm -rf ./tmp_a") || strings.Contains(cards, "rm -rf ./tmp_*") {
+		t.Errorf("the cards after the edit:\n%s", cards)
+	}
+	if !w.exists("tmp_a") {
+		t.Error("an edit ran the call")
+	}
+}
