@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,12 +24,15 @@ import (
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/approval/auditsink"
 	"github.com/countersign/countersign/approval/memstore"
+	"github.com/countersign/countersign/approval/redisstore"
 	"github.com/countersign/countersign/bot"
 	"github.com/countersign/countersign/bot/console"
+	"github.com/countersign/countersign/internal/testenv"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"
 	"github.com/countersign/countersign/tools/filetool"
 	"github.com/countersign/countersign/tools/shelltool"
+	"github.com/redis/go-redis/v9"
 )
 
 const waitLimit = 15 * time.Second
@@ -98,7 +102,8 @@ type world struct {
 	dir    string
 	in     *io.PipeWriter
 	screen *screen
-	store  *memstore.Store
+	store  approval.Store
+	mem    *memstore.Store // the store, when in memory
 	clock  *clock
 	srv    *httptest.Server
 	con    *console.Server
@@ -106,7 +111,17 @@ type world struct {
 
 func newWorld(t *testing.T, botCfg bot.Config, files ...string) *world {
 	t.Helper()
-	dir := t.TempDir()
+	mem := memstore.New(memstore.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	t.Cleanup(func() { _ = mem.Close() })
+	w := newReplica(t, botCfg, mem, "", t.TempDir(), files...)
+	w.mem = mem
+	return w
+}
+
+// newReplica is a world on store, in dir, whose console signs with the
+// key in the variable CONSOLE_KEY when key is set.
+func newReplica(t *testing.T, botCfg bot.Config, store approval.Store, key, dir string, files ...string) *world {
+	t.Helper()
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(dir, f), []byte("x\n"), 0o644); err != nil {
 			t.Fatal(err)
@@ -133,15 +148,19 @@ func newWorld(t *testing.T, botCfg bot.Config, files ...string) *world {
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	w := &world{dir: dir, screen: &screen{}, clock: &clock{}}
-	w.store = memstore.New(memstore.Options{Logger: log})
-	t.Cleanup(func() { _ = w.store.Close() })
+	w := &world{dir: dir, screen: &screen{}, clock: &clock{}, store: store}
+	cc := console.Config{}
+	if key != "" {
+		cc.SecretEnv = "CONSOLE_KEY"
+	}
 
 	// The console's address is known before the bot, which names it in
 	// its sign-in links.
 	w.srv = httptest.NewUnstartedServer(nil)
-	w.con, err = console.New(console.Config{Listen: w.srv.Listener.Addr().String()}, console.Deps{
+	cc.Listen = w.srv.Listener.Addr().String()
+	w.con, err = console.New(cc, console.Deps{
 		Store: w.store, Audit: auditsink.Stream(w.store, 0), Now: w.clock.Now, Log: log,
+		Getenv: func(string) string { return key },
 	})
 	if err != nil {
 		t.Fatalf("console.New: %v", err)
@@ -444,7 +463,7 @@ func TestStoreDown(t *testing.T) {
 	id := w.screen.waitFor(t, cardRE)[1]
 	bob := newBrowser(t)
 	page := w.signIn(t, bob, "bob")
-	_ = w.store.Close()
+	_ = w.mem.Close()
 	status, body := bob.get(t, w.srv.URL+"/")
 	if status != http.StatusServiceUnavailable || !strings.Contains(body, "The approval store cannot be reached") {
 		t.Errorf("the pending page with the store down: %d\n%s", status, body)
@@ -577,5 +596,61 @@ func TestLiveAndEdit(t *testing.T) {
 	}
 	if !w.exists("tmp_a") {
 		t.Error("an edit ran the call")
+	}
+}
+
+// TestAcrossReplicas: two replicas on one Redis, their consoles sharing a
+// key. A card asked on one is listed by the other's console; a link made
+// by one is spent on the other, and once only; the decision made there
+// runs the call.
+func TestAcrossReplicas(t *testing.T) {
+	opt, err := redis.ParseURL(testenv.RedisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := "cs-console-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	newStore := func() approval.Store {
+		c := redis.NewClient(opt)
+		t.Cleanup(func() { _ = c.Close() })
+		return redisstore.New(c, redisstore.Options{Prefix: prefix, Logger: quiet})
+	}
+	key := strings.Repeat("k", 40)
+	dir := t.TempDir()
+	a := newReplica(t, bot.Config{}, newStore(), key, dir, "tmp_a", "keep.txt")
+	b := newReplica(t, bot.Config{}, newStore(), key, dir)
+
+	a.say(t, "!run rm -rf ./tmp_*")
+	id := a.screen.waitFor(t, cardRE)[1]
+	a.say(t, "/as bob", "!login")
+	link := a.screen.waitFor(t, linkRE)[1]
+	onB := strings.Replace(link, a.srv.URL, b.srv.URL, 1)
+
+	bob := newBrowser(t)
+	page := bob.spend(t, onB)
+	if !strings.Contains(page, id) || !strings.Contains(page, "rm -rf ./tmp_*") {
+		t.Fatalf("replica b's console does not list the card asked on a:\n%s", page)
+	}
+	// The same link on replica a: spent already, across replicas.
+	_, body := newBrowser(t).get(t, link)
+	status, body := newBrowser(t).post(t, a.srv.URL+"/login", url.Values{"t": {tokenRE.FindStringSubmatch(body)[1]}})
+	if status != http.StatusUnauthorized || !strings.Contains(body, "used already") {
+		t.Errorf("a link spent on b, again on a: %d\n%s", status, body)
+	}
+
+	bob.post(t, b.srv.URL+"/decide", url.Values{"csrf": {csrfOf(t, page)}, "id": {id}, "action": {"approve"}})
+	deadline := time.Now().Add(waitLimit)
+	for {
+		ap, err := a.store.Get(context.Background(), id)
+		if err == nil && ap.State == approval.Done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("approval %s after bob's approval on b: %+v %v; want done", id, ap, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if a.exists("tmp_a") || !a.exists("keep.txt") {
+		t.Error("the approved call did not run as asked")
 	}
 }
