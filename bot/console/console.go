@@ -212,6 +212,7 @@ func (s *Server) Handler(b Bot) http.Handler {
 	mux.HandleFunc("POST /edit", h.edit)
 	mux.HandleFunc("GET /history", h.history)
 	mux.HandleFunc("GET /approval/{id}", h.story)
+	mux.HandleFunc("GET /insights", h.insights)
 	return secure(mux)
 }
 

@@ -348,6 +348,10 @@ func TestApproveInTheBrowser(t *testing.T) {
 			t.Errorf("the story of %s lacks %q:\n%s", id, want, story)
 		}
 	}
+	_, ins := bob.get(t, w.srv.URL+"/insights")
+	if !strings.Contains(ins, "1 cards asked, 0 expired") || !strings.Contains(ins, "<td>bob</td><td>1</td>") {
+		t.Errorf("the insights after one approval by bob:\n%s", ins)
+	}
 	_, hist := bob.get(t, w.srv.URL+"/history?decision=approve&person=bob")
 	if !strings.Contains(hist, id) || strings.Contains(hist, "refused_click") {
 		t.Errorf("history filtered to bob's approvals:\n%s", hist)

@@ -46,7 +46,8 @@ type page struct {
 	ID      string
 	Now     time.Time
 	// Token is the sign-in link's token, on the page that spends it.
-	Token string
+	Token  string
+	Report *report
 }
 
 var funcs = template.FuncMap{
@@ -57,6 +58,7 @@ var funcs = template.FuncMap{
 		return now.Sub(t).Round(time.Second).String() + " ago"
 	},
 	"stamp":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"dur":     func(d time.Duration) string { return d.Round(time.Second).String() },
 	"visible": func(s string) string { v, _ := adapters.Visible(s); return v },
 	"join":    strings.Join,
 }
