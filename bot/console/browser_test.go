@@ -41,6 +41,7 @@ func newChrome(t *testing.T, exec string) context.Context {
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("hide-scrollbars", true), // screenshots as a phone shows the page
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1100, 900),
 	}
