@@ -117,6 +117,9 @@ func (b *Bot) help(platform string) string {
 	for _, c := range botCommands {
 		line(c.usage, c.help)
 	}
+	if b.loginLink != nil {
+		line("!login", "a private link that signs you in to the web console, as you") // console.go
+	}
 	if !b.extras[platform].Buttons {
 		s.WriteString("Decide on a card by typing: approve <id>  or  cancel <id> [reason]\n")
 	} else {
