@@ -147,6 +147,9 @@ type Server struct {
 	ln    net.Listener
 	// stop ends the requests in flight (live pages) at Close.
 	stop context.CancelFunc
+	// derived: the base URL is http:// and the listening address (no
+	// console.url), known for certain once Listen has the port (":0").
+	derived bool
 }
 
 // minKey is the shortest signing key console.secret_env may hold.
@@ -155,6 +158,7 @@ const minKey = 32
 // New builds the console of cfg (cfg.Listen set). Serve it with Handler or
 // Listen once the bot is built: the bot takes Server.Login for !login.
 func New(cfg Config, d Deps) (*Server, error) {
+	derived := cfg.URL == ""
 	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return nil, err
@@ -192,7 +196,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	return &Server{
 		cfg: cfg, key: key, base: cfg.URL, secure: !(u.Scheme == "http" && loopback(u.Hostname())),
 		store: d.Store, audit: d.Audit, now: d.Now, log: d.Log.With("component", "console"),
-		pages: pages, every: 2 * time.Second,
+		pages: pages, every: 2 * time.Second, derived: derived,
 	}, nil
 }
 
@@ -230,13 +234,17 @@ func secure(next http.Handler) http.Handler {
 }
 
 // Listen serves the console on cfg.Listen in the background, acting
-// through b, until Close.
+// through b, until Close. Call it before the bot runs: the links made
+// after it name the port it got.
 func (s *Server) Listen(b Bot) error {
 	ln, err := net.Listen("tcp", s.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("console: listen on %s (console.listen): %w", s.cfg.Listen, err)
 	}
 	s.ln = ln
+	if s.derived {
+		s.base = "http://" + ln.Addr().String()
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	s.srv = &http.Server{Handler: s.Handler(b), ReadHeaderTimeout: 10 * time.Second,
