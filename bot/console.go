@@ -130,6 +130,13 @@ func (r *consoleReply) add(text string) {
 	r.notices = append(r.notices, text)
 }
 
+// answer is what the notices so far say.
+func (r *consoleReply) answer() ConsoleAnswer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return ConsoleAnswer{Notices: append([]string(nil), r.notices...)}
+}
+
 // ConsoleDecide hands the bot u's decision d on the platform, made in the
 // console, as a decision event in the approval's own conversation: the
 // same check and the same path as a click or the typed words, and it
@@ -152,7 +159,7 @@ func (b *Bot) ConsoleDecide(ctx context.Context, platform string, u adapters.Use
 		defer b.inflight.Done()
 		b.safely(in, func() { b.decision(in) })
 	}()
-	return ConsoleAnswer{Notices: r.notices}, nil
+	return r.answer(), nil
 }
 
 // ConsoleEdit hands the bot u's edit of a waiting card (as "edit <id>
@@ -172,7 +179,7 @@ func (b *Bot) ConsoleEdit(ctx context.Context, platform string, u adapters.User,
 		defer b.inflight.Done()
 		b.safely(in, func() { b.edit(b.work, in, id+" "+strings.TrimSpace(operation)) })
 	}()
-	return ConsoleAnswer{Notices: r.notices}, nil
+	return r.answer(), nil
 }
 
 // consoleTarget reads the approval a console decision names, within

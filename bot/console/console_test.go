@@ -408,6 +408,16 @@ func TestRefusals(t *testing.T) {
 		{"a wrong CSRF token", func(t *testing.T) (int, string) {
 			return bob.post(t, w.srv.URL+"/decide", url.Values{"csrf": {csrf + "x"}, "id": {id}, "action": {"approve"}})
 		}, http.StatusForbidden, "CSRF token"},
+		{"a form of another site", func(t *testing.T) (int, string) {
+			req, _ := http.NewRequest(http.MethodPost, w.srv.URL+"/decide", strings.NewReader(url.Values{"csrf": {csrf}, "id": {id}, "action": {"approve"}}.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Origin", "https://evil.example")
+			resp, err := bob.c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return read(t, resp)
+		}, http.StatusForbidden, "a page of another site"},
 		{"an expired session", func(t *testing.T) (int, string) {
 			w.clock.Advance(console.DefaultSession + time.Minute)
 			defer w.clock.Advance(-console.DefaultSession - time.Minute)

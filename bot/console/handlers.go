@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -100,8 +101,35 @@ func (h *handlers) signedIn(w http.ResponseWriter, r *http.Request) (claims, boo
 	return claims{}, false
 }
 
-// posted checks a state-changing request: a session and its CSRF token.
+// sameOrigin reports whether a POST comes from a page of the console:
+// its Origin, when the browser sends one, is the console's own (the
+// address the request was made to, or console.url's).
+func (h *handlers) sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true // an older browser, or no browser: the CSRF token decides
+	}
+	u, err := url.Parse(o)
+	if err != nil {
+		return false
+	}
+	base, _ := url.Parse(h.s.base)
+	return u.Host == r.Host || base != nil && u.Scheme == base.Scheme && u.Host == base.Host
+}
+
+// foreign refuses a POST from another site's page.
+func (h *handlers) foreign(w http.ResponseWriter) {
+	h.refuse(w, http.StatusForbidden, "Request refused",
+		"The request came from a page of another site, so nothing was done. Use the console's own pages.", nil)
+}
+
+// posted checks a state-changing request: from the console's own pages,
+// with a session and its CSRF token.
 func (h *handlers) posted(w http.ResponseWriter, r *http.Request) (claims, bool) {
+	if !h.sameOrigin(r) {
+		h.foreign(w)
+		return claims{}, false
+	}
 	c, ok := h.signedIn(w, r)
 	if !ok {
 		return c, false
@@ -237,6 +265,10 @@ func linkRefusal(err error) string {
 // login spends a sign-in link, once across every replica (the store
 // remembers it), and starts a session acting as its chat user.
 func (h *handlers) login(w http.ResponseWriter, r *http.Request) {
+	if !h.sameOrigin(r) { // another site must not sign a browser in as someone else
+		h.foreign(w)
+		return
+	}
 	c, err := open(h.s.key, r.PostFormValue("t"), "link", h.s.now())
 	if err != nil {
 		h.refuse(w, http.StatusUnauthorized, "Sign-in link refused", linkRefusal(err), nil)
