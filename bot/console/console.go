@@ -226,7 +226,7 @@ func secure(next http.Handler) http.Handler {
 		hd := w.Header()
 		hd.Set("Content-Security-Policy", "default-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 		hd.Set("X-Content-Type-Options", "nosniff")
-		hd.Set("Referrer-Policy", "no-referrer") // a sign-in link must not leak through a Referer
+		hd.Set("Referrer-Policy", "same-origin") // a sign-in link never leaves in a Referer; a POST keeps its Origin
 		hd.Set("X-Frame-Options", "DENY")
 		hd.Set("Cache-Control", "no-store")
 		next.ServeHTTP(w, r)
