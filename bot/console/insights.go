@@ -36,6 +36,34 @@ type report struct {
 	// cancelled, with the preauthorized entry that would let them run.
 	Suggestions []suggestion
 	Repeats     int
+	// Calibration is, for each risk_level the model gave, how the code
+	// and the people judged the same calls.
+	Calibration []calibration
+}
+
+// calibration is what became of the calls the model gave one level.
+type calibration struct {
+	Level string
+	Calls int
+	// Agreed: the code's level was the model's; Raised: the code's was
+	// higher; Lowered: lower.
+	Agreed, Raised, Lowered int
+	// Carded calls waited for a person, who approved or cancelled them
+	// (the rest expired or wait).
+	Carded, Approved, Cancelled int
+}
+
+// levelRank orders the risk levels; an unknown one ranks 0.
+func levelRank(l string) int {
+	switch l {
+	case "low":
+		return 1
+	case "medium":
+		return 2
+	case "high":
+		return 3
+	}
+	return 0
 }
 
 type channelTimes struct {
@@ -67,6 +95,7 @@ type story struct {
 	asked, decided    time.Time
 	verdict           approval.Outcome // approved, cancelled, expired, or ""
 	by                string           // who decided
+	llm               string           // the model's risk_level, when it gave one
 }
 
 // insights reads events (oldest first); repeats is the suggestion's bar.
@@ -85,14 +114,31 @@ func insights(events []approval.Event, repeats int) report {
 		}
 		return s
 	}
+	cal := map[string]*calibration{}
 	for _, e := range events {
+		if e.Kind == approval.KindAssessment && e.LLMLevel != "" {
+			c := cal[e.LLMLevel]
+			if c == nil {
+				c = &calibration{Level: e.LLMLevel}
+				cal[e.LLMLevel] = c
+			}
+			c.Calls++
+			switch m, k := levelRank(e.LLMLevel), levelRank(e.Risk); {
+			case k == m:
+				c.Agreed++
+			case k > m:
+				c.Raised++
+			default:
+				c.Lowered++
+			}
+		}
 		if e.ApprovalID == "" {
 			continue
 		}
 		switch {
 		case e.Kind == approval.KindAssessment && e.Decision == approval.DecisionConfirm:
 			s := get(e.ApprovalID)
-			s.tool, s.op, s.channel, s.asked = e.Tool, e.Operation, e.Channel, e.At
+			s.tool, s.op, s.channel, s.asked, s.llm = e.Tool, e.Operation, e.Channel, e.At, e.LLMLevel
 		case e.Kind == approval.KindClick && (e.Outcome == approval.Outcome(approval.Approved) || e.Outcome == approval.Outcome(approval.Cancelled)):
 			s := get(e.ApprovalID)
 			if s.decided.IsZero() {
@@ -118,6 +164,15 @@ func insights(events []approval.Event, repeats int) report {
 		}
 		r.Asked++
 		days[s.asked.UTC().Format("2006-01-02")]++
+		if c := cal[s.llm]; c != nil {
+			c.Carded++
+			switch s.verdict {
+			case approval.Outcome(approval.Approved):
+				c.Approved++
+			case approval.Outcome(approval.Cancelled):
+				c.Cancelled++
+			}
+		}
 		k := opKey{s.tool, s.op}
 		switch s.verdict {
 		case approval.Outcome(approval.Approved):
@@ -154,6 +209,12 @@ func insights(events []approval.Event, repeats int) report {
 		r.Suggestions = append(r.Suggestions, suggestion{Tool: k.tool, Operation: k.op, Approved: n,
 			YAML: "risk:\n  tools:\n    " + k.tool + ":\n      preauthorized:\n        - " + strconv.Quote(k.op)})
 	}
+	for _, c := range cal {
+		r.Calibration = append(r.Calibration, *c)
+	}
+	slices.SortFunc(r.Calibration, func(a, b calibration) int {
+		return cmp.Or(cmp.Compare(levelRank(a.Level), levelRank(b.Level)), cmp.Compare(a.Level, b.Level))
+	})
 	slices.SortFunc(r.Suggestions, func(a, b suggestion) int {
 		return cmp.Or(cmp.Compare(b.Approved, a.Approved), cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Operation, b.Operation))
 	})

@@ -51,7 +51,31 @@ func TestInsights(t *testing.T) {
 	// A decision on a card asked before the window: not counted.
 	decide("old", "C1", "bob", true, t0)
 
+	// The model's levels: said low on the restarts (the code said high:
+	// raised), high on one delete (agreed), and nothing on the rest.
+	for i := range events {
+		e := &events[i]
+		if e.Kind != approval.KindAssessment {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(e.ApprovalID, "r"):
+			e.LLMLevel, e.Risk = "low", "high"
+		case e.ApprovalID == "dd":
+			e.LLMLevel, e.Risk = "high", "high"
+		}
+	}
+	events = append(events, approval.Event{At: t0, Kind: approval.KindAssessment, Decision: approval.DecisionAuto,
+		Tool: "execute_command", Operation: "ls", LLMLevel: "low", Risk: "low"})
+
 	r := insights(events, 3)
+	want := []calibration{
+		{Level: "low", Calls: 4, Agreed: 1, Raised: 3, Carded: 3, Approved: 3},
+		{Level: "high", Calls: 1, Agreed: 1, Carded: 1, Cancelled: 1},
+	}
+	if len(r.Calibration) != len(want) || r.Calibration[0] != want[0] || r.Calibration[1] != want[1] {
+		t.Errorf("calibration %+v, want %+v", r.Calibration, want)
+	}
 	if r.Asked != 11 || r.Expired != 1 {
 		t.Errorf("asked %d, expired %d; want 11 and 1", r.Asked, r.Expired)
 	}
