@@ -668,3 +668,19 @@ func TestAcrossReplicas(t *testing.T) {
 		t.Error("the approved call did not run as asked")
 	}
 }
+
+// TestSignOut: after signing out, the session is gone and a page asks to
+// sign in again.
+func TestSignOut(t *testing.T) {
+	w := newWorld(t, bot.Config{})
+	bob := newBrowser(t)
+	page := w.signIn(t, bob, "bob")
+	status, body := bob.post(t, w.srv.URL+"/logout", url.Values{"csrf": {csrfOf(t, page)}})
+	if status != http.StatusOK || !strings.Contains(body, "You are signed out") {
+		t.Fatalf("sign-out: %d\n%s", status, body)
+	}
+	status, body = bob.get(t, w.srv.URL+"/")
+	if status != http.StatusUnauthorized || !strings.Contains(body, "to the bot in the chat") {
+		t.Errorf("after sign-out: %d\n%s", status, body)
+	}
+}
