@@ -54,6 +54,9 @@ type Config struct {
 	SecretEnv string `yaml:"secret_env"`
 	// Session is how long a sign-in lasts (default 8h).
 	Session time.Duration `yaml:"session"`
+	// OIDC signs people in through an OpenID Connect provider, beside
+	// !login (oidc.go).
+	OIDC OIDCConfig `yaml:"oidc"`
 }
 
 // DefaultSession is how long a sign-in lasts when Session is not set.
@@ -89,7 +92,7 @@ func (c Config) WithDefaults() (Config, error) {
 		return c, fmt.Errorf("console.url %q: plain http is only for a loopback address; use https:// (a sign-in link and a session must not cross a network in clear)", c.URL)
 	}
 	c.URL = strings.TrimSuffix(c.URL, "/")
-	return c, nil
+	return c, c.OIDC.check()
 }
 
 func loopback(host string) bool {
@@ -147,6 +150,8 @@ type Server struct {
 	ln    net.Listener
 	// stop ends the requests in flight (live pages) at Close.
 	stop context.CancelFunc
+	// oidc is the sign-in provider, when console.oidc is set.
+	oidc *provider
 	// derived: the base URL is http:// and the listening address (no
 	// console.url), known for certain once Listen has the port (":0").
 	derived bool
@@ -188,6 +193,14 @@ func New(cfg Config, d Deps) (*Server, error) {
 	} else {
 		key = []byte(nonce() + nonce())
 	}
+	var op *provider
+	if o := cfg.OIDC; o.Issuer != "" {
+		secret := d.Getenv(o.ClientSecretEnv)
+		if secret == "" {
+			return nil, fmt.Errorf("console.oidc.client_secret_env names %s, which is empty: set it to the client's secret", o.ClientSecretEnv)
+		}
+		op = &provider{cfg: o, secret: secret, client: &http.Client{Timeout: 10 * time.Second}}
+	}
 	u, _ := url.Parse(cfg.URL) // checked by WithDefaults
 	pages, err := template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html")
 	if err != nil {
@@ -196,7 +209,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	return &Server{
 		cfg: cfg, key: key, base: cfg.URL, secure: !(u.Scheme == "http" && loopback(u.Hostname())),
 		store: d.Store, audit: d.Audit, now: d.Now, log: d.Log.With("component", "console"),
-		pages: pages, every: 2 * time.Second, derived: derived,
+		pages: pages, every: 2 * time.Second, derived: derived, oidc: op,
 	}, nil
 }
 
@@ -217,6 +230,8 @@ func (s *Server) Handler(b Bot) http.Handler {
 	mux.HandleFunc("GET /history", h.history)
 	mux.HandleFunc("GET /approval/{id}", h.story)
 	mux.HandleFunc("GET /insights", h.insights)
+	mux.HandleFunc("GET /oidc/start", h.oidcStart)
+	mux.HandleFunc("GET /oidc/callback", h.oidcCallback)
 	return secure(mux)
 }
 

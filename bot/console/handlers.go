@@ -49,6 +49,8 @@ type page struct {
 	// Token is the sign-in link's token, on the page that spends it.
 	Token  string
 	Report *report
+	// OIDC: the sign-in page offers the provider.
+	OIDC bool
 }
 
 var funcs = template.FuncMap{
@@ -92,7 +94,7 @@ func (h *handlers) signedIn(w http.ResponseWriter, r *http.Request) (claims, boo
 	case err == nil:
 		return c, true
 	case errors.Is(err, errNoSession):
-		h.render(w, http.StatusUnauthorized, "signin", page{Title: "Sign in"})
+		h.render(w, http.StatusUnauthorized, "signin", page{Title: "Sign in", OIDC: h.s.oidc != nil})
 	default:
 		h.s.endSession(w)
 		h.refuse(w, http.StatusUnauthorized, "Session refused",
