@@ -146,6 +146,9 @@ func (b *Bot) ConsoleDecide(ctx context.Context, platform string, u adapters.Use
 	if d.Stop {
 		return ConsoleAnswer{}, errors.New("the console cannot stop a run; use !stop in the chat")
 	}
+	if err := b.consoleOpen(); err != nil {
+		return ConsoleAnswer{}, err
+	}
 	a, err := b.consoleTarget(ctx, d.ApprovalID)
 	if err != nil {
 		return ConsoleAnswer{}, err
@@ -166,6 +169,9 @@ func (b *Bot) ConsoleDecide(ctx context.Context, platform string, u adapters.Use
 // <operation>" typed in its conversation): the edited call is judged
 // afresh, as the editor's, and its card is posted in the conversation.
 func (b *Bot) ConsoleEdit(ctx context.Context, platform string, u adapters.User, id, operation string) (ConsoleAnswer, error) {
+	if err := b.consoleOpen(); err != nil {
+		return ConsoleAnswer{}, err
+	}
 	a, err := b.consoleTarget(ctx, id)
 	if err != nil {
 		return ConsoleAnswer{}, err
@@ -180,6 +186,18 @@ func (b *Bot) ConsoleEdit(ctx context.Context, platform string, u adapters.User,
 		b.safely(in, func() { b.edit(b.work, in, id+" "+strings.TrimSpace(operation)) })
 	}()
 	return r.answer(), nil
+}
+
+// errShutdown refuses a console decision while the bot shuts down.
+var errShutdown = errors.New("this bot is shutting down, so it takes no decision now; decide again in a moment (on another replica, or once it is back)")
+
+// consoleOpen refuses new console work once the bot is shutting down: no
+// new work then, as for queued messages.
+func (b *Bot) consoleOpen() error {
+	if b.stopping.Load() || b.work.Err() != nil {
+		return errShutdown
+	}
+	return nil
 }
 
 // consoleTarget reads the approval a console decision names, within

@@ -162,6 +162,15 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 			return err
 		}
 		defer con.Close()
+		ran := make(chan struct{})
+		defer close(ran)
+		go func() { // no decision from the browser once the shutdown starts
+			select {
+			case <-ctx.Done():
+			case <-ran:
+			}
+			_ = con.Close()
+		}()
 		banner += " · console: " + con.URL()
 		a.log.Info("serving the web console", "addr", con.Addr(), "url", con.URL())
 	}
