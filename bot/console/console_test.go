@@ -52,7 +52,7 @@ func (s *screen) Write(p []byte) (int, error) {
 
 // waitFor waits until the output after what was read matches re, moves
 // the reading point past it, and returns the submatches.
-func (s *screen) waitFor(t *testing.T, re string) []string {
+func (s *screen) waitFor(t testing.TB, re string) []string {
 	t.Helper()
 	rx := regexp.MustCompile(re)
 	deadline := time.Now().Add(waitLimit)
@@ -109,7 +109,7 @@ type world struct {
 	con    *console.Server
 }
 
-func newWorld(t *testing.T, botCfg bot.Config, files ...string) *world {
+func newWorld(t testing.TB, botCfg bot.Config, files ...string) *world {
 	t.Helper()
 	mem := memstore.New(memstore.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(func() { _ = mem.Close() })
@@ -120,7 +120,7 @@ func newWorld(t *testing.T, botCfg bot.Config, files ...string) *world {
 
 // newReplica is a world on store, in dir, whose console signs with the
 // key in the variable CONSOLE_KEY when key is set.
-func newReplica(t *testing.T, botCfg bot.Config, store approval.Store, key, dir string, files ...string) *world {
+func newReplica(t testing.TB, botCfg bot.Config, store approval.Store, key, dir string, files ...string) *world {
 	t.Helper()
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(dir, f), []byte("x\n"), 0o644); err != nil {
@@ -197,7 +197,7 @@ func newReplica(t *testing.T, botCfg bot.Config, store approval.Store, key, dir 
 }
 
 // say types lines into the terminal.
-func (w *world) say(t *testing.T, lines ...string) {
+func (w *world) say(t testing.TB, lines ...string) {
 	t.Helper()
 	if _, err := io.WriteString(w.in, strings.Join(lines, "\n")+"\n"); err != nil {
 		t.Fatalf("type %q: %v", lines, err)
@@ -221,7 +221,7 @@ type browser struct {
 	c *http.Client
 }
 
-func newBrowser(t *testing.T) *browser {
+func newBrowser(t testing.TB) *browser {
 	t.Helper()
 	jar, err := cookiejar.New(nil)
 	if err != nil {
@@ -231,7 +231,7 @@ func newBrowser(t *testing.T) *browser {
 }
 
 // get fetches u and returns the status and the body.
-func (b *browser) get(t *testing.T, u string) (int, string) {
+func (b *browser) get(t testing.TB, u string) (int, string) {
 	t.Helper()
 	resp, err := b.c.Get(u)
 	if err != nil {
@@ -240,7 +240,7 @@ func (b *browser) get(t *testing.T, u string) (int, string) {
 	return read(t, resp)
 }
 
-func (b *browser) post(t *testing.T, u string, form url.Values) (int, string) {
+func (b *browser) post(t testing.TB, u string, form url.Values) (int, string) {
 	t.Helper()
 	resp, err := b.c.PostForm(u, form)
 	if err != nil {
@@ -249,7 +249,7 @@ func (b *browser) post(t *testing.T, u string, form url.Values) (int, string) {
 	return read(t, resp)
 }
 
-func read(t *testing.T, resp *http.Response) (int, string) {
+func read(t testing.TB, resp *http.Response) (int, string) {
 	t.Helper()
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
@@ -266,7 +266,7 @@ var (
 
 // signIn types !login as user in the terminal, opens the link, and signs
 // in; it returns the pending page.
-func (w *world) signIn(t *testing.T, b *browser, user string) string {
+func (w *world) signIn(t testing.TB, b *browser, user string) string {
 	t.Helper()
 	w.say(t, "/as "+user, "!login")
 	link := w.screen.waitFor(t, `\(to `+user+` only\) Your sign-in link for the web console[^\n]*?`+linkRE)[1]
@@ -274,7 +274,7 @@ func (w *world) signIn(t *testing.T, b *browser, user string) string {
 }
 
 // spend opens a sign-in link and presses its Sign in.
-func (b *browser) spend(t *testing.T, link string) string {
+func (b *browser) spend(t testing.TB, link string) string {
 	t.Helper()
 	status, body := b.get(t, link)
 	m := tokenRE.FindStringSubmatch(body)
@@ -290,7 +290,7 @@ func (b *browser) spend(t *testing.T, link string) string {
 	return body
 }
 
-func csrfOf(t *testing.T, page string) string {
+func csrfOf(t testing.TB, page string) string {
 	t.Helper()
 	m := csrfRE.FindStringSubmatch(page)
 	if m == nil {
