@@ -61,6 +61,10 @@ func TestRunServesTheConsole(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "tmp_a")); err == nil {
 		t.Error("tmp_a is still there after bob's approval")
 	}
+	// The story, from the store's audit stream as run wires it.
+	if story := fetch(t, c, http.MethodGet, base+"/approval/"+id, nil); !strings.Contains(story, ">execution<") || !strings.Contains(story, ">assessment<") {
+		t.Errorf("the story of %s:\n%s", id, story)
+	}
 }
 
 func fetch(t *testing.T, c *http.Client, method, u string, form url.Values) string {
