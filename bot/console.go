@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,9 +19,39 @@ import (
 // platform, so that every decision goes through the one check a click in
 // chat takes (decision, refusal); the console checks no permission itself.
 
-// Login makes the one-time sign-in link of the web console for a chat user
-// (the !login command); nil means no console is configured.
-type Login func(ctx context.Context, platform string, u adapters.User) (link string, err error)
+// Login makes the one-time sign-in link of the web console for the chat
+// user who typed !login; nil means no console is configured.
+type Login func(ctx context.Context, who ConsoleUser) (link string, err error)
+
+// ConsoleUser is whom the console acts for: a chat user of a platform, as
+// the platform reported them when they typed !login, and the channel they
+// typed it in.
+type ConsoleUser struct {
+	Platform string
+	User     adapters.User
+	// Channel is where they typed !login: the one channel the console
+	// knows them to be in ("" after a sign-in through OIDC).
+	Channel string
+}
+
+// consoleUnseen is why the console refuses a card of a channel whose
+// policy lets anyone in it decide, for a person it does not know to be in
+// that channel: in chat only its members see the card's buttons, and the
+// console cannot ask the platform who they are. It is "" when the
+// channel names its approvers (the list decides, in the one check), when
+// the person typed !login there, or asked for the card there.
+func (b *Bot) consoleUnseen(who ConsoleUser, a *approval.Approval) string {
+	approvers := b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel).Approvers
+	open := len(approvers) == 0
+	for _, e := range approvers {
+		open = open || strings.TrimSpace(e) == "*"
+	}
+	if !open || who.User.ID == a.Requester.ID && who.User.ID != "" ||
+		who.Channel != "" && (who.Channel == a.Conversation.Channel || who.Channel == approvalChannel(a)) {
+		return ""
+	}
+	return "anyone in that channel may decide its cards, and the console does not know you are in it"
+}
 
 // consoleListMax bounds the pending approvals one console listing reads.
 const consoleListMax = 500
@@ -52,7 +83,8 @@ type PendingCard struct {
 // that u may approve or cancel, or that u asked for, across every channel,
 // replica and restart (read from the store). A card of a channel u may not
 // decide in and did not ask in is never listed.
-func (b *Bot) ConsolePending(ctx context.Context, platform string, u adapters.User) ([]PendingCard, error) {
+func (b *Bot) ConsolePending(ctx context.Context, who ConsoleUser) ([]PendingCard, error) {
+	platform, u := who.Platform, who.User
 	// Every pending approval has a deadline: the due ones at the end of
 	// time are all of them (remind.go reads them the same way).
 	ids, err := b.store.Due(ctx, time.Unix(1<<40, 0), consoleListMax)
@@ -68,7 +100,7 @@ func (b *Bot) ConsolePending(ctx context.Context, platform string, u adapters.Us
 		if err != nil {
 			return nil, err
 		}
-		if a.State != approval.Pending || a.Conversation.Platform != platform {
+		if a.State != approval.Pending || a.Conversation.Platform != platform || b.consoleUnseen(who, a) != "" {
 			continue
 		}
 		in := consoleIn(platform, u, a)
@@ -93,11 +125,18 @@ func (b *Bot) ConsolePending(ctx context.Context, platform string, u adapters.Us
 	return out, nil
 }
 
-// ConsoleMayRead reports whether u may read the history of a channel of
-// platform: they are among the approvers its policy names (anyone, when it
-// names none), and not of another workspace.
-func (b *Bot) ConsoleMayRead(platform, channel string, u adapters.User) bool {
-	return !u.Outsider && mayDecide(b.cfg.policy(platform, channel).Approvers, u)
+// ConsoleMayRead reports whether who may read the history of a channel:
+// they are among the approvers its policy names, or it names none (anyone
+// in it) and they typed !login there; and not of another workspace.
+func (b *Bot) ConsoleMayRead(who ConsoleUser, channel string) bool {
+	if who.User.Outsider {
+		return false
+	}
+	approvers := b.cfg.policy(who.Platform, channel).Approvers
+	if len(approvers) == 0 || slices.Contains(approvers, "*") {
+		return who.Channel == channel
+	}
+	return mayDecide(approvers, who.User)
 }
 
 // consoleIn is the event a console user's decision on a makes: in a's own
@@ -142,7 +181,7 @@ func (r *consoleReply) answer() ConsoleAnswer {
 // same check and the same path as a click or the typed words, and it
 // returns when the bot is done with it. d.Stop is refused: the console
 // has no Stop.
-func (b *Bot) ConsoleDecide(ctx context.Context, platform string, u adapters.User, d adapters.Decision) (ConsoleAnswer, error) {
+func (b *Bot) ConsoleDecide(ctx context.Context, who ConsoleUser, d adapters.Decision) (ConsoleAnswer, error) {
 	if d.Stop {
 		return ConsoleAnswer{}, errors.New("the console cannot stop a run; use !stop in the chat")
 	}
@@ -153,10 +192,18 @@ func (b *Bot) ConsoleDecide(ctx context.Context, platform string, u adapters.Use
 	if err != nil {
 		return ConsoleAnswer{}, err
 	}
-	in := consoleIn(platform, u, a)
+	in := consoleIn(who.Platform, who.User, a)
 	r := &consoleReply{}
 	in.Reply = r
 	in.Decision = &d
+	if why := b.consoleUnseen(who, a); why != "" {
+		verb := approval.DecisionCancel
+		if d.Approve {
+			verb = approval.DecisionApprove
+		}
+		b.refuseClick(in, a, verb, why, "You cannot "+string(verb)+" "+a.ID+" here: "+why+". Decide in the channel, or type !login there. Nothing changed.")
+		return r.answer(), nil
+	}
 	b.inflight.Add(1)
 	func() {
 		defer b.inflight.Done()
@@ -168,7 +215,7 @@ func (b *Bot) ConsoleDecide(ctx context.Context, platform string, u adapters.Use
 // ConsoleEdit hands the bot u's edit of a waiting card (as "edit <id>
 // <operation>" typed in its conversation): the edited call is judged
 // afresh, as the editor's, and its card is posted in the conversation.
-func (b *Bot) ConsoleEdit(ctx context.Context, platform string, u adapters.User, id, operation string) (ConsoleAnswer, error) {
+func (b *Bot) ConsoleEdit(ctx context.Context, who ConsoleUser, id, operation string) (ConsoleAnswer, error) {
 	if err := b.consoleOpen(); err != nil {
 		return ConsoleAnswer{}, err
 	}
@@ -176,10 +223,13 @@ func (b *Bot) ConsoleEdit(ctx context.Context, platform string, u adapters.User,
 	if err != nil {
 		return ConsoleAnswer{}, err
 	}
-	in := consoleIn(platform, u, a)
+	in := consoleIn(who.Platform, who.User, a)
 	r := &consoleReply{}
 	in.Reply = r
 	in.Text = "!edit " + id + " " + strings.TrimSpace(operation)
+	if why := b.consoleUnseen(who, a); why != "" {
+		return ConsoleAnswer{Notices: []string{"You cannot edit " + a.ID + " here: " + why + ". Edit it in the channel, or type !login there. Nothing changed."}}, nil
+	}
 	b.inflight.Add(1)
 	func() {
 		defer b.inflight.Done()
@@ -220,7 +270,7 @@ func (b *Bot) login(in inbound) {
 	}
 	ctx, cancel := context.WithTimeout(b.work, checkTimeout*4)
 	defer cancel()
-	link, err := b.loginLink(ctx, in.platform, in.User)
+	link, err := b.loginLink(ctx, ConsoleUser{Platform: in.platform, User: in.User, Channel: in.Place.Channel})
 	if err != nil {
 		b.failPrivate(in, "I could not make a sign-in link just now", err)
 		return

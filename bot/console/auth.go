@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/adapters"
+	"github.com/countersign/countersign/bot"
 )
 
 // linkTTL is how long a sign-in link is valid.
@@ -32,6 +33,13 @@ type claims struct {
 	User     adapters.User `json:"u"`
 	Expires  int64         `json:"e"` // unix seconds
 	Nonce    string        `json:"n"`
+	// Channel is where the person typed !login (bot.ConsoleUser).
+	Channel string `json:"c,omitempty"`
+}
+
+// who is whom a session acts for.
+func (c claims) who() bot.ConsoleUser {
+	return bot.ConsoleUser{Platform: c.Platform, User: c.User, Channel: c.Channel}
 }
 
 // seal signs c with the key: base64url(JSON) "." base64url(HMAC-SHA256).
@@ -90,13 +98,14 @@ func nonce() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Login makes the one-time sign-in link for u of platform (bot.Login, the
-// !login command's answer).
-func (s *Server) Login(_ context.Context, platform string, u adapters.User) (string, error) {
-	if strings.TrimSpace(u.ID) == "" {
+// Login makes the one-time sign-in link for who (bot.Login, the !login
+// command's answer).
+func (s *Server) Login(_ context.Context, who bot.ConsoleUser) (string, error) {
+	if strings.TrimSpace(who.User.ID) == "" {
 		return "", errors.New("console: a sign-in link needs the chat user's id, and the platform gave none")
 	}
-	tok, err := seal(s.key, claims{Kind: "link", Platform: platform, User: u, Expires: s.now().Add(linkTTL).Unix(), Nonce: nonce()})
+	tok, err := seal(s.key, claims{Kind: "link", Platform: who.Platform, User: who.User, Channel: who.Channel,
+		Expires: s.now().Add(linkTTL).Unix(), Nonce: nonce()})
 	if err != nil {
 		return "", err
 	}
@@ -123,7 +132,7 @@ var errNoSession = errors.New("you are not signed in")
 
 // startSession sets the session cookie for the user of a spent link.
 func (s *Server) startSession(w http.ResponseWriter, link claims) error {
-	c := claims{Kind: "session", Platform: link.Platform, User: link.User, Expires: s.now().Add(s.cfg.Session).Unix(), Nonce: nonce()}
+	c := claims{Kind: "session", Platform: link.Platform, User: link.User, Channel: link.Channel, Expires: s.now().Add(s.cfg.Session).Unix(), Nonce: nonce()}
 	v, err := seal(s.key, c)
 	if err != nil {
 		return err

@@ -105,10 +105,10 @@ func loopback(host string) bool {
 
 // Bot is what the console asks of the bot (bot.Bot is one).
 type Bot interface {
-	ConsolePending(ctx context.Context, platform string, u adapters.User) ([]bot.PendingCard, error)
-	ConsoleDecide(ctx context.Context, platform string, u adapters.User, d adapters.Decision) (bot.ConsoleAnswer, error)
-	ConsoleEdit(ctx context.Context, platform string, u adapters.User, id, operation string) (bot.ConsoleAnswer, error)
-	ConsoleMayRead(platform, channel string, u adapters.User) bool
+	ConsolePending(ctx context.Context, who bot.ConsoleUser) ([]bot.PendingCard, error)
+	ConsoleDecide(ctx context.Context, who bot.ConsoleUser, d adapters.Decision) (bot.ConsoleAnswer, error)
+	ConsoleEdit(ctx context.Context, who bot.ConsoleUser, id, operation string) (bot.ConsoleAnswer, error)
+	ConsoleMayRead(who bot.ConsoleUser, channel string) bool
 }
 
 var _ Bot = (*bot.Bot)(nil)

@@ -153,7 +153,7 @@ func (h *handlers) base(c claims, title string) page {
 func (h *handlers) list(ctx context.Context, c claims, p *page) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	cards, err := h.bot.ConsolePending(ctx, c.Platform, c.User)
+	cards, err := h.bot.ConsolePending(ctx, c.who())
 	if err != nil {
 		h.s.log.Warn("list the pending cards for the console", "err", err, "user", c.User.ID)
 		p.Banner = storeDown
@@ -215,7 +215,7 @@ func (h *handlers) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-		cards, err := h.bot.ConsolePending(ctx, c.Platform, c.User)
+		cards, err := h.bot.ConsolePending(ctx, c.who())
 		cancel()
 		fp := fingerprint(cards, err)
 		if fp != last {
@@ -322,7 +322,7 @@ func (h *handlers) decide(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), decideTimeout)
 	defer cancel()
 	d := adapters.Decision{ApprovalID: id, Approve: action == "approve", Reason: strings.TrimSpace(r.PostFormValue("reason"))}
-	ans, err := h.bot.ConsoleDecide(ctx, c.Platform, c.User, d)
+	ans, err := h.bot.ConsoleDecide(ctx, c.who(), d)
 	h.answered(w, r, c, id, ans, err)
 }
 
@@ -341,7 +341,7 @@ func (h *handlers) edit(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), decideTimeout)
 	defer cancel()
-	ans, err := h.bot.ConsoleEdit(ctx, c.Platform, c.User, id, op)
+	ans, err := h.bot.ConsoleEdit(ctx, c.who(), id, op)
 	h.answered(w, r, c, id, ans, err)
 }
 
@@ -415,7 +415,7 @@ func (h *handlers) history(w http.ResponseWriter, r *http.Request) {
 		if p.Filter.Tool != "" && e.Tool != p.Filter.Tool || p.Filter.Decision != "" && string(e.Decision) != p.Filter.Decision {
 			continue
 		}
-		if e.Actor != c.User.ID && (e.Channel == "" || !h.bot.ConsoleMayRead(c.Platform, e.Channel, c.User)) {
+		if e.Actor != c.User.ID && (e.Channel == "" || !h.bot.ConsoleMayRead(c.who(), e.Channel)) {
 			continue // a channel this person may not decide in
 		}
 		p.Events = append(p.Events, e)
@@ -461,7 +461,7 @@ func (h *handlers) story(w http.ResponseWriter, r *http.Request) {
 	}
 	readable := false
 	for _, e := range events {
-		if e.Actor == c.User.ID || e.Channel != "" && h.bot.ConsoleMayRead(c.Platform, e.Channel, c.User) {
+		if e.Actor == c.User.ID || e.Channel != "" && h.bot.ConsoleMayRead(c.who(), e.Channel) {
 			readable = true
 		}
 	}

@@ -251,7 +251,7 @@ func (h *handlers) insights(w http.ResponseWriter, r *http.Request) {
 	}
 	mine := events[:0:0]
 	for _, e := range events {
-		if e.Channel != "" && h.bot.ConsoleMayRead(c.Platform, e.Channel, c.User) || e.Kind == approval.KindExpiry {
+		if e.Channel != "" && h.bot.ConsoleMayRead(c.who(), e.Channel) || e.Kind == approval.KindExpiry {
 			mine = append(mine, e)
 		}
 	}

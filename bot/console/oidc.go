@@ -24,8 +24,10 @@ import (
 // OIDCConfig signs people in through an OpenID Connect provider instead
 // of (beside) !login: a claim of the ID token names the chat user the
 // session acts as, on one platform. Only that user's id comes from the
-// provider: the platform's groups and roles do not, so an approver list
-// that names a group or a role refuses such a session (fail closed).
+// provider: the platform's groups and roles do not, nor the channels the
+// person is in, so an approver list that names a group or a role refuses
+// such a session, and a channel that lets anyone in it decide shows it
+// nothing (fail closed; bot.ConsoleUser).
 type OIDCConfig struct {
 	// Issuer is the provider's issuer URL (its discovery document is at
 	// Issuer/.well-known/openid-configuration); empty means no OIDC.
