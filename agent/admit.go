@@ -163,7 +163,7 @@ func (a *Agent) admit(ctx context.Context, e entry) callState {
 	ev := approval.Event{
 		Kind: approval.KindAssessment, Actor: e.requester.ID, Tool: e.tool, Operation: op,
 		Rule: string(v.Rule), Decision: approval.AuditDecision(v.Decision), Channel: e.conv.Channel,
-		Detail: strings.Join(v.Reasons, "; "),
+		Detail: strings.Join(v.Reasons, "; "), Risk: string(v.Risk), LLMLevel: string(v.LLMLevel),
 	}
 	over := v.Decision == risk.Confirm && e.cardsLeft != nil && *e.cardsLeft <= 0
 	if over {

@@ -321,6 +321,11 @@ type Event struct {
 	Detail     string        `json:"detail,omitempty"`
 	// DurationMS is how long the run took (Kind execution).
 	DurationMS int64 `json:"duration_ms,omitempty"`
+	// Risk and LLMLevel are, on an assessment, the code's level and the
+	// risk_level the model gave (when it gave one): the console's
+	// calibration reads them. The MySQL sink has no columns for them yet.
+	Risk     string `json:"risk,omitempty"`
+	LLMLevel string `json:"llm_level,omitempty"`
 }
 
 // Kind is what an audit event records (SPEC §6).

@@ -35,6 +35,8 @@ func LogEvent(ctx context.Context, l *slog.Logger, e Event, err error) {
 	add("outcome", string(e.Outcome))
 	add("channel", e.Channel)
 	add("detail", e.Detail)
+	add("risk", e.Risk)
+	add("llm_level", e.LLMLevel)
 	if e.DurationMS != 0 {
 		attrs = append(attrs, slog.Int64("duration_ms", e.DurationMS))
 	}

@@ -85,6 +85,9 @@ type Bot struct {
 	// their platform has no adapter here, so each is logged and audited
 	// once; bounded like cards.
 	unrouted *expirable.LRU[string, bool]
+	// loginLink makes the web console's sign-in link (!login); nil
+	// without a console (console.go).
+	loginLink Login
 }
 
 var _ agent.Sink = (*Bot)(nil)
@@ -116,6 +119,9 @@ type Deps struct {
 	Now func() time.Time
 	// Log receives what never reaches the chat; nil means slog.Default().
 	Log *slog.Logger
+	// Login makes the web console's sign-in link for !login; nil means
+	// no console (console.go).
+	Login Login
 }
 
 // New builds the bot and its agent over one adapter per platform (two
@@ -159,6 +165,7 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 		unrouted:    expirable.NewLRU[string, bool](cardsMax, nil, cardsAge),
 		turnGate:    fifo.New(cfg.MaxTurns),
 		commandGate: fifo.New(maxCommands),
+		loginLink:   deps.Login,
 	}
 	for i, ad := range ads {
 		if ad == nil {
@@ -459,6 +466,10 @@ func (b *Bot) notify(in inbound, text string) {
 
 // notifyErr is notify that returns the platform's error.
 func (b *Bot) notifyErr(in inbound, text string) error {
+	if r, ok := in.Reply.(*consoleReply); ok { // an event of the web console (console.go)
+		r.add(text)
+		return nil
+	}
 	ad, err := b.adapter(b.work, in.platform, "")
 	if err != nil {
 		return err

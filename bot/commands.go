@@ -45,6 +45,9 @@ func (b *Bot) command(ctx context.Context, in inbound, conv approval.Conversatio
 	case "!edit":
 		b.edit(ctx, in, rest) // edit.go
 		return
+	case "!login":
+		b.login(in) // console.go
+		return
 	}
 	d, ok := b.direct(verb)
 	if !ok {
@@ -113,6 +116,9 @@ func (b *Bot) help(platform string) string {
 	}
 	for _, c := range botCommands {
 		line(c.usage, c.help)
+	}
+	if b.loginLink != nil {
+		line("!login", "a private link that signs you in to the web console, as you") // console.go
 	}
 	if !b.extras[platform].Buttons {
 		s.WriteString("Decide on a card by typing: approve <id>  or  cancel <id> [reason]\n")

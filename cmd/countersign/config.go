@@ -25,6 +25,7 @@ import (
 	"github.com/countersign/countersign/agent/llm"
 	"github.com/countersign/countersign/approval/auditsink"
 	"github.com/countersign/countersign/bot"
+	"github.com/countersign/countersign/bot/console"
 	"github.com/countersign/countersign/cmd/internal/ops"
 	"github.com/countersign/countersign/cmd/internal/yamlkeys"
 	"github.com/countersign/countersign/risk"
@@ -57,6 +58,7 @@ type fileConfig struct {
 	Log      logConfig        `yaml:"log"`
 	Ops      ops.Config       `yaml:"ops"`
 	MCP      mcptool.Config   `yaml:"mcp"`
+	Console  console.Config   `yaml:"console"`
 }
 
 // terminalConfig is the terminal's section: whether it starts, and its
@@ -261,6 +263,9 @@ func validateSections(cfg fileConfig) error {
 		if _, _, err := net.SplitHostPort(l); err != nil {
 			errs = append(errs, fmt.Errorf("ops.listen: %q is not host:port (e.g. 127.0.0.1:9464): %w", l, err))
 		}
+	}
+	if _, err := cfg.Console.WithDefaults(); err != nil {
+		return err
 	}
 	if _, err := logLevel(cfg.Log.Level, slog.LevelInfo); err != nil {
 		errs = append(errs, err)

@@ -12,7 +12,9 @@ import (
 
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/adapters/terminal"
+	"github.com/countersign/countersign/approval/auditsink"
 	"github.com/countersign/countersign/bot"
+	"github.com/countersign/countersign/bot/console"
 	"github.com/countersign/countersign/cmd/internal/ops"
 	"github.com/countersign/countersign/tools/shelltool"
 )
@@ -108,6 +110,16 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 		Store:  a.store,
 		Log:    a.log,
 	}
+	var con *console.Server // the web console (bot/console), when console.listen is set
+	if cfg.Console.Listen != "" {
+		con, err = console.New(cfg.Console, console.Deps{
+			Store: a.store, Audit: auditsink.Stream(a.store, int(a.cfg.Store.AuditMaxLen)), Getenv: os.Getenv, Log: a.log,
+		})
+		if err != nil {
+			return err
+		}
+		deps.Login = con.Login
+	}
 	var opsrv *ops.Server
 	if a.cfg.Ops.Listen != "" {
 		opsrv, ads = a.meter(ads, &deps)
@@ -149,6 +161,23 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 		defer opsrv.Close()
 		banner += " · ops: http://" + opsrv.Addr()
 		a.log.Info("serving metrics and health checks", "addr", opsrv.Addr())
+	}
+	if con != nil {
+		if err := con.Listen(b); err != nil {
+			return err
+		}
+		defer con.Close()
+		ran := make(chan struct{})
+		defer close(ran)
+		go func() { // no decision from the browser once the shutdown starts
+			select {
+			case <-ctx.Done():
+			case <-ran:
+			}
+			_ = con.Close()
+		}()
+		banner += " · console: " + con.URL()
+		a.log.Info("serving the web console", "addr", con.Addr(), "url", con.URL())
 	}
 	for _, w := range warnings {
 		banner += "\nwarning: " + w
