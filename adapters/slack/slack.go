@@ -567,18 +567,6 @@ func cutSpace(s string) (before, after string) {
 	return s, ""
 }
 
-func validApprovalID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for _, r := range id {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return false
-		}
-	}
-	return true
-}
-
 // Connected reports whether the Socket Mode connection is up, or the HTTP
 // listener serves (for /readyz).
 func (a *Adapter) Connected() bool { return a.up.Load() }
