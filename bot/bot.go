@@ -181,10 +181,7 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 		Sink:    b,
 		Serves:  b.serves,
 		Require: b.require,
-		Quiet: func(c approval.Conversation) bool {
-			q := b.cfg.policy(c.Platform, c.Channel).Quiet
-			return q != nil && *q
-		},
+		Quiet:   b.quiet, // progress.go
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bot: build agent: %w", err)

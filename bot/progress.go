@@ -215,6 +215,13 @@ func (b *Bot) answered(conv approval.Conversation, w *working, text string) bool
 	return w.ref != "" && b.replaceWorking(conv, w, text)
 }
 
+// quiet reports whether conv shows no calls that ran without a card
+// (bot.default.quiet, or its channel's): the agent's Quiet.
+func (b *Bot) quiet(conv approval.Conversation) bool {
+	q := b.cfg.policy(conv.Platform, conv.Channel).Quiet
+	return q != nil && *q
+}
+
 // turn is a model turn in flight in this process, for !cancel.
 type turn struct {
 	cancel context.CancelCauseFunc

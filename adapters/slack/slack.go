@@ -91,16 +91,6 @@ var (
 	_ adapters.Link          = (*Adapter)(nil)
 )
 
-// identity is who the bot is, from auth.test.
-type identity struct {
-	UserID string
-	BotID  string
-	TeamID string
-	// URL is the workspace's address (https://acme.slack.com/), for
-	// links to messages without a chat.getPermalink call.
-	URL string
-}
-
 // Bounds of what the adapter remembers per process: at most so many, for
 // at most so long; the least recently used go first.
 const (
@@ -210,22 +200,6 @@ func tokenKind(token string) string {
 // Name returns "slack".
 func (a *Adapter) Name() string { return "slack" }
 
-// Extras are everything Slack offers: buttons (clicks arrive over Socket
-// Mode or the interactivity endpoint), forms (modals), the thread status
-// and the streamed answer unless switched off (slack.status,
-// slack.streaming), the App Home, the count of sends given up, and the
-// connection's state.
-func (a *Adapter) Extras() adapters.Extras {
-	x := adapters.Extras{Buttons: true, Forms: true, Home: a, Undelivered: a, Link: a}
-	if on(a.cfg.Status) {
-		x.Status = a
-	}
-	if on(a.cfg.Streaming) {
-		x.Stream = a
-	}
-	return x
-}
-
 // Mode is the mode the adapter runs in, "socket" or "http".
 func (a *Adapter) Mode() string { return a.mode }
 
@@ -281,12 +255,6 @@ func (a *Adapter) authTest(ctx context.Context) (identity, error) {
 		return identity{}, fmt.Errorf("slack: auth.test at %s: %w; is Slack (or $%s, slack.api_url) reachable from here?", a.apiURL, err, APIURLEnv)
 	}
 	return identity{UserID: r.UserID, BotID: r.BotID, TeamID: r.TeamID, URL: r.URL}, nil
-}
-
-func (a *Adapter) identity() identity {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.self
 }
 
 // work turns queued envelopes into events, in the order they arrived, and
@@ -430,14 +398,6 @@ func (a *Adapter) inConversation(ctx context.Context, channel, thread string) bo
 // threadLookup bounds the retries of one thread lookup: the worker holds
 // the events behind it meanwhile.
 const threadLookup = 20 * time.Second
-
-// remember notes that the bot takes part in a thread.
-func (a *Adapter) remember(channel, thread string) {
-	if channel == "" || thread == "" {
-		return
-	}
-	a.threads.Add(channel+"/"+thread, struct{}{})
-}
 
 func mentions(text, userID string) bool {
 	return userID != "" && strings.Contains(text, "<@"+userID)

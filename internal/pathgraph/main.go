@@ -147,6 +147,23 @@ func main() {
 			return true
 		})
 	}
+	// Calls through a func value (a Handler, a callback) are not seen
+	// above; PATHGRAPH_EXTRA names them: "from.go>to.go,…".
+	for _, pair := range strings.Split(os.Getenv("PATHGRAPH_EXTRA"), ",") {
+		if from, to, ok := strings.Cut(pair, ">"); ok {
+			e := [2]string{from, to}
+			edges[e] = true
+			why[e] = "a func value"
+		}
+	}
+	if os.Getenv("PATHGRAPH_EDGES") != "" { // every edge, for a trace written by hand
+		var all []string
+		for e := range edges {
+			all = append(all, "edge: "+e[0]+" → "+e[1]+" ("+why[e]+")")
+		}
+		sort.Strings(all)
+		fmt.Println(strings.Join(all, "\n"))
+	}
 	files := map[string]bool{}
 	for _, x := range exec {
 		files[x.file] = true
