@@ -173,6 +173,28 @@ func main() {
 		fl = append(fl, f)
 	}
 	sort.Strings(fl)
+	order, comp := knots(fl, edges)
+	var cyc []string
+	for e := range edges {
+		if comp[e[0]] == comp[e[1]] {
+			cyc = append(cyc, e[0]+" → "+e[1]+" ("+why[e]+")")
+		}
+	}
+	sort.Strings(cyc)
+	for _, c := range cyc {
+		fmt.Println("cycle edge:", c)
+	}
+	fmt.Printf("files %d, edges %d, edges inside cycles %d\n", len(fl), len(edges), len(cyc))
+	for _, c := range order {
+		fmt.Println(" ", strings.Join(c, " + "))
+	}
+}
+
+// knots splits the files into their strongly connected groups (Tarjan):
+// files that reach each other through edges are one group, a cycle. order
+// lists the groups top down (a group before every group it calls); comp
+// numbers each file's group.
+func knots(files []string, edges map[[2]string]bool) (order [][]string, comp map[string]int) {
 	adj := map[string][]string{}
 	for e := range edges {
 		adj[e[0]] = append(adj[e[0]], e[1])
@@ -212,29 +234,25 @@ func main() {
 			comps = append(comps, c)
 		}
 	}
-	for _, f := range fl {
+	nodes := append([]string(nil), files...)
+	for e := range edges {
+		nodes = append(nodes, e[0], e[1])
+	}
+	sort.Strings(nodes)
+	for _, f := range nodes {
 		if _, ok := index[f]; !ok {
 			strong(f)
 		}
 	}
-	comp := map[string]int{}
+	comp = map[string]int{}
 	for i, c := range comps {
 		for _, f := range c {
 			comp[f] = i
 		}
 	}
-	var cyc []string
-	for e := range edges {
-		if comp[e[0]] == comp[e[1]] {
-			cyc = append(cyc, e[0]+" → "+e[1]+" ("+why[e]+")")
-		}
-	}
-	sort.Strings(cyc)
-	for _, c := range cyc {
-		fmt.Println("cycle edge:", c)
-	}
-	fmt.Printf("files %d, edges %d, edges inside cycles %d\n", len(fl), len(edges), len(cyc))
+	// Tarjan finds a group after every group it calls.
 	for i := len(comps) - 1; i >= 0; i-- {
-		fmt.Println(" ", strings.Join(comps[i], " + "))
+		order = append(order, comps[i])
 	}
+	return order, comp
 }
