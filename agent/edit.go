@@ -256,3 +256,21 @@ func (a *Agent) editedResult(edits []*approval.Approval, res tools.Result) tools
 	res.Message = b.String()
 	return res
 }
+
+// resultOfRecord is the tool result a final approval ended with.
+func resultOfRecord(rec *approval.Approval) tools.Result {
+	switch rec.State {
+	case approval.Cancelled:
+		by := ""
+		if rec.DecidedBy != nil {
+			by = rec.DecidedBy.Display()
+		}
+		return tools.Cancelled(by, rec.Reason)
+	case approval.Expired:
+		return tools.Expired()
+	}
+	if rec.Result != nil {
+		return *rec.Result
+	}
+	return tools.Failed(errors.New("the outcome of the operation was not recorded"))
+}

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"strings"
@@ -15,19 +14,6 @@ import (
 // that did not wait for a card: it ran (and why it needed no card), or it
 // was blocked or refused. Nobody in a channel should learn only from the
 // model's prose that `rm keep.txt` ran.
-
-// whyNoCard says why an auto-run call needed no card.
-func whyNoCard(rule risk.Rule) string {
-	switch rule {
-	case risk.RuleWhitelist:
-		return "ran without a card: read-only"
-	case risk.RuleLLM:
-		return "ran without a card: the model said low risk"
-	case risk.RulePreauthorized:
-		return "ran without a card: pre-authorised by the operator"
-	}
-	return "ran without a card"
-}
 
 // shownLine is the compact line for a call judged without a card: the
 // operation and its outcome, and why it needed no card. It is empty for a
@@ -150,26 +136,6 @@ func (a *Agent) shownCall(cs callState) (ShownCall, bool) {
 	return c, true
 }
 
-// Outcome says in a few words how a call ended, for its task: the words
-// of the card (tools.Result.Outcome: "exit code 0", "2 rows", "HTTP
-// 200"), with the first line of the error of a failure; or why it did not
-// run ("blocked: writes to /etc", "denied: …").
-func Outcome(r tools.Result) string {
-	why := strings.TrimSpace(cmp.Or(r.Error, r.Message))
-	why, _, _ = strings.Cut(why, "\n")
-	switch {
-	case r.Status == tools.StatusBlocked:
-		return "blocked: " + why
-	case !r.Executed:
-		return strings.TrimSuffix(string(r.Status)+": "+why, ": ")
-	}
-	out := r.Outcome()
-	if r.Status != tools.StatusOK && why != "" {
-		out = strings.TrimPrefix(out+", "+why, ", ")
-	}
-	return cmp.Or(out, "done")
-}
-
 // showCalls shows the calls of a turn that did not wait for a card: as
 // tasks where out shows them (CallShower), else as compact lines, unless
 // the conversation is quiet. A failure only costs the lines: the model's
@@ -260,9 +226,4 @@ func (here *shownHere) ran(ctx context.Context, a *Agent, tool string, args json
 	if c, ok := a.shownCall(callState{ID: here.id, Tool: tool, Args: args, Result: &res, rule: rule}); ok {
 		here.out.ShowCall(ctx, here.conv, c)
 	}
-}
-
-// whyNoCardNow is whyNoCard while the call runs.
-func whyNoCardNow(rule risk.Rule) string {
-	return "running" + strings.TrimPrefix(whyNoCard(rule), "ran")
 }

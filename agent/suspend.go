@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/countersign/countersign/approval"
-	"github.com/countersign/countersign/tools"
 )
 
 // suspend stores the turn with its pending approvals and posts their
@@ -193,22 +192,4 @@ func (a *Agent) replyResults(ctx context.Context, out Replier, conv approval.Con
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// resultOfRecord is the tool result a final approval ended with.
-func resultOfRecord(rec *approval.Approval) tools.Result {
-	switch rec.State {
-	case approval.Cancelled:
-		by := ""
-		if rec.DecidedBy != nil {
-			by = rec.DecidedBy.Display()
-		}
-		return tools.Cancelled(by, rec.Reason)
-	case approval.Expired:
-		return tools.Expired()
-	}
-	if rec.Result != nil {
-		return *rec.Result
-	}
-	return tools.Failed(errors.New("the outcome of the operation was not recorded"))
 }

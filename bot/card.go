@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -24,7 +25,9 @@ const maskedNote = "secret values (credentials in headers and the URL) are shown
 // be read from the store), and drawCard, a pure function, turns the
 // record and the facts into the platform-neutral card. Sending it,
 // reminders, the copy in an approval channel and the App Home are the
-// bot's steps after it (sink.go: cardSent).
+// bot's steps after it (sink.go: cardSent). The facts' readers
+// (requirement, progress, deadEnd, mention, directOf) are at the end of
+// this file, so that a card is read in one place.
 
 // cardFacts is what a card shows besides the record.
 type cardFacts struct {
@@ -290,4 +293,53 @@ func capOutput(s string, limit int, toolNote string) (shown, note string) {
 		notes = append(notes, fmt.Sprintf("output cut to the first %d of %d bytes on this card", len(shown), len(s)))
 	}
 	return shown, strings.Join(notes, "; ")
+}
+
+// requirement is what approval a needs as it stands now: the requirement
+// stored with it (the channel's approvers and one approval for a record
+// made before rules), escalated once its escalation time has passed.
+func (b *Bot) requirement(a *approval.Approval) rules.Requirement {
+	p := b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel)
+	return rules.FromRecord(a.Requirement, a.CreatedAt, p.Approvers).At(a.CreatedAt, b.now())
+}
+
+// progress reads how far approval a is towards its count; a store that
+// fails to say gives none, which only costs the picture, as does a bot
+// with no store (a test of how cards are drawn).
+func (b *Bot) progress(a *approval.Approval) approval.Progress {
+	if a == nil || b.store == nil {
+		return approval.Progress{}
+	}
+	ctx, cancel := context.WithTimeout(b.work, checkTimeout)
+	defer cancel()
+	p, err := b.store.Progress(ctx, a.ID)
+	if err != nil {
+		b.log.Warn("read the approvals counted so far", "err", err, "approval", a.ID)
+		return approval.Progress{}
+	}
+	return p
+}
+
+// mention writes an approver entry as the platform of a conversation
+// shows it. Every platform gets the plain form for now ("@dba").
+func (b *Bot) mention(string) rules.Mention { return rules.Plain }
+
+// deadEnd reports whether approval a waits in a direct conversation where
+// nobody but its requester sees the card and the requester's own approval
+// does not count (require_second_person): nobody could approve it there.
+func (b *Bot) deadEnd(a *approval.Approval) bool {
+	return a.Conversation.Direct && b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel).secondPerson()
+}
+
+// directOf is the direct command of tool.
+func (b *Bot) directOf(tool string) (tools.NamedDirect, bool) {
+	if b.tools == nil {
+		return tools.NamedDirect{}, false
+	}
+	for _, d := range b.tools.Directs() {
+		if d.Tool == tool && d.Off == "" && d.Parse != nil {
+			return d, true
+		}
+	}
+	return tools.NamedDirect{}, false
 }

@@ -119,16 +119,3 @@ func editRefused(id string, r tools.Result) string {
 	}
 	return "Your edit of " + id + " was refused, so nothing changed and the card still waits as it was: " + strings.TrimSuffix(why, ".") + "."
 }
-
-// directOf is the direct command of tool.
-func (b *Bot) directOf(tool string) (tools.NamedDirect, bool) {
-	if b.tools == nil {
-		return tools.NamedDirect{}, false
-	}
-	for _, d := range b.tools.Directs() {
-		if d.Tool == tool && d.Off == "" && d.Parse != nil {
-			return d, true
-		}
-	}
-	return tools.NamedDirect{}, false
-}

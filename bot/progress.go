@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -11,14 +12,16 @@ import (
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/tools"
 )
 
 // This file is a model turn as the thread shows it, from its start to its
 // answer, in the order it happens: the turn starts (turnStarted: the
 // status, or the working line), its words and its calls that need no
-// card are given to turnReplies, a card breaks the turn (sink.go, with
-// the card: beforeCard, cardPosted, cardShown), and the answer ends it
-// (Reply, endShow). Where the platform shows an agent's work
+// card are given to turnReplies, a card breaks the turn (beforeCard,
+// cardPosted and cardShown, at the end of this file, which sink.go calls
+// as it posts and redraws the card), and the answer ends it (Reply,
+// endShow). Words go out through send.go. Where the platform shows an agent's work
 // (adapters.Turn): a status on the thread while the model works ("is
 // thinking…"; the wait and an approved run are the card's to say, and a
 // status changes only when what the thread shows does), and its words
@@ -212,6 +215,13 @@ func (b *Bot) answered(conv approval.Conversation, w *working, text string) bool
 	return w.ref != "" && b.replaceWorking(conv, w, text)
 }
 
+// quiet reports whether conv shows no calls that ran without a card
+// (bot.default.quiet, or its channel's): the agent's Quiet.
+func (b *Bot) quiet(conv approval.Conversation) bool {
+	q := b.cfg.policy(conv.Platform, conv.Channel).Quiet
+	return q != nil && *q
+}
+
 // turn is a model turn in flight in this process, for !cancel.
 type turn struct {
 	cancel context.CancelCauseFunc
@@ -370,3 +380,127 @@ func (b *Bot) Resumed(key string) agent.Replier {
 }
 
 var _ agent.Resumer = (*Bot)(nil)
+
+// A card's post and changes are the turn's too: the turn breaks before
+// the card (its words stand above it), waits while it waits, and goes
+// back to the model when its last card is final.
+
+// beforeCard ends what a's turn shows so far (its stream, the model's
+// words held back) before a's card is posted, so that the card stands
+// below what the turn said before it and the rest of the turn comes
+// below the card. Called by PostCard.
+func (b *Bot) beforeCard(ctx context.Context, a *approval.Approval) {
+	if s := b.shows.get(a.Conversation.Key()); s != nil {
+		s.turn.Break(ctx)
+	}
+}
+
+// cardPosted notes a new card in its turn, which now waits for it: the
+// card says so, and the thread's status turns to waiting (Slack: the
+// card's post cleared it; Discord: the typing stops). Called by PostCard
+// once the card is up.
+func (b *Bot) cardPosted(ctx context.Context, a *approval.Approval) {
+	s := b.shows.get(a.Conversation.Key())
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.waiting[a.ID] = true
+	s.mu.Unlock()
+	s.turn.Posted()
+	s.turn.Status(ctx, adapters.StatusWaiting)
+}
+
+// cardShown shows a card's change in its turn; called by UpdateCard
+// before the card is redrawn. The card itself shows its state, so the
+// turn changes only where the card cannot say it: a long run's progress
+// goes to a task of the turn's stream (Slack: an append, Tier 4) instead
+// of repeated chat.update of the card (Tier 3), once the run has lasted
+// adapters.ProgressEvery; a card's change of state is a task only where
+// the stream is open anyway; and when the turn's last card is final, the
+// turn goes back to the model and the status says it thinks. For
+// progress (p not nil) it reports true when the card is to be left
+// alone; for a change of state, false: the card is always redrawn.
+func (b *Bot) cardShown(ctx context.Context, a *approval.Approval, p *tools.Progress) bool {
+	s := b.shows.get(a.Conversation.Key())
+	if s == nil {
+		return false
+	}
+	task := adapters.Task{ID: a.ID, Title: b.operation(a.Tool, a.Args), CardRef: a.MessageRef}
+	if p != nil {
+		if !s.turn.Streaming() {
+			return false
+		}
+		elapsed := time.Duration(p.ElapsedMS) * time.Millisecond
+		if !s.turn.Open() && elapsed < adapters.ProgressEvery {
+			return true // a short run: the card says it runs, and its end comes soon
+		}
+		task.State = adapters.TaskInProgress
+		task.Details = "running " + elapsed.Round(time.Second).String()
+		if tail := adapters.Excerpt(lastLine(p.Tail)); tail != "" {
+			task.Details += ": " + tail
+		}
+		return s.turn.Task(ctx, task)
+	}
+	if s.turn.Open() {
+		if t, ok := taskOf(a, task); ok {
+			s.turn.Task(ctx, t)
+		}
+	}
+	if a.State.Final() {
+		s.mu.Lock()
+		delete(s.waiting, a.ID)
+		left := len(s.waiting)
+		s.mu.Unlock()
+		if left == 0 {
+			// The turn goes back to the model with the outcome.
+			s.turn.Status(ctx, adapters.StatusThinking)
+		}
+	}
+	return false
+}
+
+// taskOf is task in a's state, in words; false for a state no task shows.
+func taskOf(a *approval.Approval, task adapters.Task) (adapters.Task, bool) {
+	switch a.State {
+	case approval.Pending:
+		task.State, task.Details = adapters.TaskPending, "waiting for approval"
+	case approval.Approved, approval.Running:
+		task.State, task.Details = adapters.TaskInProgress, "approved by "+decider(a)+"; running"
+	case approval.Done, approval.Failed:
+		task.State, task.Details = adapters.TaskComplete, agent.Outcome(result(a))
+		if a.State == approval.Failed {
+			task.State = adapters.TaskError
+		}
+	case approval.Cancelled:
+		task.State, task.Details = adapters.TaskError, "cancelled by "+decider(a)
+		if a.Reason != "" {
+			task.Details += ": " + a.Reason
+		}
+	case approval.Expired:
+		task.State, task.Details = adapters.TaskError, "expired: nobody decided in time"
+	default:
+		return task, false
+	}
+	return task, true
+}
+
+func decider(a *approval.Approval) string {
+	if a.DecidedBy == nil {
+		return "Countersign"
+	}
+	return a.DecidedBy.Display()
+}
+
+func result(a *approval.Approval) tools.Result {
+	if a.Result != nil {
+		return *a.Result
+	}
+	return tools.Result{Status: tools.StatusError, Error: fmt.Sprintf("the outcome was not recorded (%s)", a.State)}
+}
+
+// lastLine is the last line of text that holds something.
+func lastLine(text string) string {
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}

@@ -179,3 +179,13 @@ func (b *Bot) message(ctx context.Context, in inbound, w *working) {
 		}
 	}
 }
+
+// later does f in the background, counted as work in flight: Handle must
+// not wait on I/O, and every answer (a notice included) is I/O.
+func (b *Bot) later(in inbound, f func()) {
+	b.inflight.Add(1)
+	go b.safely(in, func() {
+		defer b.inflight.Done()
+		f()
+	})
+}

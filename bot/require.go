@@ -13,8 +13,9 @@ import (
 
 // This file is what a call needs before it runs (issue 19): the bot's
 // channels and bot.rules resolved for a call when its card is made
-// (approval/rules; the agent stores the result with the approval), read
-// back for every click, and said on the card and in every refusal.
+// (approval/rules; the agent stores the result with the approval), and
+// who may decide it, for every click and every refusal. The card reads
+// the requirement back with its other facts (card.go).
 
 // require resolves what a call with facts f needs: the settings of its
 // channel (bot.default with the channel's entry over it), with the first
@@ -23,35 +24,6 @@ func (b *Bot) require(f rules.Facts) rules.Requirement {
 	p := b.cfg.policy(f.Platform, f.Channel)
 	return b.rules.Resolve(rules.Channel{Approvers: p.Approvers, Settings: p.Settings}, f)
 }
-
-// requirement is what approval a needs as it stands now: the requirement
-// stored with it (the channel's approvers and one approval for a record
-// made before rules), escalated once its escalation time has passed.
-func (b *Bot) requirement(a *approval.Approval) rules.Requirement {
-	p := b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel)
-	return rules.FromRecord(a.Requirement, a.CreatedAt, p.Approvers).At(a.CreatedAt, b.now())
-}
-
-// progress reads how far approval a is towards its count; a store that
-// fails to say gives none, which only costs the picture, as does a bot
-// with no store (a test of how cards are drawn).
-func (b *Bot) progress(a *approval.Approval) approval.Progress {
-	if a == nil || b.store == nil {
-		return approval.Progress{}
-	}
-	ctx, cancel := context.WithTimeout(b.work, checkTimeout)
-	defer cancel()
-	p, err := b.store.Progress(ctx, a.ID)
-	if err != nil {
-		b.log.Warn("read the approvals counted so far", "err", err, "approval", a.ID)
-		return approval.Progress{}
-	}
-	return p
-}
-
-// mention writes an approver entry as the platform of a conversation
-// shows it. Every platform gets the plain form for now ("@dba").
-func (b *Bot) mention(string) rules.Mention { return rules.Plain }
 
 // mayDecide reports whether u is among approvers (the bot's syntax; empty
 // is anyone). Users match by id only, exactly; surrounding white space in
@@ -103,13 +75,6 @@ func (p Policy) refusalFor(req rules.Requirement, u adapters.User, requester str
 		return "you are not among the approvers of this call", rules.NotApprover
 	}
 	return "", 0
-}
-
-// deadEnd reports whether approval a waits in a direct conversation where
-// nobody but its requester sees the card and the requester's own approval
-// does not count (require_second_person): nobody could approve it there.
-func (b *Bot) deadEnd(a *approval.Approval) bool {
-	return a.Conversation.Direct && b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel).secondPerson()
 }
 
 // pendingFor answers, privately, with the cards of the channel that wait

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,78 +11,15 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/countersign/countersign/adapters"
-	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/tools"
 )
 
-// This file is the bot as the agent's Sink: every message and card goes
-// out through the adapter of its conversation's platform, and the
-// platform's typed errors (adapters.ErrGone, adapters.RateLimitError) decide
-// what happens next.
-
-// The adapter retries every send through rate limits and outages until
-// the send's deadline (adapters.Sender): the bot sends each message once
-// and sets that deadline. A card's is its expiry; a reply's or a final
-// state's is at least sendWindow; a progress update is tried once
-// (adapters.TryOnce), as the next one replaces it.
-
-// sendWindow is the least time a reply, a card's state change or a notice
-// is given to get through chat trouble: a Slack Retry-After is at most a
-// minute, so one wait out of a rate limit fits, with room.
-const sendWindow = 2 * time.Minute
-
-// detached is ctx without its cancellation (a !cancel, a turn's end), so
-// that the last word of work still goes out, ending at deadline or when
-// the bot's work ends (after the shutdown grace).
-func (b *Bot) detached(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
-	stop := context.AfterFunc(b.work, cancel)
-	return ctx, func() { stop(); cancel() }
-}
-
-// lastWord gives a message that must arrive its own time: ctx unchanged
-// when it is live and has sendWindow left, else detached for sendWindow.
-func (b *Bot) lastWord(ctx context.Context) (context.Context, context.CancelFunc) {
-	if d, ok := ctx.Deadline(); ctx.Err() == nil && (!ok || d.Sub(b.now()) >= sendWindow) {
-		return ctx, func() {}
-	}
-	return b.detached(ctx, b.now().Add(sendWindow))
-}
-
-// Reply posts text into a conversation (agent.Sink).
-func (b *Bot) Reply(ctx context.Context, conv approval.Conversation, text string) error {
-	// The last word of work that was cut off (a shutdown, !cancel) goes
-	// out on its own context, or the conversation would be left with
-	// "Working on it…" for good.
-	ctx, cancel := b.lastWord(ctx)
-	defer cancel()
-	ad, err := b.adapter(ctx, conv.Platform, "")
-	if err != nil {
-		return err
-	}
-	if _, err := ad.Post(ctx, place(conv), adapters.Content{Text: text}); err != nil {
-		return fmt.Errorf("post reply in %s: %w", conv.Key(), err)
-	}
-	return nil
-}
-
-var _ agent.FullReplier = (*Bot)(nil)
-
-// ReplyFull posts text into a conversation with the whole output of the
-// run it shows cut, for the adapter to attach (agent.FullReplier).
-func (b *Bot) ReplyFull(ctx context.Context, conv approval.Conversation, text, full string) error {
-	ctx, cancel := b.lastWord(ctx)
-	defer cancel()
-	ad, err := b.adapter(ctx, conv.Platform, "")
-	if err != nil {
-		return err
-	}
-	if _, err := ad.Post(ctx, place(conv), adapters.Content{Text: text, Full: full}); err != nil {
-		return fmt.Errorf("post reply in %s: %w", conv.Key(), err)
-	}
-	return nil
-}
+// This file is the bot's cards as the agent's Sink: a card is drawn
+// (card.go), posted or redrawn through the adapter of its conversation's
+// platform, shown in its turn (progress.go), and then followed by the
+// bot's steps (cardSent); the platform's typed errors
+// (adapters.ErrGone, adapters.RateLimitError) decide what happens next.
 
 // PostCard posts the card of a new pending approval (agent.Sink). The
 // post keeps trying through chat trouble until the card's expiry, whatever
@@ -131,130 +67,6 @@ func (b *Bot) cardSent(a *approval.Approval, c adapters.Card, f cardFacts) {
 	if approvalChannel(a) != "" {
 		b.mirror(a, copyOf(a, c, f))
 	}
-}
-
-// A card's post and changes are the turn's too: the turn breaks before
-// the card (its words stand above it), waits while it waits, and goes
-// back to the model when its last card is final.
-
-// beforeCard ends what a's turn shows so far (its stream, the model's
-// words held back) before a's card is posted, so that the card stands
-// below what the turn said before it and the rest of the turn comes
-// below the card. Called by PostCard.
-func (b *Bot) beforeCard(ctx context.Context, a *approval.Approval) {
-	if s := b.shows.get(a.Conversation.Key()); s != nil {
-		s.turn.Break(ctx)
-	}
-}
-
-// cardPosted notes a new card in its turn, which now waits for it: the
-// card says so, and the thread's status turns to waiting (Slack: the
-// card's post cleared it; Discord: the typing stops). Called by PostCard
-// once the card is up.
-func (b *Bot) cardPosted(ctx context.Context, a *approval.Approval) {
-	s := b.shows.get(a.Conversation.Key())
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	s.waiting[a.ID] = true
-	s.mu.Unlock()
-	s.turn.Posted()
-	s.turn.Status(ctx, adapters.StatusWaiting)
-}
-
-// cardShown shows a card's change in its turn; called by UpdateCard
-// before the card is redrawn. The card itself shows its state, so the
-// turn changes only where the card cannot say it: a long run's progress
-// goes to a task of the turn's stream (Slack: an append, Tier 4) instead
-// of repeated chat.update of the card (Tier 3), once the run has lasted
-// adapters.ProgressEvery; a card's change of state is a task only where
-// the stream is open anyway; and when the turn's last card is final, the
-// turn goes back to the model and the status says it thinks. For
-// progress (p not nil) it reports true when the card is to be left
-// alone; for a change of state, false: the card is always redrawn.
-func (b *Bot) cardShown(ctx context.Context, a *approval.Approval, p *tools.Progress) bool {
-	s := b.shows.get(a.Conversation.Key())
-	if s == nil {
-		return false
-	}
-	task := adapters.Task{ID: a.ID, Title: b.operation(a.Tool, a.Args), CardRef: a.MessageRef}
-	if p != nil {
-		if !s.turn.Streaming() {
-			return false
-		}
-		elapsed := time.Duration(p.ElapsedMS) * time.Millisecond
-		if !s.turn.Open() && elapsed < adapters.ProgressEvery {
-			return true // a short run: the card says it runs, and its end comes soon
-		}
-		task.State = adapters.TaskInProgress
-		task.Details = "running " + elapsed.Round(time.Second).String()
-		if tail := adapters.Excerpt(lastLine(p.Tail)); tail != "" {
-			task.Details += ": " + tail
-		}
-		return s.turn.Task(ctx, task)
-	}
-	if s.turn.Open() {
-		if t, ok := taskOf(a, task); ok {
-			s.turn.Task(ctx, t)
-		}
-	}
-	if a.State.Final() {
-		s.mu.Lock()
-		delete(s.waiting, a.ID)
-		left := len(s.waiting)
-		s.mu.Unlock()
-		if left == 0 {
-			// The turn goes back to the model with the outcome.
-			s.turn.Status(ctx, adapters.StatusThinking)
-		}
-	}
-	return false
-}
-
-// taskOf is task in a's state, in words; false for a state no task shows.
-func taskOf(a *approval.Approval, task adapters.Task) (adapters.Task, bool) {
-	switch a.State {
-	case approval.Pending:
-		task.State, task.Details = adapters.TaskPending, "waiting for approval"
-	case approval.Approved, approval.Running:
-		task.State, task.Details = adapters.TaskInProgress, "approved by "+decider(a)+"; running"
-	case approval.Done, approval.Failed:
-		task.State, task.Details = adapters.TaskComplete, agent.Outcome(result(a))
-		if a.State == approval.Failed {
-			task.State = adapters.TaskError
-		}
-	case approval.Cancelled:
-		task.State, task.Details = adapters.TaskError, "cancelled by "+decider(a)
-		if a.Reason != "" {
-			task.Details += ": " + a.Reason
-		}
-	case approval.Expired:
-		task.State, task.Details = adapters.TaskError, "expired: nobody decided in time"
-	default:
-		return task, false
-	}
-	return task, true
-}
-
-func decider(a *approval.Approval) string {
-	if a.DecidedBy == nil {
-		return "Countersign"
-	}
-	return a.DecidedBy.Display()
-}
-
-func result(a *approval.Approval) tools.Result {
-	if a.Result != nil {
-		return *a.Result
-	}
-	return tools.Result{Status: tools.StatusError, Error: fmt.Sprintf("the outcome was not recorded (%s)", a.State)}
-}
-
-// lastLine is the last line of text that holds something.
-func lastLine(text string) string {
-	lines := strings.Split(strings.TrimSpace(text), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // runningAfter is how long after its start an approved run's card says
@@ -431,7 +243,3 @@ func (cs *cards) forget(id string) { cs.m.Remove(id) }
 
 // len is how many cards are remembered.
 func (cs *cards) len() int { return cs.m.Len() }
-
-func place(c approval.Conversation) adapters.Place {
-	return adapters.Place{Channel: c.Channel, Thread: c.Thread}
-}

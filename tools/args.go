@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -213,3 +214,39 @@ func fieldNames(dst any) map[string]struct{} {
 }
 
 var fieldNameCache sync.Map // reflect.Type → map[string]struct{}
+
+// ArgLines writes the arguments of raw not named in shown (nor
+// risk_level) as lines "(name: value)" in name order: the parts of a call
+// that are not its main text, so that nothing that changes what runs is
+// left off the card.
+func ArgLines(raw json.RawMessage, shown ...string) string {
+	var args map[string]any
+	if err := decodeObject(raw, &args); err != nil {
+		return ""
+	}
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		if k != RiskLevelArg && !slices.Contains(shown, k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "\n(%s: %v)", k, args[k])
+	}
+	return b.String()
+}
+
+// decodeObject decodes a JSON object keeping numbers as written.
+func decodeObject(raw json.RawMessage, into *map[string]any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(into); err != nil {
+		return err
+	}
+	if *into == nil {
+		return fmt.Errorf("not a JSON object")
+	}
+	return nil
+}

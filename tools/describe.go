@@ -1,10 +1,7 @@
 package tools
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -82,42 +79,6 @@ func (g generic) Operation(raw json.RawMessage) Operation {
 		return Operation{Text: string(raw)}
 	}
 	return Operation{Text: string(compact)}
-}
-
-// ArgLines writes the arguments of raw not named in shown (nor
-// risk_level) as lines "(name: value)" in name order: the parts of a call
-// that are not its main text, so that nothing that changes what runs is
-// left off the card.
-func ArgLines(raw json.RawMessage, shown ...string) string {
-	var args map[string]any
-	if err := decodeObject(raw, &args); err != nil {
-		return ""
-	}
-	keys := make([]string, 0, len(args))
-	for k := range args {
-		if k != RiskLevelArg && !slices.Contains(shown, k) {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "\n(%s: %v)", k, args[k])
-	}
-	return b.String()
-}
-
-// decodeObject decodes a JSON object keeping numbers as written.
-func decodeObject(raw json.RawMessage, into *map[string]any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(into); err != nil {
-		return err
-	}
-	if *into == nil {
-		return fmt.Errorf("not a JSON object")
-	}
-	return nil
 }
 
 // Title is the card's question for a call of the named tool.

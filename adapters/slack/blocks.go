@@ -549,3 +549,11 @@ func cardHasGroup(k adapters.Card) bool {
 	}
 	return slices.ContainsFunc(k.Reasons, groupTokenRE.MatchString)
 }
+
+func editButton(b adapters.Button) *slackapi.ButtonBlockElement {
+	label := b.Label
+	if label == "" {
+		label = "Edit"
+	}
+	return slackapi.NewButtonBlockElement(ActionEdit, b.Value, plain(cutText(label, maxButton)))
+}

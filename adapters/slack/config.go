@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/countersign/countersign/adapters"
 )
 
 // Config is the `slack:` section of the configuration. Secrets never live in
@@ -134,4 +136,20 @@ func envName(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// Extras are everything Slack offers: buttons (clicks arrive over Socket
+// Mode or the interactivity endpoint), forms (modals), the thread status
+// and the streamed answer unless switched off (slack.status,
+// slack.streaming), the App Home, the count of sends given up, and the
+// connection's state.
+func (a *Adapter) Extras() adapters.Extras {
+	x := adapters.Extras{Buttons: true, Forms: true, Home: a, Undelivered: a, Link: a}
+	if on(a.cfg.Status) {
+		x.Status = a
+	}
+	if on(a.cfg.Streaming) {
+		x.Stream = a
+	}
+	return x
 }

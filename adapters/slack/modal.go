@@ -156,14 +156,6 @@ const (
 	maxEditedText = 3000
 )
 
-func editButton(b adapters.Button) *slackapi.ButtonBlockElement {
-	label := b.Label
-	if label == "" {
-		label = "Edit"
-	}
-	return slackapi.NewButtonBlockElement(ActionEdit, b.Value, plain(cutText(label, maxButton)))
-}
-
 // askEdit opens the edit form for a click on Edit, holding the card's
 // operation, and reports whether act was such a click.
 func (a *Adapter) askEdit(ctx context.Context, cb slackapi.InteractionCallback, act *slackapi.BlockAction, user adapters.User, place adapters.Place, ref string, rp *reply) bool {
@@ -252,4 +244,16 @@ func (a *Adapter) notifyAsync(n adapters.Notice) {
 			a.log.Warn("could not send a private notice", "user", n.User.ID, "err", err)
 		}
 	}()
+}
+
+func validApprovalID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }

@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -91,16 +90,6 @@ var (
 	_ adapters.Undeliverable = (*Adapter)(nil)
 	_ adapters.Link          = (*Adapter)(nil)
 )
-
-// identity is who the bot is, from auth.test.
-type identity struct {
-	UserID string
-	BotID  string
-	TeamID string
-	// URL is the workspace's address (https://acme.slack.com/), for
-	// links to messages without a chat.getPermalink call.
-	URL string
-}
 
 // Bounds of what the adapter remembers per process: at most so many, for
 // at most so long; the least recently used go first.
@@ -211,22 +200,6 @@ func tokenKind(token string) string {
 // Name returns "slack".
 func (a *Adapter) Name() string { return "slack" }
 
-// Extras are everything Slack offers: buttons (clicks arrive over Socket
-// Mode or the interactivity endpoint), forms (modals), the thread status
-// and the streamed answer unless switched off (slack.status,
-// slack.streaming), the App Home, the count of sends given up, and the
-// connection's state.
-func (a *Adapter) Extras() adapters.Extras {
-	x := adapters.Extras{Buttons: true, Forms: true, Home: a, Undelivered: a, Link: a}
-	if on(a.cfg.Status) {
-		x.Status = a
-	}
-	if on(a.cfg.Streaming) {
-		x.Stream = a
-	}
-	return x
-}
-
 // Mode is the mode the adapter runs in, "socket" or "http".
 func (a *Adapter) Mode() string { return a.mode }
 
@@ -282,12 +255,6 @@ func (a *Adapter) authTest(ctx context.Context) (identity, error) {
 		return identity{}, fmt.Errorf("slack: auth.test at %s: %w; is Slack (or $%s, slack.api_url) reachable from here?", a.apiURL, err, APIURLEnv)
 	}
 	return identity{UserID: r.UserID, BotID: r.BotID, TeamID: r.TeamID, URL: r.URL}, nil
-}
-
-func (a *Adapter) identity() identity {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.self
 }
 
 // work turns queued envelopes into events, in the order they arrived, and
@@ -432,14 +399,6 @@ func (a *Adapter) inConversation(ctx context.Context, channel, thread string) bo
 // the events behind it meanwhile.
 const threadLookup = 20 * time.Second
 
-// remember notes that the bot takes part in a thread.
-func (a *Adapter) remember(channel, thread string) {
-	if channel == "" || thread == "" {
-		return
-	}
-	a.threads.Add(channel+"/"+thread, struct{}{})
-}
-
 func mentions(text, userID string) bool {
 	return userID != "" && strings.Contains(text, "<@"+userID)
 }
@@ -566,171 +525,6 @@ func cutSpace(s string) (before, after string) {
 		return s[:i], strings.TrimSpace(s[i:])
 	}
 	return s, ""
-}
-
-func validApprovalID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for _, r := range id {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-// Post posts text, a card, or both into the conversation's thread and
-// returns the message's ts. A card whose operation is too long to show
-// whole gets the full text attached as a file in the thread first; if that
-// fails, the card is not posted (nobody may approve what they cannot read).
-func (a *Adapter) Post(ctx context.Context, to adapters.Place, c adapters.Content) (string, error) {
-	var ts string
-	err := a.send.Send(ctx, "post:"+to.Channel+"/"+to.Thread, adapters.Deadline(ctx, a.now(), c.Card),
-		adapters.Owed{Place: to, What: []string{adapters.Describe(c)}},
-		func(ctx context.Context) (err error) {
-			ts, err = a.post(ctx, to, c)
-			return err
-		})
-	return ts, err
-}
-
-func (a *Adapter) post(ctx context.Context, to adapters.Place, c adapters.Content) (string, error) {
-	c = a.named(ctx, c) // blocks.go: groups by their handle
-	files, err := a.attachAll(ctx, to, c)
-	if err != nil {
-		return "", err
-	}
-	opts := a.content(c, files)
-	if to.Thread != "" {
-		opts = append(opts, slackapi.MsgOptionTS(to.Thread))
-	}
-	_, ts, err := a.api.PostMessageContext(ctx, to.Channel, opts...)
-	if err != nil {
-		return "", slackErr("post to "+to.Channel, err)
-	}
-	a.remember(to.Channel, to.Thread)
-	a.features.posted(to.Channel, to.Thread) // stream.go: Slack cleared the thread's status
-	return ts, nil
-}
-
-// attachAll attaches the files c needs: a card's long operation and
-// output, a plain message's full text.
-func (a *Adapter) attachAll(ctx context.Context, to adapters.Place, c adapters.Content) (attached, error) {
-	if c.Card != nil {
-		return a.attach(ctx, to, c.Card)
-	}
-	text, err := a.attachText(ctx, to, c)
-	return attached{Text: text}, err
-}
-
-// Update replaces the message ref in place (chat.update). A message that
-// is gone wraps adapters.ErrGone; a 429 is an *adapters.RateLimitError.
-func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c adapters.Content) error {
-	return a.send.Send(ctx, "update:"+to.Channel+"/"+ref, adapters.Deadline(ctx, a.now(), nil),
-		adapters.Owed{Place: to, What: []string{"the update of " + adapters.Describe(c)}},
-		func(ctx context.Context) error { return a.update(ctx, to, ref, c) })
-}
-
-func (a *Adapter) update(ctx context.Context, to adapters.Place, ref string, c adapters.Content) error {
-	c = a.named(ctx, c) // blocks.go: groups by their handle
-	files, err := a.attachAll(ctx, to, c)
-	if err != nil {
-		return err
-	}
-	opts := a.content(c, files)
-	if _, _, _, err := a.api.UpdateMessageContext(ctx, to.Channel, ref, opts...); err != nil {
-		return slackErr("update message "+ref+" in "+to.Channel, err)
-	}
-	return nil
-}
-
-// Notify sends a notice only n.User sees: through the click's response_url
-// when the notice answers a click, else chat.postEphemeral in the thread.
-func (a *Adapter) Notify(ctx context.Context, n adapters.Notice) error {
-	return a.send.Send(ctx, "notice:"+n.User.ID+"@"+n.Place.Channel+"/"+n.Place.Thread, adapters.Deadline(ctx, a.now(), nil),
-		adapters.Owed{Place: n.Place, User: n.User, What: []string{"a private notice (" + adapters.Excerpt(n.Text) + ")"}},
-		func(ctx context.Context) error { return a.notify(ctx, n) })
-}
-
-func (a *Adapter) notify(ctx context.Context, n adapters.Notice) error {
-	text := escape(n.Text)
-	channel, thread := n.Place.Channel, n.Place.Thread
-	if r, ok := n.Reply.(*reply); ok && r != nil {
-		if r.ResponseURL != "" && (r.User == "" || r.User == n.User.ID) {
-			_, _, err := a.api.PostMessageContext(ctx, r.Channel,
-				slackapi.MsgOptionText(text, false),
-				slackapi.MsgOptionResponseURL(r.ResponseURL, slackapi.ResponseTypeEphemeral))
-			if err == nil {
-				return nil
-			}
-			if adapters.Transient(err) {
-				return slackErr("answer a click privately", err)
-			}
-			a.log.Warn("response_url refused a notice; sending it with chat.postEphemeral", "user", n.User.ID, "err", err)
-		}
-		if channel == "" {
-			channel, thread = r.Channel, r.Thread
-		}
-	}
-	opts := []slackapi.MsgOption{slackapi.MsgOptionText(text, false)}
-	if thread != "" {
-		opts = append(opts, slackapi.MsgOptionTS(thread))
-	}
-	if _, err := a.api.PostEphemeralContext(ctx, channel, n.User.ID, opts...); err != nil {
-		return slackErr("send a private notice to "+n.User.ID, err)
-	}
-	return nil
-}
-
-// slackErr wraps a Web API error with what was being done, and maps the
-// errors the bot acts on: a gone message to adapters.ErrGone, a 429 to
-// *adapters.RateLimitError.
-func slackErr(what string, err error) error {
-	if rl, ok := errors.AsType[*slackapi.RateLimitedError](err); ok {
-		return &adapters.RateLimitError{RetryAfter: rl.RetryAfter, Err: fmt.Errorf("%s: %w", what, err)}
-	}
-	if sc, ok := errors.AsType[slackapi.StatusCodeError](err); ok {
-		switch {
-		case sc.Code == http.StatusTooManyRequests:
-			return &adapters.RateLimitError{RetryAfter: time.Second, Err: fmt.Errorf("%s: %w", what, err)}
-		case sc.Code >= 500:
-			return fmt.Errorf("%s: %w: %w", what, adapters.ErrUnavailable, err)
-		}
-	}
-	if _, ok := errors.AsType[net.Error](err); ok && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%s: %w: %w", what, adapters.ErrUnavailable, err)
-	}
-	if se, ok := errors.AsType[slackapi.SlackErrorResponse](err); ok {
-		switch se.Err {
-		case "ratelimited":
-			return &adapters.RateLimitError{RetryAfter: time.Second, Err: fmt.Errorf("%s: %w", what, err)}
-		case "internal_error", "fatal_error", "service_unavailable", "request_timeout":
-			return fmt.Errorf("%s: %w: %w", what, adapters.ErrUnavailable, err)
-		case "message_not_found", "channel_not_found", "is_archived", "thread_not_found", "cant_update_message":
-			return fmt.Errorf("%s: %w: %w", what, adapters.ErrGone, err)
-		case "not_in_channel":
-			return fmt.Errorf("%s: %w; invite the bot to the channel (/invite @countersign)", what, err)
-		case "missing_scope":
-			return fmt.Errorf("%s: %w (needed: %s); add the scope in the app's manifest and reinstall it", what, err, se.Needed)
-		}
-	}
-	return fmt.Errorf("%s: %w", what, err)
-}
-
-// Undelivered is how many posts, updates and notices were given up after
-// trying them until their deadline (adapters.Undeliverable).
-func (a *Adapter) Undelivered() uint64 { return a.send.Undelivered() }
-
-// tell says what could not be delivered to a place, once Slack answers
-// again: privately to the person a lost notice was for, else in the thread.
-func (a *Adapter) tell(ctx context.Context, o adapters.Owed) error {
-	text := o.Text("Slack")
-	if o.User.ID != "" {
-		return a.Notify(ctx, adapters.Notice{Place: o.Place, User: o.User, Text: text})
-	}
-	_, err := a.Post(ctx, o.Place, adapters.Content{Text: text})
-	return err
 }
 
 // Connected reports whether the Socket Mode connection is up, or the HTTP

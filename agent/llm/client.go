@@ -213,27 +213,3 @@ func toRequest(model string, req agent.Request) (openai.ChatCompletionRequest, e
 	}
 	return out, nil
 }
-
-func fromResponse(resp openai.ChatCompletionResponse) (agent.Response, error) {
-	if len(resp.Choices) == 0 {
-		return agent.Response{}, errNoChoices
-	}
-	ch := resp.Choices[0]
-	m := agent.Message{Role: agent.RoleAssistant, Content: ch.Message.Content}
-	for _, tc := range ch.Message.ToolCalls {
-		m.ToolCalls = append(m.ToolCalls, agent.ToolCall{
-			ID:        tc.ID,
-			Name:      tc.Function.Name,
-			Arguments: tc.Function.Arguments,
-		})
-	}
-	// Older servers answer with the deprecated single function_call.
-	if len(m.ToolCalls) == 0 && ch.Message.FunctionCall != nil && ch.Message.FunctionCall.Name != "" {
-		m.ToolCalls = append(m.ToolCalls, agent.ToolCall{
-			Name:      ch.Message.FunctionCall.Name,
-			Arguments: ch.Message.FunctionCall.Arguments,
-		})
-	}
-	usage := agent.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens}
-	return agent.Response{Message: m, FinishReason: string(ch.FinishReason), Usage: usage}, nil
-}

@@ -257,3 +257,15 @@ func closeOnExec() error {
 	}
 	return nil
 }
+
+// killGroup sends SIGKILL to every process in the group led by pid.
+func killGroup(pid int) error {
+	if pid <= 0 {
+		return errors.New("no process group to kill")
+	}
+	err := syscall.Kill(-pid, syscall.SIGKILL)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}

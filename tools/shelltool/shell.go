@@ -479,18 +479,6 @@ func copyPipe(r *os.File, keep *tools.CappedBuffer, tail *tailBuffer) {
 	}
 }
 
-// killGroup sends SIGKILL to every process in the group led by pid.
-func killGroup(pid int) error {
-	if pid <= 0 {
-		return errors.New("no process group to kill")
-	}
-	err := syscall.Kill(-pid, syscall.SIGKILL)
-	if errors.Is(err, syscall.ESRCH) {
-		return nil
-	}
-	return err
-}
-
 func (t *Tool) result(ctx, runCtx context.Context, c call, ps *os.ProcessState, waitErr error,
 	stdout, stderr *tools.CappedBuffer, abandoned bool) tools.Result {
 	res := tools.Result{

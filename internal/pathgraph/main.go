@@ -1,0 +1,258 @@
+// Command pathgraph measures a path through the code the way
+// docs/architecture.md traces one: which files it crosses, and whether
+// any of them calls back into a file that led to it.
+//
+// It reads the coverage blocks one path ran (lines "pkg/file.go:a.b,c.d",
+// as scripts/trace.sh writes them from two coverage profiles), takes every
+// function with a block that ran, and draws an edge from file F to file G
+// when a function of F that ran calls a function of G that ran: directly,
+// or through an interface method that G's function implements. It prints
+// every edge inside a cycle (strongly connected files), the number of
+// files, and the files in an order a reader can read them top down
+// (callers before callees; a "+" joins the files of one cycle).
+//
+//	go run ./internal/pathgraph <module root> <blocks file> <skip,substrings>
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"log"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"golang.org/x/tools/go/packages"
+)
+
+const mod = "github.com/countersign/countersign/"
+
+type fn struct {
+	file, name string
+	decl       *ast.FuncDecl
+	pkg        *packages.Package
+	obj        *types.Func
+}
+
+func main() {
+	if len(os.Args) != 4 {
+		log.Fatal("usage: pathgraph <module root> <blocks file> <comma-separated path substrings to leave out>")
+	}
+	root, _ := filepath.Abs(os.Args[1])
+	skip := strings.Split(os.Args[3], ",")
+	// executed lines per file
+	lines := map[string][][2]int{}
+	f, err := os.Open(os.Args[2])
+	if err != nil {
+		log.Fatalf("read the blocks the path ran: %v", err)
+	}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		l := strings.TrimPrefix(sc.Text(), mod)
+		file, rng, _ := strings.Cut(l, ":")
+		a, b, _ := strings.Cut(rng, ",")
+		la, _ := strconv.Atoi(strings.Split(a, ".")[0])
+		lb, _ := strconv.Atoi(strings.Split(b, ".")[0])
+		lines[file] = append(lines[file], [2]int{la, lb})
+	}
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo, Dir: root}
+	pkgs, err := packages.Load(cfg, "./...")
+	if err != nil {
+		log.Fatalf("load the module's packages: %v", err)
+	}
+	rel := func(fs *token.FileSet, p token.Pos) string {
+		r, _ := filepath.Rel(root, fs.Position(p).Filename)
+		return r
+	}
+	skipped := func(file string) bool {
+		for _, s := range skip {
+			if s != "" && strings.Contains(file, s) {
+				return true
+			}
+		}
+		return strings.HasSuffix(file, "_test.go")
+	}
+	exec := map[*types.Func]*fn{}
+	byName := map[string][]*fn{}
+	for _, p := range pkgs {
+		for _, sf := range p.Syntax {
+			file := rel(p.Fset, sf.Pos())
+			if skipped(file) {
+				continue
+			}
+			for _, d := range sf.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || fd.Body == nil {
+					continue
+				}
+				s, e := p.Fset.Position(fd.Pos()).Line, p.Fset.Position(fd.End()).Line
+				hit := false
+				for _, r := range lines[file] {
+					if r[0] >= s && r[0] <= e {
+						hit = true
+					}
+				}
+				if !hit {
+					continue
+				}
+				obj, _ := p.TypesInfo.Defs[fd.Name].(*types.Func)
+				x := &fn{file: file, name: fd.Name.Name, decl: fd, pkg: p, obj: obj}
+				exec[obj] = x
+				byName[fd.Name.Name] = append(byName[fd.Name.Name], x)
+			}
+		}
+	}
+	edges := map[[2]string]bool{}
+	why := map[[2]string]string{}
+	for _, x := range exec {
+		ast.Inspect(x.decl.Body, func(n ast.Node) bool {
+			id, ok := n.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			o, ok := x.pkg.TypesInfo.Uses[id].(*types.Func)
+			if !ok {
+				return true
+			}
+			var targets []*fn
+			if t := exec[o.Origin()]; t != nil {
+				targets = append(targets, t)
+			} else if sig, ok := o.Type().(*types.Signature); ok && sig.Recv() != nil && types.IsInterface(sig.Recv().Type()) {
+				iface, _ := sig.Recv().Type().Underlying().(*types.Interface)
+				for _, t := range byName[o.Name()] {
+					ts, ok := t.obj.Type().(*types.Signature)
+					if !ok || ts.Recv() == nil || iface == nil {
+						continue
+					}
+					rt := ts.Recv().Type()
+					if types.Implements(rt, iface) || types.Implements(types.NewPointer(rt), iface) {
+						targets = append(targets, t)
+					}
+				}
+			}
+			for _, t := range targets {
+				if t.file != x.file {
+					e := [2]string{x.file, t.file}
+					edges[e] = true
+					if why[e] == "" {
+						why[e] = x.name + "→" + t.name
+					}
+				}
+			}
+			return true
+		})
+	}
+	// Calls through a func value (a Handler, a callback) are not seen
+	// above; PATHGRAPH_EXTRA names them: "from.go>to.go,…".
+	for _, pair := range strings.Split(os.Getenv("PATHGRAPH_EXTRA"), ",") {
+		if from, to, ok := strings.Cut(pair, ">"); ok {
+			e := [2]string{from, to}
+			edges[e] = true
+			why[e] = "a func value"
+		}
+	}
+	if os.Getenv("PATHGRAPH_EDGES") != "" { // every edge, for a trace written by hand
+		var all []string
+		for e := range edges {
+			all = append(all, "edge: "+e[0]+" → "+e[1]+" ("+why[e]+")")
+		}
+		sort.Strings(all)
+		fmt.Println(strings.Join(all, "\n"))
+	}
+	files := map[string]bool{}
+	for _, x := range exec {
+		files[x.file] = true
+	}
+	var fl []string
+	for f := range files {
+		fl = append(fl, f)
+	}
+	sort.Strings(fl)
+	order, comp := knots(fl, edges)
+	var cyc []string
+	for e := range edges {
+		if comp[e[0]] == comp[e[1]] {
+			cyc = append(cyc, e[0]+" → "+e[1]+" ("+why[e]+")")
+		}
+	}
+	sort.Strings(cyc)
+	for _, c := range cyc {
+		fmt.Println("cycle edge:", c)
+	}
+	fmt.Printf("files %d, edges %d, edges inside cycles %d\n", len(fl), len(edges), len(cyc))
+	for _, c := range order {
+		fmt.Println(" ", strings.Join(c, " + "))
+	}
+}
+
+// knots splits the files into their strongly connected groups (Tarjan):
+// files that reach each other through edges are one group, a cycle. order
+// lists the groups top down (a group before every group it calls); comp
+// numbers each file's group.
+func knots(files []string, edges map[[2]string]bool) (order [][]string, comp map[string]int) {
+	adj := map[string][]string{}
+	for e := range edges {
+		adj[e[0]] = append(adj[e[0]], e[1])
+	}
+	for k := range adj {
+		sort.Strings(adj[k])
+	}
+	index, low, onst := map[string]int{}, map[string]int{}, map[string]bool{}
+	var st []string
+	var comps [][]string
+	n := 0
+	var strong func(v string)
+	strong = func(v string) {
+		index[v], low[v] = n, n
+		n++
+		st = append(st, v)
+		onst[v] = true
+		for _, w := range adj[v] {
+			if _, ok := index[w]; !ok {
+				strong(w)
+				low[v] = min(low[v], low[w])
+			} else if onst[w] {
+				low[v] = min(low[v], index[w])
+			}
+		}
+		if low[v] == index[v] {
+			var c []string
+			for {
+				w := st[len(st)-1]
+				st = st[:len(st)-1]
+				onst[w] = false
+				c = append(c, w)
+				if w == v {
+					break
+				}
+			}
+			comps = append(comps, c)
+		}
+	}
+	nodes := append([]string(nil), files...)
+	for e := range edges {
+		nodes = append(nodes, e[0], e[1])
+	}
+	sort.Strings(nodes)
+	for _, f := range nodes {
+		if _, ok := index[f]; !ok {
+			strong(f)
+		}
+	}
+	comp = map[string]int{}
+	for i, c := range comps {
+		for _, f := range c {
+			comp[f] = i
+		}
+	}
+	// Tarjan finds a group after every group it calls.
+	for i := len(comps) - 1; i >= 0; i-- {
+		order = append(order, comps[i])
+	}
+	return order, comp
+}
