@@ -22,6 +22,7 @@ import (
 	"github.com/countersign/countersign/bot"
 	"github.com/countersign/countersign/cmd/internal/ops"
 	"github.com/countersign/countersign/cmd/internal/yamlkeys"
+	"github.com/countersign/countersign/gateway"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools/filetool"
 	"github.com/countersign/countersign/tools/httptool"
@@ -52,6 +53,7 @@ type fileConfig struct {
 	Log      logConfig        `yaml:"log"`
 	Ops      ops.Config       `yaml:"ops"`
 	MCP      mcptool.Config   `yaml:"mcp"`
+	Gateway  gateway.Config   `yaml:"gateway"`
 }
 
 // terminalConfig is the terminal's section: whether it starts, and its
@@ -212,6 +214,9 @@ func validateSections(cfg fileConfig) error {
 	// Checked whether or not its token is set, so that config check finds
 	// a bad section before the day the token is.
 	if err := cfg.Discord.Validate(); err != nil {
+		return err
+	}
+	if err := cfg.Gateway.Validate(); err != nil {
 		return err
 	}
 	if l := cfg.Ops.Listen; l != "" {

@@ -145,6 +145,14 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 		banner += " · ops: http://" + opsrv.Addr()
 		a.log.Info("serving metrics and health checks", "addr", opsrv.Addr())
 	}
+	if cfg.Gateway.Enabled() { // gateway.go
+		gw, err := startGateway(cfg.Gateway, b, a.log)
+		if err != nil {
+			return err
+		}
+		defer gw.Close()
+		banner += " · gateway: " + gatewayURL(cfg.Gateway, gw.Addr())
+	}
 	for _, w := range warnings {
 		banner += "\nwarning: " + w
 	}
