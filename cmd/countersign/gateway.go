@@ -74,4 +74,3 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
-
