@@ -57,12 +57,15 @@ In .claude/settings.json:
 // hookMain is `countersign hook claude-code`.
 func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
-	if code, done := parseFlags(fs, args, hookHelp, stdout, stderr); done {
-		return code
-	}
-	if fs.NArg() != 1 || fs.Arg(0) != "claude-code" {
+	if len(args) == 0 || args[0] != "claude-code" {
+		if code, done := parseFlags(fs, args, hookHelp, stdout, stderr); done {
+			return code
+		}
 		fmt.Fprint(stderr, "countersign hook: name the agent: countersign hook claude-code\n")
 		return 2
+	}
+	if code, done := parseFlags(fs, args[1:], hookHelp, stdout, stderr); done {
+		return code
 	}
 	ctx, stop := interruptible(stderr)
 	defer stop()
