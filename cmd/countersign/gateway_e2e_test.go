@@ -5,17 +5,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/countersign/countersign/adapters/slack"
+	"github.com/countersign/countersign/adapters/slack/slacktest"
+	"github.com/countersign/countersign/agent/agenttest"
 )
 
 // The tokens of the test's agents (gateway.agents.<name>.token_env).
@@ -173,6 +179,9 @@ func TestGatewayMCP(t *testing.T) {
 		t.Fatalf("connect: %v", err)
 	}
 	defer cs.Close()
+	// Cancelled before Close, which would wait for a call still waiting.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 
 	list, err := cs.ListTools(ctx, nil)
 	if err != nil {
@@ -472,5 +481,110 @@ func TestGatewayHookClaudeCode(t *testing.T) {
 	}
 	if g.exists("notes.txt") {
 		t.Fatal("an approved hook call was run by Countersign; Claude Code runs it itself")
+	}
+}
+
+// TestGatewayMCPSlack: the official SDK client's rm -rf ./tmp_* waits on a
+// card in the agent's Slack channel (the fake Slack) that needs two
+// people; the client hears "1 of 2" while it waits, and the second
+// person's click returns the run's result.
+func TestGatewayMCPSlack(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"tmp_a", "tmp_b", "keep.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake := slacktest.New(t)
+	model := agenttest.NewServer(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	t.Setenv("CS_TEST_CI_TOKEN", ciToken)
+	slackRun(t, dir, `
+bot:
+  default:
+    approvals_required: 2
+gateway:
+  listen: `+addr+`
+  agents:
+    ci-bot:
+      token_env: CS_TEST_CI_TOKEN
+      channel: slack:`+slackChannel+`
+`, fake, model)
+	g := &gatewayRun{t: t, dir: dir, base: "http://" + addr}
+
+	var mu sync.Mutex
+	var progress []string
+	cs, err := g.connectMCP(ciToken, func(r *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		defer mu.Unlock()
+		progress = append(progress, r.Params.Message)
+	})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	heard := func(want string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			mu.Lock()
+			ok := slices.ContainsFunc(progress, func(p string) bool { return strings.Contains(p, want) })
+			mu.Unlock()
+			if ok {
+				return
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("no progress saying %q; heard %q", want, progress)
+	}
+
+	got := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		p := &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"command": "rm -rf ./tmp_*"}}
+		p.SetProgressToken(7)
+		r, err := cs.CallTool(ctx, p)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- r
+	}()
+	var card slacktest.Message
+	fake.Wait(t, "the agent's card in "+slackChannel, func() bool {
+		for _, m := range fake.BotMessages(slackChannel) {
+			if strings.Contains(string(m.Blocks), `"header"`) && strings.Contains(slacktest.View(m), "rm -rf ./tmp_*") {
+				card = m
+				return true
+			}
+		}
+		return false
+	})
+	if v := slacktest.View(card); !strings.Contains(v, "agent ci-bot") {
+		t.Errorf("the card does not name the agent:\n%s", v)
+	}
+	id := approvalID(t, card)
+	heard("waiting for approval in slack channel " + slackChannel + ": 0 of 2")
+
+	fake.Acked(t, fake.Click(alice, slackChannel, card.TS, slack.ActionApprove, id))
+	heard(": 1 of 2")
+	if _, err := os.Stat(filepath.Join(dir, "tmp_a")); err != nil {
+		t.Fatal("one approval of two ran the call")
+	}
+	select {
+	case r := <-got:
+		t.Fatalf("the call returned after one approval of two: %s", resultText(t, r))
+	default:
+	}
+
+	fake.Acked(t, fake.Click(bob, slackChannel, card.TS, slack.ActionApprove, id))
+	r := <-got
+	if r == nil || r.IsError || !strings.Contains(resultText(t, r), `"executed":true`) {
+		t.Fatalf("after the second approval: %+v", r)
+	}
+	for f, want := range map[string]bool{"tmp_a": false, "tmp_b": false, "keep.txt": true} {
+		if _, err := os.Stat(filepath.Join(dir, f)); (err == nil) != want {
+			t.Errorf("%s exists = %v, want %v", f, err == nil, want)
+		}
 	}
 }
