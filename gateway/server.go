@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,18 +99,26 @@ func (s *Server) Handler() http.Handler { return s.mux }
 // Listen starts serving on gateway.listen (HTTPS when a certificate is
 // configured) and returns once the address is bound.
 func (s *Server) Listen() error {
+	srv := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	if s.cfg.TLSCert != "" {
+		// Loaded now, so that a bad pair stops the start, not the serving.
+		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
+		if err != nil {
+			return fmt.Errorf("gateway.tls_cert and gateway.tls_key: %w", err)
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	ln, err := net.Listen("tcp", s.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("gateway.listen: %w", err)
 	}
-	srv := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
 	s.mu.Lock()
 	s.srv, s.ln = srv, ln
 	s.mu.Unlock()
 	go func() {
 		var err error
 		if s.cfg.TLSCert != "" {
-			err = srv.ServeTLS(ln, s.cfg.TLSCert, s.cfg.TLSKey)
+			err = srv.ServeTLS(ln, "", "")
 		} else {
 			err = srv.Serve(ln)
 		}
