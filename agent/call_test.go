@@ -45,6 +45,15 @@ func TestAgentCallLevel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			var assessed []approval.Event
+			for _, ev := range events(t, e.open(), approval.KindAssessment) {
+				if ev.Actor == "agent:ci-bot" && ev.Channel == agentConv.Channel {
+					assessed = append(assessed, ev)
+				}
+			}
+			if len(assessed) != 1 {
+				t.Fatalf("%d assessments audited with the agent as the actor, want 1", len(assessed))
+			}
 			if waits := !o.Done(); waits != tt.waits {
 				t.Fatalf("waits = %v, want %v (result %+v)", waits, tt.waits, o.Result)
 			}

@@ -343,6 +343,12 @@ func TestGatewayAPI(t *testing.T) {
 	if g.exists("tmp_a") {
 		t.Fatal("tmp_a is still there after the approval")
 	}
+	// The client came back after the decision: the same key gets the
+	// result, and nothing runs again.
+	code, m = g.post(ciToken, "/v1/calls?wait=0", rm, "Idempotency-Key", "job-42")
+	if code != 200 || m["id"] != id || m["result"].(map[string]any)["executed"] != true {
+		t.Fatalf("the same key after the decision: %d %v, want 200 with the result", code, m)
+	}
 	if n := strings.Count(g.out.String(), "approve "+id); n < 1 || len(regexp.MustCompile(`approve ([a-z0-9]{20,})`).FindAllString(g.out.String(), -1)) > n {
 		t.Errorf("the repeated call posted another card:\n%s", g.out)
 	}
