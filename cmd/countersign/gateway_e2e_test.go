@@ -22,6 +22,7 @@ import (
 	"github.com/countersign/countersign/adapters/slack"
 	"github.com/countersign/countersign/adapters/slack/slacktest"
 	"github.com/countersign/countersign/agent/agenttest"
+	"github.com/countersign/countersign/internal/testenv"
 )
 
 // The tokens of the test's agents (gateway.agents.<name>.token_env).
@@ -41,6 +42,8 @@ type gatewayRun struct {
 	w    *bufio.Writer
 	mu   sync.Mutex
 	done <-chan error
+
+	stopOnce sync.Once
 }
 
 func startGatewayRun(t *testing.T, extra string) *gatewayRun {
@@ -70,15 +73,20 @@ func startGatewayRun(t *testing.T, extra string) *gatewayRun {
 	in, out, done := startRun(t, dir, cfg, "CS_TEST_CI_TOKEN", ciToken, "CS_TEST_FILES_TOKEN", filesToken)
 	g := &gatewayRun{t: t, dir: dir, out: out, in: in, w: bufio.NewWriter(in), done: done}
 	g.base = "http://" + waitFor(t, out, regexp.MustCompile(`gateway: http://([0-9.:]+)/mcp`))
-	t.Cleanup(func() {
-		_ = in.Close()
+	t.Cleanup(g.stop)
+	return g
+}
+
+// stop ends the run as the end of its input does, once.
+func (g *gatewayRun) stop() {
+	g.stopOnce.Do(func() {
+		_ = g.in.Close()
 		select {
-		case <-done:
+		case <-g.done:
 		case <-time.After(10 * time.Second):
-			t.Error("run did not return at the end of input")
+			g.t.Error("run did not return at the end of input")
 		}
 	})
-	return g
 }
 
 // say types a line in the terminal.
@@ -592,5 +600,39 @@ gateway:
 		if _, err := os.Stat(filepath.Join(dir, f)); (err == nil) != want {
 			t.Errorf("%s exists = %v, want %v", f, err == nil, want)
 		}
+	}
+}
+
+// TestGatewayRestart: a call waits on its card when its replica stops; the
+// card is kept in Redis, a person approves it on the next replica, and the
+// client's retry with the same Idempotency-Key gets the decision there.
+func TestGatewayRestart(t *testing.T) {
+	store := fmt.Sprintf("store:\n  redis_url: %s\n  prefix: gateway-restart-%d\n", testenv.RedisURL(t), time.Now().UnixNano())
+	rm := `{"tool":"execute_command","args":{"command":"rm -rf ./tmp_*"}}`
+
+	first := startGatewayRun(t, store)
+	code, m := first.post(ciToken, "/v1/calls?wait=0", rm, "Idempotency-Key", "deploy-9")
+	if code != 202 {
+		t.Fatalf("rm: %d %v, want 202", code, m)
+	}
+	id := m["id"].(string)
+	first.card(1)
+	first.stop()
+
+	second := startGatewayRun(t, store)
+	code, m = second.post(ciToken, "/v1/calls?wait=0", rm, "Idempotency-Key", "deploy-9")
+	if code != 202 || m["id"] != id {
+		t.Fatalf("the retry on the next replica: %d %v, want 202 for %s", code, m, id)
+	}
+	if strings.Contains(second.out.String(), "approve ") {
+		t.Fatalf("the retry posted another card:\n%s", second.out)
+	}
+	second.say("approve " + id)
+	code, m = second.post(ciToken, "/v1/calls?wait=20", rm, "Idempotency-Key", "deploy-9")
+	if code != 200 || m["id"] != id || m["result"].(map[string]any)["executed"] != true {
+		t.Fatalf("the retry after the approval: %d %v, want 200 with the run's result", code, m)
+	}
+	if second.exists("tmp_a") {
+		t.Fatal("the approved call did not run")
 	}
 }
