@@ -55,6 +55,7 @@ type Metrics struct {
 	now   func() time.Time
 
 	assessments *prometheus.CounterVec   // tool, decision, rule
+	agentCalls  *prometheus.CounterVec   // agent, decision: the gateway's callers
 	approvals   *prometheus.CounterVec   // outcome
 	clicks      *prometheus.CounterVec   // outcome
 	decision    *prometheus.HistogramVec // outcome
@@ -93,6 +94,9 @@ func NewMetrics(toolNames []string, log *slog.Logger) *Metrics {
 	m.assessments = m.counterVec("countersign_assessments_total",
 		"Tool calls assessed by the risk policy, by tool, decision (auto, confirm, block) and the rule that decided.",
 		"tool", "decision", "rule")
+	m.agentCalls = m.counterVec("countersign_agent_calls_total",
+		"Calls other agents made through the gateway, by agent (gateway.agents) and decision (auto, confirm, block).",
+		"agent", "decision")
 	m.approvals = m.counterVec("countersign_approvals_total",
 		"Approvals decided, by outcome (approved, cancelled, expired).", "outcome")
 	m.clicks = m.counterVec("countersign_approval_clicks_total",
