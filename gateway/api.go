@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/countersign/countersign/agent"
@@ -61,8 +63,12 @@ func (s *Server) readCall(w http.ResponseWriter, r *http.Request) (*agentOf, age
 	if len(bytes.TrimSpace(req.Args)) == 0 || bytes.Equal(bytes.TrimSpace(req.Args), []byte("null")) {
 		req.Args = json.RawMessage(`{}`)
 	}
+	if !s.known(req.Tool) {
+		writeError(w, http.StatusNotFound, "unknown_tool", fmt.Sprintf("there is no tool %q; the tools are %s", clip(req.Tool), strings.Join(s.toolNames(a), ", ")))
+		return nil, agent.AgentCall{}, false
+	}
 	if !a.may(req.Tool) {
-		writeError(w, http.StatusForbidden, "tool_not_allowed", fmt.Sprintf("agent %s may not call %q (gateway.agents.%s.tools)", a.name, req.Tool, a.name))
+		writeError(w, http.StatusForbidden, "tool_not_allowed", fmt.Sprintf("agent %s may not call %q (gateway.agents.%s.tools); it may call %s", a.name, req.Tool, a.name, strings.Join(s.toolNames(a), ", ")))
 		return nil, agent.AgentCall{}, false
 	}
 	return a, a.call(req.Tool, req.Args, req.Reason, r.Header.Get("Idempotency-Key")), true
@@ -250,4 +256,28 @@ func channelName(a *agentOf) string {
 		return "the terminal"
 	}
 	return a.conv.Platform + " channel " + a.conv.Channel
+}
+
+// known reports whether tool is a configured tool.
+func (s *Server) known(tool string) bool {
+	return slices.ContainsFunc(s.specs, func(sp tools.Spec) bool { return sp.Name == tool })
+}
+
+// toolNames are the tools agent a may call.
+func (s *Server) toolNames(a *agentOf) []string {
+	var out []string
+	for _, sp := range s.specs {
+		if a.may(sp.Name) {
+			out = append(out, sp.Name)
+		}
+	}
+	return out
+}
+
+// clip shortens what a caller wrote for an error sentence.
+func clip(s string) string {
+	if len(s) <= 100 {
+		return s
+	}
+	return strings.ToValidUTF8(s[:100], "") + "…"
 }

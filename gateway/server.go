@@ -86,6 +86,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	s.mux.Handle("GET /v1/calls/{id}", s.authed(s.getCall))
 	s.mux.Handle("POST /v1/assess", s.authed(s.postAssess))
 	s.mux.Handle("POST /v1/decide", s.authed(s.postDecide))
+	s.mux.Handle("/v1/", s.authed(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", r.Method+" "+r.URL.Path+" is not part of the API: it is POST /v1/calls, GET /v1/calls/{id}, POST /v1/assess and POST /v1/decide")
+	}))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "there is nothing at "+r.URL.Path+"; the gateway serves /mcp and /v1/calls, /v1/assess, /v1/decide")
 	})

@@ -381,6 +381,8 @@ func TestGatewayAPI(t *testing.T) {
 		{"wrong token", "not-a-token-0123456789", "/v1/calls", `{"tool":"execute_command","args":{"command":"ls"}}`, "unauthorized", 401},
 		{"tool not allowed", filesToken, "/v1/calls", `{"tool":"execute_command","args":{"command":"ls"}}`, "tool_not_allowed", 403},
 		{"over 1 MiB", ciToken, "/v1/calls", big, "too_large", 413},
+		{"unknown tool", ciToken, "/v1/calls", `{"tool":"launch_rockets","args":{}}`, "unknown_tool", 404},
+		{"unknown path", ciToken, "/v1/call", `{}`, "not_found", 404},
 		{"not JSON", ciToken, "/v1/decide", `{"tool":`, "bad_json", 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
