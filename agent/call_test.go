@@ -80,20 +80,26 @@ func TestAgentCallAcrossReplicas(t *testing.T) {
 	for _, b := range backends {
 		for _, tt := range []struct {
 			name   string
-			decide func(t *testing.T, a *agent.Agent, id string)
+			decide func(t *testing.T, e *env, id string)
 			want   tools.Status
 			gone   bool
 		}{
-			{"approved", func(t *testing.T, a *agent.Agent, id string) {
-				if _, err := approve(ctx, a, id, alice); err != nil {
+			{"approved", func(t *testing.T, e *env, id string) {
+				if _, err := approve(ctx, e.agent(e.open()), id, alice); err != nil {
 					t.Fatal(err)
 				}
 			}, tools.StatusOK, true},
-			{"cancelled", func(t *testing.T, a *agent.Agent, id string) {
-				if _, err := a.Cancel(ctx, id, alice, "not now"); err != nil {
+			{"cancelled", func(t *testing.T, e *env, id string) {
+				if _, err := e.agent(e.open()).Cancel(ctx, id, alice, "not now"); err != nil {
 					t.Fatal(err)
 				}
 			}, tools.StatusCancelled, false},
+			{"expired", func(t *testing.T, e *env, id string) {
+				e.clock.Add(2 * time.Hour)
+				if err := e.agent(e.open()).Sweep(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}, tools.StatusExpired, false},
 		} {
 			t.Run(b.name+"/"+tt.name, func(t *testing.T) {
 				e := newEnv(t, b)
@@ -123,7 +129,7 @@ func TestAgentCallAcrossReplicas(t *testing.T) {
 					}
 					got <- o
 				}()
-				tt.decide(t, e.agent(e.open()), o.ID)
+				tt.decide(t, e, o.ID)
 				var done agent.CallOutcome
 				select {
 				case done = <-got:

@@ -219,6 +219,20 @@ func TestGatewayMCP(t *testing.T) {
 	if strings.Contains(g.out.String(), "approve ") {
 		t.Fatalf("ls made a card:\n%s", g.out)
 	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"command": "rm -rf /"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := resultText(t, res); !res.IsError || !strings.Contains(text, `"status":"blocked"`) || !strings.Contains(text, "did not run") {
+		t.Fatalf("rm -rf /: isError %v, %s; want a blocked error at once", res.IsError, text)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"cmd": "ls"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := resultText(t, res); !res.IsError || !strings.Contains(text, "command") {
+		t.Fatalf("arguments the schema refuses: isError %v, %s; want an error in the schema's words", res.IsError, text)
+	}
 
 	type called struct {
 		res *mcp.CallToolResult
