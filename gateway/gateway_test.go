@@ -159,7 +159,7 @@ func TestHookFailsClosed(t *testing.T) {
 	for _, tt := range []struct {
 		name, payload, url, token, want string
 	}{
-		{"not JSON", `{"tool_name":`, refusing.URL, "t", "not Claude Code's PreToolUse JSON"},
+		{"not JSON", `{"tool_name":`, refusing.URL, "t", "not claude-code's PreToolUse JSON"},
 		{"no URL", bash, "", "t", "COUNTERSIGN_GATEWAY_URL"},
 		{"gateway down", bash, down.URL, "t", "did not answer"},
 		{"token refused", bash, refusing.URL, "t", "401 unauthorized"},
@@ -182,6 +182,50 @@ func TestHookFailsClosed(t *testing.T) {
 			}
 			if got.Specific.Event != "PreToolUse" || got.Specific.Decision != "deny" || !strings.Contains(got.Specific.Reason, tt.want) {
 				t.Fatalf("%+v, want deny naming %q", got.Specific, tt.want)
+			}
+		})
+	}
+}
+
+// TestPatchCalls: a Codex apply_patch is one file_operations call per file
+// it touches, in order; a patch that names none is refused.
+func TestPatchCalls(t *testing.T) {
+	for _, tt := range []struct {
+		name, patch string
+		want        []string
+	}{
+		{"add and update", "*** Begin Patch\n*** Add File: /w/app/a.txt\n+hi\n*** Update File: b.go\n@@\n-x\n+y\n*** End Patch\n", []string{
+			`{"content":"+hi","operation":"write","path":"a.txt"}`,
+			`{"content":"@@\n-x\n+y","operation":"write","path":"b.go"}`,
+		}},
+		{"delete", "*** Begin Patch\n*** Delete File: old.txt\n*** End Patch", []string{`{"operation":"delete","path":"old.txt"}`}},
+		{"move", "*** Begin Patch\n*** Update File: a.go\n*** Move to: b.go\n@@\n+z\n*** End Patch", []string{
+			`{"content":"","operation":"write","path":"a.go"}`,
+			`{"content":"@@\n+z","operation":"write","path":"b.go"}`,
+		}},
+		{"no file", "*** Begin Patch\n*** End Patch", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in, _ := json.Marshal(map[string]string{"command": tt.patch})
+			calls, err := Codex.calls(PreToolUse{CWD: "/w/app", ToolName: "apply_patch", ToolInput: in})
+			if tt.want == nil {
+				if err == nil {
+					t.Fatalf("calls %v, want an error", calls)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range calls {
+				if c.tool != "file_operations" {
+					t.Fatalf("tool %s", c.tool)
+				}
+				got = append(got, string(c.args))
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
 	}

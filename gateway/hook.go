@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -102,13 +103,109 @@ func relPath(cwd, path string) string {
 	return rel
 }
 
-// HookClaudeCode reads one PreToolUse payload from in, asks the gateway
-// at base (its /v1/decide) with token, and writes Claude Code's decision
-// to out. A tool the gate has no counterpart for gets no decision (Claude
-// Code's own permissions apply). Anything that keeps it from an answer —
-// an unreadable payload, a gateway that does not answer or refuses the
-// token — is a deny with the reason: it fails closed.
+// Agent is a coding agent whose PreToolUse hook asks the gateway.
+type Agent string
+
+// The agents with a hook.
+const (
+	// ClaudeCode prints its decision, allow or deny, as
+	// hookSpecificOutput.permissionDecision.
+	ClaudeCode Agent = "claude-code"
+	// Codex (0.124 and later) speaks Claude Code's hook format; its
+	// apply_patch edits are asked about one file at a time, and an allowed
+	// call prints nothing (Codex goes ahead on an empty answer).
+	Codex Agent = "codex"
+)
+
+// call is one call the hook asks the gateway about.
+type call struct {
+	tool string
+	args json.RawMessage
+}
+
+// calls maps a payload to the gate's calls; none: not asked about.
+func (ag Agent) calls(p PreToolUse) ([]call, error) {
+	if ag == Codex && p.ToolName == "apply_patch" {
+		return patchCalls(p)
+	}
+	tool, args, ok, err := MapClaudeCode(p)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return []call{{tool, args}}, nil
+}
+
+// patchCalls maps a Codex apply_patch (its patch in tool_input.command)
+// to one file_operations call per file it adds, updates or deletes, each
+// with that file's part of the patch as its content. A patch that names
+// no file is refused: nothing could be judged.
+func patchCalls(p PreToolUse) ([]call, error) {
+	var in struct {
+		Command string `json:"command"`
+		Input   string `json:"input"`
+	}
+	if err := json.Unmarshal(p.ToolInput, &in); err != nil {
+		return nil, fmt.Errorf("tool_input of apply_patch is not a JSON object: %w", err)
+	}
+	patch := in.Command
+	if patch == "" {
+		patch = in.Input
+	}
+	var out []call
+	var cur map[string]any
+	var body []string
+	flush := func() {
+		if cur != nil {
+			if cur["operation"] != "delete" {
+				cur["content"] = strings.Join(body, "\n")
+			}
+			b, _ := json.Marshal(cur)
+			out = append(out, call{"file_operations", b})
+		}
+		cur, body = nil, nil
+	}
+	for line := range strings.SplitSeq(patch, "\n") {
+		op, path := "", ""
+		for prefix, o := range map[string]string{"*** Add File: ": "write", "*** Update File: ": "write", "*** Delete File: ": "delete"} {
+			if rest, ok := strings.CutPrefix(line, prefix); ok {
+				op, path = o, strings.TrimSpace(rest)
+			}
+		}
+		switch {
+		case op != "":
+			flush()
+			cur = map[string]any{"operation": op, "path": relPath(p.CWD, path)}
+		case strings.HasPrefix(line, "*** Move to: ") && cur != nil:
+			flush() // the new name is a write of its own
+			cur = map[string]any{"operation": "write", "path": relPath(p.CWD, strings.TrimSpace(strings.TrimPrefix(line, "*** Move to: ")))}
+		case strings.HasPrefix(line, "*** "):
+			if strings.HasPrefix(line, "*** End Patch") {
+				flush()
+			}
+		case cur != nil:
+			body = append(body, line)
+		}
+	}
+	flush()
+	if len(out) == 0 {
+		return nil, errors.New("the apply_patch names no file to add, update or delete")
+	}
+	return out, nil
+}
+
+// HookClaudeCode is Hook for Claude Code.
 func HookClaudeCode(ctx context.Context, in io.Reader, out io.Writer, base, token string, client *http.Client) error {
+	return Hook(ctx, ClaudeCode, in, out, base, token, client)
+}
+
+// Hook reads one PreToolUse payload of ag from in, asks the gateway at
+// base (its /v1/decide) with token about each call it maps to, and writes
+// the agent's decision to out: allow when every call is allowed, else a
+// deny naming who decided and why. A tool the gate has no counterpart for
+// gets no decision (the agent's own permissions apply). Anything that
+// keeps it from an answer (an unreadable payload, a gateway that does not
+// answer or refuses the token) is a deny with the reason: it fails closed.
+func Hook(ctx context.Context, ag Agent, in io.Reader, out io.Writer, base, token string, client *http.Client) error {
 	deny := func(why string) error {
 		return writeHook(out, "deny", "Countersign: "+why)
 	}
@@ -118,58 +215,79 @@ func HookClaudeCode(ctx context.Context, in io.Reader, out io.Writer, base, toke
 	}
 	var p PreToolUse
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return deny("the hook's payload is not Claude Code's PreToolUse JSON: " + err.Error())
+		return deny("the hook's payload is not " + string(ag) + "'s PreToolUse JSON: " + err.Error())
 	}
-	tool, args, ok, err := MapClaudeCode(p)
+	calls, err := ag.calls(p)
 	if err != nil {
 		return deny(err.Error())
 	}
-	if !ok {
+	if len(calls) == 0 {
 		return nil
 	}
 	if base == "" || token == "" {
 		return deny("COUNTERSIGN_GATEWAY_URL and COUNTERSIGN_GATEWAY_TOKEN must be set for the hook to ask the gateway")
 	}
-	body, _ := json.Marshal(callRequest{Tool: tool, Args: args, Reason: "Claude Code " + p.ToolName + " in " + p.CWD})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(base, "/")+"/v1/decide", bytes.NewReader(body))
-	if err != nil {
-		return deny("COUNTERSIGN_GATEWAY_URL is not a URL: " + err.Error())
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	if p.ToolUseID != "" {
-		// Claude Code asking again about the same call finds its card.
-		sum := sha256.Sum256([]byte(p.SessionID + "\x00" + p.ToolUseID))
-		req.Header.Set("Idempotency-Key", "claude-code-"+hex.EncodeToString(sum[:12]))
-	}
 	if client == nil {
 		client = http.DefaultClient
 	}
+	var allowed []string
+	for i, c := range calls {
+		key := ""
+		if p.ToolUseID != "" {
+			// The agent asking again about the same call finds its card.
+			sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%d", p.SessionID, p.ToolUseID, i))
+			key = string(ag) + "-" + hex.EncodeToString(sum[:12])
+		}
+		d, why := decide(ctx, client, base, token, key, callRequest{Tool: c.tool, Args: c.args, Reason: string(ag) + " " + p.ToolName + " in " + p.CWD})
+		if why != "" {
+			return deny(why)
+		}
+		if d.Decision == "deny" {
+			reason := "Countersign: denied by " + d.DecidedBy
+			if d.Reason != "" {
+				reason += ": " + d.Reason
+			}
+			return writeHook(out, "deny", reason)
+		}
+		allowed = append(allowed, d.DecidedBy)
+	}
+	if ag == Codex {
+		return nil // Codex goes ahead on an empty answer
+	}
+	return writeHook(out, "allow", "Countersign: allowed by "+strings.Join(slices.Compact(allowed), ", "))
+}
+
+// decide asks /v1/decide about one call; why says what kept it from a
+// decision.
+func decide(ctx context.Context, client *http.Client, base, token, key string, body callRequest) (Decision, string) {
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(base, "/")+"/v1/decide", bytes.NewReader(b))
+	if err != nil {
+		return Decision{}, "COUNTERSIGN_GATEWAY_URL is not a URL: " + err.Error()
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return deny("the gateway did not answer (" + err.Error() + "), so the call is refused")
+		return Decision{}, "the gateway did not answer (" + err.Error() + "), so the call is refused"
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if resp.StatusCode != http.StatusOK {
 		var e apiError
 		if json.Unmarshal(data, &e) == nil && e.Error != "" {
-			return deny(fmt.Sprintf("the gateway refused to decide (%d %s): %s", resp.StatusCode, e.Code, e.Error))
+			return Decision{}, fmt.Sprintf("the gateway refused to decide (%d %s): %s", resp.StatusCode, e.Code, e.Error)
 		}
-		return deny(fmt.Sprintf("the gateway answered %s without a decision", resp.Status))
+		return Decision{}, fmt.Sprintf("the gateway answered %s without a decision", resp.Status)
 	}
 	var d Decision
 	if err := json.Unmarshal(data, &d); err != nil || (d.Decision != "allow" && d.Decision != "deny") {
-		return deny("the gateway's answer is not a decision")
+		return Decision{}, "the gateway's answer is not a decision"
 	}
-	reason := "Countersign: " + d.Decision + "ed by " + d.DecidedBy
-	if d.Decision == "deny" {
-		reason = "Countersign: denied by " + d.DecidedBy
-	}
-	if d.Reason != "" {
-		reason += ": " + d.Reason
-	}
-	return writeHook(out, d.Decision, reason)
+	return d, ""
 }
 
 func writeHook(out io.Writer, decision, reason string) error {

@@ -44,7 +44,7 @@ func realGate(t *testing.T) *agent.Agent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := memstore.New(memstore.Options{})
+	st := memstore.New(memstore.Options{Logger: quiet})
 	t.Cleanup(func() { _ = st.Close() })
 	a, err := agent.New(agent.Config{}, agent.Deps{Tools: reg, Policy: pol, Store: st, Sink: &agenttest.Sink{}, Log: quiet})
 	if err != nil {

@@ -36,14 +36,15 @@ func gatewayURL(cfg gateway.Config, addr string) string {
 	return scheme + "://" + addr + "/mcp"
 }
 
-const hookHelp = `Usage: countersign hook claude-code
+const hookHelp = `Usage: countersign hook claude-code | codex
 
-Claude Code's PreToolUse hook: reads the hook's JSON on standard input, asks
+Claude Code's (or Codex's) PreToolUse hook: reads the hook's JSON on standard input, asks
 the Countersign gateway whether the call may go ahead (waiting while a card
 waits for a person), and prints Claude Code's decision: allow, or deny with
 the reason and who decided. Bash, Write, Edit, MultiEdit, WebFetch and MCP
-tools are asked about; other tools are left to Claude Code's own permissions.
-It fails closed: a gateway that does not answer is a deny.
+tools are asked about (Codex: Bash, apply_patch one file at a time, MCP
+tools); other tools are left to the agent's own permissions. It fails
+closed: a gateway that does not answer is a deny.
 
 Environment:
   COUNTERSIGN_GATEWAY_URL     the gateway's base URL, e.g. http://127.0.0.1:8790
@@ -52,16 +53,19 @@ Environment:
 In .claude/settings.json:
   {"hooks": {"PreToolUse": [{"matcher": "Bash|Write|Edit|MultiEdit|WebFetch|mcp__.*",
     "hooks": [{"type": "command", "command": "countersign hook claude-code", "timeout": 3600}]}]}}
+
+In ~/.codex/hooks.json, the same with "matcher": "Bash|apply_patch|mcp__.*"
+and "command": "countersign hook codex".
 `
 
 // hookMain is `countersign hook claude-code`.
 func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
-	if len(args) == 0 || args[0] != "claude-code" {
+	if len(args) == 0 || (args[0] != string(gateway.ClaudeCode) && args[0] != string(gateway.Codex)) {
 		if code, done := parseFlags(fs, args, hookHelp, stdout, stderr); done {
 			return code
 		}
-		fmt.Fprint(stderr, "countersign hook: name the agent: countersign hook claude-code\n")
+		fmt.Fprint(stderr, "countersign hook: name the agent: countersign hook claude-code, or countersign hook codex\n")
 		return 2
 	}
 	if code, done := parseFlags(fs, args[1:], hookHelp, stdout, stderr); done {
@@ -70,7 +74,7 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := interruptible(stderr)
 	defer stop()
 	client := &http.Client{Timeout: 24 * time.Hour}
-	err := gateway.HookClaudeCode(ctx, stdin, stdout, os.Getenv("COUNTERSIGN_GATEWAY_URL"), os.Getenv("COUNTERSIGN_GATEWAY_TOKEN"), client)
+	err := gateway.Hook(ctx, gateway.Agent(args[0]), stdin, stdout, os.Getenv("COUNTERSIGN_GATEWAY_URL"), os.Getenv("COUNTERSIGN_GATEWAY_TOKEN"), client)
 	if err != nil {
 		fmt.Fprintf(stderr, "countersign hook: %v\n", err)
 		return 1

@@ -652,3 +652,54 @@ func TestGatewayRestart(t *testing.T) {
 		t.Fatal("the approved call did not run")
 	}
 }
+
+// TestGatewayHookCodex: `countersign hook codex` asks about a Codex
+// apply_patch one file at a time: the first file's card approved, the
+// second's cancelled, the patch is denied naming who cancelled; nothing is
+// written by Countersign.
+func TestGatewayHookCodex(t *testing.T) {
+	payload, err := os.ReadFile(filepath.Join("testdata", "codex-pretooluse-apply-patch.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := os.ReadFile(filepath.Join("testdata", "claude-code-pretooluse-ls.json")) // Codex's Bash is the same
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := startGatewayRun(t, "")
+	t.Setenv("COUNTERSIGN_GATEWAY_URL", g.base)
+	t.Setenv("COUNTERSIGN_GATEWAY_TOKEN", ciToken)
+	type answer struct {
+		code     int
+		out, err string
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		var out, errOut bytes.Buffer
+		code := dispatch([]string{"hook", "codex"}, bytes.NewReader(payload), &out, &errOut)
+		ch <- answer{code, out.String(), errOut.String()}
+	}()
+	first := g.card(1)
+	if !strings.Contains(g.out.String(), "notes.txt") {
+		t.Errorf("the first card is not the patch's first file:\n%s", g.out)
+	}
+	g.say("approve " + first)
+	second := g.card(2)
+	g.say("/as dave")
+	g.say("cancel " + second + " keep it as it is")
+	a := <-ch
+	if a.code != 0 || !strings.Contains(a.out, `"permissionDecision":"deny"`) || !strings.Contains(a.out, "dave") || !strings.Contains(a.out, "keep it as it is") {
+		t.Fatalf("exit %d, %s (stderr %s); want a deny naming dave and his reason", a.code, a.out, a.err)
+	}
+	if g.exists("notes.txt") {
+		t.Fatal("Countersign wrote the patch's file; Codex applies the patch itself")
+	}
+	if data, _ := os.ReadFile(filepath.Join(g.dir, "keep.txt")); string(data) != "keep.txt" {
+		t.Fatalf("keep.txt changed: %q", data)
+	}
+
+	var out bytes.Buffer
+	if code := dispatch([]string{"hook", "codex"}, bytes.NewReader(ls), &out, io.Discard); code != 0 || out.Len() != 0 {
+		t.Fatalf("an allowed Bash ls: exit %d, %q; want Codex's empty answer", code, out.String())
+	}
+}

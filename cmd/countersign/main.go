@@ -74,8 +74,8 @@ Commands:
   assess    judge tool calls read from standard input (see countersign assess --help)
   mcp       mcp accept SERVER: pin an MCP server's changed tools; mcp list
             (see countersign mcp --help)
-  hook      hook claude-code: Claude Code's PreToolUse hook, asking the
-            gateway (see countersign hook --help)
+  hook      hook claude-code, hook codex: the agent's PreToolUse hook,
+            asking the gateway (see countersign hook --help)
   audit     audit tail: the latest audit events; audit export: them filtered,
             as JSON lines (see countersign audit --help)
   version   print the version
