@@ -35,10 +35,13 @@ type callResponse struct {
 }
 
 // defaultWait is how long POST /v1/calls and GET /v1/calls/{id} wait for
-// a decision when ?wait= is not given; mostWait bounds ?wait=.
+// a decision when ?wait= is not given; mostWait bounds their ?wait=.
+// decideWait is how long POST /v1/decide waits by default and at most: a
+// hook waits for the person (its agent's own hook timeout ends it first).
 const (
 	defaultWait = 25 * time.Second
 	mostWait    = 5 * time.Minute
+	decideWait  = time.Hour
 )
 
 // readCall reads and checks a call's body; a failure has been answered.
@@ -79,8 +82,8 @@ func (a *agentOf) call(tool string, args json.RawMessage, reason, key string) ag
 	return agent.AgentCall{Agent: a.name, Conv: a.conv, Mode: a.mode, Tool: tool, Args: args, Reason: reason, Key: key}
 }
 
-// waitOf reads ?wait= in seconds: the default when absent.
-func waitOf(r *http.Request, def time.Duration) (time.Duration, error) {
+// waitOf reads ?wait= in seconds, at most most: def when absent.
+func waitOf(r *http.Request, def, most time.Duration) (time.Duration, error) {
 	q := r.URL.Query().Get("wait")
 	if q == "" {
 		return def, nil
@@ -89,13 +92,13 @@ func waitOf(r *http.Request, def time.Duration) (time.Duration, error) {
 	if err != nil || n < 0 {
 		return 0, fmt.Errorf("?wait=%s is not a number of seconds", q)
 	}
-	return min(time.Duration(n*float64(time.Second)), mostWait), nil
+	return min(time.Duration(n*float64(time.Second)), most), nil
 }
 
 // postCall is POST /v1/calls: admit the call, wait up to ?wait= seconds
 // for its decision, answer 200 with the result or 202 pending.
 func (s *Server) postCall(w http.ResponseWriter, r *http.Request) {
-	wait, err := waitOf(r, defaultWait)
+	wait, err := waitOf(r, defaultWait, mostWait)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "bad_wait", err.Error())
 		return
@@ -115,7 +118,7 @@ func (s *Server) postCall(w http.ResponseWriter, r *http.Request) {
 
 // getCall is GET /v1/calls/{id}?wait=25: long-polls a call.
 func (s *Server) getCall(w http.ResponseWriter, r *http.Request) {
-	wait, err := waitOf(r, defaultWait)
+	wait, err := waitOf(r, defaultWait, mostWait)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "bad_wait", err.Error())
 		return
@@ -190,10 +193,10 @@ type Decision struct {
 
 // postDecide is POST /v1/decide: judge, and when a card is needed wait
 // for its decision, without running anything (the agent runs the tool
-// itself). It waits up to ?wait= seconds (default: until decided); past
-// it, 202 pending with the id for GET /v1/calls/{id}.
+// itself). It waits up to ?wait= seconds (default and most: an hour);
+// past it, 202 pending with the id for GET /v1/calls/{id}.
 func (s *Server) postDecide(w http.ResponseWriter, r *http.Request) {
-	wait, err := waitOf(r, mostWait*12)
+	wait, err := waitOf(r, decideWait, decideWait)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "bad_wait", err.Error())
 		return

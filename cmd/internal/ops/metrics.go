@@ -182,6 +182,17 @@ func (m *Metrics) platform(name string) {
 	m.rateLimitSec.WithLabelValues(name)
 }
 
+// Agents starts the series of the gateway's agents (gateway.agents) at
+// zero, so that each shows from the start; without a gateway the metric
+// has no series.
+func (m *Metrics) Agents(names []string) {
+	for _, n := range names {
+		for _, d := range []approval.AuditDecision{approval.DecisionAuto, approval.DecisionConfirm, approval.DecisionBlock} {
+			m.agentCalls.WithLabelValues(n, string(d))
+		}
+	}
+}
+
 // tool is a tool's label value: its name when it is one of the bot's
 // tools, else "other", so that a label never holds what a model invented.
 func (m *Metrics) tool(name string) string {

@@ -766,3 +766,27 @@ func TestUndeliveredSends(t *testing.T) {
 		}
 	}
 }
+
+// The gateway's agents show from the start, at zero, for every decision.
+func TestAgentsStartAtZero(t *testing.T) {
+	m := NewMetrics(nil, quietLog())
+	m.Agents([]string{"ci-bot"})
+	for _, d := range []string{"auto", "confirm", "block"} {
+		if got := value(t, m, "countersign_agent_calls_total", map[string]string{"agent": "ci-bot", "decision": d}); got != 0 {
+			t.Errorf("ci-bot %s = %v, want 0", d, got)
+		}
+	}
+	fams, err := m.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range fams {
+		if f.GetName() == "countersign_agent_calls_total" {
+			n = len(f.GetMetric())
+		}
+	}
+	if n != 3 {
+		t.Fatalf("%d series of countersign_agent_calls_total, want 3", n)
+	}
+}
