@@ -143,12 +143,15 @@ func (a *Agent) Call(ctx context.Context, c AgentCall) (CallOutcome, error) {
 
 // keyedID is the approval id of an agent's call with an idempotency key:
 // derived, so that a repeat on any replica, after any restart, finds it.
+// The tool and arguments are part of it: a key reused for another call
+// (a client that sends one key for a whole session) is another card,
+// never the first call's outcome.
 func keyedID(c AgentCall) string {
 	kind := "run"
 	if c.DecideOnly {
 		kind = "decide"
 	}
-	sum := sha256.Sum256([]byte("countersign: agent " + c.Agent + " " + kind + " call " + c.Key))
+	sum := sha256.Sum256([]byte("countersign: agent " + c.Agent + " " + kind + " call " + c.Key + "\x00" + c.Tool + "\x00" + approval.ArgsHash(c.Args)))
 	return idEncoding.EncodeToString(sum[:16])
 }
 

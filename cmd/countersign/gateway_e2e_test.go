@@ -703,3 +703,77 @@ func TestGatewayHookCodex(t *testing.T) {
 		t.Fatalf("an allowed Bash ls: exit %d, %q; want Codex's empty answer", code, out.String())
 	}
 }
+
+// keyed adds an agent's token and an Idempotency-Key to every request.
+type keyed struct {
+	bearer
+	key string
+}
+
+func (k keyed) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Idempotency-Key", k.key)
+	return k.bearer.RoundTrip(r)
+}
+
+// TestGatewayMCPDisconnect: an MCP client that gives up while its call
+// waits leaves the card as it is; its retry in a new session with the
+// same Idempotency-Key attaches to that card and gets the decision.
+func TestGatewayMCPDisconnect(t *testing.T) {
+	g := startGatewayRun(t, "")
+	connect := func() *mcp.ClientSession {
+		t.Helper()
+		c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+		tr := &mcp.StreamableClientTransport{Endpoint: g.base + "/mcp", HTTPClient: &http.Client{Transport: keyed{bearer{ciToken}, "deploy-11"}}, MaxRetries: -1}
+		cs, err := c.Connect(context.Background(), tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	rm := &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"command": "rm -rf ./tmp_*"}}
+
+	first := connect()
+	ctx, cancel := context.WithCancel(context.Background())
+	gaveUp := make(chan error, 1)
+	go func() {
+		_, err := first.CallTool(ctx, rm)
+		gaveUp <- err
+	}()
+	id := g.card(1)
+	cancel()
+	if err := <-gaveUp; err == nil {
+		t.Fatal("the call returned a result after its client gave up")
+	}
+	_ = first.Close()
+	req, _ := http.NewRequest(http.MethodGet, g.base+"/v1/calls/"+id+"?wait=0", nil)
+	req.Header.Set("Authorization", "Bearer "+ciToken)
+	if code, m := g.do(req); code != 202 || m["status"] != "pending" {
+		t.Fatalf("the card after its client gave up: %d %v, want it still pending", code, m)
+	}
+
+	second := connect()
+	defer second.Close()
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		r, err := second.CallTool(ctx, rm)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- r
+	}()
+	g.say("approve " + id)
+	r := <-got
+	if r == nil || r.IsError || !strings.Contains(resultText(t, r), `"executed":true`) {
+		t.Fatalf("the retry: %+v", r)
+	}
+	ids := map[string]bool{}
+	for _, m := range regexp.MustCompile(`approve ([a-z0-9]{20,})`).FindAllStringSubmatch(g.out.String(), -1) {
+		ids[m[1]] = true
+	}
+	if len(ids) != 1 || g.exists("tmp_a") {
+		t.Fatalf("%d cards (want 1), tmp_a there %v:\n%s", len(ids), g.exists("tmp_a"), g.out)
+	}
+}
