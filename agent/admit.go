@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,10 +44,14 @@ const (
 	// fromEdit: a person's edit of a waiting card. Judged afresh with no
 	// level, and always a new card: an edit is not an approval.
 	fromEdit source = "edit"
+	// fromAgent: another agent's call through the gateway (call.go). Its
+	// risk_level may raise the risk, never lower it, unless the operator
+	// set the agent's mode to smart; its requester is the agent.
+	fromAgent source = "agent"
 )
 
 // rates reports whether a call from s may rate its own risk.
-func (s source) rates() bool { return s == fromModel }
+func (s source) rates() bool { return s == fromModel || s == fromAgent }
 
 // entry is one call at the gate: who asks, where its card goes, what it
 // calls, and where it comes from.
@@ -76,6 +81,20 @@ type entry struct {
 	cardsLeft *int
 	// show is where the call is shown while it runs, if anywhere.
 	show *shownHere
+	// mode is, for another agent's call, the mode its operator gave it
+	// (call.go); it can make the policy stricter, never looser.
+	mode risk.Mode
+	// id, when set, is the id the call's approval gets (another agent's
+	// call with an idempotency key: a repeat finds the same card), and
+	// keyed says that a second Create with its tool call id attaches to
+	// the first instead of making another card.
+	id    string
+	keyed bool
+	// decideOnly: judge and decide, never run (another agent that runs
+	// the tool itself, like a hook): an auto call is allowed unrun.
+	decideOnly bool
+	// reason is another agent's own reason for the call, for the audit.
+	reason string
 }
 
 // turnState is the agent's encoding of a suspended turn (approval.Turn's
@@ -148,7 +167,7 @@ func (a *Agent) admit(ctx context.Context, e entry) callState {
 	}
 	cs.Args = args
 
-	v := a.policy.Assess(risk.Call{Tool: e.tool, Args: args, Channel: e.conv.Channel, Outside: e.outside})
+	v := a.assess(e, args)
 	v = a.refenced(e.fenced, e.tool, args, v)
 	v = a.unfenced(e.tool, v)
 	if v.Decision != risk.Auto && v.Decision != risk.Block {
@@ -165,13 +184,16 @@ func (a *Agent) admit(ctx context.Context, e entry) callState {
 		Rule: string(v.Rule), Decision: approval.AuditDecision(v.Decision), Channel: e.conv.Channel,
 		Detail: strings.Join(v.Reasons, "; "), Risk: string(v.Risk), LLMLevel: string(v.LLMLevel),
 	}
+	if e.reason != "" {
+		ev.Detail = strings.TrimPrefix(ev.Detail+"; the requester's reason: "+clipName(e.reason), "; ")
+	}
 	over := v.Decision == risk.Confirm && e.cardsLeft != nil && *e.cardsLeft <= 0
 	if over {
 		ev.Detail += "; no card: over agent.max_cards_per_answer"
 	}
 	id := ""
 	if v.Decision == risk.Confirm && !over {
-		id = approval.NewID()
+		id = cmp.Or(e.id, approval.NewID())
 		if e.replaces != nil {
 			id = replacementID(e.replaces.ID)
 		}
@@ -187,6 +209,8 @@ func (a *Agent) admit(ctx context.Context, e entry) callState {
 	switch {
 	case v.Decision == risk.Block:
 		return set(tools.Blocked(v.Reasons...))
+	case v.Decision == risk.Auto && e.decideOnly:
+		return set(allowedUnrun(v))
 	case v.Decision == risk.Auto:
 		res := a.runAuto(ctx, t, e.conv, e.requester, e.tool, args, v, e.show)
 		a.auditExecution(ctx, e.requester, "", e.conv.Channel, e.tool, op, approval.DecisionAuto, res)
@@ -255,6 +279,9 @@ func (a *Agent) card(ctx context.Context, e entry, t tools.Tool, id string, args
 		return nil, errAudit
 	}
 	stored, created, err := a.store.Create(ctx, ap)
+	if err == nil && !created && e.keyed {
+		return stored, nil // the same agent's call again: its card
+	}
 	if err == nil && !created && e.replaces == nil {
 		// Another call already holds this tool call id (a server that
 		// numbers its calls per response): this call is a different one.

@@ -407,6 +407,9 @@ func (a *Agent) heartbeat(ctx context.Context, rec *approval.Approval) (stop fun
 // arguments are still the approved ones and that the policy does not now
 // refuse them; the tool runs with its approved (not auto-run) fences.
 func (a *Agent) runApproved(ctx context.Context, rec *approval.Approval) tools.Result {
+	if decideOnly(rec) {
+		return approvedUnrun(rec) // another agent runs it itself (call.go)
+	}
 	t, ok := a.tools.Lookup(rec.Tool)
 	if !ok {
 		return tools.NotStarted(fmt.Errorf("the tool %q is no longer configured", rec.Tool))

@@ -157,6 +157,9 @@ func (a *Agent) resume(ctx context.Context, turnID string, last *approval.Approv
 			st.Calls[i].Tool, st.Calls[i].Args = final.Tool, final.Args
 		}
 	}
+	if st.Kind == kindCall {
+		return nil // the agent that called reads its outcome (call.go)
+	}
 	if st.Kind == kindDirect {
 		return a.replyResults(ctx, a.out(h), t.Conversation, st.Calls)
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/countersign/countersign/bot/console"
 	"github.com/countersign/countersign/cmd/internal/ops"
 	"github.com/countersign/countersign/cmd/internal/yamlkeys"
+	"github.com/countersign/countersign/gateway"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools/filetool"
 	"github.com/countersign/countersign/tools/httptool"
@@ -59,6 +60,7 @@ type fileConfig struct {
 	Ops      ops.Config       `yaml:"ops"`
 	MCP      mcptool.Config   `yaml:"mcp"`
 	Console  console.Config   `yaml:"console"`
+	Gateway  gateway.Config   `yaml:"gateway"`
 }
 
 // terminalConfig is the terminal's section: whether it starts, and its
@@ -258,6 +260,9 @@ func validateSections(cfg fileConfig) error {
 	}
 	if err := cfg.Slack.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if err := cfg.Gateway.Validate(); err != nil {
+		return err
 	}
 	if l := cfg.Ops.Listen; l != "" {
 		if _, _, err := net.SplitHostPort(l); err != nil {

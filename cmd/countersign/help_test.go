@@ -14,6 +14,7 @@ var helpCommands = [][]string{
 	{"run"}, {"assess"}, {"config"}, {"config", "check"}, {"config", "example"}, {"version"}, {"help"},
 	{"audit"}, {"audit", "tail"}, {"audit", "export"},
 	{"mcp"}, {"mcp", "accept"}, {"mcp", "list"},
+	{"hook"}, {"hook", "claude-code"}, {"hook", "codex"},
 }
 
 // TestEveryCommandAnswersHelp: --help, -h and -help after any subcommand

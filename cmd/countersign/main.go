@@ -33,6 +33,8 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return configMain(rest, stdout, stderr)
 	case "mcp":
 		return mcpMain(rest, stdout, stderr)
+	case "hook":
+		return hookMain(rest, stdin, stdout, stderr)
 	case "version", "--version":
 		fs := flag.NewFlagSet("version", flag.ContinueOnError)
 		if code, done := parseFlags(fs, rest, versionHelp, stdout, stderr); done {
@@ -72,6 +74,8 @@ Commands:
   assess    judge tool calls read from standard input (see countersign assess --help)
   mcp       mcp accept SERVER: pin an MCP server's changed tools; mcp list
             (see countersign mcp --help)
+  hook      hook claude-code, hook codex: the agent's PreToolUse hook,
+            asking the gateway (see countersign hook --help)
   audit     audit tail: the latest audit events; audit export: them filtered,
             as JSON lines (see countersign audit --help)
   version   print the version

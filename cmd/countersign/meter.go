@@ -1,6 +1,9 @@
 package main
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/bot"
 	"github.com/countersign/countersign/cmd/internal/ops"
@@ -15,6 +18,7 @@ import (
 // (adapters.Extras), and cmd/internal/ops's tests prove both.
 func (a *app) meter(ads []adapters.Adapter, deps *bot.Deps) (*ops.Server, []adapters.Adapter) {
 	m := ops.NewMetrics(a.names, a.log)
+	m.Agents(slices.Sorted(maps.Keys(a.cfg.Gateway.Agents)))
 	modelURL := ""
 	if deps.Model != nil {
 		modelURL = a.cfg.LLM.BaseURL

@@ -179,6 +179,14 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 		banner += " · console: " + con.URL()
 		a.log.Info("serving the web console", "addr", con.Addr(), "url", con.URL())
 	}
+	if cfg.Gateway.Enabled() { // gateway.go
+		gw, err := startGateway(cfg.Gateway, b, a.log)
+		if err != nil {
+			return err
+		}
+		defer gw.Close()
+		banner += " · gateway: " + gatewayURL(cfg.Gateway, gw.Addr())
+	}
 	for _, w := range warnings {
 		banner += "\nwarning: " + w
 	}

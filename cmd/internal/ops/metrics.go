@@ -58,6 +58,7 @@ type Metrics struct {
 	now   func() time.Time
 
 	assessments *prometheus.CounterVec   // tool, decision, rule
+	agentCalls  *prometheus.CounterVec   // agent, decision: the gateway's callers
 	approvals   *prometheus.CounterVec   // outcome
 	clicks      *prometheus.CounterVec   // outcome
 	decision    *prometheus.HistogramVec // outcome
@@ -96,6 +97,9 @@ func NewMetrics(toolNames []string, log *slog.Logger) *Metrics {
 	m.assessments = m.counterVec("countersign_assessments_total",
 		"Tool calls assessed by the risk policy, by tool, decision (auto, confirm, block) and the rule that decided.",
 		"tool", "decision", "rule")
+	m.agentCalls = m.counterVec("countersign_agent_calls_total",
+		"Calls other agents made through the gateway, by agent (gateway.agents) and decision (auto, confirm, block).",
+		"agent", "decision")
 	m.approvals = m.counterVec("countersign_approvals_total",
 		"Approvals decided, by outcome (approved, cancelled, expired).", "outcome")
 	m.clicks = m.counterVec("countersign_approval_clicks_total",
@@ -183,6 +187,17 @@ func (m *Metrics) chatOp(platform string, ops ...string) {
 		m.chatCalls.WithLabelValues(platform, op)
 		m.chatErrors.WithLabelValues(platform, op)
 		m.rateLimits.WithLabelValues(platform, op)
+	}
+}
+
+// Agents starts the series of the gateway's agents (gateway.agents) at
+// zero, so that each shows from the start; without a gateway the metric
+// has no series.
+func (m *Metrics) Agents(names []string) {
+	for _, n := range names {
+		for _, d := range []approval.AuditDecision{approval.DecisionAuto, approval.DecisionConfirm, approval.DecisionBlock} {
+			m.agentCalls.WithLabelValues(n, string(d))
+		}
 	}
 }
 

@@ -153,6 +153,7 @@ func TestAuditEventsBecomeMetrics(t *testing.T) {
 	}
 	audit(approval.Event{At: t0, Kind: approval.KindAssessment, Tool: "execute_command", Decision: approval.DecisionAuto, Rule: "whitelist"})
 	audit(approval.Event{At: t0, Kind: approval.KindAssessment, Tool: "made_up_tool", Decision: approval.DecisionConfirm, Rule: "default"})
+	audit(approval.Event{At: t0, Kind: approval.KindAssessment, Actor: "agent:ci-bot", Tool: "execute_command", Decision: approval.DecisionConfirm, Rule: "danger"})
 	audit(approval.Event{At: t0, Kind: approval.KindCard, ApprovalID: "a1", Tool: "execute_command"})
 	audit(approval.Event{At: t0.Add(5 * time.Second), Kind: approval.KindCard, ApprovalID: "a1"}) // posted again: keeps its first time
 	audit(approval.Event{At: t0.Add(10 * time.Second), Kind: approval.KindRefusedClick, ApprovalID: "a1", Outcome: approval.OutcomeRefused})
@@ -177,6 +178,8 @@ func TestAuditEventsBecomeMetrics(t *testing.T) {
 		{"countersign_assessments_total", map[string]string{"tool": "execute_command", "decision": "auto", "rule": "whitelist"}, 1},
 		{"countersign_assessments_total", map[string]string{"tool": "other", "decision": "confirm", "rule": "default"}, 1},
 		{"countersign_assessments_total", map[string]string{"decision": "block"}, 0}, // its record failed
+		{"countersign_agent_calls_total", map[string]string{"agent": "ci-bot", "decision": "confirm"}, 1},
+		{"countersign_agent_calls_total", map[string]string{"decision": "auto"}, 0}, // a person's call is no agent's
 		{"countersign_approval_clicks_total", map[string]string{"outcome": "refused"}, 1},
 		{"countersign_approval_clicks_total", map[string]string{"outcome": "approved"}, 1},
 		{"countersign_approval_clicks_total", map[string]string{"outcome": "lost"}, 1},
@@ -722,5 +725,29 @@ func TestUndeliveredSends(t *testing.T) {
 		if got := value(t, m, "countersign_chat_undelivered_total", map[string]string{"platform": platform}); got != want {
 			t.Errorf("countersign_chat_undelivered_total{platform=%q} = %v, want %v", platform, got, want)
 		}
+	}
+}
+
+// The gateway's agents show from the start, at zero, for every decision.
+func TestAgentsStartAtZero(t *testing.T) {
+	m := NewMetrics(nil, quietLog())
+	m.Agents([]string{"ci-bot"})
+	for _, d := range []string{"auto", "confirm", "block"} {
+		if got := value(t, m, "countersign_agent_calls_total", map[string]string{"agent": "ci-bot", "decision": d}); got != 0 {
+			t.Errorf("ci-bot %s = %v, want 0", d, got)
+		}
+	}
+	fams, err := m.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range fams {
+		if f.GetName() == "countersign_agent_calls_total" {
+			n = len(f.GetMetric())
+		}
+	}
+	if n != 3 {
+		t.Fatalf("%d series of countersign_agent_calls_total, want 3", n)
 	}
 }

@@ -3,9 +3,11 @@ package ops
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/tools"
 )
@@ -235,6 +237,9 @@ func (m *Metrics) audited(e approval.Event) {
 			rule = "none"
 		}
 		m.assessments.WithLabelValues(m.tool(e.Tool), string(e.Decision), rule).Inc()
+		if name, ok := strings.CutPrefix(e.Actor, agent.AgentPrefix); ok {
+			m.agentCalls.WithLabelValues(name, string(e.Decision)).Inc()
+		}
 	case approval.KindCard:
 		m.cards.put(e.ApprovalID, at)
 	case approval.KindClick, approval.KindRefusedClick:
