@@ -367,8 +367,16 @@ func (a *Adapter) keepConnected(ctx context.Context, ended chan<- struct{}) {
 	}
 }
 
-func (a *Adapter) onDisconnect(_ *discordgo.Session, _ *discordgo.Disconnect) {
-	a.up.Store(false)
+func (a *Adapter) onDisconnect(s *discordgo.Session, _ *discordgo.Disconnect) {
+	// discordgo runs each handler in a goroutine of its own, so this one
+	// may run after the reconnect it caused, and after onResumed: the
+	// session is down only if it has not come back since.
+	s.RLock()
+	back := s.DataReady
+	s.RUnlock()
+	if !back {
+		a.up.Store(false)
+	}
 	a.mu.Lock()
 	closing := a.closing
 	a.mu.Unlock()
