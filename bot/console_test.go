@@ -16,6 +16,7 @@ import (
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/approval/memstore"
 	"github.com/countersign/countersign/bot"
+	"github.com/countersign/countersign/internal/testenv"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"
 	"github.com/countersign/countersign/tools/shelltool"
@@ -123,8 +124,7 @@ func TestConsoleSeesOnlyKnownChannels(t *testing.T) {
 	f.Say(t, alice, adapters.Place{Channel: "COPEN", Thread: "T1"}, "!run rm -rf ./a")
 	f.Say(t, alice, adapters.Place{Channel: "CLISTED", Thread: "T2"}, "!run rm -rf ./b")
 	ids := map[string]string{} // channel → its card
-	deadline := time.Now().Add(10 * time.Second)
-	for len(ids) < 2 && time.Now().Before(deadline) {
+	testenv.Within(10*time.Second, func() bool {
 		list, err := b.ConsolePending(ctx, bot.ConsoleUser{Platform: "fake", User: alice})
 		if err != nil {
 			t.Fatal(err)
@@ -132,8 +132,8 @@ func TestConsoleSeesOnlyKnownChannels(t *testing.T) {
 		for _, c := range list {
 			ids[c.Channel] = c.Card.ApprovalID
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(ids) >= 2
+	})
 	if len(ids) != 2 {
 		t.Fatalf("the requester's console lists %v; want her two cards", ids)
 	}

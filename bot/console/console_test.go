@@ -55,27 +55,30 @@ func (s *screen) Write(p []byte) (int, error) {
 func (s *screen) waitFor(t testing.TB, re string) []string {
 	t.Helper()
 	rx := regexp.MustCompile(re)
-	deadline := time.Now().Add(waitLimit)
-	for {
+	var m []string
+	if !testenv.Within(waitLimit, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		out := s.b.String()[s.read:]
+		loc := rx.FindStringSubmatchIndex(out)
+		if loc == nil {
+			return false
+		}
+		m = make([]string, len(loc)/2)
+		for i := range m {
+			if loc[2*i] >= 0 {
+				m[i] = out[loc[2*i]:loc[2*i+1]]
+			}
+		}
+		s.read += loc[1]
+		return true
+	}) {
 		s.mu.Lock()
 		out := s.b.String()[s.read:]
-		if loc := rx.FindStringSubmatchIndex(out); loc != nil {
-			m := make([]string, len(loc)/2)
-			for i := range m {
-				if loc[2*i] >= 0 {
-					m[i] = out[loc[2*i]:loc[2*i+1]]
-				}
-			}
-			s.read += loc[1]
-			s.mu.Unlock()
-			return m
-		}
 		s.mu.Unlock()
-		if time.Now().After(deadline) {
-			t.Fatalf("no output matching %q within %s; the screen after the last match:\n%s", re, waitLimit, out)
-		}
-		time.Sleep(10 * time.Millisecond)
+		t.Fatalf("no output matching %q within %s; the screen after the last match:\n%s", re, waitLimit, out)
 	}
+	return m
 }
 
 // clock is the console's settable clock.
@@ -653,17 +656,10 @@ func TestAcrossReplicas(t *testing.T) {
 	}
 
 	bob.post(t, b.srv.URL+"/decide", url.Values{"csrf": {csrfOf(t, page)}, "id": {id}, "action": {"approve"}})
-	deadline := time.Now().Add(waitLimit)
-	for {
+	testenv.Eventually(t, waitLimit, func() bool {
 		ap, err := a.store.Get(context.Background(), id)
-		if err == nil && ap.State == approval.Done {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("approval %s after bob's approval on b: %+v %v; want done", id, ap, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil && ap.State == approval.Done
+	}, "approval "+id+" done after bob's approval on b")
 	if a.exists("tmp_a") || !a.exists("keep.txt") {
 		t.Error("the approved call did not run as asked")
 	}

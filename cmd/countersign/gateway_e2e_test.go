@@ -106,8 +106,8 @@ func (g *gatewayRun) say(line string) {
 func (g *gatewayRun) card(n int) string {
 	g.t.Helper()
 	re := regexp.MustCompile(`approve ([a-z0-9]{20,})`)
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	var id string
+	if !testenv.Within(10*time.Second, func() bool {
 		seen := map[string]bool{}
 		var ids []string
 		for _, m := range re.FindAllStringSubmatch(g.out.String(), -1) {
@@ -117,12 +117,13 @@ func (g *gatewayRun) card(n int) string {
 			}
 		}
 		if len(ids) >= n {
-			return ids[n-1]
+			id = ids[n-1]
 		}
-		time.Sleep(10 * time.Millisecond)
+		return id != ""
+	}) {
+		g.t.Fatalf("no card #%d; output so far:\n%s", n, g.out.String())
 	}
-	g.t.Fatalf("no card #%d; output so far:\n%s", n, g.out.String())
-	return ""
+	return id
 }
 
 func (g *gatewayRun) exists(f string) bool {
@@ -557,13 +558,12 @@ gateway:
 	defer cancel()
 	heard := func(want string) {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if testenv.Within(10*time.Second, func() bool {
 			mu.Lock()
-			ok := slices.ContainsFunc(progress, func(p string) bool { return strings.Contains(p, want) })
-			mu.Unlock()
-			if ok {
-				return
-			}
+			defer mu.Unlock()
+			return slices.ContainsFunc(progress, func(p string) bool { return strings.Contains(p, want) })
+		}) {
+			return
 		}
 		mu.Lock()
 		defer mu.Unlock()
