@@ -579,6 +579,20 @@ func TestNamesNotIDs(t *testing.T) {
 			t.Errorf("the notices to alice: %+v; want the last to name bob", es)
 		}
 	})
+	t.Run("the App Home", func(t *testing.T) {
+		item := adapters.HomeItem{ApprovalID: "a1b2c3", Channel: channel, Operation: "rm -rf ./tmp_*", Requester: "alice", Asked: time.Now(), Needs: "Needs an approval from @U0BOB or @S0ONCALL."}
+		if err := ad.PublishHome(context.Background(), adapters.User{ID: alice.ID}, []adapters.HomeItem{item}); err != nil {
+			t.Fatal(err)
+		}
+		vs := fake.Views()
+		if len(vs) == 0 {
+			t.Fatal("no view was published")
+		}
+		v, _ := json.Marshal(vs[len(vs)-1].View)
+		if !strings.Contains(string(v), "Needs an approval from bob or @oncall.") {
+			t.Errorf("the App Home reads:\n%s\nwant bob and @oncall by name", v)
+		}
+	})
 	if c.StateLine != "waiting for a decision · Needs an approval from @S0DBA or @S0GONE." {
 		t.Errorf("the caller's card was changed: %q", c.StateLine)
 	}
