@@ -64,6 +64,7 @@ type Adapter struct {
 	clicks   *expirable.LRU[string, *interaction] // card message id → the latest click on it
 	dms      *expirable.LRU[string, string]       // user id → DM channel id
 	told     *expirable.LRU[string, struct{}]     // threads told that a mention is needed
+	names    names                                // names.go: roles and people by name
 	listener net.Listener
 	replays  *webhook.Replays
 	// typing keeps turns' typing indicators up (typing.go).
@@ -430,7 +431,7 @@ func (a *Adapter) post(ctx context.Context, to adapters.Place, c adapters.Conten
 	if ch == "" {
 		return "", errors.New("discord: post: the place has no channel")
 	}
-	m := render(c)
+	m := render(a.named(ctx, to, c)) // names.go
 	var out struct {
 		ID string `json:"id"`
 	}
@@ -451,6 +452,7 @@ func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c a
 }
 
 func (a *Adapter) update(ctx context.Context, to adapters.Place, ref string, c adapters.Content) error {
+	c = a.named(ctx, to, c) // names.go
 	err := a.edit(ctx, to, ref, render(c))
 	if err != nil && c.Card == nil && isCode(err, codeInvalidForm) {
 		// The message is a card, a Components V2 message, which stays
@@ -493,6 +495,7 @@ func (a *Adapter) Notify(ctx context.Context, n adapters.Notice) error {
 }
 
 func (a *Adapter) notify(ctx context.Context, n adapters.Notice) error {
+	n.Text = a.named(ctx, n.Place, adapters.Content{Text: n.Text}).Text // names.go
 	if ix, ok := n.Reply.(*interaction); ok && ix != nil && a.now().Sub(ix.received) < a.cfg.tokenLifetime {
 		select {
 		case <-ix.acked:

@@ -28,6 +28,7 @@ type channelInfo struct {
 	thread bool
 	parent string // a thread's channel
 	ours   bool   // a thread the bot started: a conversation
+	guild  string // the guild it is in ("" for a DM, or when unknown)
 }
 
 // Channel types (https://discord.com/developers/docs/resources/channel#channel-object-channel-types).
@@ -157,16 +158,17 @@ func (a *Adapter) channel(ctx context.Context, id string) channelInfo {
 		Type     int    `json:"type"`
 		ParentID string `json:"parent_id"`
 		OwnerID  string `json:"owner_id"`
+		GuildID  string `json:"guild_id"`
 	}
 	if err := a.api.do(ctx, http.MethodGet, "/channels/"+id, nil, nil, &ch); err != nil {
 		a.log.Warn("read a channel; taking it for a plain channel", "channel", id, "err", err)
 		return channelInfo{}
 	}
 	bot, _ := a.ids()
-	var info channelInfo
+	info := channelInfo{guild: ch.GuildID}
 	switch ch.Type {
 	case channelAnnounceThrd, channelPublicThread, channelPrivateThread:
-		info = channelInfo{thread: true, parent: ch.ParentID, ours: ch.OwnerID == bot}
+		info = channelInfo{thread: true, parent: ch.ParentID, ours: ch.OwnerID == bot, guild: ch.GuildID}
 	}
 	a.channels.Add(id, info)
 	return info

@@ -530,16 +530,21 @@ func TestCancelAsksForAReason(t *testing.T) {
 	}
 }
 
-// TestGroupsByHandle: a user group the bot's words name by its id
-// (approvers: ["group:S0DBA"]) reads as its handle on a card and in a
-// message; one the workspace does not know stays as it was; the pings
-// (Mentions) are unchanged.
-func TestGroupsByHandle(t *testing.T) {
+// TestNamesNotIDs: a user group the bot's words name by its id
+// (approvers: ["group:S0DBA"]) reads as its handle, and a person named by
+// their id (approvers: ["U0BOB"]) by their name, on a card, in a message
+// and in a private notice; an id the workspace does not know stays as it
+// was; the pings (Mentions) are unchanged; each name is looked up once.
+func TestNamesNotIDs(t *testing.T) {
 	fake, ad, _ := setup(t)
 	fake.AddGroup("S0DBA", "dba", "U0BOB")
+	fake.AddGroup("S0ONCALL", "oncall", "U0BOB")
+	fake.AddUser(bob)
 	p := adapters.Place{Channel: channel, Thread: "1.1"}
 	c := adaptertest.PendingCard("a1b2c3")
 	c.StateLine = "waiting for a decision · Needs an approval from @S0DBA or @S0GONE."
+	approvers := adaptertest.PendingCard("a1b2c3")
+	approvers.StateLine = "waiting for a decision · Needs an approval from @U0BOB or members of @S0ONCALL."
 	tests := []struct {
 		name    string
 		content adapters.Content
@@ -547,7 +552,9 @@ func TestGroupsByHandle(t *testing.T) {
 		notWant string
 	}{
 		{"a card", adapters.Content{Card: &c}, "Needs an approval from @dba or @S0GONE.", "@S0DBA"},
+		{"a card for a person and a group", adapters.Content{Card: &approvers}, "Needs an approval from bob or members of @oncall.", "U0BOB or"},
 		{"a message", adapters.Content{Text: "Escalated: @S0DBA may now decide it too.", Mentions: []string{"group:S0DBA"}}, "<!subteam^S0DBA> Escalated: @dba may now decide it too.", "@S0DBA may"},
+		{"a ping stays a ping", adapters.Content{Text: "Reminder: @U0BOB, @U0GONE may decide.", Mentions: []string{"U0BOB"}}, "<@U0BOB> Reminder: bob, @U0GONE may decide.", "@U0BOB,"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -562,7 +569,34 @@ func TestGroupsByHandle(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a private notice", func(t *testing.T) {
+		err := ad.Notify(context.Background(), adapters.Notice{Place: p, User: adapters.User{ID: alice.ID, Name: alice.Name}, Text: "You cannot approve a1b2c3: it needs @U0BOB."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es := fake.Ephemerals(alice.ID)
+		if len(es) == 0 || es[len(es)-1].Text != "You cannot approve a1b2c3: it needs bob." {
+			t.Errorf("the notices to alice: %+v; want the last to name bob", es)
+		}
+	})
+	t.Run("the App Home", func(t *testing.T) {
+		item := adapters.HomeItem{ApprovalID: "a1b2c3", Channel: channel, Operation: "rm -rf ./tmp_*", Requester: "alice", Asked: time.Now(), Needs: "Needs an approval from @U0BOB or @S0ONCALL."}
+		if err := ad.PublishHome(context.Background(), adapters.User{ID: alice.ID}, []adapters.HomeItem{item}); err != nil {
+			t.Fatal(err)
+		}
+		vs := fake.Views()
+		if len(vs) == 0 {
+			t.Fatal("no view was published")
+		}
+		v, _ := json.Marshal(vs[len(vs)-1].View)
+		if !strings.Contains(string(v), "Needs an approval from bob or @oncall.") {
+			t.Errorf("the App Home reads:\n%s\nwant bob and @oncall by name", v)
+		}
+	})
 	if c.StateLine != "waiting for a decision · Needs an approval from @S0DBA or @S0GONE." {
 		t.Errorf("the caller's card was changed: %q", c.StateLine)
+	}
+	if n := fake.Calls("users.info"); n != 2 {
+		t.Errorf("users.info was called %d times; want 2 (U0BOB and U0GONE, each once)", n)
 	}
 }

@@ -502,33 +502,51 @@ func orDash(s string) string {
 	return s
 }
 
-// groupTokenRE finds a user group written by its id in words the bot
-// composed ("Needs an approval from @S0ONCALL.").
-var groupTokenRE = regexp.MustCompile(`@(S[A-Z0-9]{2,})\b`)
+// idTokenRE finds a user group ("@S0ONCALL") or a person ("@U0BOB")
+// written by its id in words the bot composed ("Needs an approval from
+// @U0BOB or @S0ONCALL."); not the <@U0BOB> of a ping.
+var idTokenRE = regexp.MustCompile(`(?:^|[^<\w])(@([SUW][A-Z0-9]{2,}))\b`)
 
 // named is c with every user group written by its id ("@S0ONCALL")
-// written by its handle ("@oncall"), so that people read a name, never an
+// written by its handle ("@oncall"), and every person written by their id
+// ("@U0BOB") by their name ("bob"), so that people read a name, never an
 // id. Only the bot's own words are changed (a card's title, state line
 // and reasons; a message's text); a ping is Content.Mentions, apart. An
-// id whose handle cannot be learnt stays.
+// id whose name cannot be learnt stays.
 func (a *Adapter) named(ctx context.Context, c adapters.Content) adapters.Content {
-	names := map[string]string{}
-	name := func(s string) string {
-		return groupTokenRE.ReplaceAllStringFunc(s, func(tok string) string {
-			id := tok[1:]
-			h, ok := names[id]
-			if !ok {
-				h = a.groups.handle(ctx, id)
-				names[id] = h
-			}
-			if h == "" {
-				return tok
-			}
-			return h
-		})
-	}
-	if !groupTokenRE.MatchString(c.Text) && (c.Card == nil || !cardHasGroup(*c.Card)) {
+	if !idTokenRE.MatchString(c.Text) && (c.Card == nil || !cardHasID(*c.Card)) {
 		return c
+	}
+	names := map[string]string{}
+	nameOf := func(id string) string {
+		n, ok := names[id]
+		if !ok {
+			if id[0] == 'S' {
+				n = a.groups.handle(ctx, id)
+			} else {
+				n = a.people.name(ctx, id)
+			}
+			names[id] = n
+		}
+		return n
+	}
+	name := func(s string) string {
+		var b strings.Builder
+		last := 0
+		for _, m := range idTokenRE.FindAllStringSubmatchIndex(s, -1) {
+			n := nameOf(s[m[4]:m[5]])
+			if n == "" {
+				continue
+			}
+			b.WriteString(s[last:m[2]])
+			b.WriteString(n)
+			last = m[3]
+		}
+		if last == 0 {
+			return s
+		}
+		b.WriteString(s[last:])
+		return b.String()
 	}
 	c.Text = name(c.Text)
 	if c.Card != nil {
@@ -543,11 +561,11 @@ func (a *Adapter) named(ctx context.Context, c adapters.Content) adapters.Conten
 	return c
 }
 
-func cardHasGroup(k adapters.Card) bool {
-	if groupTokenRE.MatchString(k.Title) || groupTokenRE.MatchString(k.StateLine) {
+func cardHasID(k adapters.Card) bool {
+	if idTokenRE.MatchString(k.Title) || idTokenRE.MatchString(k.StateLine) {
 		return true
 	}
-	return slices.ContainsFunc(k.Reasons, groupTokenRE.MatchString)
+	return slices.ContainsFunc(k.Reasons, idTokenRE.MatchString)
 }
 
 func editButton(b adapters.Button) *slackapi.ButtonBlockElement {

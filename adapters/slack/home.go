@@ -63,7 +63,7 @@ func (a *Adapter) PublishHome(ctx context.Context, user adapters.User, items []a
 		text := "`" + cutText(strings.ReplaceAll(escape(op), "`", "'"), 200) + "`\n" +
 			"in <#" + it.Channel + "> · asked by " + escape(it.Requester) + " · " + age(now.Sub(it.Asked)) + " ago · approval `" + it.ApprovalID + "`"
 		if it.Needs != "" {
-			text += "\n" + escape(it.Needs)
+			text += "\n" + escape(a.named(ctx, adapters.Content{Text: it.Needs}).Text) // blocks.go: by name
 		}
 		if link := a.link(it); link != "" {
 			text += "\n<" + link + "|Open the card>"

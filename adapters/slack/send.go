@@ -27,7 +27,7 @@ func (a *Adapter) Post(ctx context.Context, to adapters.Place, c adapters.Conten
 }
 
 func (a *Adapter) post(ctx context.Context, to adapters.Place, c adapters.Content) (string, error) {
-	c = a.named(ctx, c) // blocks.go: groups by their handle
+	c = a.named(ctx, c) // blocks.go: groups and people by name
 	files, err := a.attachAll(ctx, to, c)
 	if err != nil {
 		return "", err
@@ -64,7 +64,7 @@ func (a *Adapter) Update(ctx context.Context, to adapters.Place, ref string, c a
 }
 
 func (a *Adapter) update(ctx context.Context, to adapters.Place, ref string, c adapters.Content) error {
-	c = a.named(ctx, c) // blocks.go: groups by their handle
+	c = a.named(ctx, c) // blocks.go: groups and people by name
 	files, err := a.attachAll(ctx, to, c)
 	if err != nil {
 		return err
@@ -85,7 +85,7 @@ func (a *Adapter) Notify(ctx context.Context, n adapters.Notice) error {
 }
 
 func (a *Adapter) notify(ctx context.Context, n adapters.Notice) error {
-	text := escape(n.Text)
+	text := escape(a.named(ctx, adapters.Content{Text: n.Text}).Text) // blocks.go
 	channel, thread := n.Place.Channel, n.Place.Thread
 	if r, ok := n.Reply.(*reply); ok && r != nil {
 		if r.ResponseURL != "" && (r.User == "" || r.User == n.User.ID) {

@@ -58,6 +58,7 @@ type Adapter struct {
 	secret    string
 	now       func() time.Time
 	groups    *groups
+	people    *people        // people.go: names for user ids in the bot's words
 	members   channelMembers // home.go: who is in a channel, for the App Home
 	send      *adapters.Sender
 	// up is set while the socket is connected (or the HTTP listener
@@ -168,6 +169,9 @@ func New(cfg Config, getenv func(string) string, log *slog.Logger) (*Adapter, er
 	// per place, and adapters.TryOnce asks for one try.
 	a.api = slackapi.New(a.botToken, opts...)
 	a.groups = newGroups(a.api, cfg.GroupCacheTTL, a.now)
+	a.people = newPeople(a.api, func(id string, err error) {
+		a.log.Warn("could not learn a person's name (users.info, scope users:read); the bot's words show their id", "user", id, "err", err)
+	})
 	a.send = adapters.NewSender(a.tell)
 	return a, nil
 }

@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"maps"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -156,6 +157,8 @@ type Server struct {
 	changed      chan struct{}
 	revoked      bool
 	channels     map[string]*Channel
+	roles        map[string]string // the guild's roles: id → name (AddRole)
+	people       map[string]User   // GET /users/{id} (AddUser)
 	messages     map[string]*Message
 	typings      map[string][]time.Time // channel → each typing indicator (typing.go)
 	order        []string
@@ -219,6 +222,8 @@ func New(t testing.TB) *Server {
 		key: priv, PublicKey: hex.EncodeToString(pub),
 		changed:      make(chan struct{}),
 		channels:     map[string]*Channel{},
+		roles:        map[string]string{},
+		people:       map[string]User{},
 		messages:     map[string]*Message{},
 		interactions: map[string]*Interaction{},
 		commands:     map[string]json.RawMessage{},
@@ -231,6 +236,8 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("GET "+api+"/gateway/bot", s.auth(s.gateway))
 	mux.HandleFunc("GET "+api+"/users/@me", s.auth(s.me))
 	mux.HandleFunc("POST "+api+"/users/@me/channels", s.auth(s.openDM))
+	mux.HandleFunc("GET "+api+"/users/{id}", s.auth(s.getUser))
+	mux.HandleFunc("GET "+api+"/guilds/{g}/roles", s.auth(s.getRoles))
 	mux.HandleFunc("GET "+api+"/channels/{ch}", s.auth(s.getChannel))
 	mux.HandleFunc("POST "+api+"/channels/{ch}/messages", s.auth(s.createMessage))
 	mux.HandleFunc("PATCH "+api+"/channels/{ch}/messages/{msg}", s.auth(s.editMessage))
@@ -408,6 +415,51 @@ func (s *Server) gateway(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) me(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]any{"id": BotID, "username": BotName, "bot": true})
+}
+
+// AddRole creates or renames a role of the guild (GET /guilds/{id}/roles).
+func (s *Server) AddRole(id, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.roles[id] = name
+}
+
+// AddUser makes u known to GET /users/{id} (a person never added is an
+// Unknown User there).
+func (s *Server) AddUser(u User) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.people[u.ID] = u
+}
+
+// getRoles answers GET /guilds/{id}/roles
+// (https://discord.com/developers/docs/resources/guild#get-guild-roles),
+// @everyone (the guild's id) first.
+func (s *Server) getRoles(w http.ResponseWriter, r *http.Request) {
+	if r.PathValue("g") != GuildID {
+		apiError(w, http.StatusNotFound, 10004, "Unknown Guild")
+		return
+	}
+	s.mu.Lock()
+	list := []map[string]any{{"id": GuildID, "name": "@everyone", "position": 0, "permissions": "0", "managed": false, "mentionable": false, "hoist": false, "color": 0}}
+	for _, id := range slices.Sorted(maps.Keys(s.roles)) {
+		list = append(list, map[string]any{"id": id, "name": s.roles[id], "position": len(list), "permissions": "0", "managed": false, "mentionable": true, "hoist": false, "color": 0})
+	}
+	s.mu.Unlock()
+	writeJSON(w, list)
+}
+
+// getUser answers GET /users/{id}
+// (https://discord.com/developers/docs/resources/user#get-user).
+func (s *Server) getUser(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	u, ok := s.people[r.PathValue("id")]
+	s.mu.Unlock()
+	if !ok {
+		apiError(w, http.StatusNotFound, 10013, "Unknown User")
+		return
+	}
+	writeJSON(w, map[string]any{"id": u.ID, "username": strings.ToLower(u.Name), "global_name": u.Name, "discriminator": "0", "avatar": nil})
 }
 
 // AddChannel adds a guild text channel and returns its id.

@@ -122,6 +122,7 @@ type Server struct {
 	files       []File
 	uploads     map[string]string
 	groups      map[string]*group
+	people      map[string]User     // users.info: AddUser
 	members     map[string][]string // channel → its members (conversations.members)
 	groupErr    string
 	updateFails int
@@ -173,6 +174,7 @@ func New(t Cleaner) *Server {
 		scopes:       slices.Clone(Scopes),
 		uploads:      map[string]string{},
 		groups:       map[string]*group{},
+		people:       map[string]User{},
 		members:      map[string][]string{},
 		calls:        map[string]int{},
 		responses:    map[string]Ephemeral{},
@@ -372,6 +374,22 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, method string)
 			list = append(list, map[string]any{"id": id, "team_id": TeamID, "is_usergroup": true, "handle": g.handle, "name": g.handle})
 		}
 		reply(w, map[string]any{"usergroups": list})
+	case "users.info":
+		s.mu.Lock()
+		u, ok := s.people[r.FormValue("user")]
+		s.mu.Unlock()
+		if !ok {
+			fail(w, "user_not_found")
+			return
+		}
+		team := u.Team
+		if team == "" {
+			team = TeamID
+		}
+		reply(w, map[string]any{"user": map[string]any{
+			"id": u.ID, "team_id": team, "name": strings.ToLower(u.Name), "real_name": u.Name,
+			"profile": map[string]any{"display_name": u.Name, "real_name": u.Name},
+		}})
 	case "usergroups.users.list":
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -1141,6 +1159,14 @@ func (s *Server) AddGroup(id, handle string, users ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.groups[id] = &group{handle: handle, users: users}
+}
+
+// AddUser makes u known to users.info (a person never added is
+// user_not_found there).
+func (s *Server) AddUser(u User) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.people[u.ID] = u
 }
 
 // FailGroups makes usergroups.* answer with the error code ("" to stop).
