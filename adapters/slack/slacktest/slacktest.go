@@ -43,7 +43,7 @@ const (
 )
 
 // Scopes are the bot token's scopes auth.test reports by default.
-var Scopes = []string{"app_mentions:read", "channels:history", "channels:read", "chat:write", "files:write", "groups:history", "groups:read", "im:history", "im:read", "mpim:history", "mpim:read", "usergroups:read"}
+var Scopes = []string{"app_mentions:read", "channels:history", "channels:read", "chat:write", "files:write", "groups:history", "groups:read", "im:history", "im:read", "mpim:history", "mpim:read", "usergroups:read", "users:read"}
 
 // User is a person in the fake workspace.
 type User struct {
