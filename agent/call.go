@@ -192,8 +192,8 @@ func (a *Agent) Outcome(ctx context.Context, agent, id string) (CallOutcome, err
 	}
 	o := CallOutcome{ID: id, Record: cur, Need: max(cur.Requirement.Need, 1)}
 	if !cur.State.Final() {
-		if q, ok := a.store.(approval.Quorum); ok && cur.State == approval.Pending {
-			if p, err := q.Progress(ctx, cur.ID); err == nil {
+		if cur.State == approval.Pending {
+			if p, err := a.store.Progress(ctx, cur.ID); err == nil {
 				o.Votes = len(p.Votes)
 			}
 		}

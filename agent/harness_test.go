@@ -237,19 +237,6 @@ func (f *failingAudit) Audit(ctx context.Context, e approval.Event) error {
 	return f.Store.Audit(ctx, e)
 }
 
-// The quorum of the store underneath: every approval counts through it.
-func (f *failingAudit) Approve(ctx context.Context, id string, v approval.Vote) (approval.ApproveResult, error) {
-	return f.Store.(approval.Quorum).Approve(ctx, id, v)
-}
-
-func (f *failingAudit) Progress(ctx context.Context, id string) (approval.Progress, error) {
-	return f.Store.(approval.Quorum).Progress(ctx, id)
-}
-
-func (f *failingAudit) ResetVotes(ctx context.Context, id string) (int, error) {
-	return f.Store.(approval.Quorum).ResetVotes(ctx, id)
-}
-
 func events(t *testing.T, s approval.Store, kind approval.Kind) []approval.Event {
 	t.Helper()
 	all, err := s.AuditLog(context.Background(), 1000)

@@ -177,12 +177,8 @@ func testPendingChannels(t *testing.T, open func() approval.Store) {
 	if got, want := channels("slack"), []string{"C-a", "C-b"}; !slices.Equal(got, want) {
 		t.Errorf("after one of C-b's two cards was decided: PendingChannels = %v, want %v", got, want)
 	}
-	if q, ok := s.(approval.Quorum); ok {
-		if r, err := q.Approve(ctx, b2.ID, approval.Vote{By: bob, At: at, Need: 1}); err != nil || !r.Won {
-			t.Fatalf("Approve = %+v, %v", r, err)
-		}
-	} else if _, err := s.Decide(ctx, b2.ID, approval.Approved, bob, "", at); err != nil {
-		t.Fatalf("Decide: %v", err)
+	if r, err := s.Approve(ctx, b2.ID, approval.Vote{By: bob, At: at, Need: 1}); err != nil || !r.Won {
+		t.Fatalf("Approve = %+v, %v", r, err)
 	}
 	if _, err := s.Decide(ctx, a1.ID, approval.Expired, alice, "", at); err != nil {
 		t.Fatalf("Decide: %v", err)
