@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -53,56 +52,20 @@ const userIDLen = 17
 // name. Only the bot's own words change (a card's title, state line and
 // reasons; a message's text); the pings are Content.Mentions, apart.
 func (a *Adapter) named(ctx context.Context, to adapters.Place, c adapters.Content) adapters.Content {
-	if !idTokenRE.MatchString(c.Text) && (c.Card == nil || !cardHasID(*c.Card)) {
-		return c
-	}
-	a.names.init()
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
 	var (
 		guild  string
 		looked bool
+		cancel context.CancelFunc = func() {}
 	)
-	name := func(s string) string {
-		var b strings.Builder
-		last := 0
-		for _, m := range idTokenRE.FindAllStringSubmatchIndex(s, -1) {
-			id := s[m[4]:m[5]]
-			if !looked {
-				guild, looked = a.guildOf(ctx, to), true
-			}
-			n := a.nameOf(ctx, guild, id)
-			if n == "" {
-				continue
-			}
-			b.WriteString(s[last:m[2]])
-			b.WriteString(n)
-			last = m[3]
+	defer func() { cancel() }()
+	return adapters.IDNames(c, idTokenRE, func(id string) string {
+		if !looked { // the first id: what every later one shares
+			a.names.init()
+			ctx, cancel = context.WithTimeout(ctx, 5*time.Second)
+			guild, looked = a.guildOf(ctx, to), true
 		}
-		if last == 0 {
-			return s
-		}
-		b.WriteString(s[last:])
-		return b.String()
-	}
-	c.Text = name(c.Text)
-	if c.Card != nil {
-		k := *c.Card
-		k.Title, k.StateLine = name(k.Title), name(k.StateLine)
-		k.Reasons = slices.Clone(k.Reasons)
-		for i, r := range k.Reasons {
-			k.Reasons[i] = name(r)
-		}
-		c.Card = &k
-	}
-	return c
-}
-
-func cardHasID(k adapters.Card) bool {
-	if idTokenRE.MatchString(k.Title) || idTokenRE.MatchString(k.StateLine) {
-		return true
-	}
-	return slices.ContainsFunc(k.Reasons, idTokenRE.MatchString)
+		return a.nameOf(ctx, guild, id)
+	})
 }
 
 // guildOf is the guild of the place's channel; with none (a direct

@@ -514,11 +514,8 @@ var idTokenRE = regexp.MustCompile(`(?:^|[^<\w])(@([SUW][A-Z0-9]{2,}))\b`)
 // and reasons; a message's text); a ping is Content.Mentions, apart. An
 // id whose name cannot be learnt stays.
 func (a *Adapter) named(ctx context.Context, c adapters.Content) adapters.Content {
-	if !idTokenRE.MatchString(c.Text) && (c.Card == nil || !cardHasID(*c.Card)) {
-		return c
-	}
 	names := map[string]string{}
-	nameOf := func(id string) string {
+	return adapters.IDNames(c, idTokenRE, func(id string) string {
 		n, ok := names[id]
 		if !ok {
 			if id[0] == 'S' {
@@ -529,43 +526,7 @@ func (a *Adapter) named(ctx context.Context, c adapters.Content) adapters.Conten
 			names[id] = n
 		}
 		return n
-	}
-	name := func(s string) string {
-		var b strings.Builder
-		last := 0
-		for _, m := range idTokenRE.FindAllStringSubmatchIndex(s, -1) {
-			n := nameOf(s[m[4]:m[5]])
-			if n == "" {
-				continue
-			}
-			b.WriteString(s[last:m[2]])
-			b.WriteString(n)
-			last = m[3]
-		}
-		if last == 0 {
-			return s
-		}
-		b.WriteString(s[last:])
-		return b.String()
-	}
-	c.Text = name(c.Text)
-	if c.Card != nil {
-		k := *c.Card
-		k.Title, k.StateLine = name(k.Title), name(k.StateLine)
-		k.Reasons = slices.Clone(k.Reasons)
-		for i, r := range k.Reasons {
-			k.Reasons[i] = name(r)
-		}
-		c.Card = &k
-	}
-	return c
-}
-
-func cardHasID(k adapters.Card) bool {
-	if idTokenRE.MatchString(k.Title) || idTokenRE.MatchString(k.StateLine) {
-		return true
-	}
-	return slices.ContainsFunc(k.Reasons, idTokenRE.MatchString)
+	})
 }
 
 func editButton(b adapters.Button) *slackapi.ButtonBlockElement {
