@@ -110,6 +110,10 @@ type Extras struct {
 	// Link says whether the adapter is connected to its platform now,
 	// for readiness. Without: always connected.
 	Link Link
+	// Permalink gives a posted card's address on the platform, for those
+	// who wait on it from elsewhere (the gateway's card_url). Without:
+	// a card has no address outside the chat.
+	Permalink Permalinker
 }
 
 // Link is the extra of an adapter that holds a connection to its platform
@@ -117,6 +121,12 @@ type Extras struct {
 type Link interface {
 	// Connected reports whether the connection is up now.
 	Connected() bool
+}
+
+// Permalinker is the extra of an adapter whose messages have addresses.
+type Permalinker interface {
+	// Permalink returns the address of the message ref posted at to.
+	Permalink(ctx context.Context, to Place, ref string) (string, error)
 }
 
 // extraNames name each extra, with the fallback the bot uses without it,
@@ -132,6 +142,7 @@ var extraNames = []struct {
 	{"home", "no personal inbox: !pending lists a channel's cards", func(x Extras) bool { return x.Home != nil }},
 	{"undelivered", "no send is given up, none counted", func(x Extras) bool { return x.Undelivered != nil }},
 	{"link", "counted as connected for readiness", func(x Extras) bool { return x.Link != nil }},
+	{"permalink", "a card has no address outside the chat", func(x Extras) bool { return x.Permalink != nil }},
 }
 
 // List names the extras x has, and those it lacks, each lack followed by

@@ -32,6 +32,9 @@ type callResponse struct {
 	Channel string `json:"channel,omitempty"`
 	Votes   int    `json:"votes,omitempty"`
 	Need    int    `json:"need,omitempty"`
+	// CardURL is the card's address on its platform (a Slack or Discord
+	// message link); none for the terminal.
+	CardURL string `json:"card_url,omitempty"`
 }
 
 // defaultWait is how long POST /v1/calls and GET /v1/calls/{id} wait for
@@ -153,6 +156,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, a *agentOf, o ag
 	resp := callResponse{ID: o.ID, Status: "done", Result: o.Result}
 	if !o.Done() {
 		resp.Status, resp.Channel, resp.Votes, resp.Need = "pending", channelName(a), o.Votes, o.Need
+		resp.CardURL = s.cardURL(r.Context(), o.ID)
 		writeJSON(w, http.StatusAccepted, resp)
 		return
 	}
@@ -221,7 +225,7 @@ func (s *Server) postDecide(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if !o.Done() {
-		writeJSON(w, http.StatusAccepted, callResponse{ID: o.ID, Status: "pending", Channel: channelName(a), Votes: o.Votes, Need: o.Need})
+		writeJSON(w, http.StatusAccepted, callResponse{ID: o.ID, Status: "pending", Channel: channelName(a), Votes: o.Votes, Need: o.Need, CardURL: s.cardURL(r.Context(), o.ID)})
 		return
 	}
 	writeJSON(w, http.StatusOK, decisionOf(o))

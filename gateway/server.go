@@ -31,13 +31,14 @@ type Gate interface {
 
 // Server serves the gateway: /mcp and /v1.
 type Server struct {
-	cfg    Config
-	gate   Gate
-	log    *slog.Logger
-	agents map[string]*agentOf
-	specs  []tools.Spec
-	mux    *http.ServeMux
-	mcp    map[string]http.Handler // agent name → its MCP handler
+	cfg     Config
+	gate    Gate
+	cardURL func(ctx context.Context, id string) string
+	log     *slog.Logger
+	agents  map[string]*agentOf
+	specs   []tools.Spec
+	mux     *http.ServeMux
+	mcp     map[string]http.Handler // agent name → its MCP handler
 
 	mu  sync.Mutex
 	srv *http.Server
@@ -52,7 +53,10 @@ type Deps struct {
 	// Serves reports whether this process shows cards of a platform; nil
 	// means every platform.
 	Serves func(platform string) bool
-	Log    *slog.Logger
+	// CardURL gives the address of a waiting call's card on its
+	// platform, "" where there is none; nil gives none.
+	CardURL func(ctx context.Context, id string) string
+	Log     *slog.Logger
 }
 
 // New checks the configuration and builds the gateway; it does not
@@ -67,6 +71,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Log == nil {
 		deps.Log = slog.Default()
 	}
+	if deps.CardURL == nil {
+		deps.CardURL = func(context.Context, string) string { return "" }
+	}
 	specs := deps.Gate.Specs()
 	names := make([]string, len(specs))
 	for i, s := range specs {
@@ -76,7 +83,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, gate: deps.Gate, log: deps.Log.With("component", "gateway"), agents: ags, specs: specs, mcp: map[string]http.Handler{}}
+	s := &Server{cfg: cfg, gate: deps.Gate, cardURL: deps.CardURL, log: deps.Log.With("component", "gateway"), agents: ags, specs: specs, mcp: map[string]http.Handler{}}
 	for name, a := range ags {
 		s.mcp[name] = s.mcpHandler(a)
 	}

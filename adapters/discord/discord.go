@@ -187,7 +187,7 @@ func (a *Adapter) Name() string { return "discord" }
 // gateway's state. It has no streamed answer and no personal inbox (the
 // /countersign pending command answers privately instead).
 func (a *Adapter) Extras() adapters.Extras {
-	return adapters.Extras{Buttons: true, Forms: true, Status: a, Undelivered: a, Link: a}
+	return adapters.Extras{Buttons: true, Forms: true, Status: a, Undelivered: a, Link: a, Permalink: a}
 }
 
 // Addr is the interactions endpoint's address once Run has started it

@@ -2,6 +2,7 @@ package discord
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -130,4 +131,15 @@ func (a *Adapter) roleNames(ctx context.Context, guild string) map[string]string
 	}
 	a.names.roles.Add(guild, m)
 	return m
+}
+
+// Permalink is the address of a posted message: Discord's own form,
+// /channels/<guild>/<channel or thread>/<message> (adapters.Permalinker).
+func (a *Adapter) Permalink(ctx context.Context, to adapters.Place, ref string) (string, error) {
+	a.names.init()
+	guild := a.guildOf(ctx, to)
+	if guild == "" {
+		return "", fmt.Errorf("discord: no guild known for channel %s", to.Channel)
+	}
+	return "https://discord.com/channels/" + guild + "/" + where(to) + "/" + ref, nil
 }

@@ -72,3 +72,21 @@ func TestNamesNotIDs(t *testing.T) {
 		t.Errorf("GET roles %d times, GET users %d times; want 1 and 2 (each id once): %q", roles, users, slices.Compact(fake.Requests()))
 	}
 }
+
+// TestPermalink: a posted card's address is Discord's own message link,
+// in its guild and thread (the gateway's card_url).
+func TestPermalink(t *testing.T) {
+	fake := discordtest.New(t)
+	a := newAdapter(t, fake, Config{})
+	ch := fake.AddChannel("ops")
+	p := adapters.Place{Channel: ch, Thread: ch}
+	card := adaptertest.PendingCard("a1b2c3")
+	ref, err := a.Post(context.Background(), p, adapters.Content{Card: &card})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.Extras().Permalink.Permalink(context.Background(), p, ref)
+	if want := "https://discord.com/channels/" + discordtest.GuildID + "/" + ch + "/" + ref; err != nil || got != want {
+		t.Errorf("Permalink = %q, %v; want %q", got, err, want)
+	}
+}

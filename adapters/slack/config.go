@@ -144,7 +144,7 @@ func envName(s string) bool {
 // slack.streaming), the App Home, the count of sends given up, and the
 // connection's state.
 func (a *Adapter) Extras() adapters.Extras {
-	x := adapters.Extras{Buttons: true, Forms: true, Home: a, Undelivered: a, Link: a}
+	x := adapters.Extras{Buttons: true, Forms: true, Home: a, Undelivered: a, Link: a, Permalink: a}
 	if on(a.cfg.Status) {
 		x.Status = a
 	}

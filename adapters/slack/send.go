@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/countersign/countersign/adapters"
 	slackapi "github.com/slack-go/slack"
@@ -127,4 +128,14 @@ func (a *Adapter) tell(ctx context.Context, o adapters.Owed) error {
 	}
 	_, err := a.Post(ctx, o.Place, adapters.Content{Text: text})
 	return err
+}
+
+// Permalink is the address of a posted message (chat.getPermalink), for
+// the gateway's card_url (adapters.Permalinker).
+func (a *Adapter) Permalink(ctx context.Context, to adapters.Place, ref string) (string, error) {
+	link, err := a.api.GetPermalinkContext(ctx, &slackapi.PermalinkParameters{Channel: to.Channel, Ts: ref})
+	if err != nil {
+		return "", fmt.Errorf("slack: the address of message %s in %s: %w", ref, to.Channel, err)
+	}
+	return link, nil
 }

@@ -16,7 +16,7 @@ import (
 // startGateway serves the gateway (gateway.listen): other agents' calls
 // enter the bot's gate, and their cards show through its adapters.
 func startGateway(cfg gateway.Config, b *bot.Bot, log *slog.Logger) (*gateway.Server, error) {
-	gw, err := gateway.New(cfg, gateway.Deps{Gate: b.Agent(), Getenv: os.Getenv, Serves: b.Serves, Log: log})
+	gw, err := gateway.New(cfg, gateway.Deps{Gate: b.Agent(), Getenv: os.Getenv, Serves: b.Serves, CardURL: b.CardURL, Log: log})
 	if err != nil {
 		return nil, err
 	}

@@ -598,6 +598,16 @@ gateway:
 
 	fake.Acked(t, fake.Click(alice, slackChannel, card.TS, slack.ActionApprove, id))
 	heard(": 1 of 2")
+	// The approval API says where the card waits, as a Slack link.
+	req, err := http.NewRequest(http.MethodGet, g.base+"/v1/calls/"+id+"?wait=0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+ciToken)
+	want := "https://fake.slack.test/archives/" + slackChannel + "/p" + strings.ReplaceAll(card.TS, ".", "")
+	if code, m := g.do(req); code != http.StatusAccepted || m["card_url"] != want {
+		t.Errorf("GET /v1/calls/%s = %d %v; want 202 with card_url %s", id, code, m, want)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "tmp_a")); err != nil {
 		t.Fatal("one approval of two ran the call")
 	}

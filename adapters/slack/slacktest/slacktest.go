@@ -338,6 +338,13 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, method string)
 		s.postMessage(w, r)
 	case "chat.update":
 		s.update(w, r)
+	case "chat.getPermalink":
+		ch, ts := r.FormValue("channel"), r.FormValue("message_ts")
+		if _, ok := s.Message(ch, ts); !ok {
+			fail(w, "message_not_found")
+			return
+		}
+		reply(w, map[string]any{"channel": ch, "permalink": "https://fake.slack.test/archives/" + ch + "/p" + strings.ReplaceAll(ts, ".", "")})
 	case "chat.postEphemeral":
 		s.mu.Lock()
 		s.ephemerals = append(s.ephemerals, Ephemeral{Channel: r.FormValue("channel"), Thread: r.FormValue("thread_ts"), User: r.FormValue("user"), Text: r.FormValue("text"), Via: "chat.postEphemeral"})

@@ -40,8 +40,24 @@ func (m *Metrics) MeterAdapter(ad adapters.Adapter) adapters.Adapter {
 		m.chatOp(ma.platform, "publish_home")
 		m.chatOp(ma.platform, "member")
 	}
+	if x.Permalink != nil {
+		x.Permalink = meteredPermalink{ma, x.Permalink}
+		m.chatOp(ma.platform, "permalink")
+	}
 	ma.extras = x
 	return ma
+}
+
+// meteredPermalink counts the look-ups of a card's address.
+type meteredPermalink struct {
+	a *meteredAdapter
+	p adapters.Permalinker
+}
+
+func (p meteredPermalink) Permalink(ctx context.Context, to adapters.Place, ref string) (string, error) {
+	link, err := p.p.Permalink(ctx, to, ref)
+	p.a.called("permalink", err)
+	return link, err
 }
 
 // Extras are the wrapped adapter's, those that call the platform metered.

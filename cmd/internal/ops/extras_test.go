@@ -30,7 +30,12 @@ func (e *everyExtra) called(name string) int {
 }
 
 func (e *everyExtra) Extras() adapters.Extras {
-	return adapters.Extras{Buttons: true, Forms: true, Status: e, Stream: e, WholeText: true, Home: e, Undelivered: e, Link: e}
+	return adapters.Extras{Buttons: true, Forms: true, Status: e, Stream: e, WholeText: true, Home: e, Undelivered: e, Link: e, Permalink: e}
+}
+
+func (e *everyExtra) Permalink(context.Context, adapters.Place, string) (string, error) {
+	e.hit("Permalink")
+	return "https://chat.test/p1", nil
 }
 
 func (e *everyExtra) SetStatus(context.Context, adapters.Place, string) error {
