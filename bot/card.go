@@ -194,6 +194,11 @@ func headline(a *approval.Approval, question string, votes approval.Progress) st
 	case approval.Running:
 		return "Running: approved" + by
 	case approval.Done:
+		if r := a.Result; r != nil && !r.Executed {
+			// Another agent's call to decide (gateway /v1/decide, a hook):
+			// approved here, run by the agent itself.
+			return "Approved" + by + ": the agent runs it"
+		}
 		return "Ran: approved" + by
 	case approval.Failed:
 		if r := a.Result; r != nil && strings.HasPrefix(r.Error, "stopped by ") {

@@ -513,6 +513,10 @@ func TestGatewayHookClaudeCode(t *testing.T) {
 	if g.exists("notes.txt") {
 		t.Fatal("an approved hook call was run by Countersign; Claude Code runs it itself")
 	}
+	// Its card does not claim a run that happened elsewhere.
+	if !testenv.Within(10*time.Second, func() bool { return strings.Contains(g.out.String(), "Approved by carol: the agent runs it") }) {
+		t.Errorf("the approved hook call's card does not say the agent runs it:\n%s", g.out.String())
+	}
 }
 
 // TestGatewayMCPSlack: the official SDK client's rm -rf ./tmp_* waits on a
