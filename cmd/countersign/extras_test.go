@@ -29,8 +29,8 @@ func TestConfigCheckSaysExtras(t *testing.T) {
 		want   string
 	}{
 		{"terminal", false, "", "# terminal extras: stream; lacks buttons (cards show the words to type: approve <id>, cancel <id> [reason]), forms ("},
-		{"slack", true, "", "# slack extras: buttons, forms, status, stream, home, undelivered, link\n"},
-		{"slack with its status off", true, noStatus, "# slack extras: buttons, forms, stream, home, undelivered, link; lacks status (what a turn does is posted as messages)\n"},
+		{"slack", true, "", "# slack extras: buttons, forms, status, stream, home, undelivered, link, permalink\n"},
+		{"slack with its status off", true, noStatus, "# slack extras: buttons, forms, stream, home, undelivered, link, permalink; lacks status (what a turn does is posted as messages)\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
