@@ -168,6 +168,54 @@ bot:
 	if _, err := os.Stat(filepath.Join(dir, "log_2")); err != nil {
 		t.Error("the edit did not narrow the delete: log_2 is gone")
 	}
+	// The model's next request holds one result for its call, naming the
+	// edit and what ran (issue 24).
+	threadHas(t, fake, thread, "Bob changed the call; I will wait for its card.")
+	reqs := model.Requests()
+	var results []string
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if m.Role == "tool" && m.ToolCallID == "call-3" {
+			results = append(results, m.Content)
+		}
+	}
+	if len(results) != 1 || !strings.Contains(results[0], "rm -f ./log_1") || !strings.Contains(results[0], "bob") {
+		t.Errorf("the model got %d results for its edited call, want one naming bob's edit and what ran: %q", len(results), results)
+	}
+
+	// The requester's own edit, typed: a new card that needs its two
+	// approvals, whoever the requester is; nothing runs at once.
+	model.Push(
+		agenttest.Calls(agenttest.Call("call-4", "execute_command", `{"command":"rm -f ./log_*","risk_level":"low"}`)),
+		agenttest.Text("Done with the logs."),
+	)
+	fake.Say(alice, slackChannel, thread, "and the rest of the logs")
+	var card5 slacktest.Message
+	fake.Wait(t, "the third card for the logs", func() bool {
+		for _, m := range cards(fake, thread) {
+			if m.TS != card3.TS && strings.Contains(slacktest.View(m), "rm -f ./log_*") && strings.Contains(string(m.Blocks), slack.ActionApprove) {
+				card5 = m
+				return true
+			}
+		}
+		return false
+	})
+	fake.Say(alice, slackChannel, thread, "edit "+approvalID(t, card5)+" rm -f ./log_2")
+	var card6 slacktest.Message
+	fake.Wait(t, "the requester's edited card", func() bool {
+		for _, m := range cards(fake, thread) {
+			if strings.Contains(slacktest.View(m), "rm -f ./log_2") && strings.Contains(string(m.Blocks), slack.ActionApprove) {
+				card6 = m
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := os.Stat(filepath.Join(dir, "log_2")); err != nil {
+		t.Fatal("the requester's edit ran at once")
+	}
+	if v := slacktest.View(card6); !strings.Contains(v, "Needs two approvals") {
+		t.Errorf("the requester's edited card does not need its two approvals:\n%s", v)
+	}
 }
 
 // TestSlackAppHome: opening the App Home shows the person the cards they
