@@ -51,7 +51,7 @@ func (b *Bot) command(ctx context.Context, in inbound, conv approval.Conversatio
 	}
 	d, ok := b.direct(verb)
 	if !ok {
-		b.say(ctx, conv, "I do not know "+verb+". !help lists the commands.")
+		b.say(ctx, conv, unknownCommand(verb))
 		return
 	}
 	if d.Off != "" {
@@ -65,11 +65,11 @@ func (b *Bot) command(ctx context.Context, in inbound, conv approval.Conversatio
 	}
 	raw, err := json.Marshal(args)
 	if err != nil {
-		b.fail(ctx, conv, "I could not read that command", err)
+		b.fail(ctx, conv, unreadableCommand(), err)
 		return
 	}
 	if err := b.agent.Direct(ctx, conv, user, d.Tool, raw); err != nil {
-		b.fail(ctx, conv, "I could not run "+verb, err)
+		b.fail(ctx, conv, cannotRunCommand(verb), err)
 	}
 }
 
@@ -80,12 +80,12 @@ func (b *Bot) cancelTurn(ctx context.Context, conv approval.Conversation, in inb
 	t, ok := b.turns[conv.Key()]
 	b.mu.Unlock()
 	if !ok {
-		b.say(ctx, conv, "No turn of the model is in flight in this conversation; nothing to cancel.")
+		b.say(ctx, conv, noTurn())
 		return
 	}
 	t.cancel(agent.Cancelled(in.User.Display()))
 	b.log.Info("a turn was cancelled", "conversation", conv.Key(), "by", in.User.ID)
-	b.say(ctx, conv, "Cancelled the model's turn, as "+in.User.Display()+" asked; a command it was running is stopped, and the audit log records it. Cards it posted stay until decided or expired.")
+	b.say(ctx, conv, turnCancelled(in.User.Display()))
 }
 
 // direct finds the tool command called verb.
@@ -142,19 +142,19 @@ const pendingShown = 25
 func (b *Bot) pending(ctx context.Context, platform string, conv approval.Conversation) {
 	list, err := b.store.ListPending(ctx, platform, conv.Channel, pendingShown)
 	if err != nil {
-		b.fail(ctx, conv, "I could not list the pending approvals", err)
+		b.fail(ctx, conv, pendingUnlisted(), err)
 		return
 	}
 	n, err := b.store.CountPending(ctx, platform, conv.Channel)
 	if err != nil {
-		b.fail(ctx, conv, "I could not count the pending approvals", err)
+		b.fail(ctx, conv, pendingUncounted(), err)
 		return
 	}
 	// The two reads are not one snapshot: one created in between is
 	// listed, so the count is at least the list.
 	n = max(n, len(list))
 	if n == 0 {
-		b.say(ctx, conv, "No approvals are waiting in this channel.")
+		b.say(ctx, conv, noPending())
 		return
 	}
 	list = list[:min(len(list), pendingShown)]

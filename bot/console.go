@@ -201,7 +201,7 @@ func (b *Bot) ConsoleDecide(ctx context.Context, who ConsoleUser, d adapters.Dec
 		if d.Approve {
 			verb = approval.DecisionApprove
 		}
-		b.refuseClick(in, a, verb, why, "You cannot "+string(verb)+" "+a.ID+" here: "+why+". Decide in the channel, or type !login there. Nothing changed.")
+		b.refuseClick(in, a, verb, why, cannotInConsole(verb, a.ID, why))
 		return r.answer(), nil
 	}
 	b.inflight.Add(1)
@@ -265,16 +265,15 @@ func (b *Bot) consoleTarget(ctx context.Context, id string) (*approval.Approval,
 // login answers !login privately with the console's one-time link.
 func (b *Bot) login(in inbound) {
 	if b.loginLink == nil {
-		b.notify(in, "The web console is not configured here (console.listen); nothing to sign in to.")
+		b.notify(in, consoleOff())
 		return
 	}
 	ctx, cancel := context.WithTimeout(b.work, checkTimeout*4)
 	defer cancel()
 	link, err := b.loginLink(ctx, ConsoleUser{Platform: in.platform, User: in.User, Channel: in.Place.Channel})
 	if err != nil {
-		b.failPrivate(in, "I could not make a sign-in link just now", err)
+		b.failPrivate(in, loginUnmade(), err)
 		return
 	}
-	b.notify(in, "Your sign-in link for the web console, valid for 5 minutes and once: "+link+"\n"+
-		"It signs you in as "+in.User.Display()+" of "+in.platform+"; do not share it.")
+	b.notify(in, loginLink(link, in.User.Display(), in.platform))
 }

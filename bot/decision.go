@@ -44,11 +44,11 @@ func (b *Bot) decision(in inbound) {
 	}
 	a, err := b.check(in, d.ApprovalID)
 	if errors.Is(err, approval.ErrNotFound) {
-		b.refuseClick(in, nil, verb, "no approval has that id", "There is no approval "+d.ApprovalID+" (it may have been cleaned up).")
+		b.refuseClick(in, nil, verb, "no approval has that id", noApproval(d.ApprovalID))
 		return
 	}
 	if err != nil {
-		b.failPrivate(in, "I could not check that decision just now, so nothing changed; try again in a moment", err)
+		b.failPrivate(in, decisionUncheckable(), err)
 		return
 	}
 	if a == nil {
@@ -81,15 +81,6 @@ func (b *Bot) decision(in inbound) {
 	b.decide(in, d)
 }
 
-// needReason tells a person whose decision needs a reason how to give one.
-func needReason(id string, approve bool) string {
-	verb := "cancel"
-	if approve {
-		verb = "approve"
-	}
-	return "A reason is required to " + verb + " " + id + ": type `" + verb + " " + id + " <reason>` (or give one in the box the button opens). Nothing changed."
-}
-
 // approve counts an allowed approval (agent.Approve: every approval goes
 // through the store's count, one needed or several) and tells the person
 // privately what came of it when the card alone does not.
@@ -100,38 +91,29 @@ func (b *Bot) approve(in inbound, d adapters.Decision, a *approval.Approval, req
 		By: by, At: b.now(), Reason: strings.TrimSpace(d.Reason), Need: req.Need, SelfApproval: !pol.secondPerson(),
 	})
 	if errors.Is(err, agent.ErrNotStarted) {
-		b.failPrivate(in, "Your approval of "+d.ApprovalID+" is recorded, but I could not start the operation just now, so it did not run; "+
-			"its card will say so shortly, and it can be asked for again", err)
+		b.failPrivate(in, approvalNotStarted(d.ApprovalID), err)
 		return
 	}
 	if err != nil {
-		b.failPrivate(in, "Your approval of "+d.ApprovalID+" may not have been recorded, and nothing ran; look at its card again in a moment", err)
+		b.failPrivate(in, approvalUnrecorded(d.ApprovalID), err)
 		return
 	}
 	mention := b.mention(a.Conversation.Platform)
 	switch {
 	case res.Reasked:
-		s := "Nothing ran: since the card was posted, " + res.Changed + "."
-		if res.Reset > 0 {
-			verb := " no longer count, since they approved"
-			if res.Reset == 1 {
-				verb = " no longer counts, since it approved"
-			}
-			s += " The " + plural(res.Reset, "approval") + " given before" + verb + " what the card showed then."
-		}
-		b.notify(in, s+" The card shows what the call would touch now; look again, and approve or cancel it.")
+		b.notify(in, reasked(res.Changed, res.Reset))
 	case res.Refused == approval.RefusedRequester:
-		b.notify(in, rules.Refusal(req, res.Progress, rules.Requester, mention)+" Nothing changed.")
+		b.notify(in, requesterRefused(req, res.Progress, mention))
 	case res.Refused == approval.RefusedRepeat:
-		b.notify(in, rules.Refusal(req, res.Progress, rules.Repeat, mention))
+		b.notify(in, repeatRefused(req, res.Progress, mention))
 	case !res.Won && !res.Counted && res.Approval != nil:
 		b.notify(in, alreadyDecided(res.Approval))
 	case res.Won && res.Approval != nil && res.Approval.State == approval.Expired:
 		// The deadline passed between the card and the click: the
 		// approval expired instead, and this person should know.
-		b.notify(in, "Approval "+d.ApprovalID+" expired before your approval arrived, so it did not run.")
+		b.notify(in, expiredBeforeApproval(d.ApprovalID))
 	case res.Counted && !res.Won:
-		b.notify(in, "Your approval of "+d.ApprovalID+" is counted: "+rules.Card(req, res.Progress, mention))
+		b.notify(in, approvalCounted(d.ApprovalID, req, res.Progress, mention))
 	}
 }
 
@@ -143,7 +125,7 @@ func (b *Bot) approve(in inbound, d adapters.Decision, a *approval.Approval, req
 // adapter, for typed words as for clicks.
 func (b *Bot) refusal(in inbound, a *approval.Approval, verb approval.AuditDecision) (why, notice string) {
 	if a.Conversation.Platform != in.platform || a.Conversation.Channel != in.Place.Channel && !decidedElsewhere(a, in) {
-		return "decision from another channel", "That approval belongs to another channel; decide on it there. Nothing changed."
+		return "decision from another channel", otherChannel()
 	}
 	req := b.requirement(a)
 	kind := rules.NotApprover
@@ -158,22 +140,22 @@ func (b *Bot) refusal(in inbound, a *approval.Approval, verb approval.AuditDecis
 	if g := uncheckedGroups(in.User); g != "" && !in.User.Outsider {
 		// The platform could not say whether they are in a group that
 		// might allow it: one notice says so (the adapter sends none).
-		why = "I could not check whether you are in the user group " + g + ", so a decision that needs that group is refused until the platform answers; try again in a minute"
-		return why, "You cannot " + string(verb) + " " + a.ID + " just now: " + why + ". Nothing changed."
+		why = groupUnchecked(g)
+		return why, cannotJustNow(verb, a.ID, why)
 	}
 	if verb == approval.DecisionStop && !in.User.Outsider {
-		why = "only the person who asked for it or an approver of this call can stop it"
-		return why, "You cannot stop " + a.ID + ": " + why + " (" + rules.Who(req.Approvers, b.mention(a.Conversation.Platform)) + "). Nothing changed."
+		why = stopNotAllowed()
+		return why, cannotStop(a.ID, why, rules.Who(req.Approvers, b.mention(a.Conversation.Platform)))
 	}
 	if in.User.Outsider || strings.TrimSpace(in.User.ID) == "" {
-		return why, "You cannot " + string(verb) + " " + a.ID + ": " + why + ". Nothing changed."
+		return why, cannot(verb, a.ID, why)
 	}
 	// The refusal names who can decide.
 	var p approval.Progress
 	if kind == rules.Requester {
 		p = b.progress(a)
 	}
-	return why, "You cannot " + string(verb) + " " + a.ID + ": " + rules.Refusal(req, p, kind, b.mention(a.Conversation.Platform)) + " Nothing changed."
+	return why, cannotBy(verb, a.ID, rules.Refusal(req, p, kind, b.mention(a.Conversation.Platform)))
 }
 
 // adoptRef records the card a click was made on as its approval's card,
@@ -211,7 +193,7 @@ func (b *Bot) resolveID(in inbound, d adapters.Decision) (string, string) {
 		list, err := b.store.ListPending(ctx, in.platform, in.Place.Channel, 0)
 		if err != nil {
 			b.log.Error("list pending approvals for a typed decision", "err", err)
-			return "", "I could not look up the waiting cards just now, so nothing changed; try again in a moment, or give the card's full id."
+			return "", waitingUnfound()
 		}
 		verb := approval.DecisionCancel
 		if d.Approve {
@@ -224,29 +206,29 @@ func (b *Bot) resolveID(in inbound, d adapters.Decision) (string, string) {
 		}
 		switch len(found) {
 		case 0:
-			return "", "No card in this conversation waits for your decision; nothing changed."
+			return "", nothingWaitsHere()
 		case 1:
 			return found[0], ""
 		}
-		return "", "Several cards wait for you here (" + strings.Join(found, ", ") + "); name one: approve <id> or cancel <id> [reason]. Nothing changed."
+		return "", severalWaitForYou(found)
 	}
 	// The store's id index: any number pending, two asked for to tell one
 	// card from several (and up to five named when several match).
 	list, err := b.store.FindPending(ctx, in.platform, in.Place.Channel, d.ApprovalID, 5)
 	if err != nil {
 		b.log.Error("find a pending approval by a shortened id", "err", err)
-		return "", "I could not look up the waiting cards just now, so nothing changed; try again in a moment, or give the card's full id."
+		return "", waitingUnfound()
 	}
 	for _, a := range list {
 		found = append(found, a.ID)
 	}
 	switch len(found) {
 	case 0:
-		return "", "There is no approval " + oneLine(d.ApprovalID, 40) + " waiting in this channel. Copy the id from the card; nothing changed."
+		return "", noWaitingID(d.ApprovalID)
 	case 1:
 		return found[0], ""
 	}
-	return "", "\"" + d.ApprovalID + "\" starts several ids (" + strings.Join(found, ", ") + "); give more of it. Nothing changed."
+	return "", ambiguousID(d.ApprovalID, found)
 }
 
 // check reads the approval a decision names and asks the shared store
@@ -283,40 +265,23 @@ func (b *Bot) decide(in inbound, d adapters.Decision) {
 	by := approval.User{ID: in.User.ID, Name: in.User.Display()}
 	res, err := b.agent.Cancel(b.work, d.ApprovalID, by, d.Reason)
 	if errors.Is(err, agent.ErrNotStarted) {
-		b.failPrivate(in, "Your approval of "+d.ApprovalID+" is recorded, but I could not start the operation just now, so it did not run; "+
-			"its card will say so shortly, and it can be asked for again", err)
+		b.failPrivate(in, approvalNotStarted(d.ApprovalID), err)
 		return
 	}
 	if err != nil {
-		b.failPrivate(in, "Your decision on "+d.ApprovalID+" may not have been recorded, and nothing ran; look at its card again in a moment", err)
+		b.failPrivate(in, decisionUnrecorded(d.ApprovalID), err)
 		return
 	}
 	switch {
 	case res.Reasked:
-		b.notify(in, "Nothing ran: since the card was posted, "+res.Changed+". The card shows what the call would touch now; look again, and approve or cancel it.")
+		b.notify(in, reasked(res.Changed, 0))
 	case !res.Won && res.Approval != nil:
 		b.notify(in, alreadyDecided(res.Approval))
 	case d.Approve && res.Approval != nil && res.Approval.State == approval.Expired:
 		// The deadline passed between the card and the click: the
 		// approval expired instead, and this person should know.
-		b.notify(in, "Approval "+d.ApprovalID+" expired before your approval arrived, so it did not run.")
+		b.notify(in, expiredBeforeApproval(d.ApprovalID))
 	}
-}
-
-func alreadyDecided(a *approval.Approval) string {
-	s := "Approval " + a.ID + " is already " + string(a.State)
-	if a.State == approval.Expired {
-		if !a.DecidedAt.IsZero() {
-			s += " (at " + a.DecidedAt.UTC().Format(stamp) + ")"
-		}
-	} else if a.DecidedBy != nil {
-		s += " (by " + a.DecidedBy.Display()
-		if !a.DecidedAt.IsZero() {
-			s += " at " + a.DecidedAt.UTC().Format(stamp)
-		}
-		s += ")"
-	}
-	return s + "; nothing changed."
 }
 
 // refuseClick tells the person privately why their decision changed

@@ -8,7 +8,6 @@ import (
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
-	"github.com/countersign/countersign/tools"
 )
 
 // Edit before approve (issues 19 and 24): an approver of a waiting card,
@@ -41,7 +40,7 @@ func (b *Bot) edit(ctx context.Context, in inbound, rest string) {
 	id, op, _ := strings.Cut(strings.TrimSpace(rest), " ")
 	op = strings.TrimSpace(op)
 	if id == "" || op == "" {
-		b.notify(in, "Usage: edit <id> <the operation as it should run>. Nothing changed.")
+		b.notify(in, editUsage())
 		return
 	}
 	d := adapters.Decision{ApprovalID: strings.ToLower(id)}
@@ -57,11 +56,11 @@ func (b *Bot) edit(ctx context.Context, in inbound, rest string) {
 	a, err := b.store.Get(rctx, d.ApprovalID)
 	cancel()
 	if err != nil {
-		b.notify(in, "There is no approval "+d.ApprovalID+" to edit; nothing changed.")
+		b.notify(in, noApprovalToEdit(d.ApprovalID))
 		return
 	}
 	if why, notice := b.refusal(in, a, approval.DecisionCancel); why != "" {
-		b.refuseClick(in, a, "edit", why, strings.Replace(notice, "You cannot cancel", "You cannot edit", 1))
+		b.refuseClick(in, a, "edit", why, cannotEdit(notice))
 		return
 	}
 	if a.State != approval.Pending {
@@ -70,12 +69,12 @@ func (b *Bot) edit(ctx context.Context, in inbound, rest string) {
 	}
 	direct, ok := b.directOf(a.Tool)
 	if !ok {
-		b.notify(in, "A "+a.Tool+" call cannot be edited here (the tool has no command form); cancel it and ask again. Nothing changed.")
+		b.notify(in, notEditable(a.Tool))
 		return
 	}
 	parsed, usage := direct.Parse(op)
 	if usage != "" {
-		b.notify(in, usage+" Nothing changed.")
+		b.notify(in, editMisread(usage))
 		return
 	}
 	// What the edit does not say is kept (a command's folder, a query's
@@ -87,14 +86,14 @@ func (b *Bot) edit(ctx context.Context, in inbound, rest string) {
 	}
 	raw, err := json.Marshal(args)
 	if err != nil {
-		b.notify(in, "I could not read that operation; nothing changed.")
+		b.notify(in, unreadableOperation())
 		return
 	}
 	by := approval.User{ID: in.User.ID, Name: in.User.Display()}
 	res, err := b.agent.Edit(b.work, a.ID, by, raw)
 	switch {
 	case err != nil:
-		b.failPrivate(in, "I could not edit "+a.ID+", so nothing changed; try again in a moment", err)
+		b.failPrivate(in, editFailed(a.ID), err)
 	case res.Result != nil && !res.Won:
 		// The gate refused the edited call (blocked, too large): the
 		// card still waits as it was.
@@ -102,20 +101,6 @@ func (b *Bot) edit(ctx context.Context, in inbound, rest string) {
 	case !res.Won && res.Old != nil:
 		b.notify(in, alreadyDecided(res.Old))
 	case res.Won && res.New == nil:
-		b.notify(in, "Approval "+a.ID+" is replaced by your edit, but the new card could not be made, so nothing will run; ask again in a moment.")
+		b.notify(in, editLostCard(a.ID))
 	}
-}
-
-// editRefused tells an editor why the gate refused their edited call.
-func editRefused(id string, r tools.Result) string {
-	why := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(r.Message), tools.DidNotRun))
-	if r.Status == tools.StatusBlocked {
-		why = "the edited operation is blocked by policy"
-		if r.Reason != "" {
-			why += ": " + r.Reason
-		}
-	} else if r.Error != "" {
-		why = strings.TrimSuffix(why, ".") + ": " + r.Error
-	}
-	return "Your edit of " + id + " was refused, so nothing changed and the card still waits as it was: " + strings.TrimSuffix(why, ".") + "."
 }

@@ -263,8 +263,7 @@ func (b *Bot) recover(in inbound) {
 		return
 	}
 	at := in.acceptedAt.UTC().Format(stamp)
-	text := "I stopped (a restart or a crash) before I finished your message of " + at + " \"" + oneLine(in.Text, 60) +
-		"\", so it was not acted on, or only in part. Check what it would have done, and send it again if you still want it."
+	text := interrupted(at, in.Text)
 	if err := b.notifyErr(in, in.User.Display()+": "+text); err != nil {
 		// The platform did not take the notice: say it in the
 		// conversation, by name, where everyone sees it.

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"time"
 
@@ -51,7 +50,7 @@ func (b *Bot) enqueue(e inbound, command bool) {
 		b.mu.Unlock()
 		b.later(e, func() {
 			defer b.done(e)
-			b.notify(e, "I am still working on your earlier messages here; send this again in a moment.")
+			b.notify(e, stillWorking())
 		})
 		return
 	}
@@ -79,7 +78,7 @@ func (b *Bot) drain(key string, q *queue, command bool) {
 		b.mu.Unlock()
 		if b.stopping.Load() {
 			b.log.Info("shutting down: a queued message is not handled", "event", e.ID, "channel", e.Place.Channel)
-			b.notify(e, "I am shutting down, so I did not act on your message \""+oneLine(e.Text, 60)+"\"; send it again once I am back.")
+			b.notify(e, shuttingDown(e.Text))
 			b.done(e)
 			continue
 		}
@@ -120,11 +119,10 @@ const waitTell = 3 * time.Second
 // stopped meanwhile: the sender is then told it was not acted on.
 func (b *Bot) enter(g *fifo.Gate, e inbound) (leave func(), ok bool) {
 	leave, err := g.Enter(b.work, waitTell, func(ahead int) {
-		b.notify(e, "Many requests are being handled just now: "+strconv.Itoa(ahead)+" more wait ahead of your \""+
-			oneLine(e.Text, 40)+"\" (it is number "+strconv.Itoa(ahead+1)+" in line). I will answer it in turn.")
+		b.notify(e, waitingAhead(e.Text, ahead))
 	})
 	if err != nil {
-		b.notify(e, "I stopped before I could start on your message \""+oneLine(e.Text, 60)+"\", so I did not act on it; send it again once I am back.")
+		b.notify(e, stoppedBeforeStart(e.Text))
 		return nil, false
 	}
 	return leave, true
@@ -147,7 +145,7 @@ func (b *Bot) message(ctx context.Context, in inbound, w *working) {
 	if err != nil {
 		// Fail closed: running a message twice can start a second turn and
 		// a second card for the same operation; not running it is told.
-		b.failPrivate(in, "I could not check whether this message was already being handled, so I did not act on it; if no answer follows, send it again", err)
+		b.failPrivate(in, deliveryUncheckable(), err)
 		return
 	}
 	if !first {

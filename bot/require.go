@@ -84,7 +84,7 @@ func (b *Bot) pendingFor(ctx context.Context, in inbound) {
 	list, err := b.store.ListPending(ctx, in.platform, in.Place.Channel, 0)
 	if err != nil {
 		b.log.Error("list the pending approvals for a person", "err", err)
-		b.notify(in, "I could not list the waiting cards just now; try again in a moment.")
+		b.notify(in, waitingUnlisted())
 		return
 	}
 	now := b.now()
@@ -101,12 +101,8 @@ func (b *Bot) pendingFor(ctx context.Context, in inbound) {
 			now.Sub(a.CreatedAt).Round(time.Second).String()+" ago; "+rules.Card(b.requirement(a), b.progress(a), b.mention(in.platform))+")")
 	}
 	if len(lines) == 0 {
-		b.notify(in, "No card in this channel waits for your decision.")
+		b.notify(in, nothingWaitsForYou())
 		return
 	}
-	verb := " wait"
-	if len(lines) == 1 {
-		verb = " waits"
-	}
-	b.notify(in, plural(len(lines), "card")+" in this channel"+verb+" for your decision:\n"+strings.Join(lines, "\n"))
+	b.notify(in, waitingForYou(lines))
 }

@@ -130,8 +130,7 @@ func (b *Bot) repeat(in inbound, where string) {
 	if in.Redelivered {
 		return
 	}
-	b.notify(in, "I had already received an event with this id ("+in.ID+"), so I did not act on it a second time; "+
-		"if you see no answer to it, send it again.")
+	b.notify(in, alreadyReceived(in.ID))
 }
 
 func (b *Bot) conv(in inbound) approval.Conversation {
@@ -143,7 +142,7 @@ func (b *Bot) conv(in inbound) approval.Conversation {
 func (b *Bot) safely(in inbound, f func()) {
 	defer func() {
 		if r := recover(); r != nil {
-			b.fail(b.work, b.conv(in), "Something went wrong handling that", fmt.Errorf("panic: %v", r))
+			b.fail(b.work, b.conv(in), somethingWentWrong(), fmt.Errorf("panic: %v", r))
 		}
 	}()
 	f()
@@ -201,14 +200,14 @@ func (b *Bot) fail(ctx context.Context, conv approval.Conversation, what string,
 func (b *Bot) failTo(ctx context.Context, out agent.Replier, conv approval.Conversation, what string, err error) {
 	ref := newRef()
 	b.log.Error(what, "err", err, "ref", ref, "conversation", conv.Key())
-	b.sayTo(ctx, out, conv, what+"; the details are in the log (ref "+ref+").")
+	b.sayTo(ctx, out, conv, failed(what, ref))
 }
 
 // failPrivate is fail for a notice only the sender of in sees.
 func (b *Bot) failPrivate(in inbound, what string, err error) {
 	ref := newRef()
 	b.log.Error(what, "err", err, "ref", ref, "platform", in.platform, "user", in.User.ID)
-	b.notify(in, what+"; the details are in the log (ref "+ref+").")
+	b.notify(in, failed(what, ref))
 }
 
 func newRef() string {

@@ -30,7 +30,7 @@ func (b *Bot) stopCall(in inbound, id string) {
 	}
 	switch {
 	case len(matches) > 1:
-		b.notify(in, "Several calls run here ("+strings.Join(matches, ", ")+"); name one: !stop <id>. Nothing changed.")
+		b.notify(in, severalRunning(matches))
 		return
 	case running == nil:
 		b.notify(in, b.notRunning(id))
@@ -42,32 +42,32 @@ func (b *Bot) stopCall(in inbound, id string) {
 	}
 	by := approval.User{ID: in.User.ID, Name: in.User.Display()}
 	if err := b.agent.Stop(b.work, running.ID, by); errors.Is(err, agent.ErrNotRunning) {
-		b.notify(in, "Approval "+running.ID+" has just finished; there was nothing left to stop.")
+		b.notify(in, justFinished(running.ID))
 		return
 	}
 	if running.Verdict.Decision == risk.Auto {
-		b.notify(in, "Stopping "+running.ID+" ("+oneLine(b.operation(running.Tool, running.Args), 60)+"): its processes are being killed. Its result follows in the conversation.")
+		b.notify(in, stoppingAuto(running.ID, b.operation(running.Tool, running.Args)))
 		return
 	}
-	b.notify(in, "Stopping "+running.ID+": its processes are being killed. The card will show how it ended.")
+	b.notify(in, stopping(running.ID))
 }
 
 // notRunning says why a stop request names nothing that runs here.
 func (b *Bot) notRunning(id string) string {
 	if id == "" {
-		return "No call of this conversation is running here; nothing to stop. Give its id: !stop <id>."
+		return nothingToStopHere()
 	}
 	ctx, cancel := context.WithTimeout(b.work, checkTimeout)
 	defer cancel()
 	if approval.ValidID(id) {
 		if a, err := b.store.Get(ctx, id); err == nil {
 			if a.State == approval.Running {
-				return "Approval " + id + " is running on another replica of the bot; ask there, or try again (the platform may send your request to it)."
+				return runsElsewhere(id)
 			}
-			return "Approval " + id + " is " + string(a.State) + ", not running; nothing to stop."
+			return notRunningNow(id, a.State)
 		}
 	}
-	return "No running call here has the id " + oneLine(id, 40) + "; nothing to stop."
+	return noRunningID(id)
 }
 
 // Abandon is for a forced quit, just before the process exits: it stops

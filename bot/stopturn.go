@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
@@ -63,7 +62,7 @@ func (b *Bot) stopTurn(in inbound) {
 		if !here(a.Conversation) {
 			continue
 		}
-		what := "the run of " + a.ID + " (" + oneLine(b.operation(a.Tool, a.Args), 60) + ")"
+		what := runOf(a.ID, b.operation(a.Tool, a.Args))
 		if why, notice := b.refusal(in, a, approval.DecisionStop); why != "" {
 			b.refuseClick(in, a, approval.DecisionStop, why, notice) // audited, and told to them alone
 			continue
@@ -79,16 +78,7 @@ func (b *Bot) stopTurn(in inbound) {
 	}
 
 	b.log.Info("the platform's stop", "platform", in.platform, "channel", in.Place.Channel, "thread", in.Place.Thread, "by", in.User.ID, "stopped", len(did), "failed", len(failed))
-	var text strings.Builder
-	if len(did) == 0 {
-		text.WriteString(by.Display() + " pressed Stop; nothing of mine was working here.")
-	} else {
-		text.WriteString(by.Display() + " stopped " + strings.Join(did, " and ") + ".")
-	}
-	if len(failed) > 0 {
-		text.WriteString(" I could not stop " + strings.Join(failed, " or ") + "; the details are in the log.")
-	}
 	ctx, cancel := context.WithTimeout(b.work, notifyTimeout)
 	defer cancel()
-	b.say(ctx, b.conv(in), text.String())
+	b.say(ctx, b.conv(in), stopped(by.Display(), did, failed))
 }
