@@ -182,37 +182,7 @@ func (p *cutProxy) setCut(cut bool) {
 // Redis is back, and then its own process records its own result, and the
 // model learns it.
 func TestOutcomeRecordedWhenRedisReturns(t *testing.T) {
-	defer agent.SetFinishRetry(20 * time.Millisecond)()
-	opt, err := redis.ParseURL(testenv.RedisURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, memoryBackend,
-		agenttest.Calls(agenttest.Call("c1", "run_job", `{"job":"reindex"}`)),
-		agenttest.Text("Reindexed."),
-	)
-	prefix := "agenttest-" + randomHex()
-	proxy := newCutProxy(t, opt.Addr)
-	viaProxy := *opt
-	viaProxy.Addr = proxy.ln.Addr().String()
-	viaProxy.MaxRetries = -1
-	store := redisstore.New(redis.NewClient(&viaProxy), redisstore.Options{Prefix: prefix, Now: e.clock.Now, Logger: quiet})
-	direct := redisstore.New(redis.NewClient(opt), redisstore.Options{Prefix: prefix, Now: e.clock.Now, Logger: quiet})
-	t.Cleanup(func() { _ = store.Close(); _ = direct.Close() })
-	e.job.release = make(chan struct{})
-	e.job.started = make(chan struct{}, 1)
-
-	a := e.agent(store)
-	if err := a.Handle(ctx, conv, alice, "reindex"); err != nil {
-		t.Fatalf("Handle: %v", err)
-	}
-	id := e.sink.Cards()[0].ID
-	decided := make(chan error, 1)
-	go func() {
-		_, err := approve(ctx, a, id, bob)
-		decided <- err
-	}()
-	<-e.job.started
+	e, proxy, direct, id, decided := approvedJobBehindACut(t)
 	proxy.setCut(true) // Redis goes away while the job runs
 	close(e.job.release)
 	// The job has ended; its outcome cannot be recorded: the record stays
@@ -348,37 +318,7 @@ func TestAbandonKillsAndRecords(t *testing.T) {
 // outcome replaces the sweep's guess in the record and on the card (the
 // turn was already told of the interruption by the sweep).
 func TestOwnOutcomeWinsOverASweep(t *testing.T) {
-	defer agent.SetFinishRetry(20 * time.Millisecond)()
-	opt, err := redis.ParseURL(testenv.RedisURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, memoryBackend,
-		agenttest.Calls(agenttest.Call("c1", "run_job", `{"job":"reindex"}`)),
-		agenttest.Text("Reindexed."),
-	)
-	prefix := "agenttest-" + randomHex()
-	proxy := newCutProxy(t, opt.Addr)
-	viaProxy := *opt
-	viaProxy.Addr = proxy.ln.Addr().String()
-	viaProxy.MaxRetries = -1
-	store := redisstore.New(redis.NewClient(&viaProxy), redisstore.Options{Prefix: prefix, Now: e.clock.Now, Logger: quiet})
-	direct := redisstore.New(redis.NewClient(opt), redisstore.Options{Prefix: prefix, Now: e.clock.Now, Logger: quiet})
-	t.Cleanup(func() { _ = store.Close(); _ = direct.Close() })
-	e.job.release = make(chan struct{})
-	e.job.started = make(chan struct{}, 1)
-
-	a := e.agent(store)
-	if err := a.Handle(ctx, conv, alice, "reindex"); err != nil {
-		t.Fatalf("Handle: %v", err)
-	}
-	id := e.sink.Cards()[0].ID
-	decided := make(chan error, 1)
-	go func() {
-		_, err := approve(ctx, a, id, bob)
-		decided <- err
-	}()
-	<-e.job.started
+	e, proxy, direct, id, decided := approvedJobBehindACut(t)
 	proxy.setCut(true) // the runner's Redis goes away while the job runs
 
 	// Past the lease, another replica takes the silent run for dead.
@@ -415,4 +355,45 @@ func TestOwnOutcomeWinsOverASweep(t *testing.T) {
 	if last := states[len(states)-1]; last != approval.Done {
 		t.Errorf("the card last showed %s (all: %v), want done", last, states)
 	}
+}
+
+// approvedJobBehindACut is the scene of the tests of a run whose Redis goes
+// away: an agent whose store reaches Redis through a proxy the test can
+// cut (proxy), a second store on the same keys that always reaches it
+// (direct), and an approved job (id) that has started and waits for
+// e.job.release; decided gets the approval's error once it returns.
+func approvedJobBehindACut(t *testing.T) (e *env, proxy *cutProxy, direct *redisstore.Store, id string, decided chan error) {
+	t.Helper()
+	t.Cleanup(agent.SetFinishRetry(20 * time.Millisecond))
+	opt, err := redis.ParseURL(testenv.RedisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = newEnv(t, memoryBackend,
+		agenttest.Calls(agenttest.Call("c1", "run_job", `{"job":"reindex"}`)),
+		agenttest.Text("Reindexed."),
+	)
+	prefix := "agenttest-" + randomHex()
+	proxy = newCutProxy(t, opt.Addr)
+	viaProxy := *opt
+	viaProxy.Addr = proxy.ln.Addr().String()
+	viaProxy.MaxRetries = -1
+	store := redisstore.New(redis.NewClient(&viaProxy), redisstore.Options{Prefix: prefix, Now: e.clock.Now, Logger: quiet})
+	direct = redisstore.New(redis.NewClient(opt), redisstore.Options{Prefix: prefix, Now: e.clock.Now, Logger: quiet})
+	t.Cleanup(func() { _ = store.Close(); _ = direct.Close() })
+	e.job.release = make(chan struct{})
+	e.job.started = make(chan struct{}, 1)
+
+	a := e.agent(store)
+	if err := a.Handle(ctx, conv, alice, "reindex"); err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	id = e.sink.Cards()[0].ID
+	decided = make(chan error, 1)
+	go func() {
+		_, err := approve(ctx, a, id, bob)
+		decided <- err
+	}()
+	<-e.job.started
+	return e, proxy, direct, id, decided
 }
