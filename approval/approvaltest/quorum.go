@@ -515,34 +515,12 @@ func testQuorumRaceCancel(t *testing.T, open func() approval.Quorum) {
 // the timer. It reports the median and the 99th percentile of the two
 // votes together as median-µs and p99-µs.
 func BenchApprove(b *testing.B, s approval.Store) {
-	q := s
-	ctx := context.Background()
-	ids := make([]string, 0, b.N)
-	prefix := randHex(4)
-	for i := range b.N {
-		a := Sample(fmt.Sprint("bench-quorum-", prefix, "-", i))
-		a.Conversation.Channel = "bench-" + prefix
-		got, _, err := s.Create(ctx, a)
-		if err != nil {
-			b.Fatalf("Create: %v", err)
-		}
-		ids = append(ids, got.ID)
-	}
-	at := t0.Add(time.Minute)
-	took := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := range b.N {
-		start := time.Now()
-		if r, err := q.Approve(ctx, ids[i], vote("bob", at, 2)); err != nil || !r.Counted || r.Won {
+	benchEach(b, s, "bench-quorum", func(ctx context.Context, id string, at time.Time) {
+		if r, err := s.Approve(ctx, id, vote("bob", at, 2)); err != nil || !r.Counted || r.Won {
 			b.Fatalf("first vote = %+v, %v", r, err)
 		}
-		if r, err := q.Approve(ctx, ids[i], vote("carol", at, 2)); err != nil || !r.Won {
+		if r, err := s.Approve(ctx, id, vote("carol", at, 2)); err != nil || !r.Won {
 			b.Fatalf("second vote = %+v, %v", r, err)
 		}
-		took = append(took, time.Since(start))
-	}
-	b.StopTimer()
-	slices.Sort(took)
-	b.ReportMetric(float64(took[len(took)/2].Nanoseconds())/1e3, "median-µs")
-	b.ReportMetric(float64(took[len(took)*99/100].Nanoseconds())/1e3, "p99-µs")
+	})
 }
