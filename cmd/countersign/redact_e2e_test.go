@@ -43,9 +43,6 @@ func TestSecretsNeverLeaveTheTool(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "deploy.log"), []byte(logText), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	logs := t.TempDir()
-	auditFile := filepath.Join(logs, "audit.jsonl")
-	botLog := filepath.Join(logs, "bot.log")
 	fake := slacktest.New(t)
 	fake.AddGroup("S0ONCALL", "oncall", bob.ID)
 	model := agenttest.NewServer(t,
@@ -53,18 +50,7 @@ func TestSecretsNeverLeaveTheTool(t *testing.T) {
 		agenttest.Calls(agenttest.Call("call-2", "execute_command", `{"command":"cp deploy.log saved.log && cat saved.log","risk_level":"high"}`)),
 		agenttest.Text("The deploy failed: connection refused."),
 	)
-	slackRun(t, dir, `
-bot:
-  default:
-    approvers: ["group:@oncall"]
-    require_second_person: true
-audit:
-  file:
-    path: `+auditFile+`
-log:
-  file: `+botLog+`
-  level: debug
-`, fake, model)
+	logs := slackRunLogged(t, dir, fake, model)
 
 	thread := fake.Mention(alice, slackChannel, "", "why did the deploy fail? read deploy.log")
 	card := threadHas(t, fake, thread, "cp deploy.log saved.log")
@@ -98,31 +84,11 @@ log:
 	}
 
 	// Everything anyone could see.
-	seen := map[string]string{}
+	seen := logs.seen(t, fake)
 	b, _ := json.Marshal(reqs)
 	seen["the model's requests"] = string(b)
-	var chat strings.Builder
-	for _, m := range fake.Messages(slackChannel) {
-		chat.WriteString(m.Text + "\n" + string(m.Blocks) + "\n" + slacktest.View(m) + "\n")
-	}
-	for _, u := range []string{alice.ID, bob.ID} {
-		for _, e := range fake.Ephemerals(u) {
-			chat.WriteString(e.Text + "\n")
-		}
-	}
-	for _, f := range fake.Files() {
-		chat.WriteString(f.Comment + "\n" + f.Content + "\n")
-	}
-	seen["the chat"] = chat.String()
 	if !strings.Contains(seen["the chat"], "[redacted: slack-bot-token]") {
 		t.Errorf("the card does not show the redacted output:\n%s", seen["the chat"])
-	}
-	for name, path := range map[string]string{"the audit log": auditFile, "the bot's log": botLog} {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen[name] = string(b)
 	}
 	if !strings.Contains(seen["the audit log"], "cp deploy.log saved.log") {
 		t.Fatalf("the audit log does not record the run:\n%s", seen["the audit log"])
@@ -173,27 +139,13 @@ func TestSecretsInArgumentsMasked(t *testing.T) {
 	command := `DB_PASSWORD='` + secret + `' sh -c 'printf %s "$DB_PASSWORD" > got.txt'`
 	args, _ := json.Marshal(map[string]string{"command": command, "risk_level": "high"})
 	dir := t.TempDir()
-	logs := t.TempDir()
-	auditFile := filepath.Join(logs, "audit.jsonl")
-	botLog := filepath.Join(logs, "bot.log")
 	fake := slacktest.New(t)
 	fake.AddGroup("S0ONCALL", "oncall", bob.ID)
 	model := agenttest.NewServer(t,
 		agenttest.Calls(agenttest.Call("call-1", "execute_command", string(args))),
 		agenttest.Text("Saved."),
 	)
-	slackRun(t, dir, `
-bot:
-  default:
-    approvers: ["group:@oncall"]
-    require_second_person: true
-audit:
-  file:
-    path: `+auditFile+`
-log:
-  file: `+botLog+`
-  level: debug
-`, fake, model)
+	logs := slackRunLogged(t, dir, fake, model)
 
 	thread := fake.Mention(alice, slackChannel, "", "save the password to got.txt")
 	card := threadHas(t, fake, thread, "printf %s")
@@ -207,7 +159,48 @@ log:
 	if err != nil || string(got) != secret {
 		t.Fatalf("what ran wrote %q (%v), want the password exactly as asked", got, err)
 	}
-	seen := map[string]string{}
+	seen := logs.seen(t, fake)
+	if !strings.Contains(seen["the audit log"], "printf %s") {
+		t.Fatalf("the audit log does not record the run:\n%s", seen["the audit log"])
+	}
+	for where, text := range seen {
+		if strings.Contains(text, secret) {
+			t.Errorf("%s holds the password", where)
+		}
+	}
+}
+
+// loggedRun is where a run started by slackRunLogged writes its audit
+// file and its own log.
+type loggedRun struct{ audit, log string }
+
+// slackRunLogged runs the bot on the fake Slack with @oncall as approvers
+// (a second person required), an audit file and a debug log in a folder of
+// their own.
+func slackRunLogged(t *testing.T, dir string, fake *slacktest.Server, model *agenttest.Server) loggedRun {
+	t.Helper()
+	logs := t.TempDir()
+	l := loggedRun{audit: filepath.Join(logs, "audit.jsonl"), log: filepath.Join(logs, "bot.log")}
+	slackRun(t, dir, `
+bot:
+  default:
+    approvers: ["group:@oncall"]
+    require_second_person: true
+audit:
+  file:
+    path: `+l.audit+`
+log:
+  file: `+l.log+`
+  level: debug
+`, fake, model)
+	return l
+}
+
+// seen is everything anyone could see of the run: the chat (messages,
+// cards, private notices, uploaded files), the audit log and the bot's
+// own log, by name.
+func (l loggedRun) seen(t *testing.T, fake *slacktest.Server) map[string]string {
+	t.Helper()
 	var chat strings.Builder
 	for _, m := range fake.Messages(slackChannel) {
 		chat.WriteString(m.Text + "\n" + string(m.Blocks) + "\n" + slacktest.View(m) + "\n")
@@ -217,20 +210,16 @@ log:
 			chat.WriteString(e.Text + "\n")
 		}
 	}
-	seen["the chat"] = chat.String()
-	for name, path := range map[string]string{"the audit log": auditFile, "the bot's log": botLog} {
+	for _, f := range fake.Files() {
+		chat.WriteString(f.Comment + "\n" + f.Content + "\n")
+	}
+	seen := map[string]string{"the chat": chat.String()}
+	for name, path := range map[string]string{"the audit log": l.audit, "the bot's log": l.log} {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		seen[name] = string(b)
 	}
-	if !strings.Contains(seen["the audit log"], "printf %s") {
-		t.Fatalf("the audit log does not record the run:\n%s", seen["the audit log"])
-	}
-	for where, text := range seen {
-		if strings.Contains(text, secret) {
-			t.Errorf("%s holds the password", where)
-		}
-	}
+	return seen
 }
