@@ -161,34 +161,12 @@ func BenchmarkAssessParallel(b *testing.B) {
 // (issue 16: the judgement must stay within 2× of the parse). Each
 // command is parsed and then judged straight after, so both see the
 // machine in the same state; the judgement includes its own parse.
-func BenchmarkShellVsParse(b *testing.B) {
-	p := mustPolicy(b, Config{})
-	parser := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
-	var parse, judge time.Duration
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, c := range typicalCommands {
-			start := time.Now()
-			if _, err := parser.Parse(strings.NewReader(c), ""); err != nil {
-				b.Fatal(err)
-			}
-			mid := time.Now()
-			p.shell.Analyze(c)
-			parse += mid.Sub(start)
-			judge += time.Since(mid)
-		}
-	}
-	n := float64(b.N * len(typicalCommands))
-	b.ReportMetric(float64(parse.Nanoseconds())/n, "parse-ns/cmd")
-	b.ReportMetric(float64(judge.Nanoseconds())/n, "judge-ns/cmd")
-	b.ReportMetric(float64(judge)/float64(parse), "judge/parse")
-}
+func BenchmarkShellVsParse(b *testing.B) { benchShellVsParse(b, typicalCommands) }
 
 // BenchmarkShellVsParseCorpus is BenchmarkShellVsParse over the peer
 // corpora's shell commands (issue 25: within 2× of the parse, with the
 // floors). Commands the parser refuses are left out of both sides.
 func BenchmarkShellVsParseCorpus(b *testing.B) {
-	p := mustPolicy(b, Config{})
 	parser := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
 	var cmds []string
 	for _, c := range corpus.Load(b, ToolCommand) {
@@ -196,6 +174,15 @@ func BenchmarkShellVsParseCorpus(b *testing.B) {
 			cmds = append(cmds, c.Text)
 		}
 	}
+	benchShellVsParse(b, cmds)
+}
+
+// benchShellVsParse parses and then judges each of cmds straight after,
+// so both see the machine in the same state, and reports each per command
+// and their ratio; the judgement includes its own parse.
+func benchShellVsParse(b *testing.B, cmds []string) {
+	p := mustPolicy(b, Config{})
+	parser := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
 	var parse, judge time.Duration
 	b.ReportAllocs()
 	for b.Loop() {
