@@ -11,6 +11,13 @@
 // files, and the files in an order a reader can read them top down
 // (callers before callees; a "+" joins the files of one cycle).
 //
+// A step's coverage holds whatever ran during it, a background loop's
+// tick too (the sweep, a reminder scan, the App Home's republishing).
+// PATHGRAPH_ENTRY names the entry file; every function that ran but that
+// no call from the entry's functions reaches is listed, so that a reader
+// can tell a handoff of this event (a queue's worker, the journal writer,
+// a table of func values) from a loop that is not on the path.
+//
 //	go run ./internal/pathgraph <module root> <blocks file> <skip,substrings>
 package main
 
@@ -107,8 +114,7 @@ func main() {
 			}
 		}
 	}
-	edges := map[[2]string]bool{}
-	why := map[[2]string]string{}
+	calls := map[*fn][]*fn{} // function → the functions that ran that it calls
 	for _, x := range exec {
 		ast.Inspect(x.decl.Body, func(n ast.Node) bool {
 			id, ok := n.(*ast.Ident)
@@ -135,25 +141,77 @@ func main() {
 					}
 				}
 			}
-			for _, t := range targets {
-				if t.file != x.file {
-					e := [2]string{x.file, t.file}
-					edges[e] = true
-					if why[e] == "" {
-						why[e] = x.name + "→" + t.name
-					}
-				}
-			}
+			calls[x] = append(calls[x], targets...)
 			return true
 		})
 	}
 	// Calls through a func value (a Handler, a callback) are not seen
-	// above; PATHGRAPH_EXTRA names them: "from.go>to.go,…".
+	// above; PATHGRAPH_EXTRA names them: "from.go>to.go:Func,…", from
+	// every function of from.go that ran to the function Func of to.go
+	// (or, without ":Func", to every function of to.go that ran).
+	extra := map[[2]*fn]bool{}
 	for _, pair := range strings.Split(os.Getenv("PATHGRAPH_EXTRA"), ",") {
-		if from, to, ok := strings.Cut(pair, ">"); ok {
-			e := [2]string{from, to}
-			edges[e] = true
-			why[e] = "a func value"
+		from, to, ok := strings.Cut(pair, ">")
+		if !ok {
+			continue
+		}
+		toFile, toName, named := strings.Cut(to, ":")
+		for _, x := range exec {
+			if x.file != from {
+				continue
+			}
+			for _, t := range exec {
+				if t.file == toFile && (!named || t.name == toName) {
+					calls[x] = append(calls[x], t)
+					extra[[2]*fn{x, t}] = true
+				}
+			}
+		}
+	}
+	// The path: what the entry's functions reach.
+	entry := os.Getenv("PATHGRAPH_ENTRY")
+	reached := map[*fn]bool{}
+	var queue []*fn
+	for _, x := range exec {
+		if entry == "" || x.file == entry {
+			reached[x] = true
+			queue = append(queue, x)
+		}
+	}
+	for len(queue) > 0 {
+		x := queue[0]
+		queue = queue[1:]
+		for _, t := range calls[x] {
+			if !reached[t] {
+				reached[t] = true
+				queue = append(queue, t)
+			}
+		}
+	}
+	var apart []string
+	for _, x := range exec {
+		if !reached[x] {
+			apart = append(apart, "ran, not reached by a call from the entry: "+x.file+" "+x.name)
+		}
+	}
+	sort.Strings(apart)
+	if len(apart) > 0 {
+		fmt.Println(strings.Join(apart, "\n"))
+	}
+	edges := map[[2]string]bool{}
+	why := map[[2]string]string{}
+	for x, ts := range calls {
+		for _, t := range ts {
+			if t.file != x.file {
+				e := [2]string{x.file, t.file}
+				edges[e] = true
+				if why[e] == "" {
+					why[e] = x.name + "→" + t.name
+					if extra[[2]*fn{x, t}] {
+						why[e] += " (a func value)"
+					}
+				}
+			}
 		}
 	}
 	if os.Getenv("PATHGRAPH_EDGES") != "" { // every edge, for a trace written by hand
