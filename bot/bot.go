@@ -56,7 +56,7 @@ type Bot struct {
 	observer Observer // told when a sweep ends (handled.go)
 
 	// journal records accepted events in the store's inbox until they are
-	// answered (inbox.go). journalDone is closed when its writer has
+	// answered (intake.go). journalDone is closed when its writer has
 	// stopped.
 	journal     *journal
 	journalDone chan struct{}
@@ -223,7 +223,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	if b.journal != nil {
 		// One beat before any event arrives: the owner is known, and the
 		// store's connection is open, so that the first events' record
-		// does not wait for a dial (the window of inbox.go).
+		// does not wait for a dial (the window of intake.go).
 		bctx, cancel := context.WithTimeout(ctx, inboxWriteTimeout)
 		if err := b.journal.in.Beat(bctx, b.journal.owner, b.now()); err != nil {
 			b.log.Warn("inbox heartbeat at start", "err", err, "owner", b.journal.owner)

@@ -67,7 +67,7 @@ type Config struct {
 	QueueSize int `yaml:"queue_size"`
 	// InboxLease is how long a process may go without a heartbeat before
 	// another replica takes the events it accepted and did not answer
-	// (default 30s; see inbox.go). A live process beats every quarter of
+	// (default 30s; see intake.go). A live process beats every quarter of
 	// it. Only stores with an inbox (Redis) keep events across a crash.
 	InboxLease time.Duration `yaml:"inbox_lease"`
 	// MaxTurns caps the model turns in flight at once in this process,
