@@ -16,7 +16,7 @@ import (
 // edit at Edit (edit.go), the sweeper's expiry at Sweep (sweep.go):
 //
 //	Approve    a person's vote (the bot has checked they may give it)
-//	reask      the blast radius again (bind.go, preview.go);
+//	reask      the blast radius again (bind.go, run.go: preview);
 //	           changed → the card asks again
 //	store      Approve counts the vote; the one that reaches the count
 //	           moves pending → approved, exactly once (Cancel: pending →

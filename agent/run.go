@@ -13,7 +13,8 @@ import (
 )
 
 // This file runs a tool call: one that needs no card (runAuto, from admit)
-// and, for every call, the tool itself (run). An approved call's way to
+// and, for every call, the tool itself (run); and its dry run, the blast
+// radius its card shows (preview, at the end). An approved call's way to
 // run is part of its life, in decide.go (execute, runApproved).
 
 // runAuto runs a call that needs no card. It is registered as running
@@ -74,4 +75,35 @@ func (a *Agent) run(ctx context.Context, t tools.Tool, args json.RawMessage, opt
 		res.DurationMS = time.Since(start).Milliseconds()
 	}
 	return res
+}
+
+// A call's blast radius is computed for its card (admit) and again
+// before an approval is decided (bind.go, rebind).
+
+// preview computes the blast radius of a call for its card, within the
+// preview time limit. A preview that fails or takes too long says so; it
+// never holds the card back.
+func (a *Agent) preview(ctx context.Context, t tools.Tool, args json.RawMessage) *tools.Preview {
+	pv, ok := t.(tools.Previewer)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.PreviewTimeout)
+	defer cancel()
+	ch := make(chan tools.Preview, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				a.log.ErrorContext(ctx, "a tool's preview panicked", "tool", t.Name(), "panic", fmt.Sprint(p))
+				ch <- tools.Preview{Err: "the preview failed"}
+			}
+		}()
+		ch <- pv.Preview(ctx, args)
+	}()
+	select {
+	case p := <-ch:
+		return &p
+	case <-ctx.Done():
+		return &tools.Preview{Err: "the preview took too long"}
+	}
 }
