@@ -20,9 +20,11 @@ import (
 // those the platform says the person is a member of (Home.Member: never a
 // private channel or a direct message of someone else), and their oldest
 // cards the person may approve. It is shown again, at most once a
-// homeEvery, whenever a card this process draws changes while they watch.
+// homeEvery, whenever a card this process draws changes while they watch
+// (Bot.drawn moved).
 
-// homeEvery bounds how often the inboxes are published again.
+// homeEvery is how often the inboxes are published again, when a card
+// changed.
 const homeEvery = time.Second
 
 // Bounds of an inbox: who is watched, for how long after they last opened
@@ -37,7 +39,6 @@ const (
 type homes struct {
 	mu       sync.Mutex
 	watchers *expirable.LRU[string, inbound] // platform:user → their last opening
-	changed  chan struct{}
 	once     sync.Once
 }
 
@@ -51,21 +52,6 @@ func (h *homes) watching() *expirable.LRU[string, inbound] {
 	return h.watchers
 }
 
-// saw notes that a card changed (card, on every drawing), to publish the
-// inboxes again; platform and channel say where.
-func (h *homes) saw(platform, channel string) {
-	h.mu.Lock()
-	watched := h.watchers != nil && h.watchers.Len() > 0
-	ch := h.changed
-	h.mu.Unlock()
-	if watched && ch != nil {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
-}
-
 // home answers a person opening their inbox.
 func (b *Bot) home(in inbound) {
 	if b.extras[in.platform].Home == nil {
@@ -73,31 +59,29 @@ func (b *Bot) home(in inbound) {
 	}
 	h := &b.homes
 	h.watching().Add(in.platform+":"+in.User.ID, in)
-	h.once.Do(func() {
-		h.mu.Lock()
-		h.changed = make(chan struct{}, 1)
-		h.mu.Unlock()
-		go b.republish()
-	})
+	h.once.Do(func() { go b.republish() })
 	b.publishHome(b.work, in)
 }
 
-// republish publishes every watcher's inbox again after a card changed,
-// at most once a homeEvery, until the bot's work ends.
+// republish publishes every watcher's inbox again after a card changed
+// (Bot.drawn moved), looking once a homeEvery, until the bot's work ends.
 func (b *Bot) republish() {
+	t := time.NewTicker(homeEvery)
+	defer t.Stop()
+	last := b.drawn.Load()
 	for {
 		select {
 		case <-b.work.Done():
 			return
-		case <-b.homes.changed:
+		case <-t.C:
 		}
+		n := b.drawn.Load()
+		if n == last {
+			continue
+		}
+		last = n
 		for _, in := range b.homes.watching().Values() {
 			b.publishHome(b.work, in)
-		}
-		select {
-		case <-b.work.Done():
-			return
-		case <-time.After(homeEvery):
 		}
 	}
 }

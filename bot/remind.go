@@ -21,10 +21,13 @@ import (
 // "remind:<id>" (or "escalate:<id>") in the store's dedupe says it. The
 // times are stored on the approval (its Requirement), so a card drawn
 // before a restart, or by another replica, is still nudged: the sweep
-// reads the store's pending approvals (its due index, scan) at start and
-// every nudgeScan, and reads the record of each id it has not read
+// reads the store's pending approvals (its due index, scan) at start,
+// every nudgeScan, and at the sweep after this process drew a card
+// (Bot.drawn moved), and reads the record of each id it has not read
 // before; between scans it looks at the cards known to have a nudge to
 // come (nudges), so each check costs one read of a record that is due.
+// Nothing registers a card here: the store's pending records are the
+// list.
 
 // nudges are the cards this process showed with a reminder or an
 // escalation still to come: approval id → the record's requirement times.
@@ -35,22 +38,26 @@ type nudges struct {
 	// a nudge or none); scanned is when the store was last scanned.
 	read    map[string]bool
 	scanned time.Time
+	drawn   uint64 // Bot.drawn at the last scan
 }
 
 // nudgeScan is how often the sweep reads the store's pending approvals
-// for cards with a nudge that this process did not draw.
+// when this process drew no card since (one another replica drew may
+// have a nudge).
 const nudgeScan = 30 * time.Second
 
-// scan reads the store's pending approvals (every nudgeScan) and watches
-// the ones not read before that have a nudge to come.
+// scanNudges reads the store's pending approvals (every nudgeScan, and
+// once this process drew a card since the last scan) and watches the ones
+// not read before that have a nudge to come.
 func (b *Bot) scanNudges(ctx context.Context, now time.Time) {
 	n := &b.nudges
+	drawn := b.drawn.Load()
 	n.mu.Lock()
-	if !n.scanned.IsZero() && now.Sub(n.scanned) < nudgeScan {
+	if !n.scanned.IsZero() && now.Sub(n.scanned) < nudgeScan && drawn == n.drawn {
 		n.mu.Unlock()
 		return
 	}
-	n.scanned = now
+	n.scanned, n.drawn = now, drawn
 	n.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -95,7 +102,7 @@ type nudge struct {
 	reminded, escalated  bool
 }
 
-// watch remembers a waiting card's nudges (from card, on every drawing).
+// watch remembers a waiting card's nudges (from scanNudges).
 func (n *nudges) watch(a *approval.Approval) {
 	r := a.Requirement
 	if a.State != approval.Pending || r.RemindAt.IsZero() && r.EscalateAt.IsZero() {

@@ -56,15 +56,14 @@ func (b *Bot) PostCard(ctx context.Context, a *approval.Approval) (string, error
 }
 
 // cardSent takes the steps that follow drawing a's card c, once it is
-// sent: a pending card is watched for reminders (remind.go) and listed in
-// the App Home of its channel (home.go); a card nobody can decide where
-// it was asked is shown in its approval channel too (elsewhere.go).
+// sent. It counts the drawing (Bot.drawn), which is all the reminders
+// (remind.go) and the App Home (home.go) need: they read the store's
+// pending cards again when the count moves. A card nobody can decide
+// where it was asked (a direct message with an approval channel) is
+// shown in its approval channel too (elsewhere.go).
 func (b *Bot) cardSent(a *approval.Approval, c adapters.Card, f cardFacts) {
-	b.homes.saw(a.Conversation.Platform, a.Conversation.Channel)
-	if a.State == approval.Pending {
-		b.nudges.watch(a)
-	}
-	if approvalChannel(a) != "" {
+	b.drawn.Add(1)
+	if a.Conversation.Direct && a.Requirement.ApprovalChannel != "" {
 		b.mirror(a, copyOf(a, c, f))
 	}
 }
