@@ -50,11 +50,12 @@ type Bot struct {
 	rules  *rules.Rules // bot.rules, compiled (require.go)
 	nudges nudges       // cards with a reminder or escalation to come (remind.go)
 	homes  homes        // who watches their inbox, and where cards are (home.go)
+	copies copies       // cards shown in their approval channel too (elsewhere.go)
+	shows  shows        // the turns' statuses and streams (progress.go)
+
 	// drawn counts the cards this process drew (cardSent); the
 	// reminders and the App Home read the store again when it moves.
 	drawn atomic.Uint64
-	copies copies       // cards shown in their approval channel too (elsewhere.go)
-	shows  shows        // the turns' statuses and streams (progress.go)
 
 	observer Observer // told when a sweep ends (handled.go)
 
