@@ -32,8 +32,7 @@ import (
 // No entry builds its own shortcut: Handle's loop (turn.go), Direct
 // (direct.go) and Edit (edit.go) only make the entry and act on what
 // admit returns. The call's arguments are checked against the tool's
-// schema and named as an operation text at the end of the file
-// (checkArgs, operation).
+// schema at the end of the file (checkArgs).
 
 // source is who made a call; it decides what the call's own word on its
 // risk (risk_level) counts for, and whether it may run without a card.
@@ -491,17 +490,4 @@ func jsonKind(b []byte) string {
 		return "several values"
 	}
 	return "a number"
-}
-
-// operationCap caps the operation text the audit log and the log keep.
-const operationCap = 1000
-
-// operation is the text of a call for the audit log and the log, as the
-// tool describes it (secrets masked), capped at operationCap bytes.
-func (a *Agent) operation(tool string, args json.RawMessage) string {
-	op := a.tools.Operation(tool, args).Text
-	if shown, cut := tools.CapText(op, operationCap); cut {
-		op = shown + "…"
-	}
-	return op
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -11,7 +12,8 @@ import (
 
 // This file writes the audit log: every event goes through audit; a run is
 // recorded by auditExecution; a call whose record could not be written
-// gets auditFailed and does not run.
+// gets auditFailed and does not run; operation is how a call is named
+// in it (and in the log).
 
 // systemUser decides what no person decided: expiry, and cancellations
 // the agent makes when it cannot keep an approval.
@@ -58,4 +60,17 @@ func auditFailed() tools.Result {
 	r := tools.NotRun(tools.StatusError, "Countersign could not write its audit record, so the operation was not run")
 	r.Error = "audit log unavailable"
 	return r
+}
+
+// operationCap caps the operation text the audit log and the log keep.
+const operationCap = 1000
+
+// operation is the text of a call for the audit log and the log, as the
+// tool describes it (secrets masked), capped at operationCap bytes.
+func (a *Agent) operation(tool string, args json.RawMessage) string {
+	op := a.tools.Operation(tool, args).Text
+	if shown, cut := tools.CapText(op, operationCap); cut {
+		op = shown + "…"
+	}
+	return op
 }
