@@ -7,7 +7,7 @@ PKGS := ./...
 .PHONY: test lint unit bench fuzz build
 
 test: lint
-	.ci/services .ci/mcp-servers .ci/browser $(GO) test -race -count=1 -timeout 8m $(PKGS)
+	.ci/helm --background .ci/services .ci/mcp-servers .ci/browser .ci/helm $(GO) test -race -count=1 -timeout 8m $(PKGS)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
