@@ -114,6 +114,12 @@ type Config struct {
 	// such a call never runs without a card, whatever judged it auto.
 	// cmd sets it from what the kernel offers; it is not a key.
 	Unfenced map[string]string `yaml:"-"`
+	// NotOffline names the tools whose calls on the model's low alone
+	// (risk.RuleLLM) cannot be kept off the network on this host (a
+	// container's seccomp profile refuses the network namespace), each
+	// with the sentence that says so: such a call gets a card instead of
+	// failing to start. cmd sets it; it is not a key.
+	NotOffline map[string]string `yaml:"-"`
 }
 
 // The defaults of Config.

@@ -68,9 +68,13 @@ func (a *Agent) refenced(f fencedCalls, tool string, args json.RawMessage, v ris
 // unfenced makes an auto call of a tool this host cannot fence a card:
 // what the fence would have bounded, a person approves instead. A call
 // judged read-only is no exception: the fence is what holds a wrong
-// judgement to no harm.
+// judgement to no harm. A call on the model's low alone is also one when
+// this host cannot keep it off the network.
 func (a *Agent) unfenced(tool string, v risk.Verdict) risk.Verdict {
 	why := a.cfg.Unfenced[tool]
+	if why == "" && v.Rule == risk.RuleLLM {
+		why = a.cfg.NotOffline[tool]
+	}
 	if v.Decision != risk.Auto || why == "" {
 		return v
 	}

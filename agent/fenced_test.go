@@ -73,3 +73,32 @@ func TestUnfencedHostAsksAPerson(t *testing.T) {
 		t.Errorf("the card's reasons %q do not say the host cannot fence", why)
 	}
 }
+
+// TestNotOfflineHostAsksAPerson: on a host that fences but cannot keep a
+// run off the network (agent.Config.NotOffline: a container's seccomp
+// profile refuses the namespace), a command on the model's low alone
+// waits for a person, while a read-only one still runs fenced.
+func TestNotOfflineHostAsksAPerson(t *testing.T) {
+	e := newEnv(t, memoryBackend,
+		agenttest.Calls(
+			agenttest.Call("c1", "execute_command", `{"command":"touch ./made","risk_level":"low"}`),
+			agenttest.Call("c2", "execute_command", `{"command":"ls"}`),
+		),
+		agenttest.Text("waiting"),
+	)
+	e.cfg.NotOffline = map[string]string{"execute_command": "this host cannot keep a command the model alone rated low off the network"}
+	a := e.agent(e.open())
+	if err := a.Handle(context.Background(), conv, alice, "make a file, then list"); err != nil {
+		t.Fatal(err)
+	}
+	cards := e.sink.Cards()
+	if len(cards) != 1 {
+		t.Fatalf("%d cards, want 1 (the model's low alone)", len(cards))
+	}
+	if op := string(cards[0].Args); !strings.Contains(op, "touch") {
+		t.Errorf("the card is for %q, want the touch", op)
+	}
+	if why := strings.Join(cards[0].Verdict.Reasons, "; "); !strings.Contains(why, "off the network") {
+		t.Errorf("the card's reasons %q do not say the host cannot keep it offline", why)
+	}
+}

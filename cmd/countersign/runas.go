@@ -52,6 +52,26 @@ func unfencedTools(cfg fileConfig) map[string]string {
 	return nil
 }
 
+// notOfflineTools names the tools whose calls on the model's low alone
+// this host cannot keep off the network (agent.Config.NotOffline): the
+// kernel fences, fence.network is deny, but a network namespace cannot be
+// made (a container's default seccomp profile), so such a call gets a card
+// rather than failing to start.
+func notOfflineTools(cfg fileConfig) map[string]string {
+	c := cfg.Tools.Command
+	if !on(c.Enabled, true) || c.Config.Fence.Mode == shelltool.FenceOff || c.Config.Fence.Network == "allow" {
+		return nil
+	}
+	if _, err := fence.Probe(); err != nil {
+		return nil // unfencedTools makes every such call a card already
+	}
+	if err := fence.ProbeOffline(); err != nil {
+		return map[string]string{shelltool.Name: "this host cannot keep a command the model alone rated low off the network (" + err.Error() +
+			"), so a person approves it instead (tools.execute_command.fence.network: allow runs it fenced but online)"}
+	}
+	return nil
+}
+
 // fenceLine says how calls that run without a card are fenced on this
 // kernel, for config check; warn is set when the kernel cannot fence
 // them, for the banner too.
@@ -68,6 +88,9 @@ func fenceLine(cfg fileConfig) (line string, warn bool) {
 		return fmt.Sprintf("this kernel cannot fence calls that run without a card (%v): each command that would "+
 			"run without one gets a card instead; MCP servers run unfenced. "+
 			"Set tools.execute_command.fence.mode: off to run them unfenced knowingly", err), true
+	}
+	if why := notOfflineTools(cfg)[shelltool.Name]; why != "" {
+		return fmt.Sprintf("the kernel fences calls that run without a card (Landlock ABI %d, no_new_privs), but %s", v, why), true
 	}
 	return fmt.Sprintf("the kernel fences calls that run without a card (Landlock ABI %d, no_new_privs): "+
 		"writes only in the root and a private TMPDIR, none for a read-only call; the model's low alone is offline (fence.network: %s)",

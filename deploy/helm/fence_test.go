@@ -216,9 +216,25 @@ func podStage(t *testing.T) {
 	}
 
 	// The bot's own check, with the configuration and tools root the pod has.
-	check := exec.Command(dir+"/countersign", "config", "check", "--config", dir+"/countersign.yaml")
-	check.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root}
-	out, err := check.CombinedOutput()
+	// The binary and the configuration are copied to the pod's /tmp first:
+	// once the process is fenced (not dumpable) its /proc/self/fd is no
+	// longer its own to read.
+	bin := t.TempDir()
+	for _, f := range []string{"countersign", "countersign.yaml"} {
+		b, err := os.ReadFile(dir + "/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(bin, f), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkCmd := func() *exec.Cmd {
+		c := exec.Command(filepath.Join(bin, "countersign"), "config", "check", "--config", filepath.Join(bin, "countersign.yaml"))
+		c.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root}
+		return c
+	}
+	out, err := checkCmd().CombinedOutput()
 	if err != nil {
 		t.Fatalf("config check in the pod: %v\n%s", err, out)
 	}
@@ -284,6 +300,15 @@ func podStage(t *testing.T) {
 			t.Errorf("the offline command ran: %v", err)
 		}
 		t.Logf("what the model is told: %s", res.Error)
+		// The bot finds this out at start, so that such calls get a card
+		// rather than a start that fails; config check says so.
+		if err := fence.ProbeOffline(); !errors.Is(err, fence.ErrNoOffline) {
+			t.Errorf("fence.ProbeOffline under RuntimeDefault = %v, want ErrNoOffline", err)
+		}
+		out, err := checkCmd().CombinedOutput()
+		if !strings.Contains(string(out), "cannot keep a command the model alone rated low off the network") {
+			t.Errorf("config check under RuntimeDefault: %v, want a warning that low commands get a card:\n%s", err, out)
+		}
 		if res := run(`cat f`, tools.AutoReadOnly); res.Status != tools.StatusOK {
 			t.Errorf("a read-only run under RuntimeDefault: %s %q", res.Status, res.Error)
 		}
