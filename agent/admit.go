@@ -171,6 +171,7 @@ func (a *Agent) admit(ctx context.Context, e entry) callState {
 	}
 	cs.Args = args
 
+	judging := a.traceJudge(ctx, e) // trace.go
 	v := a.assess(e, args)
 	v = a.refenced(e.fenced, e.tool, args, v)
 	v = a.unfenced(e.tool, v)
@@ -182,6 +183,7 @@ func (a *Agent) admit(ctx context.Context, e entry) callState {
 		v.Reasons = append(v.Reasons, "an edited call always waits on a new card: an edit is not an approval")
 	}
 	cs.rule = v.Rule
+	endJudge(judging, v)
 	op := a.operation(e.tool, args)
 	ev := approval.Event{
 		Kind: approval.KindAssessment, Actor: e.requester.ID, Tool: e.tool, Operation: op,
@@ -269,7 +271,7 @@ func (a *Agent) card(ctx context.Context, e entry, t tools.Tool, id string, args
 		Verdict: v, Preview: a.preview(ctx, t, args),
 		Requester: e.requester, Conversation: e.conv,
 		CreatedAt: now, ExpiresAt: now.Add(ttl),
-		Requirement: req.Record(now),
+		Requirement: req.Record(now), TraceParent: a.traceParent(ctx),
 	}
 	if old := e.replaces; old != nil {
 		ap.Replaces, ap.ReplacesCall = old.ID, callOf(old)

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/approval/rules"
 	"github.com/countersign/countersign/internal/fifo"
@@ -184,6 +186,9 @@ type Deps struct {
 	// approve, how many, reasons, expiry, reminders: approval/rules); nil
 	// means one approval from anyone, after agent.approval_ttl.
 	Require func(f rules.Facts) rules.Requirement
+	// Tracer makes the spans of turns, judgements, runs and decisions
+	// (trace.go); nil means tracing is off, at no cost.
+	Tracer trace.Tracer
 }
 
 // ErrElsewhere is wrapped by a Sink's error for a conversation whose
@@ -206,6 +211,7 @@ type Agent struct {
 	serves    func(platform string) bool
 	servesAll bool // Deps.Serves was nil
 	quiet     func(conv approval.Conversation) bool
+	tracer    trace.Tracer // nil: off
 	prompt    string
 	// specs and schemas are the registry's, read once: it never changes.
 	specs   []tools.Spec
@@ -246,6 +252,7 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 		serves:  deps.Serves,
 		quiet:   deps.Quiet,
 		require: deps.Require,
+		tracer:  deps.Tracer,
 		prompt:  SystemPrompt(),
 		runGate: fifo.New(cfg.MaxRuns),
 	}

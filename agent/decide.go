@@ -73,6 +73,8 @@ func (a *Agent) Cancel(ctx context.Context, id string, by approval.User, reason 
 // vote of an Approve): an expiry is audited, an approval whose click could
 // not be audited ends unrun, and the rest is carryOut.
 func (a *Agent) won(ctx context.Context, rec *approval.Approval, auditErr error) (approval.DecideResult, error) {
+	ctx, span := a.traceDecision(ctx, rec) // trace.go: joins the card's turn
+	defer span.End()
 	id := rec.ID
 	switch {
 	case rec.State == approval.Expired:

@@ -60,12 +60,14 @@ func autoBy(r risk.Rule) tools.AutoReason {
 // error.
 func (a *Agent) run(ctx context.Context, t tools.Tool, args json.RawMessage, opts tools.RunOptions) (res tools.Result) {
 	start := time.Now()
+	ctx, span := a.traceRun(ctx, t.Name(), opts) // trace.go
 	defer func() {
 		if p := recover(); p != nil {
 			a.log.ErrorContext(ctx, "a tool panicked", "tool", t.Name(), "panic", fmt.Sprint(p))
 			res = tools.Failed(errors.New("the tool crashed while running the operation"))
 			res.DurationMS = time.Since(start).Milliseconds()
 		}
+		endRun(span, res)
 	}()
 	res = t.Run(ctx, args, opts)
 	if res.Status == "" {

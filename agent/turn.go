@@ -48,6 +48,8 @@ func (a *Agent) Handle(ctx context.Context, conv approval.Conversation, user app
 func (a *Agent) HandleReplying(ctx context.Context, conv approval.Conversation, user approval.User, text string, out Replier) error {
 	a.busy.add()
 	defer a.busy.done()
+	ctx, span := a.traceTurn(ctx, conv) // trace.go
+	defer span.End()
 	if a.model == nil {
 		return a.reply(ctx, out, conv, noModelText)
 	}

@@ -111,6 +111,11 @@ type Approval struct {
 	// says by then. Need 0 is a record made before rules existed: the
 	// channel's approvers and one approval.
 	Requirement Requirement `json:"requirement,omitzero"`
+
+	// TraceParent is the W3C trace context (traceparent) of the turn that
+	// made the card, when tracing is on: a click on any replica joins
+	// that turn's trace (issue 28). Empty when tracing is off.
+	TraceParent string `json:"trace_parent,omitempty"`
 }
 
 // Requirement is what an approval needs before it runs, as plain fields

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/agent"
@@ -124,6 +125,8 @@ type Deps struct {
 	// Login makes the web console's sign-in link for !login; nil means
 	// no console (console.go).
 	Login Login
+	// Tracer makes the agent's spans (agent.Deps.Tracer); nil: off.
+	Tracer trace.Tracer
 }
 
 // New builds the bot and its agent over one adapter per platform (two
@@ -195,6 +198,7 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 		Serves:  b.serves,
 		Require: b.require,
 		Quiet:   b.quiet, // progress.go
+		Tracer:  deps.Tracer,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bot: build agent: %w", err)

@@ -59,6 +59,9 @@ type Result struct {
 	// folders it may write, the network, a set-user-ID gain). The agent
 	// does not run the same call again without a card in that turn.
 	Fence string `json:"fence,omitempty"`
+	// Fenced says the kernel's fence was around the run (tools that fence
+	// set it), for the run's trace span. Not part of what the model reads.
+	Fenced bool `json:"-"`
 
 	// Files and anything else structured (entries of a list, a stat).
 	Content string          `json:"content,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -50,6 +51,10 @@ type Config struct {
 	// tokenLifetime is how long an interaction token is used for edits
 	// before the bot's own message edit takes over; tests shorten it.
 	tokenLifetime time.Duration
+	// Transport carries the adapter's REST requests; nil means
+	// http.DefaultTransport. cmd sets it (traces of each call); it is not
+	// a key.
+	Transport http.RoundTripper `yaml:"-"`
 }
 
 // Defaults.

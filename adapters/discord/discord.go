@@ -13,6 +13,7 @@
 package discord
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"errors"
@@ -113,7 +114,9 @@ func New(cfg Config, getenv func(string) string, log *slog.Logger) (*Adapter, er
 		if err != nil {
 			return nil, fmt.Errorf("discord.api_url (or %s): %w", APIURLEnv, err)
 		}
-		s.Client = &http.Client{Timeout: 20 * time.Second, Transport: rewrite{from: discordHost(), to: base, next: http.DefaultTransport}}
+		s.Client = &http.Client{Timeout: 20 * time.Second, Transport: rewrite{from: discordHost(), to: base, next: cmp.Or(cfg.Transport, http.DefaultTransport)}}
+	} else if cfg.Transport != nil {
+		s.Client.Transport = cfg.Transport
 	}
 	s.SyncEvents = true // events in the order the gateway sent them
 	s.StateEnabled = false

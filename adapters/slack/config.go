@@ -3,6 +3,7 @@ package slack
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -43,6 +44,10 @@ type Config struct {
 	// Status, when false, shows no thread status while a turn works
 	// (assistant.threads.setStatus). Unset means true.
 	Status *bool `yaml:"status"`
+	// Transport carries the adapter's Web API requests; nil means
+	// http.DefaultTransport. cmd sets it (traces of each call); it is not
+	// a key.
+	Transport http.RoundTripper `yaml:"-"`
 }
 
 // on reads an optional switch: unset means on.

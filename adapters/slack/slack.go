@@ -159,7 +159,7 @@ func New(cfg Config, getenv func(string) string, log *slog.Logger) (*Adapter, er
 	a.apiURL = apiBase(a.apiURL)
 	opts := []slackapi.Option{
 		slackapi.OptionAPIURL(a.apiURL),
-		slackapi.OptionHTTPClient(&http.Client{Timeout: 30 * time.Second}),
+		slackapi.OptionHTTPClient(&http.Client{Timeout: 30 * time.Second, Transport: cfg.Transport}),
 	}
 	if a.appToken != "" {
 		opts = append(opts, slackapi.OptionAppLevelToken(a.appToken))

@@ -27,6 +27,7 @@ import (
 	"github.com/countersign/countersign/bot"
 	"github.com/countersign/countersign/bot/console"
 	"github.com/countersign/countersign/cmd/internal/ops"
+	"github.com/countersign/countersign/cmd/internal/telemetry"
 	"github.com/countersign/countersign/cmd/internal/yamlkeys"
 	"github.com/countersign/countersign/gateway"
 	"github.com/countersign/countersign/risk"
@@ -61,6 +62,8 @@ type fileConfig struct {
 	MCP      mcptool.Config   `yaml:"mcp"`
 	Console  console.Config   `yaml:"console"`
 	Gateway  gateway.Config   `yaml:"gateway"`
+	// Telemetry is the traces' section (cmd/internal/telemetry).
+	Telemetry telemetry.Config `yaml:"telemetry"`
 }
 
 // terminalConfig is the terminal's section: whether it starts, and its

@@ -30,6 +30,8 @@ func TestConfigErrorsAreFixable(t *testing.T) {
 		{"a scalar for a section", "agent: fast\n", `agent: expected a section of keys`},
 		{"a scalar for a list", "risk:\n  sensitive_paths: '*.secret'\n", `risk.sensitive_paths: expected a list`},
 		{"a list item", "store:\n  addrs: [a:1, {x: 1}]\n", `store.addrs[1]: expected a single value`},
+		{"an OTLP endpoint without a scheme", "telemetry:\n  otlp_endpoint: collector:4318\n", `telemetry.otlp_endpoint "collector:4318": want the http:// or https:// base URL`},
+		{"an OTLP endpoint typo", "telemetry:\n  otlp_endpont: http://c:4318\n", `telemetry.otlp_endpont: unknown key; did you mean otlp_endpoint?`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/countersign/countersign/bot"
 	"github.com/countersign/countersign/bot/console"
 	"github.com/countersign/countersign/cmd/internal/ops"
+	"github.com/countersign/countersign/cmd/internal/telemetry"
 	"github.com/countersign/countersign/tools/shelltool"
 )
 
@@ -94,6 +95,12 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 		return err
 	}
 
+	tel, err := telemetry.Start(cfg.Telemetry, os.Getenv, version(), a.log) // docs/telemetry.md
+	if err != nil {
+		return err
+	}
+	defer tel.Shutdown(a.log) // after the bot's own shutdown: its last spans go too
+	cfg.Slack.Transport, cfg.Discord.Transport = tel.Transport("slack"), tel.Transport("discord")
 	ads, err := chatAdapters(cfg, os.Getenv, a.log)
 	if err != nil {
 		return err
@@ -104,11 +111,12 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 		ads = append(ads, term)
 	}
 	deps := bot.Deps{
-		Model:  a.model,
+		Model:  tel.Model(a.model, a.cfg.LLM.Model),
 		Tools:  a.tools,
 		Policy: a.policy,
 		Store:  a.store,
 		Log:    a.log,
+		Tracer: tel.Tracer(),
 	}
 	var con *console.Server // the web console (bot/console), when console.listen is set
 	if cfg.Console.Listen != "" {

@@ -39,6 +39,7 @@ func sectionErrors(cfg fileConfig) []error {
 	if _, err := cfg.MCP.WithDefaults(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, cfg.Telemetry.Validate())
 	t := cfg.Tools
 	for _, tool := range []struct {
 		key string

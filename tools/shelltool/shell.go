@@ -409,6 +409,7 @@ func (t *Tool) run(ctx context.Context, raw json.RawMessage, opts tools.RunOptio
 	stopProgress()
 
 	res := t.result(ctx, runCtx, c, cmd.ProcessState, waitErr, stdout, stderr, time.Now().After(deadline))
+	res.Fenced = spec != nil
 	if res.Status == tools.StatusError {
 		if res.Fence = fenceRefused(res.Stderr, spec, c.dir, opts); res.Fence != "" {
 			res.Error += "; " + res.Fence
