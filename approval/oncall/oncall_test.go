@@ -48,7 +48,9 @@ func newClock() *clock { return &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time
 func TestClients(t *testing.T) {
 	pd := oncalltest.NewPagerDuty(t, "pd-secret")
 	og := oncalltest.NewOpsgenie(t, "og-secret")
-	for _, f := range []interface{ SetOnCall(string, ...oncalltest.Person) }{pd, og} {
+	for _, f := range []interface {
+		SetOnCall(string, ...oncalltest.Person)
+	}{pd, og} {
 		f.SetOnCall("P123", alice, bob)
 		f.SetOnCall("PNOBODY")
 	}
