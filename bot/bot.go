@@ -23,6 +23,7 @@ import (
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/oncall"
 	"github.com/countersign/countersign/approval/rules"
 	"github.com/countersign/countersign/internal/fifo"
 	"github.com/countersign/countersign/risk"
@@ -86,6 +87,8 @@ type Bot struct {
 	// loginLink makes the web console's sign-in link (!login); nil
 	// without a console (console.go).
 	loginLink Login
+	// onCall resolves on-call approvers (oncall.go).
+	onCall *onCalls
 }
 
 var _ agent.Sink = (*Bot)(nil)
@@ -120,6 +123,9 @@ type Deps struct {
 	// Login makes the web console's sign-in link for !login; nil means
 	// no console (console.go).
 	Login Login
+	// OnCall says who is on call for on-call approvers (oncall:…); nil
+	// means such entries stand for nobody (oncall.go).
+	OnCall *oncall.Resolver
 }
 
 // New builds the bot and its agent over one adapter per platform (two
@@ -164,6 +170,7 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 		turnGate:    fifo.New(cfg.MaxTurns),
 		commandGate: fifo.New(maxCommands),
 		loginLink:   deps.Login,
+		onCall:      newOnCalls(deps.OnCall),
 	}
 	for i, ad := range ads {
 		if ad == nil {
