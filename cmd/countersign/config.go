@@ -24,6 +24,7 @@ import (
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/agent/llm"
 	"github.com/countersign/countersign/approval/auditsink"
+	"github.com/countersign/countersign/approval/oncall"
 	"github.com/countersign/countersign/bot"
 	"github.com/countersign/countersign/bot/console"
 	"github.com/countersign/countersign/cmd/internal/ops"
@@ -61,6 +62,10 @@ type fileConfig struct {
 	MCP      mcptool.Config   `yaml:"mcp"`
 	Console  console.Config   `yaml:"console"`
 	Gateway  gateway.Config   `yaml:"gateway"`
+	// PagerDuty and Opsgenie answer who is on call, for on-call
+	// approvers (oncall:pagerduty:<schedule>; approval/oncall).
+	PagerDuty oncall.Config `yaml:"pagerduty"`
+	Opsgenie  oncall.Config `yaml:"opsgenie"`
 }
 
 // terminalConfig is the terminal's section: whether it starts, and its

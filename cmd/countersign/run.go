@@ -109,6 +109,7 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 		Policy: a.policy,
 		Store:  a.store,
 		Log:    a.log,
+		OnCall: onCallResolver(cfg),
 	}
 	var con *console.Server // the web console (bot/console), when console.listen is set
 	if cfg.Console.Listen != "" {
