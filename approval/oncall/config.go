@@ -26,6 +26,9 @@ type Config struct {
 	// Timeout bounds one request to the service (default 3s, at most
 	// CacheTTL): past it the card's static approvers decide.
 	Timeout time.Duration `yaml:"timeout"`
+	// Now is the clock CacheTTL is counted on; nil is time.Now. Set by
+	// tests, never by the file.
+	Now func() time.Time `yaml:"-"`
 }
 
 // The defaults of a service's section.

@@ -120,13 +120,13 @@ func TestPagerDutyPages(t *testing.T) {
 func resolver(t *testing.T, ttl, timeout time.Duration) (*oncall.Resolver, *oncalltest.PagerDuty, *clock) {
 	pd := oncalltest.NewPagerDuty(t, "tok")
 	c := newClock()
-	r := oncall.Build(map[string]oncall.Config{oncall.PagerDuty: {BaseURL: pd.URL(), CacheTTL: ttl, Timeout: timeout}},
+	r := oncall.Build(map[string]oncall.Config{oncall.PagerDuty: {BaseURL: pd.URL(), CacheTTL: ttl, Timeout: timeout, Now: c.now}},
 		func(k string) string {
 			if k == "PAGERDUTY_TOKEN" {
 				return "tok"
 			}
 			return ""
-		}, c.now)
+		})
 	return r, pd, c
 }
 

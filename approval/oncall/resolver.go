@@ -31,6 +31,8 @@ type Source struct {
 	// TTL is how long an answer is trusted; Timeout bounds a request
 	// (at most TTL).
 	TTL, Timeout time.Duration
+	// Now is the clock TTL is counted on; nil is time.Now.
+	Now func() time.Time
 }
 
 // Resolver answers who is on call for each entry, one request per schedule
@@ -38,7 +40,6 @@ type Source struct {
 // service's TTL in a bounded cache. Safe for concurrent use.
 type Resolver struct {
 	sources map[string]Source
-	now     func() time.Time
 	cache   *lru.Cache[Entry, Answer]
 	flight  singleflight.Group
 }
@@ -47,20 +48,22 @@ type Resolver struct {
 // names.
 const maxSchedules = 512
 
-// NewResolver asks the sources by service name (PagerDuty, Opsgenie); now
-// is the clock the TTLs are counted on (nil: time.Now).
-func NewResolver(sources map[string]Source, now func() time.Time) *Resolver {
-	if now == nil {
-		now = time.Now
+// NewResolver asks the sources by service name (PagerDuty, Opsgenie).
+func NewResolver(sources map[string]Source) *Resolver {
+	for name, src := range sources {
+		if src.Now == nil {
+			src.Now = time.Now
+			sources[name] = src
+		}
 	}
 	cache, _ := lru.New[Entry, Answer](maxSchedules) // only a size ≤ 0 fails
-	return &Resolver{sources: sources, now: now, cache: cache}
+	return &Resolver{sources: sources, cache: cache}
 }
 
 // Build makes the resolver of the sections given by service name, each
 // with the token its token_env names (getenv); a service without a token
 // is left out, and its entries are answered ErrNotConfigured.
-func Build(sections map[string]Config, getenv func(string) string, now func() time.Time) *Resolver {
+func Build(sections map[string]Config, getenv func(string) string) *Resolver {
 	sources := map[string]Source{}
 	for _, service := range Services {
 		c := sections[service].WithDefaults(service)
@@ -73,9 +76,9 @@ func Build(sections map[string]Config, getenv func(string) string, now func() ti
 		if service == Opsgenie {
 			client = &OpsgenieClient{BaseURL: c.BaseURL, Key: token, HTTP: hc}
 		}
-		sources[service] = Source{Client: client, TTL: c.CacheTTL, Timeout: c.Timeout}
+		sources[service] = Source{Client: client, TTL: c.CacheTTL, Timeout: c.Timeout, Now: c.Now}
 	}
-	return NewResolver(sources, now)
+	return NewResolver(sources)
 }
 
 // Configured reports whether entries of service are answered.
@@ -100,9 +103,9 @@ func (r *Resolver) OnCall(ctx context.Context, e Entry) Answer {
 	}
 	src, ok := r.sources[e.Service]
 	if !ok {
-		return Answer{Err: fmt.Errorf("%s: %w", e.Title(), ErrNotConfigured), At: r.now()}
+		return Answer{Err: fmt.Errorf("%s: %w", e.Title(), ErrNotConfigured)}
 	}
-	if a, ok := r.cache.Get(e); ok && r.now().Sub(a.At) < src.TTL {
+	if a, ok := r.cache.Get(e); ok && src.Now().Sub(a.At) < src.TTL {
 		return a
 	}
 	ch := r.flight.DoChan(e.String(), func() (any, error) {
@@ -111,7 +114,7 @@ func (r *Resolver) OnCall(ctx context.Context, e Entry) Answer {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(src.Timeout, src.TTL))
 		defer cancel()
 		emails, err := src.Client.OnCall(rctx, e.Schedule)
-		a := Answer{Emails: emails, Err: err, At: r.now()}
+		a := Answer{Emails: emails, Err: err, At: src.Now()}
 		r.cache.Add(e, a)
 		return a, nil
 	})
@@ -119,6 +122,6 @@ func (r *Resolver) OnCall(ctx context.Context, e Entry) Answer {
 	case res := <-ch:
 		return res.Val.(Answer)
 	case <-ctx.Done():
-		return Answer{Err: fmt.Errorf("%s: on-calls of schedule %s: %w", e.Title(), e.Schedule, ctx.Err()), At: r.now()}
+		return Answer{Err: fmt.Errorf("%s: on-calls of schedule %s: %w", e.Title(), e.Schedule, ctx.Err()), At: src.Now()}
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/countersign/countersign/approval/oncall"
 	"github.com/countersign/countersign/bot"
@@ -17,7 +16,7 @@ func onCallSections(cfg fileConfig) map[string]oncall.Config {
 // onCallResolver answers who is on call for the approvers that name an
 // on-call schedule (approval/oncall), with the services whose token is set.
 func onCallResolver(cfg fileConfig) *oncall.Resolver {
-	return oncall.Build(onCallSections(cfg), os.Getenv, time.Now)
+	return oncall.Build(onCallSections(cfg), os.Getenv)
 }
 
 // onCallErrors checks the services' sections, and refuses an on-call
