@@ -114,6 +114,19 @@ type Extras struct {
 	// who wait on it from elsewhere (the gateway's card_url). Without:
 	// a card has no address outside the chat.
 	Permalink Permalinker
+	// ByEmail finds a person by e-mail address, for on-call approvers
+	// (oncall:…), whom PagerDuty and Opsgenie name by address. Without:
+	// an on-call entry admits nobody on the platform; the other approvers
+	// of the list decide.
+	ByEmail EmailFinder
+}
+
+// EmailFinder is the extra of a platform that can find a person by
+// e-mail address.
+type EmailFinder interface {
+	// UserByEmail returns the id of the person whose address is email;
+	// "" and no error when the platform knows nobody by it.
+	UserByEmail(ctx context.Context, email string) (id string, err error)
 }
 
 // Link is the extra of an adapter that holds a connection to its platform
@@ -143,6 +156,7 @@ var extraNames = []struct {
 	{"undelivered", "no send is given up, none counted", func(x Extras) bool { return x.Undelivered != nil }},
 	{"link", "counted as connected for readiness", func(x Extras) bool { return x.Link != nil }},
 	{"permalink", "a card has no address outside the chat", func(x Extras) bool { return x.Permalink != nil }},
+	{"by-email", "on-call approvers (oncall:…) admit nobody here: the other approvers decide", func(x Extras) bool { return x.ByEmail != nil }},
 }
 
 // List names the extras x has, and those it lacks, each lack followed by

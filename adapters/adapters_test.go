@@ -110,13 +110,14 @@ func (linked) Undelivered() uint64 { return 0 }
 func (linked) Permalink(context.Context, Place, string) (string, error) {
 	return "https://chat.test/p1", nil
 }
+func (linked) UserByEmail(context.Context, string) (string, error) { return "U1", nil }
 
 // TestExtrasList: List names every extra, each exactly once, as had or
 // as lacking with its fallback; an extra added to Extras without a name
 // and a fallback fails here.
 func TestExtrasList(t *testing.T) {
 	ts := turnful{}
-	all := Extras{Buttons: true, Forms: true, Status: ts, Stream: ts, WholeText: true, Home: homeless{}, Undelivered: linked{}, Link: linked{}, Permalink: linked{}}
+	all := Extras{Buttons: true, Forms: true, Status: ts, Stream: ts, WholeText: true, Home: homeless{}, Undelivered: linked{}, Link: linked{}, Permalink: linked{}, ByEmail: linked{}}
 	// Every field but WholeText (a property of Stream) is an extra.
 	fields := reflect.TypeFor[Extras]().NumField() - 1
 	has, lacks := all.List()

@@ -24,6 +24,7 @@ import (
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/oncall"
 	"github.com/countersign/countersign/approval/rules"
 	"github.com/countersign/countersign/internal/fifo"
 	"github.com/countersign/countersign/risk"
@@ -91,6 +92,8 @@ type Bot struct {
 	// loginLink makes the web console's sign-in link (!login); nil
 	// without a console (console.go).
 	loginLink Login
+	// onCall resolves on-call approvers (oncall.go).
+	onCall *onCalls
 }
 
 var _ agent.Sink = (*Bot)(nil)
@@ -127,6 +130,9 @@ type Deps struct {
 	Login Login
 	// Tracer makes the agent's spans (agent.Deps.Tracer); nil: off.
 	Tracer trace.Tracer
+	// OnCall says who is on call for on-call approvers (oncall:…); nil
+	// means such entries stand for nobody (oncall.go).
+	OnCall *oncall.Resolver
 }
 
 // New builds the bot and its agent over one adapter per platform (two
@@ -171,6 +177,7 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 		turnGate:    fifo.New(cfg.MaxTurns),
 		commandGate: fifo.New(maxCommands),
 		loginLink:   deps.Login,
+		onCall:      newOnCalls(deps.OnCall),
 	}
 	for i, ad := range ads {
 		if ad == nil {

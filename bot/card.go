@@ -41,6 +41,7 @@ type cardFacts struct {
 	deadEnd   bool              // nobody else sees the conversation
 	mention   rules.Mention
 	progress  *tools.Progress // a running call's live progress, or nil
+	onCallOut string          // a pending card's on-call services that could not say (oncall.go), in words
 }
 
 // card draws a's card; p is the live progress of a running call, or nil.
@@ -61,6 +62,10 @@ func (b *Bot) facts(a *approval.Approval, p *tools.Progress) cardFacts {
 		f.title, f.op = b.tools.Title(a.Tool), b.tools.Operation(a.Tool, a.Args)
 	}
 	_, f.editable = b.directOf(a.Tool)
+	if a.State == approval.Pending {
+		_, down := b.withOnCall(a.Conversation.Platform, f.req.Approvers)
+		f.onCallOut = onCallFellBack(f.req.Approvers, down)
+	}
 	if a.State == approval.Pending || (a.Requirement.Need > 1 && a.State != approval.Cancelled && a.State != approval.Expired) {
 		f.votes = b.progress(a)
 	}
@@ -123,6 +128,9 @@ func drawCard(a *approval.Approval, f cardFacts) adapters.Card {
 	case approval.Pending:
 		req := f.req
 		c.StateLine = "waiting for a decision · " + rules.Card(req, f.votes, f.mention)
+		if f.onCallOut != "" {
+			c.StateLine += " " + f.onCallOut
+		}
 		c.Buttons = []adapters.Button{
 			{Label: "Approve", Approve: true, Value: a.ID, Reason: req.ReasonRequired(rules.Approve)},
 			{Label: "Cancel", Value: a.ID, Reason: req.ReasonRequired(rules.Cancel)},

@@ -10,6 +10,7 @@ import (
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/oncall"
 	"github.com/countersign/countersign/approval/rules"
 )
 
@@ -128,11 +129,14 @@ func (b *Bot) refusal(in inbound, a *approval.Approval, verb approval.AuditDecis
 		return "decision from another channel", otherChannel()
 	}
 	req := b.requirement(a)
+	now := req // with the people on call now (oncall.go)
+	var down []oncall.Entry
+	now.Approvers, down = b.withOnCall(a.Conversation.Platform, req.Approvers)
 	kind := rules.NotApprover
 	if in.User.Outsider {
 		why = "you belong to another workspace or organisation than this bot's"
 	} else {
-		why, kind = b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel).refusalFor(req, in.User, a.Requester.ID, verb == approval.DecisionApprove)
+		why, kind = b.cfg.policy(a.Conversation.Platform, a.Conversation.Channel).refusalFor(now, in.User, a.Requester.ID, verb == approval.DecisionApprove)
 	}
 	if why == "" {
 		return "", ""
@@ -155,7 +159,11 @@ func (b *Bot) refusal(in inbound, a *approval.Approval, verb approval.AuditDecis
 	if kind == rules.Requester {
 		p = b.progress(a)
 	}
-	return why, cannotBy(verb, a.ID, rules.Refusal(req, p, kind, b.mention(a.Conversation.Platform)))
+	refusal := rules.Refusal(req, p, kind, b.mention(a.Conversation.Platform))
+	if fell := onCallFellBack(req.Approvers, down); fell != "" {
+		refusal += " " + fell
+	}
+	return why, cannotBy(verb, a.ID, refusal)
 }
 
 // adoptRef records the card a click was made on as its approval's card,

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/oncall"
 	"github.com/countersign/countersign/approval/rules"
 	"github.com/countersign/countersign/tools"
 )
@@ -60,6 +61,25 @@ func cannot(verb approval.AuditDecision, id, why string) string {
 // cannotBy says a decision is refused, in the words of the card's rules.
 func cannotBy(verb approval.AuditDecision, id, refusal string) string {
 	return "You cannot " + string(verb) + " " + id + ": " + refusal + " Nothing changed."
+}
+
+// onCallFellBack says, on a card and after a refusal, that the services
+// of the on-call entries down could not say who is on call, so the other
+// approvers of the list decide, or, when it has none, nobody can approve
+// until they answer; "" when none is down.
+func onCallFellBack(approvers []string, down []oncall.Entry) string {
+	if len(down) == 0 {
+		return ""
+	}
+	names := make([]string, len(down))
+	for i, e := range down {
+		names[i] = e.Title() + " (schedule " + e.Schedule + ")"
+	}
+	s := strings.Join(names, " and ") + " could not say who is on call just now"
+	if len(approvers) > len(down) {
+		return s + ", so the other approvers listed decide until it answers."
+	}
+	return s + ", so nobody can approve this until it answers; the requester can still cancel it."
 }
 
 // cannotInConsole says a console decision is refused, and where to decide.

@@ -17,11 +17,13 @@ import (
 // chat:write (replies, cards, updates, ephemeral notices), files:write
 // (operations and outputs too long for a card), usergroups:read
 // (approver groups), users:read (approvers given by id shown by name),
+// users:read.email (users.lookupByEmail: on-call approvers, whom
+// PagerDuty and Opsgenie name by e-mail),
 // channels:read, groups:read, im:read, mpim:read
 // (conversations.members: the App Home lists only the cards of
 // conversations the person is in). configs/slack-app-manifest.yaml lists
 // the same.
-var Scopes = []string{"app_mentions:read", "channels:history", "channels:read", "chat:write", "files:write", "groups:history", "groups:read", "im:history", "im:read", "mpim:history", "mpim:read", "usergroups:read", "users:read"}
+var Scopes = []string{"app_mentions:read", "channels:history", "channels:read", "chat:write", "files:write", "groups:history", "groups:read", "im:history", "im:read", "mpim:history", "mpim:read", "usergroups:read", "users:read", "users:read.email"}
 
 // Check asks Slack whether the adapter can work: the bot token with
 // auth.test, its scopes from the X-OAuth-Scopes header, and in Socket Mode

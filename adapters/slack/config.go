@@ -146,10 +146,10 @@ func envName(s string) bool {
 // Extras are everything Slack offers: buttons (clicks arrive over Socket
 // Mode or the interactivity endpoint), forms (modals), the thread status
 // and the streamed answer unless switched off (slack.status,
-// slack.streaming), the App Home, the count of sends given up, and the
-// connection's state.
+// slack.streaming), the App Home, the count of sends given up, the
+// connection's state, and people found by e-mail (on-call approvers).
 func (a *Adapter) Extras() adapters.Extras {
-	x := adapters.Extras{Buttons: true, Forms: true, Home: a, Undelivered: a, Link: a, Permalink: a}
+	x := adapters.Extras{Buttons: true, Forms: true, Home: a, Undelivered: a, Link: a, Permalink: a, ByEmail: a}
 	if on(a.cfg.Status) {
 		x.Status = a
 	}

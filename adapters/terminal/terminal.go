@@ -173,9 +173,9 @@ func (t *Terminal) Name() string { return "terminal" }
 // a stream that prints each Text as a message of its own (WholeText: a
 // turn gives it the model's answer whole, not its words as they come). It
 // has no buttons (cards show the words to type), no status, no inbox, and
-// loses no send.
+// loses no send. It finds a person by e-mail by the name before the @.
 func (t *Terminal) Extras() adapters.Extras {
-	return adapters.Extras{Stream: t, WholeText: true}
+	return adapters.Extras{Stream: t, WholeText: true, ByEmail: t}
 }
 
 // User returns the identity lines are typed as now.

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/approval/oncall"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/risk/sqlrisk"
 )
@@ -257,16 +258,23 @@ func (m Match) validate(key string) error {
 func sqlName(s string) string { return strings.Join(strings.Fields(strings.ToUpper(s)), " ") }
 
 // CheckApprover reports whether a is an approver entry: a user id
-// ("U0123" or "user:U0123"), "group:NAME", "role:NAME" or "*". The
-// bot's approvers follow the same syntax.
+// ("U0123" or "user:U0123"), "group:NAME", "role:NAME", the people on
+// call in a schedule ("oncall:pagerduty:P123", approval/oncall) or "*".
+// The bot's approvers follow the same syntax.
 func CheckApprover(key, a string) error {
 	kind, name, found := strings.Cut(a, ":")
+	if _, ok, err := oncall.Parse(a); ok {
+		if err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		return nil
+	}
 	switch {
 	case strings.TrimSpace(a) == "":
 		return fmt.Errorf("%s: empty entry", key)
 	case !found:
 	case kind != "user" && kind != "group" && kind != "role":
-		return fmt.Errorf("%s: %q: the prefix must be one of user, group, role", key, a)
+		return fmt.Errorf("%s: %q: the prefix must be one of user, group, role, oncall", key, a)
 	case strings.TrimSpace(name) == "":
 		return fmt.Errorf("%s: %q names nobody", key, a)
 	}
@@ -274,10 +282,10 @@ func CheckApprover(key, a string) error {
 }
 
 // isGroup reports whether an approver entry stands for more than one
-// person: a group, a role, or anyone.
+// person: a group, a role, whoever is on call, or anyone.
 func isGroup(a string) bool {
 	a = strings.TrimSpace(a)
-	return a == "*" || strings.HasPrefix(a, "group:") || strings.HasPrefix(a, "role:")
+	return a == "*" || strings.HasPrefix(a, "group:") || strings.HasPrefix(a, "role:") || oncall.Is(a)
 }
 
 // distinct returns the people of a list of user entries, each once.

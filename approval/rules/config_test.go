@@ -27,6 +27,8 @@ func TestNewErrors(t *testing.T) {
 			"bot.default.approvals_required: 11 is more than 10"},
 		{"more approvals than listed people", Config{Rules: []Rule{{Match: Match{Risk: []risk.Level{risk.High}}, Approvers: []string{"U1", "user:U2", "U1"}, ApprovalsRequired: ptr(3)}}},
 			"bot.rules[0].approvals_required: 3 approvals from 2 listed people can never be reached"},
+		{"an on-call entry of an unknown service", Config{Rules: []Rule{{Match: Match{Risk: []risk.Level{risk.High}}, Approvers: []string{"oncall:victorops:X"}}}},
+			`bot.rules[0].approvers[0]: "oncall:victorops:X": the service must be one of pagerduty, opsgenie`},
 		{"a rule that matches everything", Config{Rules: []Rule{{ApprovalsRequired: ptr(2)}}},
 			"bot.rules[0].match: matches nothing"},
 		{"a rule that sets nothing", Config{Rules: []Rule{{Match: Match{Tool: []string{"execute_sql"}}}}},
@@ -118,6 +120,7 @@ func TestNewAccepts(t *testing.T) {
 		}},
 		{"sql kinds in any case", Config{Rules: []Rule{{Match: Match{SQL: []string{"ddl", "drop  table", "Delete"}}, ApprovalsRequired: ptr(2)}}}},
 		{"approvers [] is anyone", Config{Rules: []Rule{{Match: Match{Tool: []string{"x"}}, Approvers: []string{}}}}},
+		{"on call, two approvals", Config{Rules: []Rule{{Match: Match{Tool: []string{"x"}}, Approvers: []string{"oncall:opsgenie:S1"}, ApprovalsRequired: ptr(2)}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

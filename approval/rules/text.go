@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/oncall"
 )
 
 // Mention writes one approver entry ("U0123", "user:U0123", "group:dba",
@@ -14,9 +15,13 @@ import (
 type Mention func(entry string) string
 
 // Plain writes an entry without a platform: "@dba" for group:dba and
-// role:dba, "@alice" for a user, "#ops" for channel:ops.
+// role:dba, "@alice" for a user, "#ops" for channel:ops, "whoever is on
+// call in PagerDuty schedule P123" for oncall:pagerduty:P123.
 func Plain(entry string) string {
 	entry = strings.TrimSpace(entry)
+	if e, ok, err := oncall.Parse(entry); ok && err == nil {
+		return OnCall(e)
+	}
 	kind, name, found := strings.Cut(entry, ":")
 	if !found {
 		return "@" + entry
@@ -50,6 +55,11 @@ func Who(approvers []string, mention Mention) string {
 	return join(parts)
 }
 
+// OnCall names the people an on-call entry stands for.
+func OnCall(e oncall.Entry) string {
+	return "whoever is on call in " + e.Title() + " schedule " + e.Schedule
+}
+
 // whoMembers is Who with groups and roles as "members of …".
 func whoMembers(approvers []string, mention Mention) string {
 	if mention == nil {
@@ -62,7 +72,7 @@ func whoMembers(approvers []string, mention Mention) string {
 		case a == "*":
 			return "anyone in the channel"
 		case a == "":
-		case isGroup(a):
+		case isGroup(a) && !oncall.Is(a):
 			parts = append(parts, "members of "+mention(a))
 		default:
 			parts = append(parts, mention(a))

@@ -48,6 +48,8 @@ func TestCard(t *testing.T) {
 		{"anyone", Requirement{Need: 1}, approval.Progress{}, nil, "Needs an approval from anyone in the channel."},
 		{"star", Requirement{Approvers: []string{"U1", "*"}, Need: 2}, approval.Progress{}, nil, "Needs two approvals from anyone in the channel."},
 		{"the platform's mentions", dba, votes("bob"), slack, "1 of 2: bob ✓ — one more from <!subteam^dba>"},
+		{"on call", Requirement{Approvers: []string{"U1", "oncall:pagerduty:P123"}, Need: 1}, approval.Progress{}, nil,
+			"Needs an approval from @U1 or whoever is on call in PagerDuty schedule P123."},
 		{"a voter without a name", dba, approval.Progress{Need: 2, Votes: []approval.Vote{{By: approval.User{ID: "U7"}}}}, nil, "1 of 2: U7 ✓ — one more from @dba"},
 	}
 	for _, tc := range tests {
@@ -72,6 +74,8 @@ func TestRefusal(t *testing.T) {
 		{"not an approver, one needed", Requirement{Approvers: []string{"U1", "user:U2"}, Need: 1}, approval.Progress{}, NotApprover, "Only @U1 or @U2 may approve this."},
 		{"people and groups", Requirement{Approvers: []string{"U1", "group:dba", "role:admin"}, Need: 1}, approval.Progress{}, NotApprover,
 			"Only @U1, members of @dba or members of @admin may approve this."},
+		{"on call", Requirement{Approvers: []string{"group:dba", "oncall:opsgenie:S1"}, Need: 1}, approval.Progress{}, NotApprover,
+			"Only members of @dba or whoever is on call in Opsgenie schedule S1 may approve this."},
 		{"not a canceller", dba, approval.Progress{}, NotCanceller, "Only the requester or members of @dba may cancel this."},
 		{"the requester, none yet", dba, approval.Progress{}, Requester, "You asked for this call, so your approval does not count: it needs two approvals from @dba."},
 		{"the requester, one yet", dba, votes("bob"), Requester, "You asked for this call, so your approval does not count: 1 of 2: bob ✓ — one more from @dba"},

@@ -24,6 +24,7 @@ import (
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/agent/llm"
 	"github.com/countersign/countersign/approval/auditsink"
+	"github.com/countersign/countersign/approval/oncall"
 	"github.com/countersign/countersign/bot"
 	"github.com/countersign/countersign/bot/console"
 	"github.com/countersign/countersign/cmd/internal/ops"
@@ -64,6 +65,10 @@ type fileConfig struct {
 	Gateway  gateway.Config   `yaml:"gateway"`
 	// Telemetry is the traces' section (cmd/internal/telemetry).
 	Telemetry telemetry.Config `yaml:"telemetry"`
+	// PagerDuty and Opsgenie answer who is on call, for on-call
+	// approvers (oncall:pagerduty:<schedule>; approval/oncall).
+	PagerDuty oncall.Config `yaml:"pagerduty"`
+	Opsgenie  oncall.Config `yaml:"opsgenie"`
 }
 
 // terminalConfig is the terminal's section: whether it starts, and its

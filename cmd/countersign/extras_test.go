@@ -28,9 +28,9 @@ func TestConfigCheckSaysExtras(t *testing.T) {
 		config string
 		want   string
 	}{
-		{"terminal", false, "", "# terminal extras: stream; lacks buttons (cards show the words to type: approve <id>, cancel <id> [reason]), forms ("},
-		{"slack", true, "", "# slack extras: buttons, forms, status, stream, home, undelivered, link, permalink\n"},
-		{"slack with its status off", true, noStatus, "# slack extras: buttons, forms, stream, home, undelivered, link, permalink; lacks status (what a turn does is posted as messages)\n"},
+		{"terminal", false, "", "# terminal extras: stream, by-email; lacks buttons (cards show the words to type: approve <id>, cancel <id> [reason]), forms ("},
+		{"slack", true, "", "# slack extras: buttons, forms, status, stream, home, undelivered, link, permalink, by-email\n"},
+		{"slack with its status off", true, noStatus, "# slack extras: buttons, forms, stream, home, undelivered, link, permalink, by-email; lacks status (what a turn does is posted as messages)\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 // keyInText finds what looks like a configuration key path in a sentence:
 // a top-level section and at least one key under it ("agent.approval_ttl",
 // "bot.channels.*.quiet").
-var keyInText = regexp.MustCompile(`\b(risk|llm|agent|store|audit|tools|bot|terminal|log|slack|discord)((?:\.(?:[a-z][a-z0-9_]*|\*))+)`)
+var keyInText = regexp.MustCompile(`\b(risk|llm|agent|store|audit|tools|bot|terminal|log|slack|discord|pagerduty|opsgenie)((?:\.(?:[a-z][a-z0-9_]*|\*))+)`)
 
 // hostLike matches a host name that starts like a section: "discord.com".
 var hostLike = regexp.MustCompile(`\.(com|org|net|io|gg|dev|app|test|example|internal|local)(\.|$)`)

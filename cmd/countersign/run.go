@@ -117,6 +117,7 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 		Store:  a.store,
 		Log:    a.log,
 		Tracer: tel.Tracer(),
+		OnCall: onCallResolver(cfg),
 	}
 	var con *console.Server // the web console (bot/console), when console.listen is set
 	if cfg.Console.Listen != "" {

@@ -182,7 +182,7 @@ func TestShippedConfiguration(t *testing.T) {
 				}
 			}
 		}
-		want := []string{"buttons", "forms", "status", "stream", "home", "undelivered", "link", "permalink"}
+		want := []string{"buttons", "forms", "status", "stream", "home", "undelivered", "link", "permalink", "by-email"}
 		if said.Platform != "slack" || !slices.Equal(said.Has, want) || len(said.Lacks) != 0 {
 			t.Errorf("the start log says Slack has %v and lacks %v (platform %q); want %v, lacking nothing", said.Has, said.Lacks, said.Platform, want)
 		}

@@ -25,7 +25,7 @@ var (
 
 // slackRun runs `countersign run` against the fake Slack (Socket Mode, at
 // SLACK_API_URL) and the fake model, in dir, with the config text.
-func slackRun(t testing.TB, dir, config string, fake *slacktest.Server, model *agenttest.Server) <-chan error {
+func slackRun(t testing.TB, dir, config string, fake *slacktest.Server, model *agenttest.Server, opts ...option) <-chan error {
 	t.Helper()
 	t.Chdir(dir)
 	path := filepath.Join(t.TempDir(), "countersign.yaml")
@@ -42,7 +42,7 @@ func slackRun(t testing.TB, dir, config string, fake *slacktest.Server, model *a
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, path, strings.NewReader(""), io.Discard, io.Discard) }()
+	go func() { done <- run(ctx, path, strings.NewReader(""), io.Discard, io.Discard, opts...) }()
 	t.Cleanup(func() {
 		cancel()
 		<-done

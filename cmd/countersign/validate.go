@@ -20,6 +20,7 @@ func validateConfig(cfg fileConfig, getenv func(string) string) error {
 	errs = append(errs, boundErrors(cfg)...)
 	errs = append(errs, approverErrors(cfg.Bot)...)
 	errs = append(errs, tokenErrors(cfg, getenv)...)
+	errs = append(errs, onCallErrors(cfg, getenv)...) // oncall.go
 	return errors.Join(errs...)
 }
 
@@ -209,7 +210,7 @@ func countApprovers(approvers []string) (n int, known bool) {
 	seen := map[string]bool{}
 	for _, a := range approvers {
 		a = strings.TrimSpace(a)
-		if a == "*" || strings.HasPrefix(a, "group:") || strings.HasPrefix(a, "role:") {
+		if a == "*" || strings.HasPrefix(a, "group:") || strings.HasPrefix(a, "role:") || strings.HasPrefix(a, "oncall:") {
 			return 0, false
 		}
 		seen[strings.TrimPrefix(a, "user:")] = true

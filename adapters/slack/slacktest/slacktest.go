@@ -43,7 +43,7 @@ const (
 )
 
 // Scopes are the bot token's scopes auth.test reports by default.
-var Scopes = []string{"app_mentions:read", "channels:history", "channels:read", "chat:write", "files:write", "groups:history", "groups:read", "im:history", "im:read", "mpim:history", "mpim:read", "usergroups:read", "users:read"}
+var Scopes = []string{"app_mentions:read", "channels:history", "channels:read", "chat:write", "files:write", "groups:history", "groups:read", "im:history", "im:read", "mpim:history", "mpim:read", "usergroups:read", "users:read", "users:read.email"}
 
 // User is a person in the fake workspace.
 type User struct {
@@ -51,6 +51,9 @@ type User struct {
 	Name string
 	// Team is the user's workspace; empty means TeamID.
 	Team string
+	// Email is the address users.lookupByEmail finds the user by; empty
+	// for none.
+	Email string
 }
 
 // Message is a message as the fake keeps it.
@@ -397,6 +400,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, method string)
 			"id": u.ID, "team_id": team, "name": strings.ToLower(u.Name), "real_name": u.Name,
 			"profile": map[string]any{"display_name": u.Name, "real_name": u.Name},
 		}})
+	case "users.lookupByEmail":
+		s.lookupByEmail(w, r)
 	case "usergroups.users.list":
 		s.mu.Lock()
 		defer s.mu.Unlock()

@@ -44,8 +44,24 @@ func (m *Metrics) MeterAdapter(ad adapters.Adapter) adapters.Adapter {
 		x.Permalink = meteredPermalink{ma, x.Permalink}
 		m.chatOp(ma.platform, "permalink")
 	}
+	if x.ByEmail != nil {
+		x.ByEmail = meteredByEmail{ma, x.ByEmail}
+		m.chatOp(ma.platform, "user_by_email")
+	}
 	ma.extras = x
 	return ma
+}
+
+// meteredByEmail counts the look-ups of a person by e-mail.
+type meteredByEmail struct {
+	a *meteredAdapter
+	f adapters.EmailFinder
+}
+
+func (f meteredByEmail) UserByEmail(ctx context.Context, email string) (string, error) {
+	id, err := f.f.UserByEmail(ctx, email)
+	f.a.called("user_by_email", err)
+	return id, err
 }
 
 // meteredPermalink counts the look-ups of a card's address.

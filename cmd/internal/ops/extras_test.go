@@ -30,12 +30,17 @@ func (e *everyExtra) called(name string) int {
 }
 
 func (e *everyExtra) Extras() adapters.Extras {
-	return adapters.Extras{Buttons: true, Forms: true, Status: e, Stream: e, WholeText: true, Home: e, Undelivered: e, Link: e, Permalink: e}
+	return adapters.Extras{Buttons: true, Forms: true, Status: e, Stream: e, WholeText: true, Home: e, Undelivered: e, Link: e, Permalink: e, ByEmail: e}
 }
 
 func (e *everyExtra) Permalink(context.Context, adapters.Place, string) (string, error) {
 	e.hit("Permalink")
 	return "https://chat.test/p1", nil
+}
+
+func (e *everyExtra) UserByEmail(context.Context, string) (string, error) {
+	e.hit("UserByEmail")
+	return "U1", nil
 }
 
 func (e *everyExtra) SetStatus(context.Context, adapters.Place, string) error {
