@@ -114,6 +114,9 @@ type Config struct {
 	// such a call never runs without a card, whatever judged it auto.
 	// cmd sets it from what the kernel offers; it is not a key.
 	Unfenced map[string]string `yaml:"-"`
+	// Budget is llm.budget, the model's spend limits (budget.go); cmd
+	// sets it from the llm section, so it is not a key here.
+	Budget Budget `yaml:"-"`
 }
 
 // The defaults of Config.
@@ -146,6 +149,7 @@ func (c Config) WithDefaults() (Config, error) {
 		tools.Limit("agent.max_runs", &c.MaxRuns, DefaultMaxRuns),
 		tools.Limit("agent.max_call_bytes", &c.MaxCallBytes, DefaultMaxCallBytes),
 		tools.Limit("agent.max_cards_per_answer", &c.MaxCardsPerAnswer, DefaultMaxCards),
+		c.Budget.Validate(),
 	)
 	return c, err
 }
@@ -178,6 +182,9 @@ type Deps struct {
 	// approve, how many, reasons, expiry, reminders: approval/rules); nil
 	// means one approval from anyone, after agent.approval_ttl.
 	Require func(f rules.Facts) rules.Requirement
+	// BudgetWords says why a turn stopped over llm.budget (budget.go);
+	// nil means OverBudget's own Error text.
+	BudgetWords func(OverBudget) string
 }
 
 // ErrElsewhere is wrapped by a Sink's error for a conversation whose
@@ -201,6 +208,9 @@ type Agent struct {
 	servesAll bool // Deps.Serves was nil
 	quiet     func(conv approval.Conversation) bool
 	prompt    string
+
+	budgetWords func(OverBudget) string
+	budgetState budgetState // budget.go
 	// specs and schemas are the registry's, read once: it never changes.
 	specs   []tools.Spec
 	schemas map[string]json.RawMessage
@@ -240,8 +250,10 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 		serves:  deps.Serves,
 		quiet:   deps.Quiet,
 		require: deps.Require,
-		prompt:  SystemPrompt(),
-		runGate: fifo.New(cfg.MaxRuns),
+
+		budgetWords: deps.BudgetWords,
+		prompt:      SystemPrompt(),
+		runGate:     fifo.New(cfg.MaxRuns),
 	}
 	a.specs = deps.Tools.Specs()
 	a.schemas = make(map[string]json.RawMessage, len(a.specs))
