@@ -191,6 +191,8 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 		Serves:  b.serves,
 		Require: b.require,
 		Quiet:   b.quiet, // progress.go
+
+		BudgetWords: overBudget, // words.go
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bot: build agent: %w", err)

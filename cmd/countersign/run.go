@@ -130,6 +130,7 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 		cfg.Bot.ShutdownGrace = max(bot.DefaultShutdown, cfg.LLM.TotalTimeout+15*time.Second)
 	}
 	cfg.Agent.Unfenced = unfencedTools(a.cfg) // runas.go
+	cfg.Agent.Budget = cfg.LLM.Budget         // agent/budget.go
 	b, err := bot.New(cfg.Bot, ads, cfg.Agent, deps)
 	if err != nil {
 		return err
