@@ -113,6 +113,8 @@ type turnState struct {
 	Calls []callState `json:"calls"`
 	// RoundTrips is how many model calls the turn has made.
 	RoundTrips int `json:"round_trips"`
+	// Tokens is what the turn's model calls have spent (llm.budget.per_turn).
+	Tokens int64 `json:"tokens,omitempty"`
 }
 
 // The kinds of a suspended turn.

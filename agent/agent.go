@@ -122,6 +122,9 @@ type Config struct {
 	// with the sentence that says so: such a call gets a card instead of
 	// failing to start. cmd sets it; it is not a key.
 	NotOffline map[string]string `yaml:"-"`
+	// Budget is llm.budget, the model's spend limits (budget.go); cmd
+	// sets it from the llm section, so it is not a key here.
+	Budget Budget `yaml:"-"`
 }
 
 // The defaults of Config.
@@ -154,6 +157,7 @@ func (c Config) WithDefaults() (Config, error) {
 		tools.Limit("agent.max_runs", &c.MaxRuns, DefaultMaxRuns),
 		tools.Limit("agent.max_call_bytes", &c.MaxCallBytes, DefaultMaxCallBytes),
 		tools.Limit("agent.max_cards_per_answer", &c.MaxCardsPerAnswer, DefaultMaxCards),
+		c.Budget.Validate(),
 	)
 	return c, err
 }
@@ -189,6 +193,9 @@ type Deps struct {
 	// Tracer makes the spans of turns, judgements, runs and decisions
 	// (trace.go); nil means tracing is off, at no cost.
 	Tracer trace.Tracer
+	// BudgetWords says why a turn stopped over llm.budget (budget.go);
+	// nil means OverBudget's own Error text.
+	BudgetWords func(OverBudget) string
 }
 
 // ErrElsewhere is wrapped by a Sink's error for a conversation whose
@@ -213,6 +220,9 @@ type Agent struct {
 	quiet     func(conv approval.Conversation) bool
 	tracer    trace.Tracer // nil: off
 	prompt    string
+
+	budgetWords func(OverBudget) string
+	budgetState budgetState // budget.go
 	// specs and schemas are the registry's, read once: it never changes.
 	specs   []tools.Spec
 	schemas map[string]json.RawMessage
@@ -253,8 +263,10 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 		quiet:   deps.Quiet,
 		require: deps.Require,
 		tracer:  deps.Tracer,
-		prompt:  SystemPrompt(),
-		runGate: fifo.New(cfg.MaxRuns),
+
+		budgetWords: deps.BudgetWords,
+		prompt:      SystemPrompt(),
+		runGate:     fifo.New(cfg.MaxRuns),
 	}
 	a.specs = deps.Tools.Specs()
 	a.schemas = make(map[string]json.RawMessage, len(a.specs))

@@ -61,19 +61,23 @@ func (a *Agent) HandleReplying(ctx context.Context, conv approval.Conversation, 
 		return a.fail(ctx, out, conv, storeErrorText, err)
 	}
 	msgs = append(msgs, Message{Role: RoleUser, Content: text})
-	return a.loop(ctx, h, conv, user, msgs, 0)
+	return a.loop(ctx, h, conv, user, msgs, 0, spend{})
 }
 
 // loop calls the model until it answers in words, a call needs a person,
-// or the turn has used its round trips. msgs is the conversation so far,
-// ending with what the model has not seen yet. h holds conv's lock.
-func (a *Agent) loop(ctx context.Context, h *hold, conv approval.Conversation, user approval.User, msgs []Message, trips int) error {
+// or the turn has used its round trips or its budget. msgs is the
+// conversation so far, ending with what the model has not seen yet. h
+// holds conv's lock. sp is what the turn has spent so far (budget.go).
+func (a *Agent) loop(ctx context.Context, h *hold, conv approval.Conversation, user approval.User, msgs []Message, trips int, sp spend) error {
 	for {
 		if trips >= a.cfg.MaxRoundTrips {
 			note := fmt.Sprintf(roundTripsText, trips)
 			msgs = append(msgs, Message{Role: RoleAssistant, Content: note})
 			a.keepConversation(ctx, conv, msgs)
 			return a.reply(ctx, h.out, conv, note+a.lastResults(msgs[:len(msgs)-1]))
+		}
+		if over := a.overBudget(ctx, conv, sp); over != nil {
+			return a.stopOverBudget(ctx, h, conv, msgs, over) // budget.go
 		}
 		req := Request{
 			Messages: append([]Message{{Role: RoleSystem, Content: a.prompt}}, trim(msgs, a.cfg.MaxMessages, a.cfg.MaxBytes)...),
@@ -82,6 +86,9 @@ func (a *Agent) loop(ctx context.Context, h *hold, conv approval.Conversation, u
 		req.Text = a.textTo(ctx, h.out, conv)
 		resp, err := a.model.Complete(ctx, req)
 		trips++
+		if err == nil {
+			a.addSpend(ctx, conv, &sp, req, resp)
+		}
 		if err != nil && ctx.Err() != nil {
 			// Cut off by !cancel or a shutdown, not a model failure: the
 			// caller says so.
@@ -146,7 +153,7 @@ func (a *Agent) loop(ctx context.Context, h *hold, conv approval.Conversation, u
 			a.cancelAll(ctx, cards, "the conversation could not be saved")
 			return a.fail(ctx, h.out, conv, storeErrorText, err)
 		}
-		st := turnState{Kind: kindModel, Requester: user, Assistant: &msg, Calls: calls, RoundTrips: trips}
+		st := turnState{Kind: kindModel, Requester: user, Assistant: &msg, Calls: calls, RoundTrips: trips, Tokens: sp.tokens}
 		return a.suspend(ctx, h, conv, turnID, st, cards)
 	}
 }

@@ -188,6 +188,7 @@ type Store interface {
 	Quorum    // quorum.go: the count of "N of M" approvals
 	Inbox     // inbox.go: the journal of accepted events, for crashes
 	MCPPinner // mcppin.go: the pins of MCP tools
+	Spender   // spend.go: the tokens the model spent, for llm.budget
 	// Close releases what the store holds open.
 	Close() error
 }

@@ -206,6 +206,8 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 		Require: b.require,
 		Quiet:   b.quiet, // progress.go
 		Tracer:  deps.Tracer,
+
+		BudgetWords: overBudget, // words.go
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bot: build agent: %w", err)

@@ -18,6 +18,7 @@ var botCommands = []struct{ usage, help string }{
 	{"!stop <id>", "stop a running approved call (its processes are killed)"},
 	{"edit <id> <operation>", "replace a waiting card's operation: a new card for the edited call"},
 	{"!cancel", "stop the model's turn in this conversation"},
+	{"!usage", "the model's tokens spent today in this channel and in this conversation, and the limits"},
 	{"!help", "this list"},
 }
 
@@ -47,6 +48,9 @@ func (b *Bot) command(ctx context.Context, in inbound, conv approval.Conversatio
 		return
 	case "!login":
 		b.login(in) // console.go
+		return
+	case "!usage":
+		b.usage(ctx, conv) // usage.go
 		return
 	}
 	d, ok := b.direct(verb)

@@ -9,7 +9,9 @@ package bot
 import (
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/approval/oncall"
 	"github.com/countersign/countersign/approval/rules"
@@ -321,6 +323,67 @@ func loginUnmade() string {
 func loginLink(link, user, platform string) string {
 	return "Your sign-in link for the web console, valid for 5 minutes and once: " + link + "\n" +
 		"It signs you in as " + user + " of " + platform + "; do not share it."
+}
+
+// ----- The model's budget (llm.budget, !usage) -----
+
+// budgetTime is when a limit resets, in words.
+func budgetTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+
+// overBudget says why a turn stopped before its model call: which limit
+// of llm.budget it reached and when that resets, or that the spend could
+// not be checked. Each message still gets its answer this way.
+func overBudget(o agent.OverBudget) string {
+	if o.Unchecked {
+		return "I could not check the model's spend budget just now (reference " + o.Ref + "), so I did not ask the model; " +
+			"try again in a minute. Direct commands such as `!run` and `!sql` still work."
+	}
+	spent, limit := strconv.FormatInt(o.Spent, 10), strconv.FormatInt(o.Max, 10)
+	switch o.Limit {
+	case agent.LimitPerTurn:
+		return "I stopped this turn before asking the model again: it has spent " + spent + " tokens, and a turn may spend " + limit +
+			" (llm.budget.per_turn). Send a message to go on: each message starts a new turn."
+	case agent.LimitPerConversation:
+		s := "I stopped before asking the model: this conversation has spent " + spent + " tokens of its " + limit +
+			" (llm.budget.per_conversation). Start a new thread to go on"
+		if !o.Resets.IsZero() {
+			s += ", or wait until " + budgetTime(o.Resets) + ", when this one's count is forgotten (agent.conversation_ttl after its last spend)"
+		}
+		return s + ". Direct commands such as `!run` and `!sql` still work."
+	}
+	return "I stopped before asking the model: this channel has spent " + spent + " tokens today, and its limit is " + limit +
+		" a day (llm.budget.per_channel_per_day). It resets at midnight UTC, " + budgetTime(o.Resets) +
+		". Direct commands such as `!run` and `!sql` still work."
+}
+
+// spendUnread says !usage could not read the spend.
+func spendUnread() string {
+	return "I could not read the model's spend just now"
+}
+
+// spending is !usage: the model's spend in this channel today and in this
+// conversation, against the limits, with when each resets.
+func spending(s agent.Spending) string {
+	limit := func(n int64, key string) string {
+		if n <= 0 {
+			return " (no limit)"
+		}
+		return " of " + strconv.FormatInt(n, 10) + " (llm.budget." + key + ")"
+	}
+	var b strings.Builder
+	b.WriteString("The model's spend, in tokens as the model reports them:\n")
+	b.WriteString("  this channel today: " + strconv.FormatInt(s.Today, 10) + limit(s.Budget.PerChannelPerDay, agent.LimitPerChannelPerDay) +
+		"; resets at midnight UTC, " + budgetTime(s.DayResets) + "\n")
+	b.WriteString("  this conversation: " + strconv.FormatInt(s.Conversation, 10) + limit(s.Budget.PerConversation, agent.LimitPerConversation))
+	if !s.ConversationResets.IsZero() {
+		b.WriteString("; forgotten at " + budgetTime(s.ConversationResets) + " unless more is spent (agent.conversation_ttl after its last spend)")
+	}
+	turn := "no limit"
+	if s.Budget.PerTurn > 0 {
+		turn = "at most " + strconv.FormatInt(s.Budget.PerTurn, 10) + " (llm.budget.per_turn)"
+	}
+	b.WriteString("\n  each turn (a message and the model calls it leads to): " + turn)
+	return b.String()
 }
 
 // ----- Stops (!stop, the Stop button) -----

@@ -56,6 +56,23 @@ type Reply struct {
 	// BreakAfter, when positive, closes the connection after that many
 	// content chunks, without a finish reason or [DONE].
 	BreakAfter int
+
+	// Prompt and Completion are the tokens the reply reports (when both
+	// are 0: 1 and 1); NoUsage reports no usage at all, as some servers do.
+	Prompt, Completion int
+	NoUsage            bool
+}
+
+// usage is the "usage" object rep reports, or nil for none.
+func (rep Reply) usage() map[string]int {
+	if rep.NoUsage {
+		return nil
+	}
+	p, c := rep.Prompt, rep.Completion
+	if p == 0 && c == 0 {
+		p, c = 1, 1
+	}
+	return map[string]int{"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
 }
 
 // Text is a reply with the model's final words.
@@ -218,14 +235,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		msg["tool_calls"] = rep.ToolCalls
 		finish = "tool_calls"
 	}
-	_ = json.NewEncoder(w).Encode(map[string]any{
+	answer := map[string]any{
 		"id":      "chatcmpl-test",
 		"object":  "chat.completion",
 		"created": time.Now().Unix(),
 		"model":   req.Model,
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
-		"usage":   map[string]int{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-	})
+	}
+	if u := rep.usage(); u != nil {
+		answer["usage"] = u
+	}
+	_ = json.NewEncoder(w).Encode(answer)
 }
 
 // stream answers a streamed request with server-sent events: "data:
@@ -313,8 +333,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req ChatRequest,
 	if !send(map[string]any{}, finish, nil) {
 		return
 	}
-	if opts, _ := req.Raw["stream_options"].(map[string]any); opts["include_usage"] == true {
-		if !send(nil, nil, map[string]int{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}) {
+	if opts, _ := req.Raw["stream_options"].(map[string]any); opts["include_usage"] == true && rep.usage() != nil {
+		if !send(nil, nil, rep.usage()) {
 			return
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/tools"
 )
 
@@ -66,6 +67,7 @@ const (
 //	  backoff: 500ms
 //	  max_backoff: 20s
 //	  max_retry_after: 60s
+//	  budget: {per_turn: 0, per_conversation: 0, per_channel_per_day: 0}  # tokens; 0 is no limit
 type Config struct {
 	BaseURL      string `yaml:"base_url"`
 	Model        string `yaml:"model"`
@@ -90,6 +92,9 @@ type Config struct {
 	// MaxRetryAfter caps how long a Retry-After is honoured (default 60s);
 	// a longer one ends the retries with the error.
 	MaxRetryAfter time.Duration `yaml:"max_retry_after"`
+	// Budget limits the tokens the model may spend (agent.Budget, which
+	// the agent enforces; the client only reports each call's usage).
+	Budget agent.Budget `yaml:"budget"`
 }
 
 // The environment variables FromEnv reads.

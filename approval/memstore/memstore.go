@@ -78,7 +78,8 @@ type Store struct {
 	auditNext int              // where the next event goes
 	auditLen  int
 
-	pins mcpPins // see mcppin.go
+	pins  mcpPins     // see mcppin.go
+	spend spendTotals // see spend.go
 }
 
 // entry is one record as JSON, with the fields the scans filter on.

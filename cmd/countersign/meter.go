@@ -19,6 +19,7 @@ import (
 func (a *app) meter(ads []adapters.Adapter, deps *bot.Deps) (*ops.Server, []adapters.Adapter) {
 	m := ops.NewMetrics(a.names, a.log)
 	m.Agents(slices.Sorted(maps.Keys(a.cfg.Gateway.Agents)))
+	m.SpendChannels(slices.Sorted(maps.Keys(a.cfg.Bot.Channels))) // a bounded label: ops/spend.go
 	modelURL := ""
 	if deps.Model != nil {
 		modelURL = a.cfg.LLM.BaseURL

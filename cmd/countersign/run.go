@@ -140,6 +140,7 @@ func run(ctx context.Context, path string, stdin io.Reader, stdout, stderr io.Wr
 	}
 	cfg.Agent.Unfenced = unfencedTools(a.cfg) // runas.go
 	cfg.Agent.NotOffline = notOfflineTools(a.cfg)
+	cfg.Agent.Budget = cfg.LLM.Budget // agent/budget.go
 	b, err := bot.New(cfg.Bot, ads, cfg.Agent, deps)
 	if err != nil {
 		return err

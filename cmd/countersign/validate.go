@@ -34,6 +34,9 @@ func sectionErrors(cfg fileConfig) []error {
 	if _, err := cfg.Agent.WithDefaults(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := cfg.LLM.Budget.Validate(); err != nil { // whether or not a model is configured
+		errs = append(errs, err)
+	}
 	if _, err := cfg.Audit.WithDefaults(); err != nil {
 		errs = append(errs, err)
 	}

@@ -46,7 +46,7 @@ var (
 		"get_turn", "resolve", "delete_turn", "load_conversation", "save_conversation", "audit",
 		"audit_log", "first_delivery", "count_pending", "approve", "progress", "reset_votes",
 		"inbox_accept", "inbox_answered", "inbox_beat", "inbox_leave", "inbox_take_over",
-		"pin_mcp", "accept_mcp", "mcp_pins",
+		"pin_mcp", "accept_mcp", "mcp_pins", "add_spend", "spend",
 		"find_pending", "pending_channels"}
 )
 
@@ -67,6 +67,7 @@ type Metrics struct {
 	modelLatency prometheus.Histogram
 	modelErrors  *prometheus.CounterVec // kind
 	modelTokens  *prometheus.CounterVec // kind
+	spend        *prometheus.CounterVec // channel (spend.go)
 
 	chatCalls    *prometheus.CounterVec   // platform, op
 	chatErrors   *prometheus.CounterVec   // platform, op
@@ -82,6 +83,8 @@ type Metrics struct {
 
 	cards cardTimes // approval id → when its card was audited
 	tools []string  // the tool names a label may hold; others are "other"
+	// spendNames are the channels whose spend is counted apart (spend.go).
+	spendNames []string
 }
 
 // NewMetrics registers every collector on a fresh registry, with the Go
@@ -118,6 +121,9 @@ func NewMetrics(toolNames []string, log *slog.Logger) *Metrics {
 		"Model calls that returned no message, by kind (permanent: fix the configuration; transient: retries exhausted; cancelled).", "kind")
 	m.modelTokens = m.counterVec("countersign_model_tokens_total",
 		"Tokens the model reported using, by kind (prompt, completion).", "kind")
+	m.spend = m.counterVec("countersign_channel_tokens_total",
+		"Tokens the model spent on turns, by channel: platform:channel for the channels bot.channels names, \"other\" for the rest (llm.budget counts the same).", "channel")
+	m.spend.WithLabelValues(otherChannel)
 	for _, k := range modelErrKinds {
 		m.modelErrors.WithLabelValues(k)
 	}

@@ -391,3 +391,20 @@ func (s *meteredStore) MCPPins(ctx context.Context, server string) (map[string]s
 	s.done("mcp_pins", start, err)
 	return m, err
 }
+
+func (s *meteredStore) AddSpend(ctx context.Context, key string, tokens int64, expiry time.Time) (int64, error) {
+	start := time.Now()
+	total, err := s.inner.AddSpend(ctx, key, tokens, expiry)
+	s.done("add_spend", start, err)
+	if err == nil {
+		s.m.spent(key, tokens) // spend.go
+	}
+	return total, err
+}
+
+func (s *meteredStore) Spend(ctx context.Context, keys ...string) ([]approval.Spent, error) {
+	start := time.Now()
+	l, err := s.inner.Spend(ctx, keys...)
+	s.done("spend", start, err)
+	return l, err
+}
