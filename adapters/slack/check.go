@@ -17,13 +17,17 @@ import (
 // chat:write (replies, cards, updates, ephemeral notices), files:write
 // (operations and outputs too long for a card), usergroups:read
 // (approver groups), users:read (approvers given by id shown by name),
-// users:read.email (users.lookupByEmail: on-call approvers, whom
-// PagerDuty and Opsgenie name by e-mail),
 // channels:read, groups:read, im:read, mpim:read
 // (conversations.members: the App Home lists only the cards of
 // conversations the person is in). configs/slack-app-manifest.yaml lists
 // the same.
-var Scopes = []string{"app_mentions:read", "channels:history", "channels:read", "chat:write", "files:write", "groups:history", "groups:read", "im:history", "im:read", "mpim:history", "mpim:read", "usergroups:read", "users:read", "users:read.email"}
+var Scopes = []string{"app_mentions:read", "channels:history", "channels:read", "chat:write", "files:write", "groups:history", "groups:read", "im:history", "im:read", "mpim:history", "mpim:read", "usergroups:read", "users:read"}
+
+// ScopeEmail is needed only when an approver is whoever is on call
+// (Config.ByEmail): users.lookupByEmail finds the people PagerDuty and
+// Opsgenie name by e-mail. An install without on-call approvers need not
+// grant it.
+const ScopeEmail = "users:read.email"
 
 // Check asks Slack whether the adapter can work: the bot token with
 // auth.test, its scopes from the X-OAuth-Scopes header, and in Socket Mode
@@ -47,7 +51,7 @@ func (a *Adapter) Check(ctx context.Context) (summary string, err error) {
 		}
 		return "", fmt.Errorf("slack: auth.test at %s with $%s: %w", a.apiURL, a.cfg.BotTokenEnv, err)
 	}
-	if missing := missingScopes(scopes); len(missing) > 0 {
+	if missing := missingScopes(scopes, a.cfg.ByEmail); len(missing) > 0 {
 		return "", fmt.Errorf("slack: the bot token lacks the scope(s) %s; add them under OAuth & Permissions (or create the app from configs/slack-app-manifest.yaml) and reinstall the app", strings.Join(missing, ", "))
 	}
 	if a.mode == "socket" {
@@ -61,14 +65,19 @@ func (a *Adapter) Check(ctx context.Context) (summary string, err error) {
 	return fmt.Sprintf("slack: %s mode, bot user %s in team %s (%s) at %s", a.mode, r.UserID, r.TeamID, r.Team, a.apiURL), nil
 }
 
-// missingScopes lists the needed scopes that header (X-OAuth-Scopes) lacks.
-func missingScopes(header string) []string {
+// missingScopes lists the needed scopes that header (X-OAuth-Scopes)
+// lacks; byEmail adds ScopeEmail to them.
+func missingScopes(header string, byEmail bool) []string {
 	have := map[string]bool{}
 	for _, s := range strings.Split(header, ",") {
 		have[strings.TrimSpace(s)] = true
 	}
 	var missing []string
-	for _, s := range Scopes {
+	need := Scopes
+	if byEmail {
+		need = append(slices.Clip(need), ScopeEmail)
+	}
+	for _, s := range need {
 		if !have[s] {
 			missing = append(missing, s)
 		}

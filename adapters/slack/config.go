@@ -48,6 +48,10 @@ type Config struct {
 	// http.DefaultTransport. cmd sets it (traces of each call); it is not
 	// a key.
 	Transport http.RoundTripper `yaml:"-"`
+	// ByEmail says an approver is whoever is on call (oncall:…), so the
+	// bot token must hold ScopeEmail. cmd sets it from the approver
+	// lists; it is not a key.
+	ByEmail bool `yaml:"-"`
 }
 
 // on reads an optional switch: unset means on.

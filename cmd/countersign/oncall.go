@@ -43,6 +43,19 @@ func onCallErrors(cfg fileConfig, getenv func(string) string) []error {
 	return errs
 }
 
+// namesOnCall reports whether an approver list names an on-call
+// schedule, so that the chat adapter must find people by e-mail.
+func namesOnCall(c bot.Config) bool {
+	for _, l := range approverLists(c) {
+		for _, a := range l.entries {
+			if _, ok, _ := oncall.Parse(a); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // approverList is one list of approvers in the bot's section.
 type approverList struct {
 	key, field string // "bot.rules[2]", "approvers"

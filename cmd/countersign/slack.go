@@ -29,6 +29,7 @@ func slackAdapter(cfg fileConfig, getenv func(string) string, log *slog.Logger) 
 	if getenv(cfg.Slack.WithDefaults().BotTokenEnv) == "" {
 		return nil, nil
 	}
+	cfg.Slack.ByEmail = namesOnCall(cfg.Bot) // oncall.go
 	ad, err := slack.New(cfg.Slack, getenv, log)
 	if err != nil {
 		return nil, err
