@@ -126,6 +126,8 @@ var rules = []rule{
 	{"adapters/slack", []string{"github.com/bwmarrin/"}, "one platform's adapter knows nothing of another's SDK"},
 	{"adapters/discord", []string{"github.com/slack-go/"}, "one platform's adapter knows nothing of another's SDK"},
 	{"bot", append([]string{module + "/cmd"}, chatSDKs...), "nothing points back up to cmd, and the bot never sees a chat SDK"},
+	{"cmd", []string{"github.com/zricethezav/", "github.com/spf13/viper"},
+		"the binary carries gitleaks' rules as a table (tools/redact), not gitleaks and the loaders of its command line"},
 }
 
 // listed is one package as go list reports it.

@@ -1,12 +1,16 @@
 // Package redact owns the secret scanner that every tool's output passes
 // through before the model, a card, the chat or the audit log sees it
-// (issue 16, mechanism 7). It is built on the rule set of gitleaks v8
-// (about two hundred maintained rules: cloud keys, chat and forge tokens,
-// private keys, generic "password = …" assignments with an entropy test).
+// (issue 16, mechanism 7). It applies the rule set of gitleaks v8 (about
+// two hundred maintained rules: cloud keys, chat and forge tokens, private
+// keys, generic "password = …" assignments with an entropy test), kept as a
+// generated table (rules_gitleaks.go, written by internal/rulegen) and
+// applied by a detector of its own (detect.go) that does what gitleaks'
+// does; the binary does not link gitleaks.
 //
-// Building the detector compiles every rule's regular expression, which is
-// costly, so a Redactor is built once at start (in cmd) and shared: Redact
-// only reads it and is safe for concurrent use.
+// Each rule's regular expression is compiled the first time a keyword of
+// its is seen (lazy.go), so an idle process holds none of them. A Redactor
+// is built once at start (in cmd) and shared: Redact is safe for
+// concurrent use.
 //
 // gitleaks scans a whole file at once; on output most lines hold none of
 // its rules' keywords, so Redact first finds the lines that do (one
@@ -26,24 +30,18 @@ import (
 	"unicode/utf8"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
-	"github.com/spf13/viper"
-	"github.com/zricethezav/gitleaks/v8/config"
-	"github.com/zricethezav/gitleaks/v8/detect"
-	"github.com/zricethezav/gitleaks/v8/report"
 )
 
 // Redactor replaces secrets in text by "[redacted: <rule>]".
 type Redactor struct {
-	det      *detect.Detector
-	keywords *ahocorasick.Trie // the keywords of det's rules, lower case
+	det *detector
 	// generic is the detector of the one rule that costs most, gitleaks'
 	// generic "key = value" rule, whose keywords (key, token, auth, …)
 	// are everywhere in output; it sees only the lines where such a
-	// keyword is followed by an assignment (genericWindows). Nil when the
-	// rule set has no such rule.
-	generic      *detect.Detector
-	genericWords *ahocorasick.Trie
-	allow        map[string]bool
+	// keyword is followed by an assignment (assigned). Nil when the rule
+	// set has no such rule.
+	generic *detector
+	allow   map[string]bool
 	// pemBegin and pemEnd find the parts of a private key block that a
 	// cap or a tail cut in two, which no gitleaks rule matches: a
 	// header with no end after it, or an end with no header before it.
@@ -157,54 +155,31 @@ func secretValue(match, v string) bool {
 	return true
 }
 
-// New compiles the gitleaks default rule set. Values in allow are let
-// through even when a rule matches them (an operator's known test token, a
-// public key id that looks like a secret); an empty value is an error, as
-// it would name nothing.
+// New prepares the gitleaks default rule set (compiling nothing yet).
+// Values in allow are let through even when a rule matches them (an
+// operator's known test token, a public key id that looks like a secret);
+// an empty value is an error, as it would name nothing.
 func New(allow []string) (*Redactor, error) {
-	v := viper.New() // not the package-level viper gitleaks' own helper uses
-	v.SetConfigType("toml")
-	if err := v.ReadConfig(strings.NewReader(config.DefaultConfig)); err != nil {
-		return nil, fmt.Errorf("read the gitleaks rule set: %w", err)
-	}
-	var vc config.ViperConfig
-	if err := v.Unmarshal(&vc); err != nil {
-		return nil, fmt.Errorf("decode the gitleaks rule set: %w", err)
-	}
-	cfg, err := vc.Translate()
-	if err != nil {
-		return nil, fmt.Errorf("compile the gitleaks rule set: %w", err)
-	}
-	main, generic := split(cfg, genericRule)
-	var words []string
-	for _, rule := range main.Rules {
-		if len(rule.Keywords) == 0 && rule.Regex != nil {
+	main, generic := split(gitleaksRules, genericRule)
+	for _, rule := range main {
+		if len(rule.keywords) == 0 {
 			// Every content rule of the set has keywords; one without
 			// would have to see all the text, which windows cannot give.
-			return nil, fmt.Errorf("gitleaks rule %s has no keywords; the redactor's windows cannot serve it", rule.RuleID)
-		}
-		for _, k := range rule.Keywords {
-			words = append(words, strings.ToLower(k))
+			return nil, fmt.Errorf("gitleaks rule %s has no keywords; the redactor's windows cannot serve it", rule.id)
 		}
 	}
 	r := &Redactor{
-		det:      detect.NewDetector(main),
-		keywords: ahocorasick.NewTrieBuilder().AddStrings(words).Build(),
+		det:      newDetector(main, gitleaksAllow),
 		allow:    map[string]bool{},
 		pemBegin: regexp.MustCompile(`(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`),
 		pemEnd:   regexp.MustCompile(`(?i)-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`),
 	}
-	if len(generic.Rules) > 0 {
-		r.generic = detect.NewDetector(generic)
-		r.genericWords = ahocorasick.NewTrieBuilder().AddStrings(lowerKeys(generic.Keywords)).Build()
-		r.generic.IgnoreGitleaksAllow = true
+	if len(generic) > 0 {
+		r.generic = newDetector(generic, gitleaksAllow)
 	}
 	for _, e := range extraRules {
 		r.extras = append(r.extras, extra{id: e.id, re: regexp.MustCompile(e.re), hints: e.hints, keep: e.keep})
 	}
-	// Output cannot vouch for itself: a "gitleaks:allow" comment in a file
-	// the model reads does not let its secret through.
-	r.det.IgnoreGitleaksAllow = true
 	for i, a := range allow {
 		if a == "" {
 			return nil, fmt.Errorf("allow entry #%d is empty; remove it or give the exact value that must pass", i+1)
@@ -217,37 +192,23 @@ func New(allow []string) (*Redactor, error) {
 // genericRule is the ID of gitleaks' generic assignment rule.
 const genericRule = "generic-api-key"
 
-// split returns cfg without the rule id, and a config of that rule alone.
-func split(cfg config.Config, id string) (rest, alone config.Config) {
-	rest, alone = cfg, cfg
-	rest.Rules, rest.Keywords = map[string]config.Rule{}, map[string]struct{}{}
-	alone.Rules, alone.Keywords = map[string]config.Rule{}, map[string]struct{}{}
-	for rid, rule := range cfg.Rules {
-		c := &rest
-		if rid == id {
-			c = &alone
-		}
-		c.Rules[rid] = rule
-		for _, k := range rule.Keywords {
-			c.Keywords[strings.ToLower(k)] = struct{}{}
+// split returns rules without the rule id, and that rule alone.
+func split(rules []rule, id string) (rest, alone []rule) {
+	for _, r := range rules {
+		if r.id == id {
+			alone = append(alone, r)
+		} else {
+			rest = append(rest, r)
 		}
 	}
 	return rest, alone
 }
 
-func lowerKeys(m map[string]struct{}) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, strings.ToLower(k))
-	}
-	return out
-}
-
 // Rules is the number of rules the scanner applies.
 func (r *Redactor) Rules() int {
-	n := len(r.det.Config.Rules)
+	n := len(r.det.rules)
 	if r.generic != nil {
-		n += len(r.generic.Config.Rules)
+		n += len(r.generic.rules)
 	}
 	return n
 }
@@ -262,11 +223,11 @@ func (r *Redactor) Redact(s string) (string, int) {
 	}
 	lower := asciiLower(s)
 	var spans []span
-	for _, w := range windows(s, lower, r.keywords, nil) {
+	for _, w := range windows(s, lower, r.det.words, nil) {
 		spans = append(spans, r.find(r.det, s, w[0], w[1])...)
 	}
 	if r.generic != nil {
-		for _, w := range windows(s, lower, r.genericWords, assigned) {
+		for _, w := range windows(s, lower, r.generic.words, assigned) {
 			spans = append(spans, r.find(r.generic, s, w[0], w[1])...)
 		}
 	}
@@ -468,24 +429,23 @@ func placeholder(v string) bool {
 
 // find runs det over s[start:end] and returns the spans of what it found,
 // in the whole of s.
-func (r *Redactor) find(det *detect.Detector, s string, start, end int) []span {
-	fs := det.DetectString(s[start:end])
-	return r.spans(s, fs, start, end)
+func (r *Redactor) find(det *detector, s string, start, end int) []span {
+	return r.spans(s, det.detect(s[start:end]), start, end)
 }
 
 // spans turns findings into byte ranges of s. A secret is hidden wherever
 // it appears in s (so a value printed twice is hidden twice, and a key's
 // name stays visible). A finding whose secret cannot be placed hides its
 // whole window: better a missing line than a leaked value.
-func (r *Redactor) spans(s string, findings []report.Finding, wstart, wend int) []span {
+func (r *Redactor) spans(s string, findings []finding, wstart, wend int) []span {
 	var out []span
 	for _, f := range findings {
-		secret := strings.Trim(f.Secret, "\n")
-		if r.allow[secret] || r.allow[strings.Trim(f.Match, "\n")] {
+		secret := strings.Trim(f.secret, "\n")
+		if r.allow[secret] || r.allow[strings.Trim(f.match, "\n")] {
 			continue
 		}
 		if secret == "" || !strings.Contains(s, secret) {
-			out = append(out, span{wstart, wend, f.RuleID})
+			out = append(out, span{wstart, wend, f.rule})
 			continue
 		}
 		for i := 0; ; {
@@ -493,7 +453,7 @@ func (r *Redactor) spans(s string, findings []report.Finding, wstart, wend int) 
 			if j < 0 {
 				break
 			}
-			out = append(out, span{i + j, i + j + len(secret), f.RuleID})
+			out = append(out, span{i + j, i + j + len(secret), f.rule})
 			i += j + len(secret)
 		}
 	}
@@ -546,11 +506,8 @@ func (r *Redactor) decodedSecret(run string) string {
 	}
 	text := string(dec)
 	lower := []byte(asciiLower(text))
-	for _, d := range []struct {
-		det   *detect.Detector
-		words *ahocorasick.Trie
-	}{{r.det, r.keywords}, {r.generic, r.genericWords}} {
-		if d.det == nil {
+	for _, d := range []*detector{r.det, r.generic} {
+		if d == nil {
 			continue
 		}
 		hit := false
@@ -561,9 +518,9 @@ func (r *Redactor) decodedSecret(run string) string {
 		if !hit {
 			continue
 		}
-		for _, f := range d.det.DetectString(text) {
-			if !r.allow[strings.Trim(f.Secret, "\n")] {
-				return f.RuleID
+		for _, f := range d.detect(text) {
+			if !r.allow[strings.Trim(f.secret, "\n")] {
+				return f.rule
 			}
 		}
 	}

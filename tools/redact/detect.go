@@ -1,0 +1,246 @@
+package redact
+
+import (
+	"math"
+	"strings"
+
+	ahocorasick "github.com/BobuSumisu/aho-corasick"
+)
+
+// detector applies rules from the generated table to text exactly as
+// gitleaks' detect.Detector applies them to a fragment with no path or
+// commit (DetectString, no decoding, "gitleaks:allow" ignored): a keyword
+// prefilter, the rule's expression, its secret group, its entropy, then the
+// global allowlists and the rule's own; last, a generic rule's finding gives
+// way to another rule's on the same line that holds its secret.
+// TestDetectorMatchesGitleaks holds it to gitleaks' own on a corpus. Safe
+// for concurrent use: only the lazy parts change, each once.
+type detector struct {
+	rules  []*applied
+	global []*appliedAllow
+	words  *ahocorasick.Trie // every keyword of rules, lower case
+}
+
+// applied is a rule with its expressions, compiled when first needed.
+type applied struct {
+	*rule
+	re    lazyRegexp
+	allow []*appliedAllow
+}
+
+type appliedAllow struct {
+	*allowlist
+	re    lazyRegexp
+	words lazyTrie
+}
+
+// finding is what the detector found: the rule, the whole match, the secret
+// in it, and the line (counted from 0) where the match starts.
+type finding struct {
+	rule, match, secret string
+	line                int
+}
+
+// newDetector prepares rules and the global allowlists; nothing is
+// compiled yet.
+func newDetector(rules []rule, global []allowlist) *detector {
+	d := &detector{global: prepare(global)}
+	var words []string
+	for i := range rules {
+		r := &rules[i]
+		d.rules = append(d.rules, &applied{rule: r, re: lazyRegexp{src: r.regex}, allow: prepare(r.allow)})
+		words = append(words, r.keywords...)
+	}
+	d.words = ahocorasick.NewTrieBuilder().AddStrings(words).Build()
+	return d
+}
+
+func prepare(lists []allowlist) []*appliedAllow {
+	out := make([]*appliedAllow, len(lists))
+	for i := range lists {
+		a := &lists[i]
+		out[i] = &appliedAllow{allowlist: a, re: lazyRegexp{src: a.regex}, words: lazyTrie{words: a.stopwords}}
+	}
+	return out
+}
+
+// detect returns the findings of d's rules in raw.
+func (d *detector) detect(raw string) []finding {
+	lower := strings.ToLower(raw)
+	hit := map[string]bool{}
+	for _, m := range d.words.MatchString(lower) {
+		hit[m.MatchString()] = true
+	}
+	var out []finding
+	var lines []int // the offsets of raw's newlines, found when first needed
+	for _, r := range d.rules {
+		if !r.wanted(hit) {
+			continue
+		}
+		matches := r.re.get().FindAllStringIndex(raw, -1)
+		if len(matches) > 0 && lines == nil {
+			lines = newlines(raw)
+		}
+		for _, m := range matches {
+			if f, ok := d.check(r, raw, lines, m[0], m[1]); ok {
+				out = append(out, f)
+			}
+		}
+	}
+	return preferSpecific(out)
+}
+
+// wanted reports whether the text holds a keyword of r (or r has none).
+func (r *applied) wanted(hit map[string]bool) bool {
+	if len(r.keywords) == 0 {
+		return true
+	}
+	for _, k := range r.keywords {
+		if hit[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// check turns r's match raw[start:end] into a finding, unless its secret's
+// entropy is too low or an allowlist lets it through.
+func (d *detector) check(r *applied, raw string, lines []int, start, end int) (finding, bool) {
+	match := strings.Trim(raw[start:end], "\n")
+	end = start + len(match) // as gitleaks does (its issue 1352)
+	line, first := lineOf(lines, raw, start, end)
+	f := finding{rule: r.id, match: match, secret: match, line: first}
+	// gitleaks takes the groups from the match alone, not from raw
+	if groups := r.re.get().FindStringSubmatch(match); len(groups) >= 2 {
+		if r.secretGroup > 0 {
+			if len(groups) <= r.secretGroup {
+				return finding{}, false
+			}
+			f.secret = groups[r.secretGroup]
+		} else {
+			for _, g := range groups[1:] {
+				if g != "" {
+					f.secret = g
+					break
+				}
+			}
+		}
+	}
+	if r.entropy != 0 && entropy(f.secret) <= r.entropy {
+		return finding{}, false
+	}
+	for _, a := range d.global {
+		if a.allows(f, line) {
+			return finding{}, false
+		}
+	}
+	for _, a := range r.allow {
+		if a.allows(f, line) {
+			return finding{}, false
+		}
+	}
+	return f, true
+}
+
+// allows reports whether a lets f through; line is the text of f's lines.
+func (a *appliedAllow) allows(f finding, line string) bool {
+	target := f.secret
+	switch a.target {
+	case "match":
+		target = f.match
+	case "line":
+		target = line
+	}
+	byRegex := a.regex != "" && target != "" && a.re.get().MatchString(target)
+	byWord := len(a.stopwords) > 0 && f.secret != "" && a.words.get().MatchFirstString(strings.ToLower(f.secret)) != nil
+	if !a.and {
+		return byRegex || byWord
+	}
+	return (a.regex == "" || byRegex) && (len(a.stopwords) == 0 || byWord)
+}
+
+// preferSpecific drops a finding of a generic rule when another, not
+// generic, rule found a secret holding its secret on the same line
+// (gitleaks' detect.filter).
+func preferSpecific(fs []finding) []finding {
+	var out []finding
+	for _, f := range fs {
+		keep := true
+		if strings.Contains(strings.ToLower(f.rule), "generic") {
+			for _, g := range fs {
+				if f.line == g.line && f.rule != g.rule && strings.Contains(g.secret, f.secret) &&
+					!strings.Contains(strings.ToLower(g.rule), "generic") {
+					keep = false
+					break
+				}
+			}
+		}
+		if keep {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// newlines returns the offsets of the newlines in s.
+func newlines(s string) []int {
+	var out []int
+	for i := 0; ; {
+		j := strings.IndexByte(s[i:], '\n')
+		if j < 0 {
+			return out
+		}
+		out = append(out, i+j)
+		i += j + 1
+	}
+}
+
+// lineOf returns the text gitleaks calls a match's line (from the newline
+// before it, included, to the end of its last line) and the number of the
+// line where it starts, as gitleaks' detect.location counts them.
+func lineOf(nl []int, raw string, start, end int) (string, int) {
+	if len(nl) == 0 {
+		nl = []int{len(raw)} // gitleaks' issue 1037: a default newline
+	}
+	prev, from, to, first, set := 0, 0, 0, 0, false
+	for n, at := range nl {
+		if prev <= start && start < at {
+			set, first, from, to = true, n, prev, at
+		}
+		if prev < end && end <= at {
+			to = at
+		}
+		prev = at
+	}
+	if !set {
+		first = len(nl)
+		i := end
+		for i < len(raw) && raw[i] != '\n' && raw[i] != '\r' {
+			i++
+		}
+		to = i
+	}
+	to = max(to, end)
+	if from > to || to > len(raw) {
+		return "", first // where gitleaks would slice out of range
+	}
+	return raw[from:to], first
+}
+
+// entropy is the Shannon entropy of s as gitleaks computes it: runes
+// counted, divided by the length in bytes.
+func entropy(s string) (e float64) {
+	if s == "" {
+		return 0
+	}
+	counts := map[rune]int{}
+	for _, c := range s {
+		counts[c]++
+	}
+	inv := 1.0 / float64(len(s))
+	for _, n := range counts {
+		p := float64(n) * inv
+		e -= p * math.Log2(p)
+	}
+	return e
+}

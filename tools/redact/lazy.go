@@ -1,0 +1,39 @@
+package redact
+
+import (
+	"regexp"
+	"sync"
+
+	ahocorasick "github.com/BobuSumisu/aho-corasick"
+)
+
+// lazyRegexp is a regular expression compiled the first time it is used:
+// most of gitleaks' two hundred rules never see a keyword of theirs, and
+// compiled they would hold about 25 MB for the life of the process. Safe
+// for concurrent use.
+type lazyRegexp struct {
+	src  string
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+// get returns the compiled expression. Every source in the generated table
+// compiles (TestRulesCompile), so a failure here is a broken table.
+func (l *lazyRegexp) get() *regexp.Regexp {
+	l.once.Do(func() { l.re = regexp.MustCompile(l.src) })
+	return l.re
+}
+
+// lazyTrie is an Aho-Corasick trie of words, built the first time it is
+// used (the generic rule's stopwords are some fifteen hundred). Safe for
+// concurrent use.
+type lazyTrie struct {
+	words []string
+	once  sync.Once
+	trie  *ahocorasick.Trie
+}
+
+func (l *lazyTrie) get() *ahocorasick.Trie {
+	l.once.Do(func() { l.trie = ahocorasick.NewTrieBuilder().AddStrings(l.words).Build() })
+	return l.trie
+}
