@@ -129,9 +129,9 @@ func (a *Agent) shownCall(cs callState) (ShownCall, bool) {
 		c.Title = a.operation(cs.Tool, cs.Args)
 	}
 	if r.Executed {
-		c.Details = whyNoCard(cs.rule) + " · " + Outcome(r)
+		c.Details = whyNoCard(cs.rule) + " · " + r.Briefly()
 	} else {
-		c.Details = Outcome(r)
+		c.Details = r.Briefly()
 	}
 	return c, true
 }
@@ -226,4 +226,22 @@ func (here *shownHere) ran(ctx context.Context, a *Agent, tool string, args json
 	if c, ok := a.shownCall(callState{ID: here.id, Tool: tool, Args: args, Result: &res, rule: rule}); ok {
 		here.out.ShowCall(ctx, here.conv, c)
 	}
+}
+
+// whyNoCard says why an auto-run call needed no card.
+func whyNoCard(rule risk.Rule) string {
+	switch rule {
+	case risk.RuleWhitelist:
+		return "ran without a card: read-only"
+	case risk.RuleLLM:
+		return "ran without a card: the model said low risk"
+	case risk.RulePreauthorized:
+		return "ran without a card: pre-authorised by the operator"
+	}
+	return "ran without a card"
+}
+
+// whyNoCardNow is whyNoCard while the call runs.
+func whyNoCardNow(rule risk.Rule) string {
+	return "running" + strings.TrimPrefix(whyNoCard(rule), "ran")
 }

@@ -58,6 +58,10 @@ type Bot struct {
 	// drawn counts the cards this process drew (cardSent); the
 	// reminders and the App Home read the store again when it moves.
 	drawn atomic.Uint64
+	// drew holds the ids of the pending cards this process drew, until the
+	// reminder scan reads them (remind.go): a new card is watched even
+	// when the store's due index holds more than a scan lists.
+	drew chan string
 
 	observer Observer // told when a sweep ends (handled.go)
 
@@ -197,6 +201,7 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 		b.log.Info("adapter extras", "platform", name, "has", has, "lacks", lacks)
 	}
 	b.cards.init()
+	b.drew = make(chan string, cardsMax)
 	b.journalDone = make(chan struct{})
 	b.journal = newJournal(deps.Store, "bot-"+newRef()+newRef()) // every store keeps the inbox
 	ag, err := agent.New(agentCfg, agent.Deps{

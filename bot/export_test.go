@@ -26,3 +26,7 @@ func Copies(b *Bot) int {
 	}
 	return b.copies.m.Len()
 }
+
+// CardsMax is how many cards a process remembers and a reminder scan
+// lists from the store.
+const CardsMax = cardsMax

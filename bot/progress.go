@@ -468,7 +468,7 @@ func taskOf(a *approval.Approval, task adapters.Task) (adapters.Task, bool) {
 	case approval.Approved, approval.Running:
 		task.State, task.Details = adapters.TaskInProgress, "approved by "+decider(a)+"; running"
 	case approval.Done, approval.Failed:
-		task.State, task.Details = adapters.TaskComplete, agent.Outcome(result(a))
+		task.State, task.Details = adapters.TaskComplete, result(a).Briefly()
 		if a.State == approval.Failed {
 			task.State = adapters.TaskError
 		}

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,11 +24,12 @@ import (
 // before a restart, or by another replica, is still nudged: the sweep
 // reads the store's pending approvals (its due index, scan) at start,
 // every nudgeScan, and at the sweep after this process drew a card
-// (Bot.drawn moved), and reads the record of each id it has not read
-// before; between scans it looks at the cards known to have a nudge to
+// (Bot.drawn moved), with the ids of the cards this process drew since
+// (Bot.drew: the listing holds only the cardsMax that end first), and
+// reads the record of each id it has not read before; between scans it looks at the cards known to have a nudge to
 // come (nudges), so each check costs one read of a record that is due.
-// Nothing registers a card here: the store's pending records are the
-// list.
+// Nothing registers a card here: the store's pending records, and the
+// ids the card step queued, are the list.
 
 // nudges are the cards this process showed with a reminder or an
 // escalation still to come: approval id → the record's requirement times.
@@ -70,11 +72,14 @@ func (b *Bot) scanNudges(ctx context.Context, now time.Time) {
 		n.mu.Unlock()
 		return
 	}
+	// The cards this process drew since: the listing above holds only the
+	// cardsMax that end first, which a new card may not be among.
+	ids = append(ids, drained(b.drew)...)
 	n.mu.Lock()
 	read := make(map[string]bool, len(ids))
 	var fresh []string
 	for _, id := range ids {
-		if n.read[id] {
+		if n.read[id] || read[id] {
 			read[id] = true
 		} else {
 			fresh = append(fresh, id)
@@ -82,15 +87,27 @@ func (b *Bot) scanNudges(ctx context.Context, now time.Time) {
 	}
 	n.read = read
 	n.mu.Unlock()
-	for _, id := range fresh {
+	for i, id := range fresh {
 		if ctx.Err() != nil {
-			return // the ids not read are read at the next scan
+			// The ids not read are read at the next scan: those the store
+			// lists come again, the drawn ones wait again.
+			for _, id := range fresh[i:] {
+				again(b.drew, id)
+			}
+			return
 		}
 		a, err := b.store.Get(ctx, id)
 		if err != nil {
-			continue // gone, or the store failed: the next scan reads it again
+			// Gone, or the store failed: the next scan reads it again (a
+			// drawn one waits again).
+			if !errors.Is(err, approval.ErrNotFound) {
+				again(b.drew, id)
+			}
+			continue
 		}
-		n.watch(a)
+		if !n.watch(a) {
+			b.log.Warn("too many cards wait for a reminder; this one gets none", "approval", id, "max", cardsMax)
+		}
 		n.mu.Lock()
 		n.read[id] = true
 		n.mu.Unlock()
@@ -102,19 +119,48 @@ type nudge struct {
 	reminded, escalated  bool
 }
 
-// watch remembers a waiting card's nudges (from scanNudges).
-func (n *nudges) watch(a *approval.Approval) {
+// watch remembers a waiting card's nudges (from scanNudges); it reports
+// false when the card has a nudge to come but cardsMax cards are watched
+// already.
+func (n *nudges) watch(a *approval.Approval) bool {
 	r := a.Requirement
 	if a.State != approval.Pending || r.RemindAt.IsZero() && r.EscalateAt.IsZero() {
-		return
+		return true
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.m == nil {
 		n.m = map[string]nudge{}
 	}
-	if _, ok := n.m[a.ID]; !ok && len(n.m) < cardsMax {
-		n.m[a.ID] = nudge{remindAt: r.RemindAt, escalateAt: r.EscalateAt}
+	if _, ok := n.m[a.ID]; ok {
+		return true
+	}
+	if len(n.m) >= cardsMax {
+		return false
+	}
+	n.m[a.ID] = nudge{remindAt: r.RemindAt, escalateAt: r.EscalateAt}
+	return true
+}
+
+// again puts id back in ids for the next scan, unless ids is full (the
+// store's listing is then what finds it).
+func again(ids chan string, id string) {
+	select {
+	case ids <- id:
+	default:
+	}
+}
+
+// drained is what waits in ids, without waiting for more.
+func drained(ids chan string) []string {
+	var out []string
+	for {
+		select {
+		case id := <-ids:
+			out = append(out, id)
+		default:
+			return out
+		}
 	}
 }
 

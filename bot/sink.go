@@ -58,11 +58,20 @@ func (b *Bot) PostCard(ctx context.Context, a *approval.Approval) (string, error
 // cardSent takes the steps that follow drawing a's card c, once it is
 // sent. It counts the drawing (Bot.drawn), which is all the reminders
 // (remind.go) and the App Home (home.go) need: they read the store's
-// pending cards again when the count moves. A card nobody can decide
+// pending cards again when the count moves; a pending card's id also
+// waits for the reminder scan (Bot.drew), which the store's listing may
+// not reach. A card nobody can decide
 // where it was asked (a direct message with an approval channel) is
 // shown in its approval channel too (elsewhere.go).
 func (b *Bot) cardSent(a *approval.Approval, c adapters.Card, f cardFacts) {
 	b.drawn.Add(1)
+	if a.State == approval.Pending {
+		select {
+		case b.drew <- a.ID:
+		default:
+			b.log.Warn("too many new cards for the reminder scan to read at once; this one is reminded only if the store lists it", "approval", a.ID)
+		}
+	}
 	if a.Conversation.Direct && a.Requirement.ApprovalChannel != "" {
 		b.mirror(a, copyOf(a, c, f))
 	}

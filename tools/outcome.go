@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 )
@@ -42,4 +43,24 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// Briefly says in a few words how a call ended, for its task: the words
+// of the card (Result.Outcome: "exit code 0", "2 rows", "HTTP
+// 200"), with the first line of the error of a failure; or why it did not
+// run ("blocked: writes to /etc", "denied: …").
+func (r Result) Briefly() string {
+	why := strings.TrimSpace(cmp.Or(r.Error, r.Message))
+	why, _, _ = strings.Cut(why, "\n")
+	switch {
+	case r.Status == StatusBlocked:
+		return "blocked: " + why
+	case !r.Executed:
+		return strings.TrimSuffix(string(r.Status)+": "+why, ": ")
+	}
+	out := r.Outcome()
+	if r.Status != StatusOK && why != "" {
+		out = strings.TrimPrefix(out+", "+why, ", ")
+	}
+	return cmp.Or(out, "done")
 }

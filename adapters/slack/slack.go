@@ -3,7 +3,7 @@
 // posts replies and approval cards (Block Kit) into the conversation's
 // thread, updates cards in place, and answers one person privately. While
 // a turn works it shows the thread's status and streams the turn's tasks
-// and answer (stream.go), and it turns the person's Stop
+// and answer (send.go), and it turns the person's Stop
 // (agent_session_stopped) into an event. It is the only package that
 // imports slack-go.
 //
@@ -75,7 +75,7 @@ type Adapter struct {
 	uploaded *expirable.LRU[string, struct{}]
 
 	// features: the thread status and the stream, and what Slack said
-	// of them (stream.go).
+	// of them (send.go).
 	features features
 
 	// onHTTPReady, when set, is called with the HTTP mode listener's
