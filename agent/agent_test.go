@@ -72,7 +72,7 @@ func TestScriptedTurn(t *testing.T) {
 				if n := len(e.srv.Requests()); n != 1 {
 					t.Fatalf("a sweep before the deadline resumed the turn (%d model requests)", n)
 				}
-				e.clock.Add(agent.DefaultApprovalTTL + time.Second)
+				e.clock.Advance(agent.DefaultApprovalTTL + time.Second)
 				if err := a.Sweep(ctx); err != nil {
 					t.Fatalf("Sweep: %v", err)
 				}
@@ -629,7 +629,7 @@ func TestAuditFailureFailsClosed(t *testing.T) {
 		// It stays approved and unsettled; a sweep past the grace ends it
 		// as not run and tells the model.
 		store.fail.Store(false)
-		e.clock.Add(3 * time.Minute)
+		e.clock.Advance(3 * time.Minute)
 		if err := a.Sweep(ctx); err != nil {
 			t.Fatalf("Sweep: %v", err)
 		}
@@ -667,7 +667,7 @@ func TestClaimFailureRunsNothing(t *testing.T) {
 	if _, ok := e.file("x.txt"); ok {
 		t.Fatal("the call ran")
 	}
-	e.clock.Add(3 * time.Minute)
+	e.clock.Advance(3 * time.Minute)
 	if err := a.Sweep(ctx); err != nil {
 		t.Fatalf("Sweep: %v", err)
 	}

@@ -95,7 +95,7 @@ func TestAgentCallAcrossReplicas(t *testing.T) {
 				}
 			}, tools.StatusCancelled, false},
 			{"expired", func(t *testing.T, e *env, id string) {
-				e.clock.Add(2 * time.Hour)
+				e.clock.Advance(2 * time.Hour)
 				if err := e.agent(e.open()).Sweep(ctx); err != nil {
 					t.Fatal(err)
 				}

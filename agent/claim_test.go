@@ -48,7 +48,7 @@ func TestHeartbeatStartsAtClaim(t *testing.T) {
 				}
 				once.Do(func() {
 					// The card update is slow: longer than the lease.
-					e.clock.Add(3 * time.Minute)
+					e.clock.Advance(3 * time.Minute)
 					now := e.clock.Now()
 					waitUntil(t, "a heartbeat after the lease's time passed", func() bool {
 						recs, err := store.Unsettled(context.Background(), now.Add(-2*time.Minute), now.Add(-2*time.Minute), 0)
@@ -322,7 +322,7 @@ func TestOwnOutcomeWinsOverASweep(t *testing.T) {
 	proxy.setCut(true) // the runner's Redis goes away while the job runs
 
 	// Past the lease, another replica takes the silent run for dead.
-	e.clock.Add(agent.DefaultRunLease + time.Minute)
+	e.clock.Advance(agent.DefaultRunLease + time.Minute)
 	if err := e.agent(direct).Sweep(ctx); err != nil {
 		t.Fatalf("Sweep: %v", err)
 	}

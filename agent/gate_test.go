@@ -48,7 +48,7 @@ func TestEditAnswersTheModelOnce(t *testing.T) {
 				}
 			}, tools.StatusCancelled, false, "was cancelled and did not run"},
 			{"expired", func(t *testing.T, e *env, id string) {
-				e.clock.Add(time.Hour)
+				e.clock.Advance(time.Hour)
 				if err := e.agent(e.open()).Sweep(ctx); err != nil {
 					t.Fatalf("sweep: %v", err)
 				}

@@ -30,24 +30,9 @@ import (
 )
 
 // clock is the injected clock every agent and store of a test shares.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type clock = testenv.Clock
 
-func newClock() *clock { return &clock{t: time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newClock() *clock { return testenv.NewClock(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)) }
 
 // backend opens store clients over one shared backend: each call to open
 // gives a new client (Redis) or the one store (memory).

@@ -96,7 +96,7 @@ func TestRecoveryAfterACrash(t *testing.T) {
 					t.Fatalf("%d model requests before the grace period, want 1", n)
 				}
 
-				e.clock.Add(tc.wait)
+				e.clock.Advance(tc.wait)
 				var wg sync.WaitGroup
 				for range 2 { // two replicas sweep at once
 					a := e.agent(e.open())
@@ -159,7 +159,7 @@ func TestLiveRunIsNotRecovered(t *testing.T) {
 				t.Fatal(err)
 			}
 			for range 3 {
-				e.clock.Add(time.Minute)
+				e.clock.Advance(time.Minute)
 				if err := s.Heartbeat(ctx, id, e.clock.Now()); err != nil {
 					t.Fatal(err)
 				}
@@ -240,7 +240,7 @@ func TestRecoveryRecordsItsOutcomeDuringShutdown(t *testing.T) {
 	if _, err := s.Decide(ctx, id, approval.Approved, bob, "", e.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	e.clock.Add(3 * time.Minute)
+	e.clock.Advance(3 * time.Minute)
 	stopped, cancel := context.WithCancel(ctx)
 	cancel()
 	_ = e.agent(s).Sweep(stopped)
@@ -328,7 +328,7 @@ func TestLongRunBeatsItsHeartbeat(t *testing.T) {
 			decided := make(chan error, 1)
 			go func() { _, err := approve(ctx, a, id, bob); decided <- err }()
 			<-e.job.started
-			e.clock.Add(3 * time.Minute) // past the lease, counted from the claim
+			e.clock.Advance(3 * time.Minute) // past the lease, counted from the claim
 			now := e.clock.Now()
 			waitUntil(t, "a heartbeat after the lease's time passed", func() bool {
 				recs, err := s.Unsettled(context.Background(), now.Add(-2*time.Minute), now.Add(-2*time.Minute), 0)

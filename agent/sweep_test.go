@@ -39,7 +39,7 @@ func TestSweepDrainsAStorm(t *testing.T) {
 				e := newEnv(t, b)
 				s := e.open()
 				ids := createDue(t, s, e.clock.Now(), n)
-				e.clock.Add(2 * time.Minute)
+				e.clock.Advance(2 * time.Minute)
 				a := e.agent(s)
 				start := time.Now()
 				sweeps := 0

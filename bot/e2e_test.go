@@ -86,22 +86,7 @@ func (s *screen) waitFor(t *testing.T, re string) []string {
 }
 
 // clock is a settable clock shared by the agent, the store and the bot.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type clock = testenv.Clock
 
 // world is one running bot on a terminal, with real tools in a folder.
 type world struct {
@@ -157,7 +142,7 @@ func newWorld(t *testing.T, s setup) *world {
 	w := &world{dir: dir, screen: &screen{}, done: make(chan error, 1)}
 	now := time.Now
 	if s.fakeClock {
-		w.clock = &clock{t: time.Date(2026, 11, 22, 5, 40, 0, 0, time.UTC)}
+		w.clock = testenv.NewClock(time.Date(2026, 11, 22, 5, 40, 0, 0, time.UTC))
 		now = w.clock.Now
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))

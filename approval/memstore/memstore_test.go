@@ -22,14 +22,15 @@ import (
 
 func quiet() *slog.Logger { return slog.New(slog.NewJSONHandler(io.Discard, nil)) }
 
-// TestContract runs the contract suite; clients of one namespace are the
-// same in-memory store, the way goroutines of one process share it.
-func TestContract(t *testing.T) {
+// shared makes the stores of a contract suite: clients of one namespace
+// are the same in-memory store, the way goroutines of one process share
+// it.
+func shared() func(t *testing.T, ns string) approval.Store {
 	var (
 		mu     sync.Mutex
 		stores = map[string]*memstore.Store{}
 	)
-	approvaltest.Run(t, func(t *testing.T, ns string) approval.Store {
+	return func(t *testing.T, ns string) approval.Store {
 		mu.Lock()
 		defer mu.Unlock()
 		s, ok := stores[ns]
@@ -38,7 +39,13 @@ func TestContract(t *testing.T) {
 			stores[ns] = s
 		}
 		return s
-	})
+	}
+}
+
+// TestContract runs the contract suite; clients of one namespace are the
+// same in-memory store, the way goroutines of one process share it.
+func TestContract(t *testing.T) {
+	approvaltest.Run(t, shared())
 }
 
 func TestAuditRing(t *testing.T) {

@@ -1,10 +1,8 @@
 package memstore_test
 
 import (
-	"sync"
 	"testing"
 
-	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/approval/approvaltest"
 	"github.com/countersign/countersign/approval/memstore"
 )
@@ -12,20 +10,7 @@ import (
 // TestQuorumContract runs the N-of-M suite; clients of one namespace are
 // the same in-memory store.
 func TestQuorumContract(t *testing.T) {
-	var (
-		mu     sync.Mutex
-		stores = map[string]*memstore.Store{}
-	)
-	approvaltest.RunQuorum(t, func(t *testing.T, ns string) approval.Store {
-		mu.Lock()
-		defer mu.Unlock()
-		s, ok := stores[ns]
-		if !ok {
-			s = memstore.New(memstore.Options{Logger: quiet()})
-			stores[ns] = s
-		}
-		return s
-	})
+	approvaltest.RunQuorum(t, shared())
 }
 
 // BenchmarkApprove: two votes, the second winning, on a fresh approval.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/countersign/countersign/approval/oncall"
 	"github.com/countersign/countersign/approval/oncall/oncalltest"
+	"github.com/countersign/countersign/internal/testenv"
 )
 
 var (
@@ -21,24 +22,9 @@ var (
 )
 
 // clock is a clock a test moves.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type clock = testenv.Clock
 
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)} }
+func newClock() *clock { return testenv.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)) }
 
 // TestClients: each service's client, against its fake, reads who is on
 // call now (their e-mail, lower case), nobody when nobody is, sends the
@@ -120,7 +106,7 @@ func TestPagerDutyPages(t *testing.T) {
 func resolver(t *testing.T, ttl, timeout time.Duration) (*oncall.Resolver, *oncalltest.PagerDuty, *clock) {
 	pd := oncalltest.NewPagerDuty(t, "tok")
 	c := newClock()
-	r := oncall.Build(map[string]oncall.Config{oncall.PagerDuty: {BaseURL: pd.URL(), CacheTTL: ttl, Timeout: timeout, Now: c.now}},
+	r := oncall.Build(map[string]oncall.Config{oncall.PagerDuty: {BaseURL: pd.URL(), CacheTTL: ttl, Timeout: timeout, Now: c.Now}},
 		func(k string) string {
 			if k == "PAGERDUTY_TOKEN" {
 				return "tok"
@@ -151,11 +137,11 @@ func TestResolverCacheAge(t *testing.T) {
 		t.Errorf("20 callers made %d requests, want 1", n)
 	}
 	pd.SetOnCall("P123", bob)
-	c.add(59 * time.Second)
+	c.Advance(59 * time.Second)
 	if a := r.OnCall(context.Background(), p123); !slices.Equal(a.Emails, []string{"alice@example.com"}) {
 		t.Errorf("within the cache's age: %q, want the answer kept (alice)", a.Emails)
 	}
-	c.add(time.Second)
+	c.Advance(time.Second)
 	if a := r.OnCall(context.Background(), p123); a.Err != nil || !slices.Equal(a.Emails, []string{"bob@example.com"}) {
 		t.Errorf("after the cache's age: %+v, want bob alone", a)
 	}
@@ -175,18 +161,18 @@ func TestResolverServiceDown(t *testing.T) {
 		t.Fatal(a.Err)
 	}
 	pd.Down(true)
-	c.add(time.Minute)
+	c.Advance(time.Minute)
 	a := r.OnCall(context.Background(), p123)
 	if a.Err == nil || len(a.Emails) != 0 || !strings.Contains(a.Err.Error(), "HTTP 503") {
 		t.Fatalf("down: %+v, want an HTTP 503 error and nobody (never the last set, served stale)", a)
 	}
 	before := pd.Requests()
-	c.add(30 * time.Second)
+	c.Advance(30 * time.Second)
 	if a := r.OnCall(context.Background(), p123); a.Err == nil || pd.Requests() != before {
 		t.Errorf("within the cache's age the failure is kept: %+v, %d requests (was %d)", a, pd.Requests(), before)
 	}
 	pd.Down(false)
-	c.add(30 * time.Second)
+	c.Advance(30 * time.Second)
 	if a := r.OnCall(context.Background(), p123); a.Err != nil || !slices.Equal(a.Emails, []string{"alice@example.com"}) {
 		t.Errorf("back up: %+v, want alice", a)
 	}

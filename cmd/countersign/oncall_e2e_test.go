@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,26 +11,8 @@ import (
 	"github.com/countersign/countersign/adapters/slack/slacktest"
 	"github.com/countersign/countersign/agent/agenttest"
 	"github.com/countersign/countersign/approval/oncall/oncalltest"
+	"github.com/countersign/countersign/internal/testenv"
 )
-
-// movedClock is a clock the test moves: the on-call cache's age passes
-// without a sleep.
-type movedClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *movedClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *movedClock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // TestSlackOnCallApprovers tries issue 28's on-call approvers as a new
 // user would, through the real Slack SDK against the fake Slack and a
@@ -58,7 +39,7 @@ func TestSlackOnCallApprovers(t *testing.T) {
 	pd := oncalltest.NewPagerDuty(t, "pd-token")
 	pd.SetOnCall("P123", oncalltest.Person{ID: "PBOB", Name: "Bob", Email: "bob@example.com"})
 	t.Setenv("PAGERDUTY_TOKEN", "pd-token")
-	clock := &movedClock{t: time.Now()}
+	clock := testenv.NewClock(time.Now())
 	model := agenttest.NewServer(t,
 		agenttest.Calls(agenttest.Call("call-1", "execute_command", `{"command":"rm -rf ./a_*","risk_level":"high"}`)),
 		agenttest.Text("Removed a."),
@@ -71,7 +52,7 @@ pagerduty:
   base_url: `+pd.URL()+`
   cache_ttl: 1m
   timeout: 2s
-`, fake, model, func(c *fileConfig) { c.PagerDuty.Now = clock.now })
+`, fake, model, func(c *fileConfig) { c.PagerDuty.Now = clock.Now })
 
 	refused := func(u slacktest.User, want string) {
 		t.Helper()
@@ -104,7 +85,7 @@ pagerduty:
 	// The schedule hands over to carol; within the cache's age nothing
 	// changes, and once it has passed bob is off call and carol on.
 	pd.SetOnCall("P123", oncalltest.Person{ID: "PCAROL", Name: "Carol", Email: "carol@example.com"})
-	clock.add(time.Minute)
+	clock.Advance(time.Minute)
 	model.Push(
 		agenttest.Calls(agenttest.Call("call-2", "execute_command", `{"command":"rm -rf ./b_*","risk_level":"high"}`)),
 		agenttest.Text("Removed b."),
@@ -126,7 +107,7 @@ pagerduty:
 	// PagerDuty is down: the card says the static approvers decide; carol
 	// cannot approve, dave can.
 	pd.Down(true)
-	clock.add(time.Minute)
+	clock.Advance(time.Minute)
 	model.Push(
 		agenttest.Calls(agenttest.Call("call-3", "execute_command", `{"command":"rm -rf ./c_*","risk_level":"high"}`)),
 		agenttest.Text("Removed c."),
