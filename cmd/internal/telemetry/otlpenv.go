@@ -128,7 +128,7 @@ func parseHeaders(list string) (map[string]string, error) {
 		k, v, ok := strings.Cut(pair, "=")
 		k = strings.TrimSpace(k)
 		if !ok || !validHeaderName(k) {
-			return nil, fmt.Errorf("entry %d is not a key=value pair with a header name as its key (want, for example, x-api-key=secret,x-team=ops)", i+1)
+			return nil, fmt.Errorf("entry %d is not a key=value pair with a header name as its key (want, for example, x-api-key=abc123,x-team=ops)", i+1)
 		}
 		dec, err := url.PathUnescape(strings.TrimSpace(v))
 		if err != nil {
