@@ -98,7 +98,6 @@ func TestOffIsNothing(t *testing.T) {
 // OTEL_SERVICE_NAME names the service, and Shutdown flushes.
 func TestStartSendsToTheKeyAndServiceName(t *testing.T) {
 	t.Setenv("OTEL_SERVICE_NAME", "cs-test")
-	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-team=ops")
 	rcv := otlptest.New(t)
 	tel, err := Start(Config{OTLPEndpoint: rcv.URL() + "/"}, env(), "v9", slog.New(slog.DiscardHandler))
 	if err != nil {
