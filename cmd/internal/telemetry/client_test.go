@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -108,5 +110,21 @@ func TestTimeoutBoundsAnExport(t *testing.T) {
 	err = newClient(ec, slog.New(slog.DiscardHandler)).UploadTraces(context.Background(), nil)
 	if d := time.Since(start); err == nil || d > 3*time.Second {
 		t.Errorf("UploadTraces to a silent receiver = %v after %s, want an error after about 200ms", err, d)
+	}
+}
+
+// TestCertificateTrustsTheReceiver: OTEL_EXPORTER_OTLP_CERTIFICATE is the
+// CA a TLS receiver is checked against; without it, its certificate is
+// not trusted and the span does not arrive.
+func TestCertificateTrustsTheReceiver(t *testing.T) {
+	rcv := otlptest.NewTLS(t)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, rcv.CertPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sendOne(t, "untrusted", envEndpoint, rcv.URL())
+	sendOne(t, "trusted", envEndpoint, rcv.URL(), "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", ca)
+	if len(rcv.Named("trusted")) != 1 || len(rcv.Named("untrusted")) != 0 {
+		t.Errorf("spans at the TLS receiver: %+v, want only the one sent with its CA", rcv.Spans())
 	}
 }

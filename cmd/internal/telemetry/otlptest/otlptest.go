@@ -10,6 +10,7 @@ package otlptest
 import (
 	"compress/gzip"
 	"encoding/hex"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -64,6 +65,20 @@ func NewAt(tb testing.TB, path string) *Receiver {
 	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
 	tb.Cleanup(r.srv.Close)
 	return r
+}
+
+// NewTLS starts a receiver at https://…/v1/traces whose certificate is
+// signed by the CA in CertPEM, closed when the test ends.
+func NewTLS(tb testing.TB) *Receiver {
+	r := &Receiver{path: "/v1/traces"}
+	r.srv = httptest.NewTLSServer(http.HandlerFunc(r.serve))
+	tb.Cleanup(r.srv.Close)
+	return r
+}
+
+// CertPEM is a TLS receiver's certificate (its own CA), as PEM.
+func (r *Receiver) CertPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: r.srv.Certificate().Raw})
 }
 
 // Refuse makes the receiver answer every later request with code and a
