@@ -18,7 +18,7 @@ import (
 // tracingEnv clears the OTEL_* variables that could turn tracing on or
 // off behind a test's back, and sends batches every 20ms.
 func tracingEnv(t *testing.T) {
-	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_SERVICE_NAME"} {
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_SERVICE_NAME", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"} {
 		t.Setenv(k, "")
 	}
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "20")

@@ -128,6 +128,8 @@ var rules = []rule{
 	{"bot", append([]string{module + "/cmd"}, chatSDKs...), "nothing points back up to cmd, and the bot never sees a chat SDK"},
 	{"cmd", []string{"github.com/zricethezav/", "github.com/spf13/viper"},
 		"the binary carries gitleaks' rules as a table (tools/redact), not gitleaks and the loaders of its command line"},
+	{"cmd/countersign", []string{"google.golang.org/grpc", "github.com/grpc-ecosystem/", "google.golang.org/genproto/", "go.opentelemetry.io/proto/otlp/collector/"},
+		"traces go over OTLP/HTTP with our own client (cmd/internal/telemetry), without gRPC; only otlptest, a test's receiver, may reach them"},
 }
 
 // listed is one package as go list reports it.

@@ -1,5 +1,6 @@
 // Package telemetry sets up the bot's OpenTelemetry traces (issue 28,
-// docs/telemetry.md): the tracer provider, its OTLP/HTTP exporter, the
+// docs/telemetry.md): the tracer provider, its OTLP/HTTP exporter (the
+// OTel exporter's core with a client of our own, client.go), the
 // spans around the model and the chat platforms' API calls, and the flush
 // on exit. It is the only package that imports the OpenTelemetry SDK; the
 // agent takes a trace.Tracer through its Deps.
@@ -21,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
@@ -97,13 +98,13 @@ func Start(c Config, getenv func(string) string, version string, log *slog.Logge
 	if !c.Enabled(getenv) {
 		return &Telemetry{}, nil
 	}
-	var opts []otlptracehttp.Option
-	if c.OTLPEndpoint != "" {
-		opts = append(opts, otlptracehttp.WithEndpointURL(tracesURL(c.OTLPEndpoint)))
-	}
-	exp, err := otlptracehttp.New(context.Background(), opts...)
+	ec, err := readExportConfig(c, getenv)
 	if err != nil {
-		return nil, fmt.Errorf("telemetry: make the OTLP/HTTP exporter: %w", err)
+		return nil, err
+	}
+	exp, err := otlptrace.New(context.Background(), newClient(ec, log))
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: make the OTLP exporter: %w", err)
 	}
 	res, err := resource.Merge(
 		resource.NewSchemaless(semconv.ServiceName(serviceName), semconv.ServiceVersion(version)),
@@ -115,26 +116,10 @@ func Start(c Config, getenv func(string) string, version string, log *slog.Logge
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(res),
 		// Batched: a turn only queues its spans; a full queue drops them.
-		sdktrace.WithBatcher(&warnOnce{SpanExporter: exp, log: log, endpoint: endpointName(c, getenv)}),
+		sdktrace.WithBatcher(&warnOnce{SpanExporter: exp, log: log, endpoint: ec.url}),
 	)
-	log.Info("tracing on: spans go over OTLP/HTTP", "endpoint", endpointName(c, getenv))
+	log.Info("tracing on: spans go over OTLP/HTTP", "endpoint", ec.url)
 	return &Telemetry{provider: tp, tracer: tp.Tracer("github.com/countersign/countersign")}, nil
-}
-
-// tracesURL is the traces URL of an OTLP/HTTP base URL.
-func tracesURL(base string) string {
-	return strings.TrimSuffix(base, "/") + "/v1/traces"
-}
-
-// endpointName says where the spans go, for the log.
-func endpointName(c Config, getenv func(string) string) string {
-	switch {
-	case c.OTLPEndpoint != "":
-		return tracesURL(c.OTLPEndpoint)
-	case getenv(envTracesEndpoint) != "":
-		return getenv(envTracesEndpoint)
-	}
-	return tracesURL(getenv(envEndpoint))
 }
 
 // Tracer is what the agent makes its spans with; nil when tracing is off.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -23,6 +23,17 @@ func env(kv ...string) func(string) string {
 		m[kv[i]] = kv[i+1]
 	}
 	return func(k string) string { return m[k] }
+}
+
+// exporter is the OTLP exporter with our client, sending to url with the
+// default options.
+func exporter(t *testing.T, url string) *otlptrace.Exporter {
+	t.Helper()
+	exp, err := otlptrace.New(context.Background(), newClient(exportConfig{url: url, timeout: defaultTimeout}, slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exp
 }
 
 func TestValidateNamesTheKey(t *testing.T) {
@@ -87,7 +98,6 @@ func TestOffIsNothing(t *testing.T) {
 // OTEL_SERVICE_NAME names the service, and Shutdown flushes.
 func TestStartSendsToTheKeyAndServiceName(t *testing.T) {
 	t.Setenv("OTEL_SERVICE_NAME", "cs-test")
-	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-team=ops")
 	rcv := otlptest.New(t)
 	tel, err := Start(Config{OTLPEndpoint: rcv.URL() + "/"}, env(), "v9", slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -114,12 +124,8 @@ func TestUnreachableWarnsOnce(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL("http://"+addr+"/v1/traces"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var log bytes.Buffer
-	w := &warnOnce{SpanExporter: exp, log: slog.New(slog.NewTextHandler(&log, nil)), endpoint: addr}
+	w := &warnOnce{SpanExporter: exporter(t, "http://"+addr+"/v1/traces"), log: slog.New(slog.NewTextHandler(&log, nil)), endpoint: addr}
 	spans := tracetest.SpanStubs{{Name: "x"}}.Snapshots()
 	for range 3 {
 		start := time.Now()
@@ -135,7 +141,7 @@ func TestUnreachableWarnsOnce(t *testing.T) {
 	}
 	// Back: said once, and a later failure is said again.
 	rcv := otlptest.New(t)
-	w.SpanExporter, _ = otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(rcv.URL()+"/v1/traces"))
+	w.SpanExporter = exporter(t, rcv.URL()+"/v1/traces")
 	_ = w.ExportSpans(context.Background(), spans)
 	if !strings.Contains(log.String(), "takes spans again") {
 		t.Errorf("no word that the receiver is back:\n%s", log.String())
@@ -146,12 +152,7 @@ func TestUnreachableWarnsOnce(t *testing.T) {
 // TestShutdownIsBounded: a receiver that never answers holds the exit
 // no longer than shutdownTimeout.
 func TestShutdownIsBounded(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	tel, err := Start(Config{OTLPEndpoint: "http://" + ln.Addr().String()}, env(), "test", slog.New(slog.DiscardHandler))
+	tel, err := Start(Config{OTLPEndpoint: silent(t)}, env(), "test", slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,6 +163,18 @@ func TestShutdownIsBounded(t *testing.T) {
 	if d := time.Since(start); d > shutdownTimeout+2*time.Second {
 		t.Errorf("Shutdown took %s with a silent receiver, want at most about %s", d, shutdownTimeout)
 	}
+}
+
+// silent is the base URL of a receiver that accepts connections and never
+// answers, closed when the test ends.
+func silent(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return "http://" + ln.Addr().String()
 }
 
 func TestAPIMethod(t *testing.T) {
