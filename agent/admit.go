@@ -143,6 +143,8 @@ type callState struct {
 // (callState.approval) whose card the caller posts. Every failure becomes
 // a result that did not run; admit never runs a call it could not audit.
 func (a *Agent) admit(ctx context.Context, e entry) callState {
+	ctx, span := a.traceEntry(ctx, e) // trace.go
+	defer span.End()
 	cs := callState{ID: e.callID, Tool: e.tool}
 	set := func(r tools.Result) callState { cs.Result = &r; return cs }
 

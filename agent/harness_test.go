@@ -1,6 +1,8 @@
 package agent_test
 
 import (
+	"go.opentelemetry.io/otel/trace"
+
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -88,6 +90,8 @@ type env struct {
 	// conversation (Deps.Quiet false); most tests count only the model's
 	// replies, so it is off unless a test turns it on.
 	shown bool
+	// tracer, when set, makes the agent's spans (Deps.Tracer).
+	tracer trace.Tracer
 }
 
 var (
@@ -141,7 +145,7 @@ func (e *env) agent(store approval.Store) *agent.Agent {
 	e.t.Helper()
 	a, err := agent.New(e.cfg, agent.Deps{
 		Model: e.model(), Tools: e.reg, Policy: e.pol, Store: store, Sink: e.sink, Now: e.clock.Now, Log: quiet,
-		Quiet: func(approval.Conversation) bool { return !e.shown },
+		Quiet: func(approval.Conversation) bool { return !e.shown }, Tracer: e.tracer,
 	})
 	if err != nil {
 		e.t.Fatalf("agent.New: %v", err)

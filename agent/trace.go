@@ -17,6 +17,9 @@ import (
 // The agent's part of a turn's trace (issue 28; docs/telemetry.md):
 //
 //	countersign.turn            a person's message, the model loop
+//	(countersign.call           a call outside a turn: a direct command,
+//	                            an edit, another agent's call; the same
+//	                            children as a turn's)
 //	  countersign.judge         one call at the gate: tool, rule, decision
 //	  countersign.run           a call that ran: exit code, fenced or not
 //	  countersign.card.wait     a card, from its creation to its decision
@@ -36,6 +39,7 @@ import (
 // Span names and attribute keys of the agent's spans.
 const (
 	spanTurn     = "countersign.turn"
+	spanCall     = "countersign.call"
 	spanJudge    = "countersign.judge"
 	spanRun      = "countersign.run"
 	spanCardWait = "countersign.card.wait"
@@ -70,6 +74,18 @@ func (a *Agent) traceTurn(ctx context.Context, conv approval.Conversation) (cont
 	}
 	return a.tracer.Start(ctx, spanTurn, trace.WithAttributes(
 		attrPlatform.String(conv.Platform), attrChannel.String(conv.Channel)))
+}
+
+// traceEntry starts the span of a call that entered the gate outside a
+// turn (a direct command, an edit, another agent's call), so that its
+// judgement and run have a trace of their own; inside a turn it starts
+// nothing (the turn's span is theirs).
+func (a *Agent) traceEntry(ctx context.Context, e entry) (context.Context, trace.Span) {
+	if a.tracer == nil || trace.SpanFromContext(ctx).SpanContext().IsValid() {
+		return ctx, off
+	}
+	return a.tracer.Start(ctx, spanCall, trace.WithAttributes(
+		attrPlatform.String(e.conv.Platform), attrChannel.String(e.conv.Channel), attrSource.String(string(e.from))))
 }
 
 // traceJudge starts the span of one call's judgement at the gate; endJudge
