@@ -159,7 +159,8 @@ func TestStopAnAutoRun(t *testing.T) {
 // conversation's message waits for the first turn to end, its sender is
 // told where it stands in line, and both are answered in order.
 func TestTurnsWaitTheirTurn(t *testing.T) {
-	r := startRunning(t, bot.Config{MaxTurns: 1}, agenttest.Reply{Content: "first answer", Delay: 4 * time.Second}, agenttest.Text("second answer"))
+	hold := make(chan struct{}) // the first turn runs until the test has looked
+	r := startRunning(t, bot.Config{MaxTurns: 1}, agenttest.Reply{Content: "first answer", Hold: hold}, agenttest.Text("second answer"))
 	r.fake.Say(t, adaptertest.Alice, adapters.Place{Channel: "C1", Thread: "T1"}, "first question")
 	waitFor(t, "the first model request", func() bool { return len(r.server.Requests()) == 1 })
 	r.fake.Say(t, adaptertest.Bob, adapters.Place{Channel: "C1", Thread: "T2"}, "second question")
@@ -170,6 +171,7 @@ func TestTurnsWaitTheirTurn(t *testing.T) {
 	if n := len(r.server.Requests()); n != 1 {
 		t.Errorf("%d model requests while the first turn runs, want 1", n)
 	}
+	close(hold)
 	waitFor(t, "both answers", func() bool {
 		all := flattenAll(r.fake)
 		return strings.Contains(all, "first answer") && strings.Contains(all, "second answer")

@@ -3,7 +3,6 @@ package bot_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/adapters/adaptertest"
@@ -15,12 +14,14 @@ import (
 // to the agent explicitly, carries its words there, and the line is not
 // closed as "(finished)" next to a second message.
 func TestAnswerTakesTheWorkingLinesPlace(t *testing.T) {
-	model := agenttest.NewServer(t, agenttest.Reply{Content: "About half of the disk is used.", Delay: 3 * time.Second})
+	hold := make(chan struct{}) // the answer waits until the working line is up
+	model := agenttest.NewServer(t, agenttest.Reply{Content: "About half of the disk is used.", Hold: hold})
 	r := startRig(t, rigOptions{platforms: []string{"slack"}, model: model})
 	f := r.fakes["slack"]
 	place := adapters.Place{Channel: "C1", Thread: "T1"}
 	f.Say(t, adaptertest.Alice, place, "how full is the disk?")
 	waitFor(t, "the working line", func() bool { return strings.Contains(flattenAll(f), "Working on it") })
+	close(hold)
 	waitFor(t, "the answer", func() bool { return strings.Contains(flattenAll(f), "About half") })
 	r.end(t)
 	all := flattenAll(f)

@@ -41,6 +41,10 @@ type Reply struct {
 	Body string
 
 	Delay time.Duration
+	// Hold, when set, holds the answer back until it is closed: a test
+	// keeps a turn busy for exactly as long as it looks, whatever the
+	// machine's speed.
+	Hold <-chan struct{}
 	// Hangup closes the connection without an answer.
 	Hangup bool
 
@@ -199,6 +203,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if rep.Delay > 0 {
 		select {
 		case <-time.After(rep.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if rep.Hold != nil {
+		select {
+		case <-rep.Hold:
 		case <-r.Context().Done():
 			return
 		}
