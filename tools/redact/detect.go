@@ -26,6 +26,9 @@ type applied struct {
 	*rule
 	re    lazyRegexp
 	allow []*appliedAllow
+	// submatch, when set, returns the groups of re's first match in a
+	// text as FindStringSubmatch would, faster (genericScan).
+	submatch func(string) []string
 }
 
 type appliedAllow struct {
@@ -111,7 +114,11 @@ func (d *detector) check(r *applied, raw string, lines []int, start, end int) (f
 	line, first := lineOf(lines, raw, start, end)
 	f := finding{rule: r.id, match: match, secret: match, line: first}
 	// gitleaks takes the groups from the match alone, not from raw
-	if groups := r.re.get().FindStringSubmatch(match); len(groups) >= 2 {
+	find := r.submatch
+	if find == nil {
+		find = r.re.get().FindStringSubmatch
+	}
+	if groups := find(match); len(groups) >= 2 {
 		if r.secretGroup > 0 {
 			if len(groups) <= r.secretGroup {
 				return finding{}, false

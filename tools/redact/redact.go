@@ -58,12 +58,18 @@ type Redactor struct {
 // rule with none is tried on every text.
 type extra struct {
 	id    string
-	re    *regexp.Regexp
+	re    *lazyRegexp
 	hints []string
 	// keep, when set, reports whether a matched value is a secret at all
 	// (e.g. not a plain number in "password_min_length=12"), given the
 	// whole match and the value.
 	keep func(match, v string) bool
+	// after, when set, narrows hints: a line is read only where what
+	// follows a hint can be the rest of a match (an assignment).
+	after func(rest string) bool
+	// line, when set for a rule without hints, is what a line must be
+	// for the rule to read it (cheaper than the expression on all text).
+	line func(line string) bool
 }
 
 // secretName is the part of a key's name that says its value is a secret:
@@ -81,42 +87,44 @@ var extraRules = []struct {
 	id, re string
 	hints  []string
 	keep   func(match, v string) bool
+	after  func(rest string) bool
+	line   func(line string) bool
 }{
 	// scheme://user:password@host (postgres, mysql, redis, amqp, https…).
-	{"url-password", `(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@'"]*:([^\s/@'"]+)@`, []string{"://"}, nil},
+	{"url-password", `(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@'"]*:([^\s/@'"]+)@`, []string{"://"}, nil, nil, nil},
 	// --password=secret, --password secret (mysql, mysqldump, redis-cli,
 	// kcadm, curl --proxy-password, …).
-	{"cli-password", `--(?:[a-z]+-)?password(?:=|[ \t]+)([^\s'"-][^\s'"]*)`, []string{"password"}, nil},
+	{"cli-password", `--(?:[a-z]+-)?password(?:=|[ \t]+)([^\s'"-][^\s'"]*)`, []string{"password"}, nil, nil, nil},
 	// mysql -psecret, as ps aux and shell history show it.
-	{"cli-password", `\b(?:mysql|mysqldump|mysqladmin|mysqlcheck|mysqlimport|mysqlshow|mysqlbinlog|mariadb|mariadb-dump|mariadb-admin)\b[^\n]*?[ \t]-p([^\s'"-][^\s'"]*)`, []string{" -p", "\t-p"}, nil},
+	{"cli-password", `\b(?:mysql|mysqldump|mysqladmin|mysqlcheck|mysqlimport|mysqlshow|mysqlbinlog|mariadb|mariadb-dump|mariadb-admin)\b[^\n]*?[ \t]-p([^\s'"-][^\s'"]*)`, []string{" -p", "\t-p"}, nil, nil, nil},
 	// redis-cli -a secret, erl -setcookie COOKIE, curl -u user:secret.
-	{"cli-password", `\bredis-cli\b[^\n]*?[ \t]-a[ \t]+([^\s'"-][^\s'"]*)`, []string{"redis-cli"}, nil},
-	{"erlang-cookie", `-setcookie[ \t]+['"]?([^\s'"]+)`, []string{"-setcookie"}, nil},
-	{"cli-password", `(?i)\bcurl\b[^\n]*?[ \t](?:-u|--user)[ \t=]*['"]?[^:\s'"]*:([^\s'"]+)`, []string{"curl"}, nil},
+	{"cli-password", `\bredis-cli\b[^\n]*?[ \t]-a[ \t]+([^\s'"-][^\s'"]*)`, []string{"redis-cli"}, nil, nil, nil},
+	{"erlang-cookie", `-setcookie[ \t]+['"]?([^\s'"]+)`, []string{"-setcookie"}, nil, nil, nil},
+	{"cli-password", `(?i)\bcurl\b[^\n]*?[ \t](?:-u|--user)[ \t=]*['"]?[^:\s'"]*:([^\s'"]+)`, []string{"curl"}, nil, nil, nil},
 	// An assignment to a name that says secret, in any of the shapes
 	// configuration and environments print: password = "a#b$c",
 	// DB_PASSWORD=…, "password": "…", PGPASSWORD='…', password: …
 	// gitleaks' generic rule refuses values with # or $ and short ones.
-	{"password-assignment", `(?:^|[^A-Za-z0-9_])["']?` + secretName + `["']?[ \t]*(?:=|:)[ \t]*` + quotedValue, []string{"pass", "secret", "token", "key", "pwd"}, secretValue},
+	{"password-assignment", `(?:^|[^A-Za-z0-9_])["']?` + secretName + `["']?[ \t]*(?:=|:)[ \t]*` + quotedValue, []string{"pass", "secret", "token", "key", "pwd"}, secretValue, nameAssigned, nil},
 	// Authorization: Basic …, Bearer …, Token … (headers, curl -H,
 	// nginx and proxy logs).
-	{"authorization-header", `(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:basic|bearer|token|negotiate)[ \t]+([^\s'",]+)`, []string{"authorization"}, nil},
+	{"authorization-header", `(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:basic|bearer|token|negotiate)[ \t]+([^\s'",]+)`, []string{"authorization"}, nil, nil, nil},
 	// SQL text: IDENTIFIED BY 'x', PASSWORD('x'), SET PASSWORD = 'x',
 	// MASTER_PASSWORD='x'.
-	{"sql-password", `(?i)\bidentified[ \t]+(?:with[ \t]+\S+[ \t]+)?(?:by|as)[ \t]+(?:password[ \t]+)?'([^'\n]+)'`, []string{"identified"}, nil},
-	{"sql-password", `(?i)\b(?:old_)?password[ \t]*\([ \t]*'([^'\n]+)'`, []string{"password"}, nil},
-	{"sql-password", `(?i)\b(?:master|primary|source)_password[ \t]*=[ \t]*'([^'\n]+)'`, []string{"_password"}, nil},
+	{"sql-password", `(?i)\bidentified[ \t]+(?:with[ \t]+\S+[ \t]+)?(?:by|as)[ \t]+(?:password[ \t]+)?'([^'\n]+)'`, []string{"identified"}, nil, nil, nil},
+	{"sql-password", `(?i)\b(?:old_)?password[ \t]*\([ \t]*'([^'\n]+)'`, []string{"password"}, nil, nil, nil},
+	{"sql-password", `(?i)\b(?:master|primary|source)_password[ \t]*=[ \t]*'([^'\n]+)'`, []string{"_password"}, nil, nil, nil},
 	// Password hashes: crypt(3) ($1$, $2b$, $5$, $6$, $y$, $gy$, $7$),
 	// MySQL's native (*40 hex) and caching_sha2 ($A$005$…), PostgreSQL's
 	// SCRAM and md5 secrets.
-	{"password-hash", `(\$(?:1|2[abxy]?|5|6|7|y|gy|md5|sha1)\$[./A-Za-z0-9$=,]{16,})`, []string{"$"}, shaped},
-	{"password-hash", `(?:^|[^0-9A-Za-z*])(\*[0-9A-F]{40})\b`, []string{"*"}, shaped},
-	{"password-hash", `(\$A\$[0-9A-Fa-f]{3}\$[^\n]{20,63})`, []string{"$a$"}, shaped},
-	{"password-hash", `(SCRAM-SHA-256\$[0-9]+:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+)`, []string{"scram-sha-256$"}, shaped},
-	{"password-hash", `\b(md5[0-9a-f]{32})\b`, []string{"md5"}, shaped},
+	{"password-hash", `(\$(?:1|2[abxy]?|5|6|7|y|gy|md5|sha1)\$[./A-Za-z0-9$=,]{16,})`, []string{"$"}, shaped, nil, nil},
+	{"password-hash", `(?:^|[^0-9A-Za-z*])(\*[0-9A-F]{40})\b`, []string{"*"}, shaped, nil, nil},
+	{"password-hash", `(\$A\$[0-9A-Fa-f]{3}\$[^\n]{20,63})`, []string{"$a$"}, shaped, nil, nil},
+	{"password-hash", `(SCRAM-SHA-256\$[0-9]+:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+)`, []string{"scram-sha-256$"}, shaped, nil, nil},
+	{"password-hash", `\b(md5[0-9a-f]{32})\b`, []string{"md5"}, shaped, nil, nil},
 	// An Erlang cookie as ~/.erlang.cookie holds it: a line of twenty
 	// capital letters and nothing else.
-	{"erlang-cookie", `(?m)^([A-Z]{20})\r?$`, nil, nil},
+	{"erlang-cookie", `(?m)^([A-Z]{20})\r?$`, nil, nil, nil, cookieLine},
 }
 
 // notPlaceholder is the keep of most rules: what was found is a secret
@@ -176,9 +184,13 @@ func New(allow []string) (*Redactor, error) {
 	}
 	if len(generic) > 0 {
 		r.generic = newDetector(generic, gitleaksAllow)
+		g := r.generic.rules[0]
+		g.submatch = func(s string) []string {
+			return genericScan{rest: genericRest()}.submatch(s, g.keywords, g.re.get().FindStringSubmatch)
+		}
 	}
 	for _, e := range extraRules {
-		r.extras = append(r.extras, extra{id: e.id, re: regexp.MustCompile(e.re), hints: e.hints, keep: e.keep})
+		r.extras = append(r.extras, extra{id: e.id, re: &lazyRegexp{src: e.re}, hints: e.hints, keep: e.keep, after: e.after, line: e.line})
 	}
 	for i, a := range allow {
 		if a == "" {
@@ -227,9 +239,7 @@ func (r *Redactor) Redact(s string) (string, int) {
 		spans = append(spans, r.find(r.det, s, w[0], w[1])...)
 	}
 	if r.generic != nil {
-		for _, w := range windows(s, lower, r.generic.words, assigned) {
-			spans = append(spans, r.find(r.generic, s, w[0], w[1])...)
-		}
+		spans = append(spans, r.genericSpans(s, lower)...)
 	}
 	spans = append(spans, r.encoded(s)...)
 	spans = append(spans, r.extra(s, lower)...)
@@ -316,7 +326,7 @@ func assigned(rest string) bool {
 		switch c := rest[i]; {
 		case c == '=' || c == ':' || c == '>' || c == '|' || c == '?' || c == ',':
 			return true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\'' || c == '"' || c == '.' || c == '-' || c == '_' ||
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\'' || c == '"' || c == '.' || c == '-' || c == '_' ||
 			'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9':
 		default:
 			return false
@@ -366,13 +376,35 @@ func (r *Redactor) extra(s, lower string) []span {
 
 // matches returns the submatch indexes of e's expression in s. A rule with
 // hints reads only the lines that hold one (every such rule is about one
-// line), so that its cost follows what the text holds, not its length.
+// line), and where after is set only those where after accepts what
+// follows the hint; a rule with line reads only the lines it accepts: so
+// that its cost follows what the text holds, not its length.
 func (e extra) matches(s, lower string) [][]int {
-	if len(e.hints) == 0 {
-		return e.re.FindAllStringSubmatchIndex(s, -1)
+	if len(e.hints) == 0 && e.line == nil {
+		return e.re.get().FindAllStringSubmatchIndex(s, -1)
 	}
 	var out [][]int
-	read := map[int]bool{} // the starts of the lines read
+	read := func(start, end int) {
+		for _, m := range e.re.get().FindAllStringSubmatchIndex(s[start:end], -1) {
+			for g := range m {
+				if m[g] >= 0 {
+					m[g] += start
+				}
+			}
+			out = append(out, m)
+		}
+	}
+	if len(e.hints) == 0 {
+		for start := 0; start < len(s); {
+			end := lineEnd(s, start)
+			if e.line(s[start:end]) {
+				read(start, end)
+			}
+			start = end + 1
+		}
+		return out
+	}
+	var lines []int // the starts of the lines to read
 	for _, h := range e.hints {
 		for i := 0; ; {
 			j := strings.Index(lower[i:], h)
@@ -380,28 +412,49 @@ func (e extra) matches(s, lower string) [][]int {
 				break
 			}
 			at := i + j
-			start := strings.LastIndexByte(s[:at], '\n') + 1
-			end := len(s)
-			if k := strings.IndexByte(s[at:], '\n'); k >= 0 {
-				end = at + k
+			if e.after != nil && !e.after(s[at+len(h):]) {
+				i = at + len(h)
+				continue
 			}
-			i = end
-			if read[start] {
-				continue // read already, through another hint
-			}
-			read[start] = true
-			for _, m := range e.re.FindAllStringSubmatchIndex(s[start:end], -1) {
-				for g := range m {
-					if m[g] >= 0 {
-						m[g] += start
-					}
-				}
-				out = append(out, m)
-			}
+			lines = append(lines, strings.LastIndexByte(s[:at], '\n')+1)
+			i = lineEnd(s, at)
 		}
+	}
+	slices.Sort(lines)
+	for _, start := range slices.Compact(lines) {
+		read(start, lineEnd(s, start))
 	}
 	return out
 }
+
+// lineEnd is the offset of the newline ending the line at i, or len(s).
+func lineEnd(s string, i int) int {
+	if k := strings.IndexByte(s[i:], '\n'); k >= 0 {
+		return i + k
+	}
+	return len(s)
+}
+
+// nameAssigned reports whether rest, what follows a secret word, can end
+// a key's name and assign it (password-assignment): name characters, a
+// quote, blanks, then = or :.
+func nameAssigned(rest string) bool {
+	i := 0
+	for i < len(rest) && (isName(rest[i])) {
+		i++
+	}
+	if i < len(rest) && (rest[i] == '"' || rest[i] == '\'') {
+		i++
+	}
+	for i < len(rest) && (rest[i] == ' ' || rest[i] == '\t') {
+		i++
+	}
+	return i < len(rest) && (rest[i] == '=' || rest[i] == ':')
+}
+
+// cookieLine reports whether a line can be an Erlang cookie's: twenty
+// bytes, and a carriage return.
+func cookieLine(l string) bool { return len(strings.TrimSuffix(l, "\r")) == 20 }
 
 func containsAny(s string, words []string) bool {
 	for _, w := range words {
