@@ -15,6 +15,10 @@ type lazyRegexp struct {
 	src  string
 	once sync.Once
 	re   *regexp.Regexp
+	// at is the expression anchored at the start of the text, compiled
+	// on its own first use (anchored).
+	atOnce sync.Once
+	at     *regexp.Regexp
 }
 
 // get returns the compiled expression. Every source in the generated table
@@ -22,6 +26,13 @@ type lazyRegexp struct {
 func (l *lazyRegexp) get() *regexp.Regexp {
 	l.once.Do(func() { l.re = regexp.MustCompile(l.src) })
 	return l.re
+}
+
+// anchored returns the expression anchored at the start of the text (a
+// ^ of its own is then true there too).
+func (l *lazyRegexp) anchored() *regexp.Regexp {
+	l.atOnce.Do(func() { l.at = regexp.MustCompile(`^(?:` + l.src + `)`) })
+	return l.at
 }
 
 // lazyTrie is an Aho-Corasick trie of words, built the first time it is

@@ -64,9 +64,12 @@ type extra struct {
 	// (e.g. not a plain number in "password_min_length=12"), given the
 	// whole match and the value.
 	keep func(match, v string) bool
-	// after, when set, narrows hints: a line is read only where what
-	// follows a hint can be the rest of a match (an assignment).
+	// after, when set, narrows hints to those where what follows can be
+	// the rest of a match (an assignment), and the expression is tried
+	// from each of them rather than over their lines (assign.go); mid is
+	// then the expression for text that does not start a line.
 	after func(rest string) bool
+	mid   *lazyRegexp
 	// line, when set for a rule without hints, is what a line must be
 	// for the rule to read it (cheaper than the expression on all text).
 	line func(line string) bool
@@ -80,7 +83,7 @@ const secretName = `(?:[A-Za-z0-9_.-]*(?:(?i:pass(?:word|wd|phrase))|(?i:secret)
 // quotedValue is a value in double quotes (with JSON's escapes), in
 // single quotes, or bare up to a blank, quote, comma, brace or semicolon;
 // each form is its own group.
-const quotedValue = `(?:"((?:[^"\\\n]|\\.){1,512})"|'([^'\n]{1,512})'|([^\s'",;{}\[\]]{1,512}))`
+const quotedValue = `(?:"((?:[^"\\\n]|\\.)+)"|'([^'\n]+)'|([^\s'",;{}\[\]]+))`
 
 // extraRules are the rules gitleaks lacks (see Redactor.extras).
 var extraRules = []struct {
@@ -105,7 +108,7 @@ var extraRules = []struct {
 	// configuration and environments print: password = "a#b$c",
 	// DB_PASSWORD=…, "password": "…", PGPASSWORD='…', password: …
 	// gitleaks' generic rule refuses values with # or $ and short ones.
-	{"password-assignment", `(?:^|[^A-Za-z0-9_])["']?` + secretName + `["']?[ \t]*(?:=|:)[ \t]*` + quotedValue, []string{"pass", "secret", "token", "key", "pwd"}, secretValue, nameAssigned, nil},
+	{"password-assignment", lineOrBoundary + `["']?` + secretName + `["']?[ \t]*(?:=|:)[ \t]*` + quotedValue, []string{"pass", "secret", "token", "key", "pwd"}, secretValue, nameAssigned, nil},
 	// Authorization: Basic …, Bearer …, Token … (headers, curl -H,
 	// nginx and proxy logs).
 	{"authorization-header", `(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:basic|bearer|token|negotiate)[ \t]+([^\s'",]+)`, []string{"authorization"}, nil, nil, nil},
@@ -190,7 +193,14 @@ func New(allow []string) (*Redactor, error) {
 		}
 	}
 	for _, e := range extraRules {
-		r.extras = append(r.extras, extra{id: e.id, re: &lazyRegexp{src: e.re}, hints: e.hints, keep: e.keep, after: e.after, line: e.line})
+		x := extra{id: e.id, re: &lazyRegexp{src: e.re}, hints: e.hints, keep: e.keep, after: e.after, line: e.line}
+		if e.after != nil {
+			if !strings.HasPrefix(e.re, lineOrBoundary) {
+				return nil, fmt.Errorf("extra rule %s: an after filter needs an expression that starts with %s", e.id, lineOrBoundary)
+			}
+			x.mid = &lazyRegexp{src: "(?:" + e.re[len("(?:^|"):]}
+		}
+		r.extras = append(r.extras, x)
 	}
 	for i, a := range allow {
 		if a == "" {
@@ -376,10 +386,12 @@ func (r *Redactor) extra(s, lower string) []span {
 
 // matches returns the submatch indexes of e's expression in s. A rule with
 // hints reads only the lines that hold one (every such rule is about one
-// line), and where after is set only those where after accepts what
-// follows the hint; a rule with line reads only the lines it accepts: so
+// line); a rule with line reads only the lines it accepts: so
 // that its cost follows what the text holds, not its length.
 func (e extra) matches(s, lower string) [][]int {
+	if e.after != nil {
+		return e.assignMatches(s, lower)
+	}
 	if len(e.hints) == 0 && e.line == nil {
 		return e.re.get().FindAllStringSubmatchIndex(s, -1)
 	}
@@ -412,10 +424,6 @@ func (e extra) matches(s, lower string) [][]int {
 				break
 			}
 			at := i + j
-			if e.after != nil && !e.after(s[at+len(h):]) {
-				i = at + len(h)
-				continue
-			}
 			lines = append(lines, strings.LastIndexByte(s[:at], '\n')+1)
 			i = lineEnd(s, at)
 		}
