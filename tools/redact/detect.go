@@ -3,8 +3,6 @@ package redact
 import (
 	"math"
 	"strings"
-
-	ahocorasick "github.com/BobuSumisu/aho-corasick"
 )
 
 // detector applies rules from the generated table to text exactly as
@@ -18,7 +16,7 @@ import (
 type detector struct {
 	rules  []*applied
 	global []*appliedAllow
-	words  *ahocorasick.Trie // every keyword of rules, lower case
+	words  *lazyTrie // every keyword of rules, lower case; built on first use (2.5 MB)
 }
 
 // applied is a rule with its expressions, compiled when first needed.
@@ -54,7 +52,7 @@ func newDetector(rules []rule, global []allowlist) *detector {
 		d.rules = append(d.rules, &applied{rule: r, re: lazyRegexp{src: r.regex}, allow: prepare(r.allow)})
 		words = append(words, r.keywords...)
 	}
-	d.words = ahocorasick.NewTrieBuilder().AddStrings(words).Build()
+	d.words = &lazyTrie{words: words}
 	return d
 }
 
@@ -71,7 +69,7 @@ func prepare(lists []allowlist) []*appliedAllow {
 func (d *detector) detect(raw string) []finding {
 	lower := strings.ToLower(raw)
 	hit := map[string]bool{}
-	for _, m := range d.words.MatchString(lower) {
+	for _, m := range d.words.get().MatchString(lower) {
 		hit[m.MatchString()] = true
 	}
 	var out []finding

@@ -134,14 +134,14 @@ func genericStarts(s, lower string, words *ahocorasick.Trie) []int {
 // s, lower its ASCII lower case: candidates are the keywords that assigned
 // accepts, each match is checked (entropy, allowlists) on its own lines.
 func (r *Redactor) genericSpans(s, lower string) []span {
-	starts := genericStarts(s, lower, r.generic.words)
+	starts := genericStarts(s, lower, r.generic.words.get())
 	if len(starts) == 0 {
 		return nil
 	}
 	found, ok := genericScan{rest: genericRest()}.matches(s, starts)
 	if !ok {
 		var out []span
-		for _, w := range windows(s, lower, r.generic.words, assigned) {
+		for _, w := range windows(s, lower, r.generic.words.get(), assigned) {
 			out = append(out, r.find(r.generic, s, w[0], w[1])...)
 		}
 		return out

@@ -65,7 +65,7 @@ var genericWords = sync.OnceValue(func() *ahocorasick.Trie {
 	if err != nil {
 		panic(err)
 	}
-	return r.generic.words
+	return r.generic.words.get()
 })
 
 func checkGenericScan(t *testing.T, g genericScan, whole *regexp.Regexp, keywords []string, s string) {

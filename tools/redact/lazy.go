@@ -36,7 +36,8 @@ func (l *lazyRegexp) anchored() *regexp.Regexp {
 }
 
 // lazyTrie is an Aho-Corasick trie of words, built the first time it is
-// used (the generic rule's stopwords are some fifteen hundred). Safe for
+// used: a detector's keywords (the trie of all rules' keywords is 2.5 MB,
+// 2 kB a state) and the generic rule's fifteen hundred stopwords. Safe for
 // concurrent use.
 type lazyTrie struct {
 	words []string

@@ -245,7 +245,7 @@ func (r *Redactor) Redact(s string) (string, int) {
 	}
 	lower := asciiLower(s)
 	var spans []span
-	for _, w := range windows(s, lower, r.det.words, nil) {
+	for _, w := range windows(s, lower, r.det.words.get(), nil) {
 		spans = append(spans, r.find(r.det, s, w[0], w[1])...)
 	}
 	if r.generic != nil {
@@ -572,7 +572,7 @@ func (r *Redactor) decodedSecret(run string) string {
 			continue
 		}
 		hit := false
-		d.words.Walk(lower, func(int64, int64, int64) bool {
+		d.words.get().Walk(lower, func(int64, int64, int64) bool {
 			hit = true
 			return false
 		})
