@@ -156,12 +156,14 @@ func (a *appliedAllow) allows(f finding, line string) bool {
 	case "line":
 		target = line
 	}
-	byRegex := a.regex != "" && target != "" && a.re.get().MatchString(target)
-	byWord := len(a.stopwords) > 0 && f.secret != "" && a.words.get().MatchFirstString(strings.ToLower(f.secret)) != nil
-	if !a.and {
-		return byRegex || byWord
+	byRegex := func() bool { return a.regex != "" && target != "" && a.re.get().MatchString(target) }
+	byWord := func() bool {
+		return len(a.stopwords) > 0 && f.secret != "" && a.words.get().MatchFirstString(strings.ToLower(f.secret)) != nil
 	}
-	return (a.regex == "" || byRegex) && (len(a.stopwords) == 0 || byWord)
+	if !a.and {
+		return byWord() || byRegex() // the cheaper first
+	}
+	return (a.regex == "" || byRegex()) && (len(a.stopwords) == 0 || byWord())
 }
 
 // preferSpecific drops a finding of a generic rule when another, not

@@ -45,11 +45,17 @@ var genericRest = sync.OnceValue(func() *regexp.Regexp {
 // the Kelvin sign K (folds to k). Text holding either goes the slow way.
 const foldedWord = "\u017f\u212a"
 
+// folds reports whether s holds a rune of foldedWord (two byte searches,
+// much faster than ContainsAny's rune by rune).
+func folds(s string) bool {
+	return strings.Contains(s, foldedWord[:2]) || strings.Contains(s, foldedWord[2:])
+}
+
 // matches returns the [start, end) of each match in s. starts are the
 // offsets where a keyword of the rule begins that assigned accepts, in
 // increasing order. ok is false when the fast way cannot answer for s.
 func (g genericScan) matches(s string, starts []int) (out [][2]int, ok bool) {
-	if g.rest == nil || strings.ContainsAny(s, foldedWord) {
+	if g.rest == nil || folds(s) {
 		return nil, false
 	}
 	pos := 0
@@ -72,7 +78,7 @@ func (g genericScan) matches(s string, starts []int) (out [][2]int, ok bool) {
 // first keyword, in text order, where the rest matches makes the match.
 // It calls slow when the fast way cannot answer.
 func (g genericScan) submatch(s string, keywords []string, slow func(string) []string) []string {
-	if g.rest == nil || strings.ContainsAny(s, foldedWord) {
+	if g.rest == nil || folds(s) {
 		return slow(s)
 	}
 	lower := asciiLower(s)

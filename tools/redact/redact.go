@@ -505,17 +505,18 @@ func (r *Redactor) spans(s string, findings []finding, wstart, wend int) []span 
 		if r.allow[secret] || r.allow[strings.Trim(f.match, "\n")] {
 			continue
 		}
-		if secret == "" || !strings.Contains(s, secret) {
-			out = append(out, span{wstart, wend, f.rule})
-			continue
-		}
-		for i := 0; ; {
+		found := false
+		for i := 0; secret != ""; {
 			j := strings.Index(s[i:], secret)
 			if j < 0 {
 				break
 			}
 			out = append(out, span{i + j, i + j + len(secret), f.rule})
 			i += j + len(secret)
+			found = true
+		}
+		if !found {
+			out = append(out, span{wstart, wend, f.rule})
 		}
 	}
 	return out
