@@ -27,6 +27,7 @@ type applied struct {
 	// submatch, when set, returns the groups of re's first match in a
 	// text as FindStringSubmatch would, faster (genericScan).
 	submatch func(string) []string
+	start    keywordStart // literal.go
 }
 
 type appliedAllow struct {
@@ -73,12 +74,21 @@ func (d *detector) detect(raw string) []finding {
 		hit[m.MatchString()] = true
 	}
 	var out []finding
-	var lines []int // the offsets of raw's newlines, found when first needed
+	var lines []int  // the offsets of raw's newlines, found when first needed
+	var ascii string // raw in ASCII lower case (offsets kept), when first needed
 	for _, r := range d.rules {
 		if !r.wanted(hit) {
 			continue
 		}
-		matches := r.re.get().FindAllStringIndex(raw, -1)
+		var matches [][]int
+		if rest := r.start.get(r.rule); rest != nil {
+			if ascii == "" {
+				ascii = asciiLower(raw)
+			}
+			matches = atKeywords(rest, raw, ascii, r.keywords)
+		} else {
+			matches = r.re.get().FindAllStringIndex(raw, -1)
+		}
 		if len(matches) > 0 && lines == nil {
 			lines = newlines(raw)
 		}
