@@ -34,6 +34,7 @@ type appliedAllow struct {
 	*allowlist
 	re    lazyRegexp
 	words lazyTrie
+	need  needed // prefilter.go
 }
 
 // finding is what the detector found: the rule, the whole match, the secret
@@ -166,7 +167,9 @@ func (a *appliedAllow) allows(f finding, line string) bool {
 	case "line":
 		target = line
 	}
-	byRegex := func() bool { return a.regex != "" && target != "" && a.re.get().MatchString(target) }
+	byRegex := func() bool {
+		return a.regex != "" && target != "" && !cannotMatch(a.need.get(a.regex), target) && a.re.get().MatchString(target)
+	}
 	byWord := func() bool {
 		return len(a.stopwords) > 0 && f.secret != "" && a.words.get().MatchFirstString(strings.ToLower(f.secret)) != nil
 	}
