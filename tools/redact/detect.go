@@ -3,6 +3,7 @@ package redact
 import (
 	"math"
 	"strings"
+	"unicode/utf8"
 )
 
 // detector applies rules from the generated table to text exactly as
@@ -67,25 +68,28 @@ func prepare(lists []allowlist) []*appliedAllow {
 	return out
 }
 
-// detect returns the findings of d's rules in raw.
-func (d *detector) detect(raw string) []finding {
-	lower := strings.ToLower(raw)
+// detect returns the findings of d's rules in raw; ascii is raw with its
+// ASCII letters in lower case (the same offsets).
+func (d *detector) detect(raw, ascii string) []finding {
+	lower := ascii // what gitleaks' strings.ToLower gives, for ASCII text
+	for i := 0; i < len(raw); i++ {
+		if raw[i] >= utf8.RuneSelf {
+			lower = strings.ToLower(raw)
+			break
+		}
+	}
 	hit := map[string]bool{}
 	for _, m := range d.words.get().MatchString(lower) {
 		hit[m.MatchString()] = true
 	}
 	var out []finding
 	var lines []int  // the offsets of raw's newlines, found when first needed
-	var ascii string // raw in ASCII lower case (offsets kept), when first needed
 	for _, r := range d.rules {
 		if !r.wanted(hit) {
 			continue
 		}
 		var matches [][]int
 		if rest := r.start.get(r.rule); rest != nil {
-			if ascii == "" {
-				ascii = asciiLower(raw)
-			}
 			matches = atKeywords(rest, raw, ascii, r.keywords)
 		} else {
 			matches = r.re.get().FindAllStringIndex(raw, -1)

@@ -148,7 +148,7 @@ func (r *Redactor) genericSpans(s, lower string) []span {
 	if !ok {
 		var out []span
 		for _, w := range windows(s, lower, r.generic.words.get(), assigned) {
-			out = append(out, r.find(r.generic, s, w[0], w[1])...)
+			out = append(out, r.find(r.generic, s, lower, w[0], w[1])...)
 		}
 		return out
 	}

@@ -246,7 +246,7 @@ func (r *Redactor) Redact(s string) (string, int) {
 	lower := asciiLower(s)
 	var spans []span
 	for _, w := range windows(s, lower, r.det.words.get(), nil) {
-		spans = append(spans, r.find(r.det, s, w[0], w[1])...)
+		spans = append(spans, r.find(r.det, s, lower, w[0], w[1])...)
 	}
 	if r.generic != nil {
 		spans = append(spans, r.genericSpans(s, lower)...)
@@ -488,10 +488,10 @@ func placeholder(v string) bool {
 	return strings.Trim(v, "*xX•.") == ""
 }
 
-// find runs det over s[start:end] and returns the spans of what it found,
-// in the whole of s.
-func (r *Redactor) find(det *detector, s string, start, end int) []span {
-	return r.spans(s, det.detect(s[start:end]), start, end)
+// find runs det over s[start:end] (lower is s in ASCII lower case) and
+// returns the spans of what it found, in the whole of s.
+func (r *Redactor) find(det *detector, s, lower string, start, end int) []span {
+	return r.spans(s, det.detect(s[start:end], lower[start:end]), start, end)
 }
 
 // spans turns findings into byte ranges of s. A secret is hidden wherever
@@ -580,7 +580,7 @@ func (r *Redactor) decodedSecret(run string) string {
 		if !hit {
 			continue
 		}
-		for _, f := range d.detect(text) {
+		for _, f := range d.detect(text, string(lower)) {
 			if !r.allow[strings.Trim(f.secret, "\n")] {
 				return f.rule
 			}
