@@ -83,7 +83,7 @@ func (d *detector) detect(raw, ascii string) []finding {
 		hit[m.MatchString()] = true
 	}
 	var out []finding
-	var lines []int  // the offsets of raw's newlines, found when first needed
+	var lines []int // the offsets of raw's newlines, found when first needed
 	for _, r := range d.rules {
 		if !r.wanted(hit) {
 			continue
