@@ -257,11 +257,29 @@ func entropy(s string) (e float64) {
 	if s == "" {
 		return 0
 	}
+	inv := 1.0 / float64(len(s))
+	ascii := true
+	var bytes [utf8.RuneSelf]int // counted without a map when s is ASCII
+	for i := 0; i < len(s) && ascii; i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+		} else {
+			bytes[s[i]]++
+		}
+	}
+	if ascii {
+		for _, n := range bytes {
+			if n > 0 {
+				p := float64(n) * inv
+				e -= p * math.Log2(p)
+			}
+		}
+		return e
+	}
 	counts := map[rune]int{}
 	for _, c := range s {
 		counts[c]++
 	}
-	inv := 1.0 / float64(len(s))
 	for _, n := range counts {
 		p := float64(n) * inv
 		e -= p * math.Log2(p)

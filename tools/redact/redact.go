@@ -65,9 +65,10 @@ type extra struct {
 	// whole match and the value.
 	keep func(match, v string) bool
 	// after, when set, narrows hints to those where what follows can be
-	// the rest of a match (an assignment), and the expression is tried
-	// from each of them rather than over their lines (assign.go); mid is
-	// then the expression for text that does not start a line.
+	// the rest of a match (an assignment, a password and an @). When
+	// the expression starts with lineOrBoundary it is then tried from
+	// each such hint rather than over their lines (assign.go), and mid
+	// is the expression for text that does not start a line.
 	after func(rest string) bool
 	mid   *lazyRegexp
 	// line, when set for a rule without hints, is what a line must be
@@ -94,7 +95,7 @@ var extraRules = []struct {
 	line   func(line string) bool
 }{
 	// scheme://user:password@host (postgres, mysql, redis, amqp, https…).
-	{"url-password", `(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@'"]*:([^\s/@'"]+)@`, []string{"://"}, nil, nil, nil},
+	{"url-password", `(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@'"]*:([^\s/@'"]+)@`, []string{"://"}, nil, userinfoPassword, nil},
 	// --password=secret, --password secret (mysql, mysqldump, redis-cli,
 	// kcadm, curl --proxy-password, …).
 	{"cli-password", `--(?:[a-z]+-)?password(?:=|[ \t]+)([^\s'"-][^\s'"]*)`, []string{"password"}, nil, nil, nil},
@@ -194,10 +195,7 @@ func New(allow []string) (*Redactor, error) {
 	}
 	for _, e := range extraRules {
 		x := extra{id: e.id, re: &lazyRegexp{src: e.re}, hints: e.hints, keep: e.keep, after: e.after, line: e.line}
-		if e.after != nil {
-			if !strings.HasPrefix(e.re, lineOrBoundary) {
-				return nil, fmt.Errorf("extra rule %s: an after filter needs an expression that starts with %s", e.id, lineOrBoundary)
-			}
+		if e.after != nil && strings.HasPrefix(e.re, lineOrBoundary) {
 			x.mid = &lazyRegexp{src: "(?:" + e.re[len("(?:^|"):]}
 		}
 		r.extras = append(r.extras, x)
@@ -389,7 +387,7 @@ func (r *Redactor) extra(s, lower string) []span {
 // line); a rule with line reads only the lines it accepts: so
 // that its cost follows what the text holds, not its length.
 func (e extra) matches(s, lower string) [][]int {
-	if e.after != nil {
+	if e.mid != nil {
 		return e.assignMatches(s, lower)
 	}
 	if len(e.hints) == 0 && e.line == nil {
@@ -424,6 +422,10 @@ func (e extra) matches(s, lower string) [][]int {
 				break
 			}
 			at := i + j
+			if e.after != nil && !e.after(s[at+len(h):]) {
+				i = at + len(h)
+				continue
+			}
 			lines = append(lines, strings.LastIndexByte(s[:at], '\n')+1)
 			i = lineEnd(s, at)
 		}
@@ -458,6 +460,18 @@ func nameAssigned(rest string) bool {
 		i++
 	}
 	return i < len(rest) && (rest[i] == '=' || rest[i] == ':')
+}
+
+// userinfoPassword reports whether rest, what follows "://", starts as a
+// URL's user information with a password does (url-password): a user, a
+// colon, a password, an @.
+func userinfoPassword(rest string) bool {
+	i := strings.IndexAny(rest, " \t\n\r\f/:@'\"") // \s is [\t\n\f\r ]
+	if i < 0 || rest[i] != ':' {
+		return false
+	}
+	j := strings.IndexAny(rest[i+1:], " \t\n\r\f/@'\"")
+	return j > 0 && rest[i+1+j] == '@'
 }
 
 // cookieLine reports whether a line can be an Erlang cookie's: twenty
