@@ -139,7 +139,7 @@ func genericStarts(s, lower string, words *ahocorasick.Trie) []int {
 // genericSpans applies the generic rule (the only rule of r.generic) to
 // s, lower its ASCII lower case: candidates are the keywords that assigned
 // accepts, each match is checked (entropy, allowlists) on its own lines.
-func (r *Redactor) genericSpans(s, lower string) []span {
+func (r *Redactor) genericSpans(s, lower string, seen map[string]bool) []span {
 	starts := genericStarts(s, lower, r.generic.words.get())
 	if len(starts) == 0 {
 		return nil
@@ -148,7 +148,7 @@ func (r *Redactor) genericSpans(s, lower string) []span {
 	if !ok {
 		var out []span
 		for _, w := range windows(s, lower, r.generic.words.get(), assigned) {
-			out = append(out, r.find(r.generic, s, lower, w[0], w[1])...)
+			out = append(out, r.find(r.generic, s, lower, w[0], w[1], seen)...)
 		}
 		return out
 	}
@@ -162,7 +162,7 @@ func (r *Redactor) genericSpans(s, lower string) []span {
 		}
 		raw := s[from:to]
 		if f, ok := r.generic.check(rule, raw, newlines(raw), m[0]-from, m[1]-from); ok {
-			out = append(out, r.spans(s, []finding{f}, from, to)...)
+			out = append(out, r.spans(s, []finding{f}, from, to, seen)...)
 		}
 	}
 	return out

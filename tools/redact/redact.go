@@ -243,11 +243,12 @@ func (r *Redactor) Redact(s string) (string, int) {
 	}
 	lower := asciiLower(s)
 	var spans []span
+	seen := map[string]bool{} // rule and secret whose every place is a span
 	for _, w := range windows(s, lower, r.det.words.get(), nil) {
-		spans = append(spans, r.find(r.det, s, lower, w[0], w[1])...)
+		spans = append(spans, r.find(r.det, s, lower, w[0], w[1], seen)...)
 	}
 	if r.generic != nil {
-		spans = append(spans, r.genericSpans(s, lower)...)
+		spans = append(spans, r.genericSpans(s, lower, seen)...)
 	}
 	spans = append(spans, r.encoded(s)...)
 	spans = append(spans, r.extra(s, lower)...)
@@ -504,20 +505,24 @@ func placeholder(v string) bool {
 
 // find runs det over s[start:end] (lower is s in ASCII lower case) and
 // returns the spans of what it found, in the whole of s.
-func (r *Redactor) find(det *detector, s, lower string, start, end int) []span {
-	return r.spans(s, det.detect(s[start:end], lower[start:end]), start, end)
+func (r *Redactor) find(det *detector, s, lower string, start, end int, seen map[string]bool) []span {
+	return r.spans(s, det.detect(s[start:end], lower[start:end]), start, end, seen)
 }
 
 // spans turns findings into byte ranges of s. A secret is hidden wherever
 // it appears in s (so a value printed twice is hidden twice, and a key's
 // name stays visible). A finding whose secret cannot be placed hides its
-// whole window: better a missing line than a leaked value.
-func (r *Redactor) spans(s string, findings []finding, wstart, wend int) []span {
+// whole window: better a missing line than a leaked value. seen holds the
+// rule and secret pairs already spread over s in this call, and gains them.
+func (r *Redactor) spans(s string, findings []finding, wstart, wend int, seen map[string]bool) []span {
 	var out []span
 	for _, f := range findings {
 		secret := strings.Trim(f.secret, "\n")
 		if r.allow[secret] || r.allow[strings.Trim(f.match, "\n")] {
 			continue
+		}
+		if seen[f.rule+"\x00"+secret] {
+			continue // every place of it is a span already
 		}
 		found := false
 		for i := 0; secret != ""; {
@@ -531,6 +536,8 @@ func (r *Redactor) spans(s string, findings []finding, wstart, wend int) []span 
 		}
 		if !found {
 			out = append(out, span{wstart, wend, f.rule})
+		} else {
+			seen[f.rule+"\x00"+secret] = true
 		}
 	}
 	return out
