@@ -172,7 +172,13 @@ func (a *appliedAllow) allows(f finding, line string) bool {
 		target = line
 	}
 	byRegex := func() bool {
-		return a.regex != "" && target != "" && !cannotMatch(a.need.get(a.regex), target) && a.re.get().MatchString(target)
+		if a.regex == "" || target == "" {
+			return false
+		}
+		if match, ok := matches(a.need.get(a.regex), target); ok {
+			return match
+		}
+		return a.re.get().MatchString(target)
 	}
 	byWord := func() bool {
 		return len(a.stopwords) > 0 && f.secret != "" && a.words.get().MatchFirstString(strings.ToLower(f.secret)) != nil

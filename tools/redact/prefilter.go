@@ -10,18 +10,24 @@ import (
 // needed is, for an allowlist's expression, what a target must hold for
 // the expression to match it: for each branch of its top-level
 // alternation, a list of clauses (sets of lower-case words), all of which
-// the target must meet by holding one of their words. A target that meets
-// no branch's clauses cannot match, and the expression is not run.
-// gitleaks' allowlists are large case-insensitive alternations
-// ("access(?:ibility|or)|api[_.-]?(?:id|name|version)|…") that Go's regexp
-// runs branch by branch at every byte. Built on first use; nil branches
-// means the expression always runs.
+// the target must meet by holding one of their words. Only the branches
+// whose clauses an ASCII target meets are run, each as an expression of
+// its own (compiled on first use): gitleaks' allowlists are large
+// case-insensitive alternations ("access(?:ibility|or)|api[_.-]?(?:id|
+// name|version)|…") that Go's regexp runs branch by branch at every byte.
+// Built on first use; no branches means the whole expression always runs.
 type needed struct {
 	once     sync.Once
-	branches [][][]string
+	branches []branch
 }
 
-func (n *needed) get(src string) [][][]string {
+// branch is one alternative of an allowlist's expression.
+type branch struct {
+	clauses [][]string
+	re      *lazyRegexp
+}
+
+func (n *needed) get(src string) []branch {
 	n.once.Do(func() {
 		re, err := syntax.Parse(src, syntax.Perl)
 		if err != nil {
@@ -31,14 +37,15 @@ func (n *needed) get(src string) [][][]string {
 		if re.Op == syntax.OpAlternate {
 			subs = re.Sub
 		}
-		var branches [][][]string
+		var branches []branch
 		for _, sub := range subs {
-			for sub.Op == syntax.OpCapture {
-				sub = sub.Sub[0]
+			inner := sub
+			for inner.Op == syntax.OpCapture {
+				inner = inner.Sub[0]
 			}
-			parts := []*syntax.Regexp{sub}
-			if sub.Op == syntax.OpConcat {
-				parts = sub.Sub
+			parts := []*syntax.Regexp{inner}
+			if inner.Op == syntax.OpConcat {
+				parts = inner.Sub
 			}
 			var clauses [][]string
 			for _, p := range parts {
@@ -49,11 +56,43 @@ func (n *needed) get(src string) [][][]string {
 			if len(clauses) == 0 {
 				return // a branch that needs nothing: no prefilter
 			}
-			branches = append(branches, clauses)
+			branches = append(branches, branch{clauses: clauses, re: &lazyRegexp{src: sub.String()}})
 		}
 		n.branches = branches
 	})
 	return n.branches
+}
+
+// matches reports whether the expression whose branches these are matches
+// target, running only the branches whose clauses it meets; ok is false
+// when it cannot tell (no branches, or target is not ASCII: case folding
+// there, ſ for s, is more than lower case).
+func matches(branches []branch, target string) (match, ok bool) {
+	if branches == nil {
+		return false, false
+	}
+	for i := 0; i < len(target); i++ {
+		if target[i] >= utf8.RuneSelf {
+			return false, false
+		}
+	}
+	lower := asciiLower(target)
+	for _, b := range branches {
+		if b.met(lower) && b.re.get().MatchString(target) {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// met reports whether lower meets every clause of b.
+func (b branch) met(lower string) bool {
+	for _, words := range b.clauses {
+		if !containsAny(lower, words) {
+			return false
+		}
+	}
+	return true
 }
 
 // required returns literals one of which every match of re holds, in lower
@@ -91,32 +130,4 @@ func required(re *syntax.Regexp) ([]string, bool) {
 		return out, true
 	}
 	return nil, false
-}
-
-// cannotMatch reports whether target meets no branch of need, so that its
-// expression cannot match it. Text that is not ASCII is never ruled out:
-// case folding there (ſ for s) is more than lower case.
-func cannotMatch(need [][][]string, target string) bool {
-	if need == nil {
-		return false
-	}
-	for i := 0; i < len(target); i++ {
-		if target[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	lower := asciiLower(target)
-	for _, clauses := range need {
-		met := true
-		for _, words := range clauses {
-			if !containsAny(lower, words) {
-				met = false
-				break
-			}
-		}
-		if met {
-			return false
-		}
-	}
-	return true
 }
