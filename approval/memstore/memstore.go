@@ -74,8 +74,9 @@ type Store struct {
 	inbox  map[string]inboxEntry // accepted chat events (inbox.go)
 	owners map[string]time.Time  // inbox owner → its last beat
 
-	audit     []approval.Event // ring of cap AuditCap
-	auditNext int              // where the next event goes
+	audit     []approval.Event // ring of up to auditCap, grown as events come
+	auditCap  int
+	auditNext int // where the next event goes
 	auditLen  int
 
 	pins  mcpPins     // see mcppin.go
@@ -152,7 +153,7 @@ func New(opts Options) *Store {
 	if n <= 0 {
 		n = 10000
 	}
-	s.audit = make([]approval.Event, n)
+	s.auditCap = n // the ring grows to it: 10000 events held from the start were 2 MB of an idle bot
 	return s
 }
 
@@ -673,9 +674,13 @@ func (s *Store) Audit(ctx context.Context, e approval.Event) error {
 		approval.LogEvent(ctx, s.log, e, err)
 		return fmt.Errorf("audit %s: %w", e.Kind, err)
 	}
-	s.audit[s.auditNext] = e
-	s.auditNext = (s.auditNext + 1) % len(s.audit)
-	s.auditLen = min(s.auditLen+1, len(s.audit))
+	if len(s.audit) < s.auditCap {
+		s.audit = append(s.audit, e)
+	} else {
+		s.audit[s.auditNext] = e
+	}
+	s.auditNext = (s.auditNext + 1) % s.auditCap
+	s.auditLen = len(s.audit)
 	s.mu.Unlock()
 	approval.LogEvent(ctx, s.log, e, nil)
 	return nil

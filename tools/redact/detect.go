@@ -3,8 +3,7 @@ package redact
 import (
 	"math"
 	"strings"
-
-	ahocorasick "github.com/BobuSumisu/aho-corasick"
+	"unicode/utf8"
 )
 
 // detector applies rules from the generated table to text exactly as
@@ -18,7 +17,7 @@ import (
 type detector struct {
 	rules  []*applied
 	global []*appliedAllow
-	words  *ahocorasick.Trie // every keyword of rules, lower case
+	words  *lazyTrie // every keyword of rules, lower case; built on first use (2.5 MB)
 }
 
 // applied is a rule with its expressions, compiled when first needed.
@@ -26,12 +25,17 @@ type applied struct {
 	*rule
 	re    lazyRegexp
 	allow []*appliedAllow
+	// submatch, when set, returns the groups of re's first match in a
+	// text as FindStringSubmatch would, faster (genericScan).
+	submatch func(string) []string
+	start    keywordStart // literal.go
 }
 
 type appliedAllow struct {
 	*allowlist
 	re    lazyRegexp
 	words lazyTrie
+	need  needed // prefilter.go
 }
 
 // finding is what the detector found: the rule, the whole match, the secret
@@ -51,7 +55,7 @@ func newDetector(rules []rule, global []allowlist) *detector {
 		d.rules = append(d.rules, &applied{rule: r, re: lazyRegexp{src: r.regex}, allow: prepare(r.allow)})
 		words = append(words, r.keywords...)
 	}
-	d.words = ahocorasick.NewTrieBuilder().AddStrings(words).Build()
+	d.words = &lazyTrie{words: words}
 	return d
 }
 
@@ -64,11 +68,18 @@ func prepare(lists []allowlist) []*appliedAllow {
 	return out
 }
 
-// detect returns the findings of d's rules in raw.
-func (d *detector) detect(raw string) []finding {
-	lower := strings.ToLower(raw)
+// detect returns the findings of d's rules in raw; ascii is raw with its
+// ASCII letters in lower case (the same offsets).
+func (d *detector) detect(raw, ascii string) []finding {
+	lower := ascii // what gitleaks' strings.ToLower gives, for ASCII text
+	for i := 0; i < len(raw); i++ {
+		if raw[i] >= utf8.RuneSelf {
+			lower = strings.ToLower(raw)
+			break
+		}
+	}
 	hit := map[string]bool{}
-	for _, m := range d.words.MatchString(lower) {
+	for _, m := range d.words.get().MatchString(lower) {
 		hit[m.MatchString()] = true
 	}
 	var out []finding
@@ -77,7 +88,12 @@ func (d *detector) detect(raw string) []finding {
 		if !r.wanted(hit) {
 			continue
 		}
-		matches := r.re.get().FindAllStringIndex(raw, -1)
+		var matches [][]int
+		if rest := r.start.get(r.rule); rest != nil {
+			matches = atKeywords(rest, raw, ascii, r.keywords)
+		} else {
+			matches = r.re.get().FindAllStringIndex(raw, -1)
+		}
 		if len(matches) > 0 && lines == nil {
 			lines = newlines(raw)
 		}
@@ -111,7 +127,11 @@ func (d *detector) check(r *applied, raw string, lines []int, start, end int) (f
 	line, first := lineOf(lines, raw, start, end)
 	f := finding{rule: r.id, match: match, secret: match, line: first}
 	// gitleaks takes the groups from the match alone, not from raw
-	if groups := r.re.get().FindStringSubmatch(match); len(groups) >= 2 {
+	find := r.submatch
+	if find == nil {
+		find = r.re.get().FindStringSubmatch
+	}
+	if groups := find(match); len(groups) >= 2 {
 		if r.secretGroup > 0 {
 			if len(groups) <= r.secretGroup {
 				return finding{}, false
@@ -151,12 +171,22 @@ func (a *appliedAllow) allows(f finding, line string) bool {
 	case "line":
 		target = line
 	}
-	byRegex := a.regex != "" && target != "" && a.re.get().MatchString(target)
-	byWord := len(a.stopwords) > 0 && f.secret != "" && a.words.get().MatchFirstString(strings.ToLower(f.secret)) != nil
-	if !a.and {
-		return byRegex || byWord
+	byRegex := func() bool {
+		if a.regex == "" || target == "" {
+			return false
+		}
+		if match, ok := matches(a.need.get(a.regex), target); ok {
+			return match
+		}
+		return a.re.get().MatchString(target)
 	}
-	return (a.regex == "" || byRegex) && (len(a.stopwords) == 0 || byWord)
+	byWord := func() bool {
+		return len(a.stopwords) > 0 && f.secret != "" && a.words.get().MatchFirstString(strings.ToLower(f.secret)) != nil
+	}
+	if !a.and {
+		return byWord() || byRegex() // the cheaper first
+	}
+	return (a.regex == "" || byRegex()) && (len(a.stopwords) == 0 || byWord())
 }
 
 // preferSpecific drops a finding of a generic rule when another, not
@@ -233,11 +263,29 @@ func entropy(s string) (e float64) {
 	if s == "" {
 		return 0
 	}
+	inv := 1.0 / float64(len(s))
+	ascii := true
+	var bytes [utf8.RuneSelf]int // counted without a map when s is ASCII
+	for i := 0; i < len(s) && ascii; i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+		} else {
+			bytes[s[i]]++
+		}
+	}
+	if ascii {
+		for _, n := range bytes {
+			if n > 0 {
+				p := float64(n) * inv
+				e -= p * math.Log2(p)
+			}
+		}
+		return e
+	}
 	counts := map[rune]int{}
 	for _, c := range s {
 		counts[c]++
 	}
-	inv := 1.0 / float64(len(s))
 	for _, n := range counts {
 		p := float64(n) * inv
 		e -= p * math.Log2(p)

@@ -100,7 +100,7 @@ func TestDetectorMatchesGitleaks(t *testing.T) {
 		for _, f := range theirs.DetectString(text) {
 			want = append(want, fmt.Sprintf("%s line %d: %q in %q", f.RuleID, f.StartLine, f.Secret, f.Match))
 		}
-		for _, f := range ours.detect(text) {
+		for _, f := range ours.detect(text, asciiLower(text)) {
 			got = append(got, fmt.Sprintf("%s line %d: %q in %q", f.rule, f.line, f.secret, f.match))
 			fired[f.rule] = true
 		}

@@ -58,12 +58,22 @@ type Redactor struct {
 // rule with none is tried on every text.
 type extra struct {
 	id    string
-	re    *regexp.Regexp
+	re    *lazyRegexp
 	hints []string
 	// keep, when set, reports whether a matched value is a secret at all
 	// (e.g. not a plain number in "password_min_length=12"), given the
 	// whole match and the value.
 	keep func(match, v string) bool
+	// after, when set, narrows hints to those where what follows can be
+	// the rest of a match (an assignment, a password and an @). When
+	// the expression starts with lineOrBoundary it is then tried from
+	// each such hint rather than over their lines (assign.go), and mid
+	// is the expression for text that does not start a line.
+	after func(rest string) bool
+	mid   *lazyRegexp
+	// line, when set for a rule without hints, is what a line must be
+	// for the rule to read it (cheaper than the expression on all text).
+	line func(line string) bool
 }
 
 // secretName is the part of a key's name that says its value is a secret:
@@ -74,49 +84,51 @@ const secretName = `(?:[A-Za-z0-9_.-]*(?:(?i:pass(?:word|wd|phrase))|(?i:secret)
 // quotedValue is a value in double quotes (with JSON's escapes), in
 // single quotes, or bare up to a blank, quote, comma, brace or semicolon;
 // each form is its own group.
-const quotedValue = `(?:"((?:[^"\\\n]|\\.){1,512})"|'([^'\n]{1,512})'|([^\s'",;{}\[\]]{1,512}))`
+const quotedValue = `(?:"((?:[^"\\\n]|\\.)+)"|'([^'\n]+)'|([^\s'",;{}\[\]]+))`
 
 // extraRules are the rules gitleaks lacks (see Redactor.extras).
 var extraRules = []struct {
 	id, re string
 	hints  []string
 	keep   func(match, v string) bool
+	after  func(rest string) bool
+	line   func(line string) bool
 }{
 	// scheme://user:password@host (postgres, mysql, redis, amqp, https…).
-	{"url-password", `(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@'"]*:([^\s/@'"]+)@`, []string{"://"}, nil},
+	{"url-password", `(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@'"]*:([^\s/@'"]+)@`, []string{"://"}, nil, userinfoPassword, nil},
 	// --password=secret, --password secret (mysql, mysqldump, redis-cli,
 	// kcadm, curl --proxy-password, …).
-	{"cli-password", `--(?:[a-z]+-)?password(?:=|[ \t]+)([^\s'"-][^\s'"]*)`, []string{"password"}, nil},
+	{"cli-password", `--(?:[a-z]+-)?password(?:=|[ \t]+)([^\s'"-][^\s'"]*)`, []string{"password"}, nil, nil, nil},
 	// mysql -psecret, as ps aux and shell history show it.
-	{"cli-password", `\b(?:mysql|mysqldump|mysqladmin|mysqlcheck|mysqlimport|mysqlshow|mysqlbinlog|mariadb|mariadb-dump|mariadb-admin)\b[^\n]*?[ \t]-p([^\s'"-][^\s'"]*)`, []string{" -p", "\t-p"}, nil},
+	{"cli-password", `\b(?:mysql|mysqldump|mysqladmin|mysqlcheck|mysqlimport|mysqlshow|mysqlbinlog|mariadb|mariadb-dump|mariadb-admin)\b[^\n]*?[ \t]-p([^\s'"-][^\s'"]*)`, []string{" -p", "\t-p"}, nil, nil, nil},
 	// redis-cli -a secret, erl -setcookie COOKIE, curl -u user:secret.
-	{"cli-password", `\bredis-cli\b[^\n]*?[ \t]-a[ \t]+([^\s'"-][^\s'"]*)`, []string{"redis-cli"}, nil},
-	{"erlang-cookie", `-setcookie[ \t]+['"]?([^\s'"]+)`, []string{"-setcookie"}, nil},
-	{"cli-password", `(?i)\bcurl\b[^\n]*?[ \t](?:-u|--user)[ \t=]*['"]?[^:\s'"]*:([^\s'"]+)`, []string{"curl"}, nil},
+	{"cli-password", `\bredis-cli\b[^\n]*?[ \t]-a[ \t]+([^\s'"-][^\s'"]*)`, []string{"redis-cli"}, nil, nil, nil},
+	{"erlang-cookie", `-setcookie[ \t]+['"]?([^\s'"]+)`, []string{"-setcookie"}, nil, nil, nil},
+	{"cli-password", `(?i)\bcurl\b[^\n]*?[ \t](?:-u|--user)[ \t=]*['"]?[^:\s'"]*:([^\s'"]+)`, []string{"curl"}, nil, nil, nil},
 	// An assignment to a name that says secret, in any of the shapes
 	// configuration and environments print: password = "a#b$c",
 	// DB_PASSWORD=…, "password": "…", PGPASSWORD='…', password: …
 	// gitleaks' generic rule refuses values with # or $ and short ones.
-	{"password-assignment", `(?:^|[^A-Za-z0-9_])["']?` + secretName + `["']?[ \t]*(?:=|:)[ \t]*` + quotedValue, []string{"pass", "secret", "token", "key", "pwd"}, secretValue},
+	{"password-assignment", lineOrBoundary + `["']?` + secretName + `["']?[ \t]*(?:=|:)[ \t]*` + quotedValue, []string{"pass", "secret", "token", "key", "pwd"}, secretValue, nameAssigned, nil},
 	// Authorization: Basic …, Bearer …, Token … (headers, curl -H,
 	// nginx and proxy logs).
-	{"authorization-header", `(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:basic|bearer|token|negotiate)[ \t]+([^\s'",]+)`, []string{"authorization"}, nil},
+	{"authorization-header", `(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:basic|bearer|token|negotiate)[ \t]+([^\s'",]+)`, []string{"authorization"}, nil, nil, nil},
 	// SQL text: IDENTIFIED BY 'x', PASSWORD('x'), SET PASSWORD = 'x',
 	// MASTER_PASSWORD='x'.
-	{"sql-password", `(?i)\bidentified[ \t]+(?:with[ \t]+\S+[ \t]+)?(?:by|as)[ \t]+(?:password[ \t]+)?'([^'\n]+)'`, []string{"identified"}, nil},
-	{"sql-password", `(?i)\b(?:old_)?password[ \t]*\([ \t]*'([^'\n]+)'`, []string{"password"}, nil},
-	{"sql-password", `(?i)\b(?:master|primary|source)_password[ \t]*=[ \t]*'([^'\n]+)'`, []string{"_password"}, nil},
+	{"sql-password", `(?i)\bidentified[ \t]+(?:with[ \t]+\S+[ \t]+)?(?:by|as)[ \t]+(?:password[ \t]+)?'([^'\n]+)'`, []string{"identified"}, nil, nil, nil},
+	{"sql-password", `(?i)\b(?:old_)?password[ \t]*\([ \t]*'([^'\n]+)'`, []string{"password"}, nil, nil, nil},
+	{"sql-password", `(?i)\b(?:master|primary|source)_password[ \t]*=[ \t]*'([^'\n]+)'`, []string{"_password"}, nil, nil, nil},
 	// Password hashes: crypt(3) ($1$, $2b$, $5$, $6$, $y$, $gy$, $7$),
 	// MySQL's native (*40 hex) and caching_sha2 ($A$005$…), PostgreSQL's
 	// SCRAM and md5 secrets.
-	{"password-hash", `(\$(?:1|2[abxy]?|5|6|7|y|gy|md5|sha1)\$[./A-Za-z0-9$=,]{16,})`, []string{"$"}, shaped},
-	{"password-hash", `(?:^|[^0-9A-Za-z*])(\*[0-9A-F]{40})\b`, []string{"*"}, shaped},
-	{"password-hash", `(\$A\$[0-9A-Fa-f]{3}\$[^\n]{20,63})`, []string{"$a$"}, shaped},
-	{"password-hash", `(SCRAM-SHA-256\$[0-9]+:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+)`, []string{"scram-sha-256$"}, shaped},
-	{"password-hash", `\b(md5[0-9a-f]{32})\b`, []string{"md5"}, shaped},
+	{"password-hash", `(\$(?:1|2[abxy]?|5|6|7|y|gy|md5|sha1)\$[./A-Za-z0-9$=,]{16,})`, []string{"$"}, shaped, nil, nil},
+	{"password-hash", `(?:^|[^0-9A-Za-z*])(\*[0-9A-F]{40})\b`, []string{"*"}, shaped, nil, nil},
+	{"password-hash", `(\$A\$[0-9A-Fa-f]{3}\$[^\n]{20,63})`, []string{"$a$"}, shaped, nil, nil},
+	{"password-hash", `(SCRAM-SHA-256\$[0-9]+:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+)`, []string{"scram-sha-256$"}, shaped, nil, nil},
+	{"password-hash", `\b(md5[0-9a-f]{32})\b`, []string{"md5"}, shaped, nil, nil},
 	// An Erlang cookie as ~/.erlang.cookie holds it: a line of twenty
 	// capital letters and nothing else.
-	{"erlang-cookie", `(?m)^([A-Z]{20})\r?$`, nil, nil},
+	{"erlang-cookie", `(?m)^([A-Z]{20})\r?$`, nil, nil, nil, cookieLine},
 }
 
 // notPlaceholder is the keep of most rules: what was found is a secret
@@ -176,9 +188,17 @@ func New(allow []string) (*Redactor, error) {
 	}
 	if len(generic) > 0 {
 		r.generic = newDetector(generic, gitleaksAllow)
+		g := r.generic.rules[0]
+		g.submatch = func(s string) []string {
+			return genericScan{rest: genericRest()}.submatch(s, g.keywords, g.re.get().FindStringSubmatch)
+		}
 	}
 	for _, e := range extraRules {
-		r.extras = append(r.extras, extra{id: e.id, re: regexp.MustCompile(e.re), hints: e.hints, keep: e.keep})
+		x := extra{id: e.id, re: &lazyRegexp{src: e.re}, hints: e.hints, keep: e.keep, after: e.after, line: e.line}
+		if e.after != nil && strings.HasPrefix(e.re, lineOrBoundary) {
+			x.mid = &lazyRegexp{src: "(?:" + e.re[len("(?:^|"):]}
+		}
+		r.extras = append(r.extras, x)
 	}
 	for i, a := range allow {
 		if a == "" {
@@ -223,13 +243,12 @@ func (r *Redactor) Redact(s string) (string, int) {
 	}
 	lower := asciiLower(s)
 	var spans []span
-	for _, w := range windows(s, lower, r.det.words, nil) {
-		spans = append(spans, r.find(r.det, s, w[0], w[1])...)
+	seen := map[string]bool{} // rule and secret whose every place is a span
+	for _, w := range windows(s, lower, r.det.words.get(), nil) {
+		spans = append(spans, r.find(r.det, s, lower, w[0], w[1], seen)...)
 	}
 	if r.generic != nil {
-		for _, w := range windows(s, lower, r.generic.words, assigned) {
-			spans = append(spans, r.find(r.generic, s, w[0], w[1])...)
-		}
+		spans = append(spans, r.genericSpans(s, lower, seen)...)
 	}
 	spans = append(spans, r.encoded(s)...)
 	spans = append(spans, r.extra(s, lower)...)
@@ -316,7 +335,7 @@ func assigned(rest string) bool {
 		switch c := rest[i]; {
 		case c == '=' || c == ':' || c == '>' || c == '|' || c == '?' || c == ',':
 			return true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\'' || c == '"' || c == '.' || c == '-' || c == '_' ||
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\'' || c == '"' || c == '.' || c == '-' || c == '_' ||
 			'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9':
 		default:
 			return false
@@ -366,13 +385,37 @@ func (r *Redactor) extra(s, lower string) []span {
 
 // matches returns the submatch indexes of e's expression in s. A rule with
 // hints reads only the lines that hold one (every such rule is about one
-// line), so that its cost follows what the text holds, not its length.
+// line); a rule with line reads only the lines it accepts: so
+// that its cost follows what the text holds, not its length.
 func (e extra) matches(s, lower string) [][]int {
-	if len(e.hints) == 0 {
-		return e.re.FindAllStringSubmatchIndex(s, -1)
+	if e.mid != nil {
+		return e.assignMatches(s, lower)
+	}
+	if len(e.hints) == 0 && e.line == nil {
+		return e.re.get().FindAllStringSubmatchIndex(s, -1)
 	}
 	var out [][]int
-	read := map[int]bool{} // the starts of the lines read
+	read := func(start, end int) {
+		for _, m := range e.re.get().FindAllStringSubmatchIndex(s[start:end], -1) {
+			for g := range m {
+				if m[g] >= 0 {
+					m[g] += start
+				}
+			}
+			out = append(out, m)
+		}
+	}
+	if len(e.hints) == 0 {
+		for start := 0; start < len(s); {
+			end := lineEnd(s, start)
+			if e.line(s[start:end]) {
+				read(start, end)
+			}
+			start = end + 1
+		}
+		return out
+	}
+	var lines []int // the starts of the lines to read
 	for _, h := range e.hints {
 		for i := 0; ; {
 			j := strings.Index(lower[i:], h)
@@ -380,28 +423,61 @@ func (e extra) matches(s, lower string) [][]int {
 				break
 			}
 			at := i + j
-			start := strings.LastIndexByte(s[:at], '\n') + 1
-			end := len(s)
-			if k := strings.IndexByte(s[at:], '\n'); k >= 0 {
-				end = at + k
+			if e.after != nil && !e.after(s[at+len(h):]) {
+				i = at + len(h)
+				continue
 			}
-			i = end
-			if read[start] {
-				continue // read already, through another hint
-			}
-			read[start] = true
-			for _, m := range e.re.FindAllStringSubmatchIndex(s[start:end], -1) {
-				for g := range m {
-					if m[g] >= 0 {
-						m[g] += start
-					}
-				}
-				out = append(out, m)
-			}
+			lines = append(lines, strings.LastIndexByte(s[:at], '\n')+1)
+			i = lineEnd(s, at)
 		}
+	}
+	slices.Sort(lines)
+	for _, start := range slices.Compact(lines) {
+		read(start, lineEnd(s, start))
 	}
 	return out
 }
+
+// lineEnd is the offset of the newline ending the line at i, or len(s).
+func lineEnd(s string, i int) int {
+	if k := strings.IndexByte(s[i:], '\n'); k >= 0 {
+		return i + k
+	}
+	return len(s)
+}
+
+// nameAssigned reports whether rest, what follows a secret word, can end
+// a key's name and assign it (password-assignment): name characters, a
+// quote, blanks, then = or :.
+func nameAssigned(rest string) bool {
+	i := 0
+	for i < len(rest) && (isName(rest[i])) {
+		i++
+	}
+	if i < len(rest) && (rest[i] == '"' || rest[i] == '\'') {
+		i++
+	}
+	for i < len(rest) && (rest[i] == ' ' || rest[i] == '\t') {
+		i++
+	}
+	return i < len(rest) && (rest[i] == '=' || rest[i] == ':')
+}
+
+// userinfoPassword reports whether rest, what follows "://", starts as a
+// URL's user information with a password does (url-password): a user, a
+// colon, a password, an @.
+func userinfoPassword(rest string) bool {
+	i := strings.IndexAny(rest, " \t\n\r\f/:@'\"") // \s is [\t\n\f\r ]
+	if i < 0 || rest[i] != ':' {
+		return false
+	}
+	j := strings.IndexAny(rest[i+1:], " \t\n\r\f/@'\"")
+	return j > 0 && rest[i+1+j] == '@'
+}
+
+// cookieLine reports whether a line can be an Erlang cookie's: twenty
+// bytes, and a carriage return.
+func cookieLine(l string) bool { return len(strings.TrimSuffix(l, "\r")) == 20 }
 
 func containsAny(s string, words []string) bool {
 	for _, w := range words {
@@ -427,34 +503,41 @@ func placeholder(v string) bool {
 	return strings.Trim(v, "*xX•.") == ""
 }
 
-// find runs det over s[start:end] and returns the spans of what it found,
-// in the whole of s.
-func (r *Redactor) find(det *detector, s string, start, end int) []span {
-	return r.spans(s, det.detect(s[start:end]), start, end)
+// find runs det over s[start:end] (lower is s in ASCII lower case) and
+// returns the spans of what it found, in the whole of s.
+func (r *Redactor) find(det *detector, s, lower string, start, end int, seen map[string]bool) []span {
+	return r.spans(s, det.detect(s[start:end], lower[start:end]), start, end, seen)
 }
 
 // spans turns findings into byte ranges of s. A secret is hidden wherever
 // it appears in s (so a value printed twice is hidden twice, and a key's
 // name stays visible). A finding whose secret cannot be placed hides its
-// whole window: better a missing line than a leaked value.
-func (r *Redactor) spans(s string, findings []finding, wstart, wend int) []span {
+// whole window: better a missing line than a leaked value. seen holds the
+// rule and secret pairs already spread over s in this call, and gains them.
+func (r *Redactor) spans(s string, findings []finding, wstart, wend int, seen map[string]bool) []span {
 	var out []span
 	for _, f := range findings {
 		secret := strings.Trim(f.secret, "\n")
 		if r.allow[secret] || r.allow[strings.Trim(f.match, "\n")] {
 			continue
 		}
-		if secret == "" || !strings.Contains(s, secret) {
-			out = append(out, span{wstart, wend, f.rule})
-			continue
+		if seen[f.rule+"\x00"+secret] {
+			continue // every place of it is a span already
 		}
-		for i := 0; ; {
+		found := false
+		for i := 0; secret != ""; {
 			j := strings.Index(s[i:], secret)
 			if j < 0 {
 				break
 			}
 			out = append(out, span{i + j, i + j + len(secret), f.rule})
 			i += j + len(secret)
+			found = true
+		}
+		if !found {
+			out = append(out, span{wstart, wend, f.rule})
+		} else {
+			seen[f.rule+"\x00"+secret] = true
 		}
 	}
 	return out
@@ -511,14 +594,14 @@ func (r *Redactor) decodedSecret(run string) string {
 			continue
 		}
 		hit := false
-		d.words.Walk(lower, func(int64, int64, int64) bool {
+		d.words.get().Walk(lower, func(int64, int64, int64) bool {
 			hit = true
 			return false
 		})
 		if !hit {
 			continue
 		}
-		for _, f := range d.detect(text) {
+		for _, f := range d.detect(text, string(lower)) {
 			if !r.allow[strings.Trim(f.secret, "\n")] {
 				return f.rule
 			}

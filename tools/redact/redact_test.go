@@ -239,36 +239,6 @@ func FuzzRedact(f *testing.F) {
 	})
 }
 
-// BenchmarkRedact measures the scanner per KiB of ordinary output (the
-// common case: nothing to hide) and of output with secrets in it.
-func BenchmarkRedact(b *testing.B) {
-	r := newRedactor(b)
-	var plain strings.Builder
-	for plain.Len() < 64<<10 {
-		for _, k := range []string{"kubectl get pods", "df -h", "git log", "journalctl", "ps aux", "uuids", "docker ps"} {
-			plain.WriteString(ordinary[k])
-		}
-	}
-	var dirty strings.Builder
-	for dirty.Len() < 64<<10 {
-		dirty.WriteString(ordinary["journalctl"])
-		dirty.WriteString(planted[dirty.Len()%len(planted)].text)
-	}
-	small := ordinary["kubectl get pods"] + ordinary["df -h"] + ordinary["docker ps"]
-	for _, c := range []struct{ name, text string }{
-		{"ordinary-64KiB", plain.String()}, {"ordinary-1KiB", small}, {"with-secrets-64KiB", dirty.String()},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			b.SetBytes(int64(len(c.text)))
-			b.ReportAllocs()
-			for b.Loop() {
-				r.Redact(c.text)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(float64(len(c.text))/1024), "ns/KiB")
-		})
-	}
-}
-
 // TestRedactCutKey: a private key cut by an output cap (no end line) or a
 // tail (no header) matches no gitleaks rule, and is still hidden.
 func TestRedactCutKey(t *testing.T) {
