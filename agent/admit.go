@@ -115,6 +115,9 @@ type turnState struct {
 	RoundTrips int `json:"round_trips"`
 	// Tokens is what the turn's model calls have spent (llm.budget.per_turn).
 	Tokens int64 `json:"tokens,omitempty"`
+	// Unrecorded: an add of the turn's spend failed, so its resumed part
+	// stops at its next check, as the turn would have (agent/budget.go).
+	Unrecorded bool `json:"unrecorded,omitempty"`
 }
 
 // The kinds of a suspended turn.

@@ -161,14 +161,14 @@ func (a *Agent) overBudget(ctx context.Context, conv approval.Conversation, sp s
 			"ref", ref, "conversation", conv.Key(), "error", err)
 		return &OverBudget{Unchecked: true, Ref: ref}
 	}
-	if sp.unrecorded {
-		return unchecked(errors.New("the spend of an earlier model call of the turn was not recorded"))
-	}
 	if b.PerTurn > 0 && sp.tokens >= b.PerTurn {
 		return &OverBudget{Limit: LimitPerTurn, Spent: sp.tokens, Max: b.PerTurn}
 	}
 	if b.PerConversation == 0 && b.PerChannelPerDay == 0 {
-		return nil
+		return nil // the turn's own count is in hand; the store's totals are not asked
+	}
+	if sp.unrecorded {
+		return unchecked(errors.New("the spend of an earlier model call of the turn was not recorded"))
 	}
 	now := a.now()
 	got, err := a.store.Spend(ctx, approval.ChannelDayKey(conv.Platform, conv.Channel, now), approval.ConversationKey(conv))
@@ -200,6 +200,10 @@ func (a *Agent) addSpend(ctx context.Context, conv approval.Conversation, sp *sp
 	}
 	sp.tokens += n
 	now := a.now()
+	// The tokens are spent once the answer is in: a !cancel or a shutdown
+	// right after it must not keep them out of the totals.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
 	var errs []error
 	for _, k := range []struct {
 		key    string

@@ -169,3 +169,39 @@ func TestBudgetFailsClosed(t *testing.T) {
 		})
 	}
 }
+
+// addDown is a store whose spend cannot be added.
+type addDown struct{ approval.Store }
+
+func (addDown) AddSpend(context.Context, string, int64, time.Time) (int64, error) {
+	return 0, errSpendDown
+}
+
+// TestBudgetUnrecordedAdd: an add the store refuses stops the turn at its
+// next check only when a limit needs the store's totals; a turn limit
+// alone is counted in hand, so the turn goes on.
+func TestBudgetUnrecordedAdd(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		budget agent.Budget
+		asked  int
+	}{
+		{"a turn limit only", agent.Budget{PerTurn: 1000}, 2},
+		{"a conversation limit", agent.Budget{PerConversation: 1000}, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, memoryBackend,
+				agenttest.Calls(agenttest.Call("c1", "execute_command", `{"command":"ls"}`)),
+				agenttest.Text("done"))
+			e.cfg.Budget = tt.budget
+			var w budgetWords
+			a := budgetAgent(t, e, addDown{e.open()}, &w)
+			if err := a.Handle(ctx, conv, alice, "list"); err != nil {
+				t.Fatalf("Handle: %v", err)
+			}
+			if n := len(e.srv.Requests()); n != tt.asked {
+				t.Fatalf("%d model requests, want %d", n, tt.asked)
+			}
+		})
+	}
+}

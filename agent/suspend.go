@@ -182,7 +182,7 @@ func (a *Agent) resume(ctx context.Context, turnID string, last *approval.Approv
 		a.keepConversation(ctx, t.Conversation, msgs)
 		return a.replyResults(ctx, h.out, t.Conversation, st.Calls)
 	}
-	return a.loop(ctx, h, t.Conversation, st.Requester, msgs, st.RoundTrips, spend{tokens: st.Tokens})
+	return a.loop(ctx, h, t.Conversation, st.Requester, msgs, st.RoundTrips, spend{tokens: st.Tokens, unrecorded: st.Unrecorded})
 }
 
 // replyResults replies the result of each call, in order, the way a direct

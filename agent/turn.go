@@ -153,7 +153,7 @@ func (a *Agent) loop(ctx context.Context, h *hold, conv approval.Conversation, u
 			a.cancelAll(ctx, cards, "the conversation could not be saved")
 			return a.fail(ctx, h.out, conv, storeErrorText, err)
 		}
-		st := turnState{Kind: kindModel, Requester: user, Assistant: &msg, Calls: calls, RoundTrips: trips, Tokens: sp.tokens}
+		st := turnState{Kind: kindModel, Requester: user, Assistant: &msg, Calls: calls, RoundTrips: trips, Tokens: sp.tokens, Unrecorded: sp.unrecorded}
 		return a.suspend(ctx, h, conv, turnID, st, cards)
 	}
 }

@@ -55,8 +55,8 @@ type Bot struct {
 	copies copies       // cards shown in their approval channel too (elsewhere.go)
 	shows  shows        // the turns' statuses and streams (progress.go)
 
-	// drawn counts the cards this process drew (cardSent); the
-	// reminders and the App Home read the store again when it moves.
+	// drawn counts the cards this process drew (cardSent); the App Home
+	// reads the store again when it moves.
 	drawn atomic.Uint64
 	// drew holds the ids of the pending cards this process drew, until the
 	// reminder scan reads them (remind.go): a new card is watched even

@@ -22,14 +22,14 @@ import (
 // "remind:<id>" (or "escalate:<id>") in the store's dedupe says it. The
 // times are stored on the approval (its Requirement), so a card drawn
 // before a restart, or by another replica, is still nudged: the sweep
-// reads the store's pending approvals (its due index, scan) at start,
-// every nudgeScan, and at the sweep after this process drew a card
-// (Bot.drawn moved), with the ids of the cards this process drew since
-// (Bot.drew: the listing holds only the cardsMax that end first), and
-// reads the record of each id it has not read before; between scans it looks at the cards known to have a nudge to
-// come (nudges), so each check costs one read of a record that is due.
-// Nothing registers a card here: the store's pending records, and the
-// ids the card step queued, are the list.
+// reads the store's pending approvals (its due index, scan) at start and
+// every nudgeScan, and at every sweep the ids of the cards this process
+// drew since (Bot.drew: the listing holds only the cardsMax that end
+// first), and reads the record of each id it has not read before; between
+// scans it looks at the cards known to have a nudge to come (nudges), so
+// each check costs one read of a record that is due. Nothing registers a
+// card here: the store's pending records, and the ids the card step
+// queued, are the list.
 
 // nudges are the cards this process showed with a reminder or an
 // escalation still to come: approval id → the record's requirement times.
@@ -40,7 +40,6 @@ type nudges struct {
 	// a nudge or none); scanned is when the store was last scanned.
 	read    map[string]bool
 	scanned time.Time
-	drawn   uint64 // Bot.drawn at the last scan
 }
 
 // nudgeScan is how often the sweep reads the store's pending approvals
@@ -48,51 +47,63 @@ type nudges struct {
 // have a nudge).
 const nudgeScan = 30 * time.Second
 
-// scanNudges reads the store's pending approvals (every nudgeScan, and
-// once this process drew a card since the last scan) and watches the ones
-// not read before that have a nudge to come.
+// scanNudges reads the store's pending approvals every nudgeScan (the
+// cards another replica drew, or this one before a restart), and at every
+// sweep the ids of the cards this process drew since (Bot.drew, which
+// the listing, holding only the cardsMax that end first, may not reach);
+// it watches the ones not read before that have a nudge to come.
 func (b *Bot) scanNudges(ctx context.Context, now time.Time) {
 	n := &b.nudges
-	drawn := b.drawn.Load()
+	ids := drained(b.drew)
 	n.mu.Lock()
-	if !n.scanned.IsZero() && now.Sub(n.scanned) < nudgeScan && drawn == n.drawn {
-		n.mu.Unlock()
+	full := n.scanned.IsZero() || now.Sub(n.scanned) >= nudgeScan
+	if full {
+		n.scanned = now
+	}
+	n.mu.Unlock()
+	if !full && len(ids) == 0 {
 		return
 	}
-	n.scanned, n.drawn = now, drawn
-	n.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	// Every pending approval is in the due index; its farthest end lists them all.
-	ids, err := b.store.Due(ctx, time.Unix(1<<40, 0), cardsMax)
-	if err != nil {
-		b.log.Warn("list the pending approvals for their reminders; trying at the next scan", "err", err)
-		n.mu.Lock()
-		n.scanned = time.Time{}
-		n.mu.Unlock()
-		return
+	if full {
+		// Every pending approval is in the due index; its farthest end lists them all.
+		listed, err := b.store.Due(ctx, time.Unix(1<<40, 0), cardsMax)
+		if err != nil {
+			b.log.Warn("list the pending approvals for their reminders; trying at the next scan", "err", err)
+			n.mu.Lock()
+			n.scanned = time.Time{}
+			n.mu.Unlock()
+			for _, id := range ids {
+				b.again(id)
+			}
+			return
+		}
+		ids = append(listed, ids...)
 	}
-	// The cards this process drew since: the listing above holds only the
-	// cardsMax that end first, which a new card may not be among.
-	ids = append(ids, drained(b.drew)...)
 	n.mu.Lock()
-	read := make(map[string]bool, len(ids))
+	read := n.read // a sweep's few drawn ids add to it
+	if full || read == nil {
+		read = make(map[string]bool, len(ids)) // a full listing says which are still pending
+	}
 	var fresh []string
 	for _, id := range ids {
-		if n.read[id] || read[id] {
+		switch {
+		case n.read[id]:
 			read[id] = true
-		} else {
+		case !slices.Contains(fresh, id):
 			fresh = append(fresh, id)
 		}
 	}
 	n.read = read
 	n.mu.Unlock()
+	refused := 0
 	for i, id := range fresh {
 		if ctx.Err() != nil {
 			// The ids not read are read at the next scan: those the store
 			// lists come again, the drawn ones wait again.
 			for _, id := range fresh[i:] {
-				again(b.drew, id)
+				b.again(id)
 			}
 			return
 		}
@@ -101,16 +112,21 @@ func (b *Bot) scanNudges(ctx context.Context, now time.Time) {
 			// Gone, or the store failed: the next scan reads it again (a
 			// drawn one waits again).
 			if !errors.Is(err, approval.ErrNotFound) {
-				again(b.drew, id)
+				b.again(id)
 			}
 			continue
 		}
 		if !n.watch(a) {
-			b.log.Warn("too many cards wait for a reminder; this one gets none", "approval", id, "max", cardsMax)
+			refused++
+			b.again(id) // read again at the next scan, when a slot may be free
+			continue
 		}
 		n.mu.Lock()
 		n.read[id] = true
 		n.mu.Unlock()
+	}
+	if refused > 0 {
+		b.log.Warn("too many cards wait for a reminder; these are read again at the next scan", "cards", refused, "max", cardsMax)
 	}
 }
 
@@ -142,12 +158,13 @@ func (n *nudges) watch(a *approval.Approval) bool {
 	return true
 }
 
-// again puts id back in ids for the next scan, unless ids is full (the
-// store's listing is then what finds it).
-func again(ids chan string, id string) {
+// again puts id back in Bot.drew for the next scan; when it is full, the
+// store's listing is what finds the card, which is said.
+func (b *Bot) again(id string) {
 	select {
-	case ids <- id:
+	case b.drew <- id:
 	default:
+		b.log.Warn("too many cards wait to be read for their reminders; this one is reminded only if the store lists it", "approval", id)
 	}
 }
 
@@ -220,8 +237,12 @@ func (b *Bot) nudge(ctx context.Context, id string, now time.Time) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	a, err := b.store.Get(ctx, id)
-	if err != nil || a.State != approval.Pending {
+	switch {
+	case errors.Is(err, approval.ErrNotFound) || err == nil && a.State != approval.Pending:
 		b.nudges.gone(id)
+		return
+	case err != nil:
+		b.log.Warn("read a card for its reminder; trying at the next sweep", "err", err, "approval", id)
 		return
 	}
 	r := a.Requirement
@@ -242,6 +263,10 @@ func (b *Bot) nudge(ctx context.Context, id string, now time.Time) {
 		return // another replica said it
 	}
 	req := b.requirement(a)
+	// Whoever is on call now is pinged by name (oncall.go); an on-call
+	// entry itself pings nobody.
+	req.Approvers, _ = b.withOnCall(a.Conversation.Platform, req.Approvers)
+	req.EscalateTo, _ = b.withOnCall(a.Conversation.Platform, req.EscalateTo)
 	p := b.progress(a)
 	text, mentions := nudgeText(a, b.operation(a.Tool, a.Args), req, p, b.mention(a.Conversation.Platform), escalate)
 	if escalate {

@@ -56,11 +56,10 @@ func (b *Bot) PostCard(ctx context.Context, a *approval.Approval) (string, error
 }
 
 // cardSent takes the steps that follow drawing a's card c, once it is
-// sent. It counts the drawing (Bot.drawn), which is all the reminders
-// (remind.go) and the App Home (home.go) need: they read the store's
-// pending cards again when the count moves; a pending card's id also
-// waits for the reminder scan (Bot.drew), which the store's listing may
-// not reach. A card nobody can decide
+// sent. It counts the drawing (Bot.drawn), which is all the App Home
+// (home.go) needs: it reads the store's pending cards again when the
+// count moves; a pending card's id waits for the reminder scan
+// (Bot.drew, remind.go). A card nobody can decide
 // where it was asked (a direct message with an approval channel) is
 // shown in its approval channel too (elsewhere.go).
 func (b *Bot) cardSent(a *approval.Approval, c adapters.Card, f cardFacts) {
