@@ -308,10 +308,9 @@ func windows(s, lower string, words *ahocorasick.Trie, keep func(rest string) bo
 	covered := 0
 	words.Walk([]byte(lower), func(end, n, _ int64) bool {
 		at := int(end)
-		if at < covered || keep != nil && !keep(s[at+1:]) {
+		if keep != nil && !keep(s[at+1:]) {
 			return true
 		}
-		start := strings.LastIndexByte(s[:at], '\n') + 1
 		stop := lineEnd(lineEnd(at))
 		if strings.HasPrefix(lower[at-int(n)+1:], "-----begin") {
 			if e := strings.Index(lower[at:], "-----end"); e >= 0 {
@@ -320,7 +319,10 @@ func windows(s, lower string, words *ahocorasick.Trie, keep func(rest string) bo
 				stop = len(s)
 			}
 		}
-		add(start, stop)
+		if stop <= covered {
+			return true // inside a window already, with the line after it
+		}
+		add(strings.LastIndexByte(s[:at], '\n')+1, stop)
 		covered = stop
 		return true
 	})

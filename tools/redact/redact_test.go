@@ -291,6 +291,19 @@ var gaps = []struct {
 	{"erlang -setcookie", "mycookie42", "beam.smp -- -root /usr/lib/erlang -setcookie mycookie42 -name rabbit@host\n"},
 }
 
+// TestRedactKeyInAWindow: a keyword on the line after another keyword's
+// line (inside that line's window) still brings its own next line into a
+// window, so a rule whose value follows on that line finds it: here
+// adafruit-api-key itself, not only the generic rule (whose entropy test a
+// plainer value would fail).
+func TestRedactKeyInAWindow(t *testing.T) {
+	r := newRedactor(t)
+	got, _ := r.Redact("adafruit_user: bob\nadafruit_key:\n  x7k2m9q4w8e1r5t3y6u0i2o4p8a1s3d5\n")
+	if !strings.Contains(got, "[redacted: adafruit-api-key]") {
+		t.Errorf("Redact = %q, want the value found by adafruit-api-key", got)
+	}
+}
+
 func TestRedactGaps(t *testing.T) {
 	r := newRedactor(t)
 	for _, c := range gaps {
