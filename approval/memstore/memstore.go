@@ -77,7 +77,6 @@ type Store struct {
 	audit     []approval.Event // ring of up to auditCap, grown as events come
 	auditCap  int
 	auditNext int // where the next event goes
-	auditLen  int
 
 	pins  mcpPins     // see mcppin.go
 	spend spendTotals // see spend.go
@@ -680,7 +679,6 @@ func (s *Store) Audit(ctx context.Context, e approval.Event) error {
 		s.audit[s.auditNext] = e
 	}
 	s.auditNext = (s.auditNext + 1) % s.auditCap
-	s.auditLen = len(s.audit)
 	s.mu.Unlock()
 	approval.LogEvent(ctx, s.log, e, nil)
 	return nil
@@ -692,7 +690,7 @@ func (s *Store) AuditLog(ctx context.Context, n int) ([]approval.Event, error) {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	n = max(0, min(n, s.auditLen))
+	n = max(0, min(n, len(s.audit)))
 	out := make([]approval.Event, n)
 	start := s.auditNext - n
 	if start < 0 {

@@ -187,7 +187,7 @@ func (r Rule) validate(key string) error {
 	if err := checkCount(key, r.ApprovalsRequired); err != nil {
 		return err
 	}
-	if r.ApprovalsRequired != nil && len(r.Approvers) > 0 && !slices.ContainsFunc(r.Approvers, isGroup) {
+	if r.ApprovalsRequired != nil && len(r.Approvers) > 0 && !slices.ContainsFunc(r.Approvers, IsGroup) {
 		if people := len(distinct(r.Approvers)); *r.ApprovalsRequired > people {
 			return fmt.Errorf("%s.approvals_required: %d approvals from %d listed people can never be reached; lower it or add approvers (a group or role)",
 				key, *r.ApprovalsRequired, people)
@@ -281,9 +281,9 @@ func CheckApprover(key, a string) error {
 	return nil
 }
 
-// isGroup reports whether an approver entry stands for more than one
+// IsGroup reports whether an approver entry stands for more than one
 // person: a group, a role, whoever is on call, or anyone.
-func isGroup(a string) bool {
+func IsGroup(a string) bool {
 	a = strings.TrimSpace(a)
 	return a == "*" || strings.HasPrefix(a, "group:") || strings.HasPrefix(a, "role:") || oncall.Is(a)
 }

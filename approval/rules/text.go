@@ -72,7 +72,7 @@ func whoMembers(approvers []string, mention Mention) string {
 		case a == "*":
 			return "anyone in the channel"
 		case a == "":
-		case isGroup(a) && !oncall.Is(a):
+		case IsGroup(a) && !oncall.Is(a):
 			parts = append(parts, "members of "+mention(a))
 		default:
 			parts = append(parts, mention(a))

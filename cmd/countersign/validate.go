@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/approval/rules"
 	"github.com/countersign/countersign/bot"
 	"github.com/countersign/countersign/risk"
 )
@@ -213,7 +214,7 @@ func countApprovers(approvers []string) (n int, known bool) {
 	seen := map[string]bool{}
 	for _, a := range approvers {
 		a = strings.TrimSpace(a)
-		if a == "*" || strings.HasPrefix(a, "group:") || strings.HasPrefix(a, "role:") || strings.HasPrefix(a, "oncall:") {
+		if rules.IsGroup(a) {
 			return 0, false
 		}
 		seen[strings.TrimPrefix(a, "user:")] = true
