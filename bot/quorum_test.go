@@ -16,6 +16,7 @@ import (
 	"github.com/countersign/countersign/adapters/adaptertest"
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/oncall"
 	"github.com/countersign/countersign/approval/rules"
 	"github.com/countersign/countersign/bot"
 	"github.com/countersign/countersign/risk"
@@ -33,6 +34,13 @@ var (
 // ("slack") and the shell tool in dir.
 func startRulesBot(t *testing.T, cfg bot.Config, store approval.Store, dir string) (*adaptertest.Fake, *bot.Bot) {
 	t.Helper()
+	return startRulesBotOn(t, cfg, store, dir, adaptertest.NewFake("slack"), nil)
+}
+
+// startRulesBotOn is startRulesBot on the fake f, with onCall answering
+// for on-call approvers (nil: none).
+func startRulesBotOn(t *testing.T, cfg bot.Config, store approval.Store, dir string, f *adaptertest.Fake, onCall *oncall.Resolver) (*adaptertest.Fake, *bot.Bot) {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	sh, err := shelltool.New(shelltool.Config{Root: dir})
 	if err != nil {
@@ -46,8 +54,7 @@ func startRulesBot(t *testing.T, cfg bot.Config, store approval.Store, dir strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := adaptertest.NewFake("slack")
-	b, err := bot.New(cfg, []adapters.Adapter{f}, agent.Config{}, bot.Deps{Tools: reg, Policy: pol, Store: store, Log: log})
+	b, err := bot.New(cfg, []adapters.Adapter{f}, agent.Config{}, bot.Deps{Tools: reg, Policy: pol, Store: store, Log: log, OnCall: onCall})
 	if err != nil {
 		t.Fatal(err)
 	}
