@@ -17,7 +17,10 @@ import (
 type detector struct {
 	rules  []*applied
 	global []*appliedAllow
-	words  *lazyTrie // every keyword of rules, lower case; built on first use (2.5 MB)
+	words  *lazyTrie // every keyword of rules, lower case, once; built on first use (2.5 MB)
+	// wordRules are, for each of words (by its index), the rules that
+	// have it as a keyword.
+	wordRules [][]int
 }
 
 // applied is a rule with its expressions, compiled when first needed.
@@ -50,10 +53,20 @@ type finding struct {
 func newDetector(rules []rule, global []allowlist) *detector {
 	d := &detector{global: prepare(global)}
 	var words []string
+	index := map[string]int{}
 	for i := range rules {
 		r := &rules[i]
 		d.rules = append(d.rules, &applied{rule: r, re: lazyRegexp{src: r.regex}, allow: prepare(r.allow)})
-		words = append(words, r.keywords...)
+		for _, k := range r.keywords {
+			w, ok := index[k]
+			if !ok {
+				w = len(words)
+				index[k] = w
+				words = append(words, k)
+				d.wordRules = append(d.wordRules, nil)
+			}
+			d.wordRules[w] = append(d.wordRules[w], i)
+		}
 	}
 	d.words = &lazyTrie{words: words}
 	return d
@@ -78,14 +91,20 @@ func (d *detector) detect(raw, ascii string) []finding {
 			break
 		}
 	}
-	hit := map[string]bool{}
-	for _, m := range d.words.get().MatchString(lower) {
-		hit[m.MatchString()] = true
+	hit := make([]bool, len(d.rules)) // the rules with a keyword in lower
+	for i, r := range d.rules {
+		hit[i] = len(r.keywords) == 0
 	}
+	d.words.get().Walk([]byte(lower), func(_, _, w int64) bool {
+		for _, i := range d.wordRules[w] {
+			hit[i] = true
+		}
+		return true
+	})
 	var out []finding
 	var lines []int // the offsets of raw's newlines, found when first needed
-	for _, r := range d.rules {
-		if !r.wanted(hit) {
+	for i, r := range d.rules {
+		if !hit[i] {
 			continue
 		}
 		var matches [][]int
@@ -104,19 +123,6 @@ func (d *detector) detect(raw, ascii string) []finding {
 		}
 	}
 	return preferSpecific(out)
-}
-
-// wanted reports whether the text holds a keyword of r (or r has none).
-func (r *applied) wanted(hit map[string]bool) bool {
-	if len(r.keywords) == 0 {
-		return true
-	}
-	for _, k := range r.keywords {
-		if hit[k] {
-			return true
-		}
-	}
-	return false
 }
 
 // check turns r's match raw[start:end] into a finding, unless its secret's

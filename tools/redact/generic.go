@@ -28,17 +28,29 @@ const genericPrefix = `(?i)[\w.-]{0,50}?`
 // changed it): then the caller runs the expression as before.
 type genericScan struct {
 	rest *regexp.Regexp // the expression after genericPrefix, anchored
+	// reach bounds the text each try of rest reads (reach.go); 0 when
+	// the expression is not of the shape that allows it.
+	reach int
 }
 
-// genericRest compiles, once, the generic rule's expression without
-// genericPrefix, anchored at the start; nil when it lacks that prefix.
-var genericRest = sync.OnceValue(func() *regexp.Regexp {
+// newGenericScan compiles src without genericPrefix, anchored at the
+// start; rest is nil when src lacks that prefix.
+func newGenericScan(src string) genericScan {
+	if !strings.HasPrefix(src, genericPrefix) {
+		return genericScan{}
+	}
+	tail := src[len(genericPrefix):]
+	return genericScan{rest: regexp.MustCompile(`(?i)^(?:` + tail + `)`), reach: reach(`(?i)` + tail)}
+}
+
+// genericScanner is, built once, the generic rule's genericScan.
+var genericScanner = sync.OnceValue(func() genericScan {
 	for _, r := range gitleaksRules {
-		if r.id == genericRule && strings.HasPrefix(r.regex, genericPrefix) {
-			return regexp.MustCompile(`(?i)^(?:` + r.regex[len(genericPrefix):] + `)`)
+		if r.id == genericRule {
+			return newGenericScan(r.regex)
 		}
 	}
-	return nil
+	return genericScan{}
 })
 
 // foldedWord are the two runes that (?i) adds to [\w]: ſ (folds to s) and
@@ -63,7 +75,7 @@ func (g genericScan) matches(s string, starts []int) (out [][2]int, ok bool) {
 		if k < pos {
 			continue
 		}
-		m := g.rest.FindStringIndex(s[k:])
+		m := g.rest.FindStringIndex(s[k:cut(s, k, g.reach)])
 		if m == nil {
 			continue
 		}
@@ -86,7 +98,7 @@ func (g genericScan) submatch(s string, keywords []string, slow func(string) []s
 		if !hasAnyPrefix(lower[k:], keywords) {
 			continue
 		}
-		if m := g.rest.FindStringSubmatch(s[k:]); m != nil {
+		if m := g.rest.FindStringSubmatch(s[k:cut(s, k, g.reach)]); m != nil {
 			m[0] = s[nameStart(s, k, 0) : k+len(m[0])]
 			return m
 		}
@@ -144,7 +156,7 @@ func (r *Redactor) genericSpans(s, lower string, seen map[string]bool) []span {
 	if len(starts) == 0 {
 		return nil
 	}
-	found, ok := genericScan{rest: genericRest()}.matches(s, starts)
+	found, ok := genericScanner().matches(s, starts)
 	if !ok {
 		var out []span
 		for _, w := range windows(s, lower, r.generic.words.get(), assigned) {

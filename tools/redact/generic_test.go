@@ -33,6 +33,11 @@ var genericTexts = []string{
 		"deploy 1002 /usr/local/bin/node server.js --token-ttl=3600 --session-secret-file=/run/secrets/session\n",
 	"TOKEN_TTL=3600_1\nSECRET_NAME=billing-db-creds_1\nACCESS_LOG=/var/log/app/access.log_1\nKEY_ROTATION_DAYS=90_1\n",
 	"  data:\n    token: ZXlKaGJHY2lPaUpTVXpJMU5pSXNJbXRwWkNJNklpSjkuZXlKcGMzTWlPaUpyZFdKbA==\n  kind: Secret\n",
+	// values and blanks around the point where reach cuts a try
+	"token" + strings.Repeat(" ", 19) + "\t'\"=" + strings.Repeat("\n", 5) + strings.Repeat("Zx81kQ03mPq7vLr2", 12),
+	"auth-key = " + strings.Repeat("aB3", 70) + "\\n",
+	"credential:::=\t\t" + strings.Repeat("q1W2e3R4", 30) + " tail",
+	"secret" + strings.Repeat("_x", 10) + "\r\n\"=" + strings.Repeat("A9z8", 40) + ";",
 	`{"time":"t","msg":"token refresh ok","client_id":"billing-service","expires_in":3600}` + "\n" +
 		`WARN auth: access denied path=/api/v1/keys/7 reason="missing scope keys:write"` + "\n",
 }
@@ -48,11 +53,11 @@ func TestGenericScanMatchesRegexp(t *testing.T) {
 			src, keywords = r.regex, r.keywords
 		}
 	}
-	if !strings.HasPrefix(src, genericPrefix) || genericRest() == nil {
+	if !strings.HasPrefix(src, genericPrefix) || genericScanner().rest == nil || genericScanner().reach == 0 {
 		t.Fatalf("the generic rule no longer starts with %s: genericScan falls back to the slow way", genericPrefix)
 	}
 	whole := regexp.MustCompile(src)
-	g := genericScan{rest: genericRest()}
+	g := genericScanner()
 	texts := append(slices.Clone(genericTexts), strings.Join(genericTexts, ""), strings.Join(genericTexts, "\n"))
 	for _, s := range texts {
 		checkGenericScan(t, g, whole, keywords, s)
@@ -105,7 +110,7 @@ func FuzzGenericScan(f *testing.F) {
 		}
 	}
 	whole := regexp.MustCompile(src)
-	g := genericScan{rest: genericRest()}
+	g := genericScanner()
 	f.Fuzz(func(t *testing.T, s string) {
 		checkGenericScan(t, g, whole, keywords, s)
 	})

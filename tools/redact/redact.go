@@ -190,7 +190,7 @@ func New(allow []string) (*Redactor, error) {
 		r.generic = newDetector(generic, gitleaksAllow)
 		g := r.generic.rules[0]
 		g.submatch = func(s string) []string {
-			return genericScan{rest: genericRest()}.submatch(s, g.keywords, g.re.get().FindStringSubmatch)
+			return genericScanner().submatch(s, g.keywords, g.re.get().FindStringSubmatch)
 		}
 	}
 	for _, e := range extraRules {
