@@ -58,10 +58,11 @@ type Bot struct {
 	// drawn counts the cards this process drew (cardSent); the App Home
 	// reads the store again when it moves.
 	drawn atomic.Uint64
-	// drew holds the ids of the pending cards this process drew, until the
-	// reminder scan reads them (remind.go): a new card is watched even
-	// when the store's due index holds more than a scan lists.
-	drew chan string
+	// drew holds the pending cards this process drew (their ids and
+	// nudge times), until the reminder scan watches them (remind.go): a new
+	// card is watched, without reading the store, even when the store's
+	// due index holds more than a scan lists.
+	drew chan nudgeCard
 
 	observer Observer // told when a sweep ends (handled.go)
 
@@ -201,7 +202,7 @@ func New(cfg Config, ads []adapters.Adapter, agentCfg agent.Config, deps Deps) (
 		b.log.Info("adapter extras", "platform", name, "has", has, "lacks", lacks)
 	}
 	b.cards.init()
-	b.drew = make(chan string, cardsMax)
+	b.drew = make(chan nudgeCard, cardsMax)
 	b.journalDone = make(chan struct{})
 	b.journal = newJournal(deps.Store, "bot-"+newRef()+newRef()) // every store keeps the inbox
 	ag, err := agent.New(agentCfg, agent.Deps{

@@ -23,13 +23,13 @@ import (
 // times are stored on the approval (its Requirement), so a card drawn
 // before a restart, or by another replica, is still nudged: the sweep
 // reads the store's pending approvals (its due index, scan) at start and
-// every nudgeScan, and at every sweep the ids of the cards this process
-// drew since (Bot.drew: the listing holds only the cardsMax that end
-// first), and reads the record of each id it has not read before; between
-// scans it looks at the cards known to have a nudge to come (nudges), so
-// each check costs one read of a record that is due. Nothing registers a
-// card here: the store's pending records, and the ids the card step
-// queued, are the list.
+// every nudgeScan, and the record of each id it has not read before; the
+// cards this process drew come with their times (Bot.drew: the listing
+// holds only the cardsMax that end first), watched at the next sweep
+// without a read. Between scans it looks at the cards known to have a
+// nudge to come (nudges), so each check costs one read of a record that
+// is due. Nothing registers a card here: the store's pending records, and
+// the cards the card step queued, are the list.
 
 // nudges are the cards this process showed with a reminder or an
 // escalation still to come: approval id → the record's requirement times.
@@ -47,87 +47,95 @@ type nudges struct {
 // have a nudge).
 const nudgeScan = 30 * time.Second
 
-// scanNudges reads the store's pending approvals every nudgeScan (the
-// cards another replica drew, or this one before a restart), and at every
-// sweep the ids of the cards this process drew since (Bot.drew, which
-// the listing, holding only the cardsMax that end first, may not reach);
-// it watches the ones not read before that have a nudge to come.
+// scanNudges watches the cards this process drew since the last sweep
+// (Bot.drew, their times in hand: the store's listing, holding only the
+// cardsMax that end first, may not reach them), and every nudgeScan reads
+// the store's pending approvals (the cards another replica drew, or this
+// one before a restart), watching the ones not read before that have a
+// nudge to come.
 func (b *Bot) scanNudges(ctx context.Context, now time.Time) {
 	n := &b.nudges
-	ids := drained(b.drew)
+	refused := 0
+	for _, d := range drained(b.drew) {
+		if !n.watch(d) {
+			refused++
+			b.again(d) // watched at a later sweep, when a slot may be free
+			continue
+		}
+		n.mu.Lock()
+		if n.read == nil {
+			n.read = map[string]bool{}
+		}
+		n.read[d.id] = true
+		n.mu.Unlock()
+	}
+	defer func() {
+		if refused > 0 {
+			b.log.Warn("too many cards wait for a reminder; these are tried again at a later sweep", "cards", refused, "max", cardsMax)
+		}
+	}()
 	n.mu.Lock()
 	full := n.scanned.IsZero() || now.Sub(n.scanned) >= nudgeScan
 	if full {
 		n.scanned = now
 	}
 	n.mu.Unlock()
-	if !full && len(ids) == 0 {
+	if !full {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if full {
-		// Every pending approval is in the due index; its farthest end lists them all.
-		listed, err := b.store.Due(ctx, time.Unix(1<<40, 0), cardsMax)
-		if err != nil {
-			b.log.Warn("list the pending approvals for their reminders; trying at the next scan", "err", err)
-			n.mu.Lock()
-			n.scanned = time.Time{}
-			n.mu.Unlock()
-			for _, id := range ids {
-				b.again(id)
-			}
-			return
-		}
-		ids = append(listed, ids...)
+	// Every pending approval is in the due index; its farthest end lists them all.
+	ids, err := b.store.Due(ctx, time.Unix(1<<40, 0), cardsMax)
+	if err != nil {
+		b.log.Warn("list the pending approvals for their reminders; trying at the next scan", "err", err)
+		n.mu.Lock()
+		n.scanned = time.Time{}
+		n.mu.Unlock()
+		return
 	}
 	n.mu.Lock()
-	read := n.read // a sweep's few drawn ids add to it
-	if full || read == nil {
-		read = make(map[string]bool, len(ids)) // a full listing says which are still pending
-	}
+	read := make(map[string]bool, len(ids)) // the listing says which are still pending
 	var fresh []string
 	for _, id := range ids {
-		switch {
-		case n.read[id]:
+		if n.read[id] {
 			read[id] = true
-		case !slices.Contains(fresh, id):
+		} else {
 			fresh = append(fresh, id)
 		}
 	}
 	n.read = read
 	n.mu.Unlock()
-	refused := 0
-	for i, id := range fresh {
+	for _, id := range fresh {
 		if ctx.Err() != nil {
-			// The ids not read are read at the next scan: those the store
-			// lists come again, the drawn ones wait again.
-			for _, id := range fresh[i:] {
-				b.again(id)
-			}
-			return
+			return // the ids not read are listed again at the next scan
 		}
 		a, err := b.store.Get(ctx, id)
 		if err != nil {
-			// Gone, or the store failed: the next scan reads it again (a
-			// drawn one waits again).
-			if !errors.Is(err, approval.ErrNotFound) {
-				b.again(id)
-			}
+			continue // gone, or the store failed: the next scan lists it again
+		}
+		if a.State != approval.Pending {
 			continue
 		}
-		if !n.watch(a) {
-			refused++
-			b.again(id) // read again at the next scan, when a slot may be free
+		if !n.watch(nudgeCardOf(a)) {
+			refused++ // not marked read: the next scan tries it again
 			continue
 		}
 		n.mu.Lock()
 		n.read[id] = true
 		n.mu.Unlock()
 	}
-	if refused > 0 {
-		b.log.Warn("too many cards wait for a reminder; these are read again at the next scan", "cards", refused, "max", cardsMax)
-	}
+}
+
+// nudgeCard is what the reminders need of a pending card: its id and the
+// times of its nudges.
+type nudgeCard struct {
+	id                   string
+	remindAt, escalateAt time.Time
+}
+
+func nudgeCardOf(a *approval.Approval) nudgeCard {
+	return nudgeCard{id: a.ID, remindAt: a.Requirement.RemindAt, escalateAt: a.Requirement.EscalateAt}
 }
 
 type nudge struct {
@@ -135,12 +143,10 @@ type nudge struct {
 	reminded, escalated  bool
 }
 
-// watch remembers a waiting card's nudges (from scanNudges); it reports
-// false when the card has a nudge to come but cardsMax cards are watched
-// already.
-func (n *nudges) watch(a *approval.Approval) bool {
-	r := a.Requirement
-	if a.State != approval.Pending || r.RemindAt.IsZero() && r.EscalateAt.IsZero() {
+// watch remembers a waiting card's nudges; it reports false when the card
+// has a nudge to come but cardsMax cards are watched already.
+func (n *nudges) watch(d nudgeCard) bool {
+	if d.remindAt.IsZero() && d.escalateAt.IsZero() {
 		return true
 	}
 	n.mu.Lock()
@@ -148,33 +154,33 @@ func (n *nudges) watch(a *approval.Approval) bool {
 	if n.m == nil {
 		n.m = map[string]nudge{}
 	}
-	if _, ok := n.m[a.ID]; ok {
+	if _, ok := n.m[d.id]; ok {
 		return true
 	}
 	if len(n.m) >= cardsMax {
 		return false
 	}
-	n.m[a.ID] = nudge{remindAt: r.RemindAt, escalateAt: r.EscalateAt}
+	n.m[d.id] = nudge{remindAt: d.remindAt, escalateAt: d.escalateAt}
 	return true
 }
 
-// again puts id back in Bot.drew for the next scan; when it is full, the
+// again puts d back in Bot.drew for a later sweep; when it is full, the
 // store's listing is what finds the card, which is said.
-func (b *Bot) again(id string) {
+func (b *Bot) again(d nudgeCard) {
 	select {
-	case b.drew <- id:
+	case b.drew <- d:
 	default:
-		b.log.Warn("too many cards wait to be read for their reminders; this one is reminded only if the store lists it", "approval", id)
+		b.log.Warn("too many new cards wait for their reminders; this one is reminded only if the store lists it", "approval", d.id)
 	}
 }
 
-// drained is what waits in ids, without waiting for more.
-func drained(ids chan string) []string {
-	var out []string
+// drained is what waits in ds, without waiting for more.
+func drained(ds chan nudgeCard) []nudgeCard {
+	var out []nudgeCard
 	for {
 		select {
-		case id := <-ids:
-			out = append(out, id)
+		case d := <-ds:
+			out = append(out, d)
 		default:
 			return out
 		}

@@ -66,7 +66,7 @@ func (b *Bot) cardSent(a *approval.Approval, c adapters.Card, f cardFacts) {
 	b.drawn.Add(1)
 	if a.State == approval.Pending {
 		select {
-		case b.drew <- a.ID:
+		case b.drew <- nudgeCardOf(a):
 		default:
 			b.log.Warn("too many new cards for the reminder scan to read at once; this one is reminded only if the store lists it", "approval", a.ID)
 		}
