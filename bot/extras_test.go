@@ -15,9 +15,6 @@ import (
 	"github.com/countersign/countersign/agent"
 	"github.com/countersign/countersign/approval/memstore"
 	"github.com/countersign/countersign/bot"
-	"github.com/countersign/countersign/risk"
-	"github.com/countersign/countersign/tools"
-	"github.com/countersign/countersign/tools/shelltool"
 )
 
 // TestExtrasDeclared: the bot reads what an adapter declares (Extras) at
@@ -40,18 +37,7 @@ func TestExtrasDeclared(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "tmp_a"), nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			sh, err := shelltool.New(shelltool.Config{Root: dir})
-			if err != nil {
-				t.Fatal(err)
-			}
-			reg, err := tools.NewRegistry(sh)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pol, err := risk.New(risk.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			reg, pol := shellOnly(t, dir)
 			var logged syncBuffer
 			log := slog.New(slog.NewTextHandler(&logged, nil))
 			store := memstore.New(memstore.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

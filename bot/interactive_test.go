@@ -19,9 +19,6 @@ import (
 	"github.com/countersign/countersign/approval/memstore"
 	"github.com/countersign/countersign/bot"
 	"github.com/countersign/countersign/internal/testenv"
-	"github.com/countersign/countersign/risk"
-	"github.com/countersign/countersign/tools"
-	"github.com/countersign/countersign/tools/shelltool"
 )
 
 // TestButtons drives the bot through an adapter with buttons: cards are
@@ -121,18 +118,7 @@ func startOnFakeCfg(t *testing.T, cfg bot.Config, files []string, wrap func(appr
 			t.Fatal(err)
 		}
 	}
-	sh, err := shelltool.New(shelltool.Config{Root: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := tools.NewRegistry(sh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := risk.New(risk.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, pol := shellOnly(t, dir)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store := memstore.New(memstore.Options{Logger: log})
 	var used approval.Store = store

@@ -42,18 +42,7 @@ func startRulesBot(t *testing.T, cfg bot.Config, store approval.Store, dir strin
 func startRulesBotOn(t *testing.T, cfg bot.Config, store approval.Store, dir string, f *adaptertest.Fake, onCall *oncall.Resolver) (*adaptertest.Fake, *bot.Bot) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sh, err := shelltool.New(shelltool.Config{Root: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := tools.NewRegistry(sh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := risk.New(risk.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, pol := shellOnly(t, dir)
 	b, err := bot.New(cfg, []adapters.Adapter{f}, agent.Config{}, bot.Deps{Tools: reg, Policy: pol, Store: store, Log: log, OnCall: onCall})
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +66,25 @@ func startRulesBotOn(t *testing.T, cfg bot.Config, store approval.Store, dir str
 	t.Cleanup(end)
 	ends[f] = end
 	return f, b
+}
+
+// shellOnly is the command tool rooted at dir, alone in its registry,
+// and the default policy: what most bot tests run calls with.
+func shellOnly(t *testing.T, dir string) (*tools.Registry, *risk.Policy) {
+	t.Helper()
+	sh, err := shelltool.New(shelltool.Config{Root: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := tools.NewRegistry(sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := risk.New(risk.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, pol
 }
 
 // ends ends a rules bot's input and waits for its Run, by its fake.
