@@ -13,7 +13,8 @@ import (
 // This file shows, where a call was asked, every call of a model turn
 // that did not wait for a card: it ran (and why it needed no card), or it
 // was blocked or refused. Nobody in a channel should learn only from the
-// model's prose that `rm keep.txt` ran.
+// model's prose that `rm keep.txt` ran. At the end, operation: how a
+// call is named there, in the audit log and in the log.
 
 // shownLine is the compact line for a call judged without a card: the
 // operation and its outcome, and why it needed no card. It is empty for a
@@ -244,4 +245,17 @@ func whyNoCard(rule risk.Rule) string {
 // whyNoCardNow is whyNoCard while the call runs.
 func whyNoCardNow(rule risk.Rule) string {
 	return "running" + strings.TrimPrefix(whyNoCard(rule), "ran")
+}
+
+// operationCap caps the operation text the audit log and the log keep.
+const operationCap = 1000
+
+// operation is the text of a call as a task, the audit log and the log
+// name it, as the tool describes it (secrets masked), capped at operationCap bytes.
+func (a *Agent) operation(tool string, args json.RawMessage) string {
+	op := a.tools.Operation(tool, args).Text
+	if shown, cut := tools.CapText(op, operationCap); cut {
+		op = shown + "…"
+	}
+	return op
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/countersign/countersign/approval"
 	"github.com/countersign/countersign/tools"
@@ -445,4 +446,113 @@ func complete(calls []ToolCall, results []Message) bool {
 		delete(want, r.ToolCallID)
 	}
 	return len(want) == 0
+}
+
+// What the agent holds while it works: the count of its work in flight
+// (every entry, Handle, Direct, Approve, Cancel, Edit, Call and Sweep,
+// counts itself in, and Wait waits for none), and a turn's hold on its
+// conversation.
+
+// inflight counts the calls in progress. Unlike sync.WaitGroup it allows
+// new work to start while someone waits.
+type inflight struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	n    int
+}
+
+// add counts one call in; done counts it out; wait blocks until none is in.
+func (f *inflight) add() {
+	f.mu.Lock()
+	f.n++
+	f.mu.Unlock()
+}
+
+func (f *inflight) done() {
+	f.mu.Lock()
+	f.n--
+	if f.n == 0 {
+		f.cond.Broadcast()
+	}
+	f.mu.Unlock()
+}
+
+func (f *inflight) wait() {
+	f.mu.Lock()
+	for f.n > 0 {
+		f.cond.Wait()
+	}
+	f.mu.Unlock()
+}
+
+// keyedMutex serialises the turns of one conversation in this process, so
+// two quick messages in a thread, or a message and a resumed turn, do not
+// both load the conversation and overwrite each other's save. (Replicas
+// share no lock: the platforms deliver one thread's messages to one
+// replica in practice, and the worst case is a lost exchange, never a
+// run.)
+type keyedMutex struct {
+	mu    sync.Mutex
+	locks map[string]*keyedLock
+}
+
+type keyedLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// lock locks key and returns its unlock.
+func (k *keyedMutex) lock(key string) (unlock func()) {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*keyedLock{}
+	}
+	l := k.locks[key]
+	if l == nil {
+		l = &keyedLock{}
+		k.locks[key] = l
+	}
+	l.refs++
+	k.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		k.mu.Lock()
+		l.refs--
+		if l.refs == 0 {
+			delete(k.locks, key)
+		}
+		k.mu.Unlock()
+	}
+}
+
+// hold is a turn's hold on its conversation, handed from Handle down
+// through the turn's functions to a turn resumed from inside it (a card
+// that could not be posted cancels its approval at once; a decision made
+// before the turn was saved resolves it): the goroutine holds the lock of
+// conversation key, so that resume does not wait for itself, and the
+// turn's words go to out. A nil *hold holds nothing; words go to the Sink.
+type hold struct {
+	key string
+	out Replier
+}
+
+// out is where the words of the turn h holds go: h's own, or the Sink's.
+func (a *Agent) out(h *hold) Replier {
+	if h == nil {
+		return a.sink
+	}
+	return h.out
+}
+
+// lockConversation serialises work on one conversation in this process,
+// unless h already holds its lock. It returns the hold of the conversation
+// and its unlock; a new hold's words go where the Sink sends a resumed
+// turn's (Resumer: the turn's stream, when it still has one).
+func (a *Agent) lockConversation(h *hold, key string) (*hold, func()) {
+	if h != nil && h.key == key {
+		return h, func() {}
+	}
+	unlock := a.convs.lock(key)
+	return &hold{key: key, out: a.resumedOut(key)}, unlock
 }

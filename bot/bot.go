@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,20 +101,6 @@ type Bot struct {
 }
 
 var _ agent.Sink = (*Bot)(nil)
-
-// inbound is an event and the platform whose adapter delivered it.
-type inbound struct {
-	platform string
-	adapters.Event
-	// rec is the event's record in the inbox, when it has one.
-	rec *accepted
-	// recovered: the event was accepted by a process that died before
-	// answering it, and taken over from the inbox (entry) by this one;
-	// acceptedAt is when that process accepted it.
-	recovered  bool
-	entry      *approval.InboxEntry
-	acceptedAt time.Time
-}
 
 // Deps are what the bot and its agent share, wired in main. The agent's
 // Sink, Serves and Quiet (agent.Deps) are the bot's own, built from its
@@ -343,56 +328,4 @@ func (b *Bot) sweep(ctx context.Context) {
 		b.remind(ctx) // remind.go
 		b.swept()     // handled.go
 	}
-}
-
-// Handler returns the handler for the events of platform's adapter.
-func (b *Bot) Handler(platform string) adapters.Handler {
-	return adapters.HandlerFunc(func(_ context.Context, e adapters.Event) {
-		b.handle(inbound{platform: platform, Event: e})
-	})
-}
-
-// handle takes one event from an adapter. It returns at once, without
-// I/O, so that the adapter can acknowledge the event in time: a message
-// queues behind its conversation's, a decision goes to the background. A
-// repeated event is dropped here when this process has seen its id, and
-// later (firstDelivery) when another replica has.
-func (b *Bot) handle(in inbound) {
-	if in.ID != "" && !b.seen.first(in.platform+":"+in.ID, b.now()) {
-		recorded(in.Event) // a repeat: the first delivery is kept
-		b.later(in, func() { b.repeat(in, "this process") })
-		return
-	}
-	if in.StopTurn {
-		b.stopTurnLater(in) // stopturn.go
-		return
-	}
-	if in.Decision == nil {
-		if d, ok := adapters.ParseDecision(in.Text); ok {
-			in.Decision = &d
-		}
-	}
-	if in.Home { // home.go: a person opened their inbox
-		recorded(in.Event)
-		b.later(in, func() { b.home(in) })
-		return
-	}
-	if in.Decision != nil {
-		b.accept(&in)
-		b.later(in, func() {
-			defer b.done(in)
-			b.decision(in)
-		})
-		return
-	}
-	text := strings.TrimSpace(in.Text)
-	if text == "" {
-		recorded(in.Event) // nothing to answer
-		return
-	}
-	if t, ok := typedEdit(text); ok { // edit.go: "edit <id> <operation>" is a command
-		in.Text, text = t, t
-	}
-	b.accept(&in)
-	b.enqueue(in, strings.HasPrefix(text, "!"))
 }

@@ -18,7 +18,7 @@ import (
 // only their addressee sees, and the safe sentence for a failure. Every
 // message goes out through the adapter of its conversation's platform, on
 // a context that lets the last word of cut-off work still arrive. The
-// intake (bot.go, queue.go), the turn (progress.go) and the cards
+// intake (queue.go, intake.go), the turn (progress.go) and the cards
 // (sink.go) send through it; it calls nothing of theirs.
 
 // The adapter retries every send through rate limits and outages until
