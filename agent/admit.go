@@ -500,3 +500,23 @@ func jsonKind(b []byte) string {
 	}
 	return "a number"
 }
+
+// assess is the policy's verdict on a call, with the level its source may
+// give. Another agent's mode can only make it stricter: the call is judged
+// under the policy's own mode and under the agent's, and the stricter
+// verdict stands (guarded, the default, never lets its low lower a call).
+func (a *Agent) assess(e entry, args json.RawMessage) risk.Verdict {
+	c := risk.Call{Tool: e.tool, Args: args, Channel: e.conv.Channel, Outside: e.outside}
+	v := a.policy.Assess(c)
+	if e.from != fromAgent {
+		return v
+	}
+	c.Mode = e.mode
+	if c.Mode == "" {
+		c.Mode = risk.Guarded
+	}
+	if w := a.policy.Assess(c); strictness(w.Decision) > strictness(v.Decision) {
+		return w
+	}
+	return v
+}

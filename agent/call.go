@@ -270,26 +270,6 @@ func (a *Agent) Judge(ctx context.Context, c AgentCall) (*risk.Verdict, *tools.R
 	return &v, nil
 }
 
-// assess is the policy's verdict on a call, with the level its source may
-// give. Another agent's mode can only make it stricter: the call is judged
-// under the policy's own mode and under the agent's, and the stricter
-// verdict stands (guarded, the default, never lets its low lower a call).
-func (a *Agent) assess(e entry, args json.RawMessage) risk.Verdict {
-	c := risk.Call{Tool: e.tool, Args: args, Channel: e.conv.Channel, Outside: e.outside}
-	v := a.policy.Assess(c)
-	if e.from != fromAgent {
-		return v
-	}
-	c.Mode = e.mode
-	if c.Mode == "" {
-		c.Mode = risk.Guarded
-	}
-	if w := a.policy.Assess(c); strictness(w.Decision) > strictness(v.Decision) {
-		return w
-	}
-	return v
-}
-
 // strictness orders decisions: block over confirm over auto; anything
 // unknown counts as confirm.
 func strictness(d risk.Decision) int {

@@ -25,16 +25,3 @@ func CancelledBy(ctx context.Context) string {
 	}
 	return "someone"
 }
-
-// interruption says, for the audit log, why work whose context is ctx was
-// cut short; "" while ctx is live.
-func interruption(ctx context.Context) string {
-	if ctx.Err() == nil {
-		return ""
-	}
-	var c cancelCause
-	if errors.As(context.Cause(ctx), &c) {
-		return "interrupted: " + c.Error()
-	}
-	return "interrupted: the bot was stopping"
-}

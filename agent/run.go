@@ -363,3 +363,16 @@ func auditFailed() tools.Result {
 	r.Error = "audit log unavailable"
 	return r
 }
+
+// interruption says, for the audit log, why work whose context is ctx was
+// cut short; "" while ctx is live.
+func interruption(ctx context.Context) string {
+	if ctx.Err() == nil {
+		return ""
+	}
+	var c cancelCause
+	if errors.As(context.Cause(ctx), &c) {
+		return "interrupted: " + c.Error()
+	}
+	return "interrupted: the bot was stopping"
+}
