@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/approval/rules"
 )
 
@@ -235,36 +234,9 @@ func (c Config) policy(platform, channel string) Policy {
 	return p
 }
 
-// mayApprove reports whether u is on the approvers list. Users match by id
-// only, exactly (ids are case-sensitive on every platform); surrounding
-// white space in an entry is ignored.
-func (p Policy) mayApprove(u adapters.User) bool { return mayDecide(p.Approvers, u) }
-
 // secondPerson reports whether the requester is barred from approving.
 func (p Policy) secondPerson() bool {
 	return p.RequireSecondPerson == nil || *p.RequireSecondPerson
-}
-
-// refusal says why u may not make this decision, or "" when they may.
-// requester is the id of the person who asked for the call.
-func (p Policy) refusal(u adapters.User, requester string, approve bool) string {
-	if strings.TrimSpace(u.ID) == "" {
-		return "the platform did not say who you are"
-	}
-	own := u.ID == requester
-	if !approve {
-		if own || p.mayApprove(u) {
-			return ""
-		}
-		return "only the requester or an approver of this channel can cancel it"
-	}
-	if own && p.secondPerson() {
-		return "you asked for this call, and this channel needs a second person to approve it; you can still cancel it"
-	}
-	if !p.mayApprove(u) {
-		return "you are not on this channel's list of approvers"
-	}
-	return ""
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/countersign/countersign/adapters"
 	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/rules"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"
 	"github.com/countersign/countersign/tools/shelltool"
@@ -64,7 +65,8 @@ func TestPolicy(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			why := cfg.policy(tc.platform, tc.channel).refusal(tc.user, tc.requester, tc.approve)
+			p := cfg.policy(tc.platform, tc.channel)
+			why, _ := p.refusalFor(rules.Requirement{Approvers: p.Approvers}, tc.user, tc.requester, tc.approve)
 			if (why != "") != tc.refused {
 				t.Errorf("refusal = %q, want refused: %v", why, tc.refused)
 			}
