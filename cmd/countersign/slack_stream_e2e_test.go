@@ -204,6 +204,7 @@ func botMessages(fake *slacktest.Server, thread string) []string {
 // shows (thinking, cleared by the card, thinking again, cleared by the
 // answer).
 func TestSlackTurnStreams(t *testing.T) {
+	holdStarts(t)
 	wd, _ := os.Getwd()
 	dir := streamFolder(t)
 	fake := slacktest.New(t)
@@ -276,6 +277,18 @@ func TestSlackTurnStreams(t *testing.T) {
 	golden(t, "slack_stream.golden", streamView(st, id)+"\ncalls:\n"+callsView(t, fake.StreamCalls(), id))
 }
 
+// holdStarts holds a call's start until its end (adapters.TextEvery an
+// hour), so that what a test counts does not depend on how fast this
+// machine runs a command: under load a fenced `cat` can take longer than
+// the half second a start is held, and its start then costs one more
+// append. A call shown running is TestSlackLongRunUpdatesItsTask's case.
+// Call it first, so that the bot has stopped when the hold comes back.
+func holdStarts(t *testing.T) {
+	was := adapters.TextEvery
+	adapters.TextEvery = time.Hour
+	t.Cleanup(func() { adapters.TextEvery = was })
+}
+
 // TestSlackCallBudget: issue 24's budget, through countersign run and
 // the fake Slack. A Slack approval flow (one call that needs a card, the
 // model's answer) costs at most 6 Web API calls, and the approved tool
@@ -284,6 +297,7 @@ func TestSlackTurnStreams(t *testing.T) {
 // stop with the answer). Before: 12 and 5, and the tool started after 3
 // calls (a task, a status, the card).
 func TestSlackCallBudget(t *testing.T) {
+	holdStarts(t)
 	t.Run("an approval", func(t *testing.T) {
 		dir := streamFolder(t)
 		fake := slacktest.New(t)
