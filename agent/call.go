@@ -270,18 +270,6 @@ func (a *Agent) Judge(ctx context.Context, c AgentCall) (*risk.Verdict, *tools.R
 	return &v, nil
 }
 
-// strictness orders decisions: block over confirm over auto; anything
-// unknown counts as confirm.
-func strictness(d risk.Decision) int {
-	switch d {
-	case risk.Auto:
-		return 0
-	case risk.Block:
-		return 2
-	}
-	return 1
-}
-
 // allowedUnrun is the result of a call to decide only that the policy
 // lets run without a card: allowed, and not run here.
 func allowedUnrun(v risk.Verdict) tools.Result {

@@ -3,7 +3,7 @@
 // any of them calls back into a file that led to it.
 //
 // It reads the coverage blocks one path ran (lines "pkg/file.go:a.b,c.d",
-// as scripts/trace.sh writes them from two coverage profiles), takes every
+// as .ci/trace writes them from two coverage profiles), takes every
 // function with a block that ran, and draws an edge from file F to file G
 // when a function of F that ran calls a function of G that ran: directly,
 // or through an interface method that G's function implements. It prints
@@ -17,6 +17,11 @@
 // no call from the entry's functions reaches is listed, so that a reader
 // can tell a handoff of this event (a queue's worker, the journal writer,
 // a table of func values) from a loop that is not on the path.
+//
+// PATHGRAPH_WALK, a walk written by hand (entries in reading order, see
+// checkWalk), is checked against what ran; pathgraph then exits 1 when
+// it does not hold. PATHGRAPH_EDGES prints every edge and PATHGRAPH_FUNCS
+// every function that ran, for writing a walk.
 //
 //	go run ./internal/pathgraph <module root> <blocks file> <skip,substrings>
 package main
@@ -234,10 +239,9 @@ func main() {
 	for _, x := range exec {
 		files[x.file] = true
 	}
+	walkOK := true
 	if w := os.Getenv("PATHGRAPH_WALK"); w != "" {
-		if !checkWalk(strings.Fields(w), files, edges, why) {
-			defer os.Exit(1)
-		}
+		walkOK = checkWalk(strings.Fields(w), files, edges, why)
 	}
 	var fl []string
 	for f := range files {
@@ -259,25 +263,32 @@ func main() {
 	for _, c := range order {
 		fmt.Println(" ", strings.Join(c, " + "))
 	}
+	if !walkOK {
+		os.Exit(1)
+	}
 }
 
 // checkWalk checks a walk written by hand (docs/architecture.md): entries
 // in reading order, each a comma-separated list of patterns ("bot/card.go",
 // a folder "risk/shell/" for the files directly in it, or a path.Match
 // pattern "approval/*.go"); a file belongs to the first entry it matches.
-// It prints each entry whose files did not run, each edge from a file of
-// an entry to a file of an entry above it (a return to a file already
-// read), the count, and the files that ran outside the walk. It reports
-// whether the walk holds.
+// It prints each pattern that matches no file that ran, each call from a
+// file of an entry that reaches a file of an entry above it (directly or
+// through files outside the walk: a return to a file already read), the
+// count, and the files that ran outside the walk. It reports whether the
+// walk holds.
 func checkWalk(walk []string, files map[string]bool, edges map[[2]string]bool, why map[[2]string]string) bool {
+	match := func(p, file string) bool {
+		if dir, ok := strings.CutSuffix(p, "/"); ok {
+			return filepath.Dir(file) == dir
+		}
+		m, _ := filepath.Match(p, file)
+		return m
+	}
 	entryOf := func(file string) int {
 		for i, e := range walk {
 			for _, p := range strings.Split(e, ",") {
-				if dir, ok := strings.CutSuffix(p, "/"); ok {
-					if filepath.Dir(file) == dir {
-						return i
-					}
-				} else if m, _ := filepath.Match(p, file); m {
+				if match(p, file) {
 					return i
 				}
 			}
@@ -285,26 +296,69 @@ func checkWalk(walk []string, files map[string]bool, edges map[[2]string]bool, w
 		return -1
 	}
 	ok := true
-	ran := make([]bool, len(walk))
+	for _, e := range walk {
+		for _, p := range strings.Split(e, ",") {
+			ran := false
+			for f := range files {
+				ran = ran || match(p, f)
+			}
+			if !ran {
+				fmt.Println("walk: nothing of", p, "ran")
+				ok = false
+			}
+		}
+	}
 	var outside []string
+	size := make([]int, len(walk))
 	for f := range files {
 		if i := entryOf(f); i >= 0 {
-			ran[i] = true
+			size[i]++
 		} else {
 			outside = append(outside, f)
 		}
 	}
-	for i, r := range ran {
-		if !r {
-			fmt.Println("walk: nothing of", walk[i], "ran")
-			ok = false
+	inWalk := 0
+	for i, n := range size {
+		inWalk += n
+		if n > 1 {
+			fmt.Printf("walk: entry %d is a group of %d files\n", i+1, n)
 		}
 	}
-	var back []string
+	next := map[string][]string{}
 	for e := range edges {
-		a, b := entryOf(e[0]), entryOf(e[1])
-		if a >= 0 && b >= 0 && b < a {
-			back = append(back, "walk: back to a file already read: "+e[0]+" → "+e[1]+" ("+why[e]+")")
+		next[e[0]] = append(next[e[0]], e[1])
+	}
+	// From each file of the walk, follow calls through files outside it
+	// to the first files of the walk they reach.
+	var back []string
+	for from := range files {
+		a := entryOf(from)
+		if a < 0 {
+			continue
+		}
+		seen := map[string]bool{from: true}
+		type step struct{ file, via string }
+		queue := []step{{from, ""}}
+		for len(queue) > 0 {
+			s := queue[0]
+			queue = queue[1:]
+			for _, to := range next[s.file] {
+				if seen[to] {
+					continue
+				}
+				seen[to] = true
+				via := s.via
+				if s.file != from {
+					via += " → " + s.file
+				}
+				if b := entryOf(to); b >= 0 {
+					if b < a {
+						back = append(back, "walk: back to a file already read: "+from+via+" → "+to+" ("+why[[2]string{s.file, to}]+")")
+					}
+					continue
+				}
+				queue = append(queue, step{to, via})
+			}
 		}
 	}
 	sort.Strings(back)
@@ -313,7 +367,7 @@ func checkWalk(walk []string, files map[string]bool, edges map[[2]string]bool, w
 		ok = false
 	}
 	sort.Strings(outside)
-	fmt.Printf("walk: %d entries, %d returns; %d files ran outside it: %s\n", len(walk), len(back), len(outside), strings.Join(outside, " "))
+	fmt.Printf("walk: %d entries (%d files), %d returns; %d files ran outside it: %s\n", len(walk), inWalk, len(back), len(outside), strings.Join(outside, " "))
 	return ok
 }
 

@@ -8,6 +8,10 @@ import (
 	"github.com/countersign/countersign/tools"
 )
 
+// This file is how the tool describes itself: to the model (Name,
+// Description, Schema, at the end) and, for each call, to people (the
+// tools.Describer methods).
+
 var _ tools.Describer = (*Tool)(nil)
 
 // contentShown is how much of a write's content an operation text shows.
@@ -92,3 +96,26 @@ func (t *Tool) Operation(raw json.RawMessage) tools.Operation {
 
 // Direct implements tools.Describer.
 func (t *Tool) Direct() tools.Direct { return DirectCommand }
+
+// Name implements tools.Tool.
+func (t *Tool) Name() string { return Name }
+
+// Description implements tools.Tool.
+func (t *Tool) Description() string {
+	return "Work with files under the configured root directory. Operations: read (a text file; capped, " +
+		"binary files are summarised), list (a directory's entries with sizes, modes and times), exists, " +
+		"stat, write (replaces the file atomically with content), append (adds content), mkdir " +
+		"(recursive creates parents), delete (a directory only with recursive: true). Paths are relative " +
+		"to the root; absolute paths and paths leaving the root are refused. read, list, exists and stat " +
+		"run at once; the others wait for a person's approval."
+}
+
+// Schema implements tools.Tool.
+func (t *Tool) Schema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{` +
+		`"operation":{"type":"string","enum":["read","list","exists","stat","write","append","mkdir","delete"],"description":"What to do."},` +
+		`"path":{"type":"string","description":"Path relative to the root; \".\" is the root itself."},` +
+		`"content":{"type":"string","description":"Text to write or append (write and append only)."},` +
+		`"recursive":{"type":"boolean","description":"delete: also a directory and everything in it; mkdir: create missing parents."}},` +
+		`"required":["operation","path"],"additionalProperties":false}`)
+}

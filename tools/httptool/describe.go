@@ -10,6 +10,10 @@ import (
 	"github.com/countersign/countersign/tools"
 )
 
+// This file is how the tool describes itself: to the model (Name,
+// Description, Schema, at the end) and, for each call, to people (the
+// tools.Describer methods).
+
 var _ tools.Describer = (*Tool)(nil)
 
 // bodyShown is how much of a request body an operation text shows.
@@ -134,4 +138,25 @@ func maskURL(raw string) (string, bool) {
 func shownURL(u *url.URL) string {
 	s, _ := maskURL(u.String())
 	return s
+}
+
+// Name implements tools.Tool.
+func (t *Tool) Name() string { return Name }
+
+// Description implements tools.Tool.
+func (t *Tool) Description() string {
+	return "Send an HTTP or HTTPS request and return the status, the main response headers and the body " +
+		"as text (capped; binary bodies are summarised). Redirects are followed up to a limit. Cloud " +
+		"metadata and link-local addresses are always refused, and private or loopback addresses unless " +
+		"the operator allowed them. GET, HEAD and OPTIONS run at once; other methods wait for a person's approval."
+}
+
+// Schema implements tools.Tool.
+func (t *Tool) Schema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{` +
+		`"method":{"type":"string","description":"HTTP method, e.g. GET, HEAD, POST, PUT, DELETE."},` +
+		`"url":{"type":"string","description":"Absolute http:// or https:// URL."},` +
+		`"headers":{"type":"object","additionalProperties":{"type":"string"},"description":"Request headers."},` +
+		`"body":{"type":"string","description":"Request body."}},` +
+		`"required":["method","url"],"additionalProperties":false}`)
 }

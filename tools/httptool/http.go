@@ -124,27 +124,6 @@ func (t *Tool) Close() error {
 	return nil
 }
 
-// Name implements tools.Tool.
-func (t *Tool) Name() string { return Name }
-
-// Description implements tools.Tool.
-func (t *Tool) Description() string {
-	return "Send an HTTP or HTTPS request and return the status, the main response headers and the body " +
-		"as text (capped; binary bodies are summarised). Redirects are followed up to a limit. Cloud " +
-		"metadata and link-local addresses are always refused, and private or loopback addresses unless " +
-		"the operator allowed them. GET, HEAD and OPTIONS run at once; other methods wait for a person's approval."
-}
-
-// Schema implements tools.Tool.
-func (t *Tool) Schema() json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{` +
-		`"method":{"type":"string","description":"HTTP method, e.g. GET, HEAD, POST, PUT, DELETE."},` +
-		`"url":{"type":"string","description":"Absolute http:// or https:// URL."},` +
-		`"headers":{"type":"object","additionalProperties":{"type":"string"},"description":"Request headers."},` +
-		`"body":{"type":"string","description":"Request body."}},` +
-		`"required":["method","url"],"additionalProperties":false}`)
-}
-
 // args are the arguments of http_request (SPEC §1).
 type args struct {
 	Method  string            `json:"method"`

@@ -7,6 +7,10 @@ import (
 	"github.com/countersign/countersign/tools"
 )
 
+// This file is how the tool describes itself: to the model (Name,
+// Description, Schema, at the end) and, for each call, to people (the
+// tools.Describer methods).
+
 var _ tools.Describer = (*Tool)(nil)
 
 // DirectCommand is !sql, which reaches execute_sql without a model.
@@ -39,3 +43,12 @@ func (t *Tool) Operation(raw json.RawMessage) tools.Operation {
 
 // Direct implements tools.Describer.
 func (t *Tool) Direct() tools.Direct { return DirectCommand }
+
+// Name implements tools.Tool.
+func (t *Tool) Name() string { return Name }
+
+// Description implements tools.Tool.
+func (t *Tool) Description() string { return t.description }
+
+// Schema implements tools.Tool.
+func (t *Tool) Schema() json.RawMessage { return t.schema }

@@ -149,15 +149,6 @@ func (t *Tool) Close() error {
 	return errors.Join(errs...)
 }
 
-// Name implements tools.Tool.
-func (t *Tool) Name() string { return Name }
-
-// Description implements tools.Tool.
-func (t *Tool) Description() string { return t.description }
-
-// Schema implements tools.Tool.
-func (t *Tool) Schema() json.RawMessage { return t.schema }
-
 func describeTool(cfg Config) string {
 	var sb strings.Builder
 	sb.WriteString("Run one SQL statement on a MariaDB/MySQL database. Reads (SELECT, SHOW, DESCRIBE, EXPLAIN) run at once on a read-only session; anything that changes data or schema waits for a person's approval. ")
