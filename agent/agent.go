@@ -291,5 +291,5 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 }
 
 // Wait blocks until the runs and resumed turns started by Handle, Direct,
-// Approve, Cancel, Edit and Sweep have finished (graceful shutdown).
+// Approve, Cancel, Edit, Call and Sweep have finished (graceful shutdown).
 func (a *Agent) Wait() { a.busy.wait() }

@@ -13,9 +13,10 @@ import (
 )
 
 // This file is the life of an approval with its card, in the order it
-// happens; the turn waits on its cards (suspend), an approval enters at
-// Approve, a cancellation at Cancel, an edit at Edit (edit.go), the
-// sweeper's expiry at Sweep (sweep.go):
+// happens; the turn waits on its cards (suspend), a cancellation enters
+// at Cancel (first in the file, with won, which both share), an approval
+// at Approve, an edit at Edit (edit.go), the sweeper's expiry at Sweep
+// (sweep.go):
 //
 //	suspend    the turn is stored with its pending approvals, and their
 //	           cards are posted; any replica can resume it from here

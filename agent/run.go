@@ -365,7 +365,8 @@ func auditFailed() tools.Result {
 }
 
 // interruption says, for the audit log, why work whose context is ctx was
-// cut short; "" while ctx is live.
+// cut short (a person's !cancel carries cancel.go's cancelCause); "" while
+// ctx is live.
 func interruption(ctx context.Context) string {
 	if ctx.Err() == nil {
 		return ""

@@ -251,7 +251,8 @@ func whyNoCardNow(rule risk.Rule) string {
 const operationCap = 1000
 
 // operation is the text of a call as a task, the audit log and the log
-// name it, as the tool describes it (secrets masked), capped at operationCap bytes.
+// name it, as the tool describes it (secrets masked), capped at
+// operationCap bytes.
 func (a *Agent) operation(tool string, args json.RawMessage) string {
 	op := a.tools.Operation(tool, args).Text
 	if shown, cut := tools.CapText(op, operationCap); cut {

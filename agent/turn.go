@@ -16,6 +16,12 @@ import (
 	"github.com/countersign/countersign/tools"
 )
 
+// This file is a model turn, in order: Handle takes the message, loop
+// asks the model and admits its calls (admit.go) until it answers or a
+// card waits (decide.go: suspend); then the conversation it loads and
+// keeps; and at the end what the agent holds while it works (the count of
+// work in flight, a turn's hold on its conversation).
+
 // The sentences the agent says on its own. None holds error text: details
 // go to the log, with the reference the user sees.
 const (
