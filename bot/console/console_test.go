@@ -109,7 +109,9 @@ type world struct {
 	mem    *memstore.Store // the store, when in memory
 	clock  *clock
 	srv    *httptest.Server
-	con    *console.Server
+	// trail: the requests served, and the browsers' words (TestInChromium).
+	trail *trail
+	con   *console.Server
 }
 
 func newWorld(t testing.TB, botCfg bot.Config, files ...string) *world {
@@ -151,7 +153,7 @@ func newReplica(t testing.TB, botCfg bot.Config, store approval.Store, key, dir 
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	w := &world{dir: dir, screen: &screen{}, clock: &clock{}, store: store}
+	w := &world{dir: dir, screen: &screen{}, clock: &clock{}, store: store, trail: &trail{}}
 	cc := console.Config{}
 	if key != "" {
 		cc.SecretEnv = "CONSOLE_KEY"
@@ -178,7 +180,7 @@ func newReplica(t testing.TB, botCfg bot.Config, store approval.Store, key, dir 
 	if err != nil {
 		t.Fatalf("bot.New: %v", err)
 	}
-	w.srv.Config.Handler = w.con.Handler(b)
+	w.srv.Config.Handler = w.trail.serve(w.con.Handler(b))
 	w.srv.Start()
 	t.Cleanup(w.srv.Close)
 	ctx, cancel := context.WithCancel(context.Background())
