@@ -27,8 +27,9 @@ func chromium(t *testing.T) string {
 }
 
 // newChrome starts one browser of its own (a fresh profile: its own
-// cookies) and returns its tab's context.
-func newChrome(t *testing.T, exec string) context.Context {
+// cookies) and returns its tab's context; what it says over the DevTools
+// protocol goes to tr as who's.
+func newChrome(t *testing.T, exec string, tr *trail, who string) context.Context {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exec),
@@ -46,7 +47,7 @@ func newChrome(t *testing.T, exec string) context.Context {
 		chromedp.WindowSize(1100, 900),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancel := chromedp.NewContext(actx, chromedp.WithDebugf(func(format string, args ...any) { tr.add(who, format, args...) }))
 	t.Cleanup(func() {
 		cancel()
 		cancelAlloc()
@@ -110,6 +111,11 @@ func TestInChromium(t *testing.T) {
 	exec := chromium(t)
 	dir := shots(t)
 	w := newWorld(t, bot.Config{}, "tmp_a", "tmp_b", "keep.txt")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the last requests the console served and words the browsers said, oldest first:\n%s", w.trail)
+		}
+	})
 	w.say(t, "!run rm -rf ./tmp_*")
 	id := w.screen.waitFor(t, `(?s)rm -rf \./tmp_\*.*`+cardRE)[1]
 	card := "#card-" + id
@@ -117,7 +123,7 @@ func TestInChromium(t *testing.T) {
 	// Bob, an approver.
 	w.say(t, "/as bob", "!login")
 	link := w.screen.waitFor(t, linkRE)[1]
-	bob := newChrome(t, exec)
+	bob := newChrome(t, exec, w.trail, "bob")
 	run(t, bob, "open bob's link", chromedp.Navigate(link), chromedp.WaitVisible("form[action='/login'] button"))
 	shot(t, bob, dir, "signin")
 	run(t, bob, "sign bob in", chromedp.Click("form[action='/login'] button"), chromedp.WaitVisible(card))
@@ -132,7 +138,7 @@ func TestInChromium(t *testing.T) {
 	// Alice, who asked: she sees the card, but her Approve is refused.
 	w.say(t, "/as alice", "!login")
 	aliceLink := w.screen.waitFor(t, linkRE)[1]
-	alice := newChrome(t, exec)
+	alice := newChrome(t, exec, w.trail, "alice")
 	run(t, alice, "sign alice in", chromedp.Navigate(aliceLink), chromedp.WaitVisible("form[action='/login'] button"),
 		chromedp.Click("form[action='/login'] button"), chromedp.WaitVisible(card))
 	run(t, alice, "alice approves", chromedp.Click(card+" button[value=approve]"), chromedp.WaitVisible("p.notice"))

@@ -109,7 +109,9 @@ type world struct {
 	mem    *memstore.Store // the store, when in memory
 	clock  *clock
 	srv    *httptest.Server
-	con    *console.Server
+	// trail: the requests served, and the browsers' words (TestInChromium).
+	trail *trail
+	con   *console.Server
 }
 
 func newWorld(t testing.TB, botCfg bot.Config, files ...string) *world {
@@ -151,7 +153,7 @@ func newReplica(t testing.TB, botCfg bot.Config, store approval.Store, key, dir 
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	w := &world{dir: dir, screen: &screen{}, clock: &clock{}, store: store}
+	w := &world{dir: dir, screen: &screen{}, clock: &clock{}, store: store, trail: &trail{}}
 	cc := console.Config{}
 	if key != "" {
 		cc.SecretEnv = "CONSOLE_KEY"
@@ -178,7 +180,7 @@ func newReplica(t testing.TB, botCfg bot.Config, store approval.Store, key, dir 
 	if err != nil {
 		t.Fatalf("bot.New: %v", err)
 	}
-	w.srv.Config.Handler = w.con.Handler(b)
+	w.srv.Config.Handler = w.trail.serve(w.con.Handler(b))
 	w.srv.Start()
 	t.Cleanup(w.srv.Close)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -560,46 +562,15 @@ func TestLiveAndEdit(t *testing.T) {
 	bob := newBrowser(t)
 	page := w.signIn(t, bob, "bob")
 
-	resp, err := bob.c.Get(w.srv.URL + "/events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
-		t.Fatalf("events Content-Type %q", ct)
-	}
-	lines := make(chan string, 64)
-	go func() {
-		defer close(lines)
-		buf := make([]byte, 4096)
-		for {
-			n, err := resp.Body.Read(buf)
-			if n > 0 {
-				lines <- string(buf[:n])
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	next := bob.events(t, w.srv.URL+"/events")
 	waitEvent := func(want string) {
 		t.Helper()
-		deadline := time.After(waitLimit)
-		for {
-			select {
-			case s, ok := <-lines:
-				if !ok {
-					t.Fatalf("the event stream ended before %q", want)
-				}
-				if strings.Contains(s, want) {
-					return
-				}
-			case <-deadline:
-				t.Fatalf("no %q on the event stream within %s", want, waitLimit)
-			}
+		for s := next(); !strings.Contains(s, want); s = next() {
+			t.Logf("on the event stream, before %q: %q", want, s)
 		}
 	}
-	waitEvent("event: cards\ndata: 1\n")
+	// A stream that names no list it draws hears of the cards at once.
+	waitEvent("data: 1\n")
 
 	_, body := bob.post(t, w.srv.URL+"/edit", url.Values{"csrf": {csrfOf(t, page)}, "id": {id}, "operation": {"rm -rf ./tmp_a"}})
 	if strings.Contains(body, "refused") {
@@ -613,6 +584,72 @@ func TestLiveAndEdit(t *testing.T) {
 	}
 	if !w.exists("tmp_a") {
 		t.Error("an edit ran the call")
+	}
+}
+
+// events opens the event stream at u and returns the func that gives
+// what the stream sends next, failing the test when nothing comes within
+// waitLimit.
+func (b *browser) events(t testing.TB, u string) (next func() string) {
+	t.Helper()
+	resp, err := b.c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = resp.Body.Close() })
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("events Content-Type %q", ct)
+	}
+	chunks := make(chan string, 64)
+	go func() {
+		defer close(chunks)
+		buf := make([]byte, 4096)
+		for {
+			n, err := resp.Body.Read(buf)
+			if n > 0 {
+				chunks <- string(buf[:n])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return func() string {
+		t.Helper()
+		select {
+		case s, ok := <-chunks:
+			if !ok {
+				t.Fatal("the event stream ended")
+			}
+			return s
+		case <-time.After(waitLimit):
+			t.Fatalf("nothing on the event stream within %s", waitLimit)
+		}
+		return ""
+	}
+}
+
+// TestLiveFromWhatThePageShows: a live page's stream speaks first of a
+// change to the cards the page drew, not of the cards it already shows.
+// A stream that began by naming the drawn cards had the page fetch and
+// redraw them just after it loaded, replacing the card a person (or
+// TestInChromium, "No node with given id found") was about to read or
+// click.
+func TestLiveFromWhatThePageShows(t *testing.T) {
+	w := newWorld(t, bot.Config{}, "tmp_a", "tmp_b")
+	w.say(t, "!run rm -rf ./tmp_a")
+	w.screen.waitFor(t, cardRE)
+	bob := newBrowser(t)
+	page := w.signIn(t, bob, "bob")
+	m := regexp.MustCompile(`data-seen="([^"]+)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("the pending page marks no list it draws:\n%s", page)
+	}
+	next := bob.events(t, w.srv.URL+"/events?seen="+url.QueryEscape(m[1]))
+	w.say(t, "/as alice", "!run rm -rf ./tmp_b")
+	w.screen.waitFor(t, cardRE)
+	if first := next(); !strings.Contains(first, "event: cards\n") || !strings.Contains(first, "data: 2\n") {
+		t.Errorf("the first event after a second card was asked: want the two cards, got:\n%s", first)
 	}
 }
 

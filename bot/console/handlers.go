@@ -2,7 +2,9 @@ package console
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"html/template"
@@ -49,6 +51,9 @@ type page struct {
 	// Token is the sign-in link's token, on the page that spends it.
 	Token  string
 	Report *report
+	// Seen marks the cards the page draws; its live script hands it to
+	// /events, which speaks only when the cards differ from it.
+	Seen string
 	// OIDC: the sign-in page offers the provider.
 	OIDC bool
 }
@@ -149,11 +154,13 @@ func (h *handlers) base(c claims, title string) page {
 	return page{Title: title, Signed: true, Who: c.User.Display(), Platform: c.Platform, CSRF: h.s.csrf(c)}
 }
 
-// list reads the cards c's person may see, or sets the page's banner.
+// list reads the cards c's person may see, or sets the page's banner, and
+// marks what the page then draws.
 func (h *handlers) list(ctx context.Context, c claims, p *page) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	cards, err := h.bot.ConsolePending(ctx, c.who())
+	p.Seen = mark(cards, err)
 	if err != nil {
 		h.s.log.Warn("list the pending cards for the console", "err", err, "user", c.User.ID)
 		p.Banner = storeDown
@@ -190,7 +197,11 @@ func (h *handlers) cards(w http.ResponseWriter, r *http.Request) {
 
 // events tells a live page, as server-sent events, each time the cards
 // its person may see change (a card asked, decided, voted on, expired;
-// on any replica: the store is read).
+// on any replica: the store is read). The page says what it draws (seen,
+// its list's mark; on a reconnection, the last event's id): a stream
+// that began with an event for the cards the page already shows had the
+// page redraw them at once, replacing the elements a person (or a test)
+// was about to click.
 func (h *handlers) events(w http.ResponseWriter, r *http.Request) {
 	c, err := h.s.session(r)
 	if err != nil {
@@ -205,7 +216,10 @@ func (h *handlers) events(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	fl.Flush()
-	last := ""
+	last := r.URL.Query().Get("seen")
+	if id := r.Header.Get("Last-Event-ID"); id != "" {
+		last = id
+	}
 	t := time.NewTicker(h.s.every)
 	defer t.Stop()
 	for {
@@ -217,10 +231,9 @@ func (h *handlers) events(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 		cards, err := h.bot.ConsolePending(ctx, c.who())
 		cancel()
-		fp := fingerprint(cards, err)
-		if fp != last {
-			last = fp
-			if _, err := fmt.Fprintf(w, "event: cards\ndata: %d\n\n", len(cards)); err != nil {
+		if m := mark(cards, err); m != last {
+			last = m
+			if _, err := fmt.Fprintf(w, "event: cards\nid: %s\ndata: %d\n\n", m, len(cards)); err != nil {
 				return
 			}
 			fl.Flush()
@@ -233,17 +246,17 @@ func (h *handlers) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// fingerprint says what a page shows of cards: a change of it is a change
-// to draw.
-func fingerprint(cards []bot.PendingCard, err error) string {
+// mark says, in a few characters, what a page shows of cards: a change of
+// it is a change to draw.
+func mark(cards []bot.PendingCard, err error) string {
 	if err != nil {
-		return "store down"
+		return "down"
 	}
-	var b strings.Builder
+	sum := sha256.New()
 	for _, c := range cards {
-		fmt.Fprintf(&b, "%s|%s|%s|%d|%s;", c.Card.ApprovalID, c.Card.State, c.Needs, len(c.Votes), c.Card.Operation)
+		fmt.Fprintf(sum, "%s|%s|%s|%d|%s;", c.Card.ApprovalID, c.Card.State, c.Needs, len(c.Votes), c.Card.Operation)
 	}
-	return b.String()
+	return base64.RawURLEncoding.EncodeToString(sum.Sum(nil)[:12])
 }
 
 // loginPage shows the sign-in of a link without spending it: a link

@@ -5,7 +5,8 @@
   "use strict";
   var list = document.getElementById("cards");
   if (!list || !window.EventSource) { return; }
-  var src = new EventSource("/events");
+  // seen: what the list draws; the server speaks only of a change to it.
+  var src = new EventSource("/events?seen=" + encodeURIComponent(list.getAttribute("data-seen") || ""));
   function refresh() {
     // Keep what is being typed: wait while a field of the list has focus.
     if (list.contains(document.activeElement) && document.activeElement.tagName !== "BUTTON") {
