@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,17 +35,8 @@ store:
   prefix: budget-e2e-` + approval.NewID() + `
 `
 	path := filepath.Join(t.TempDir(), "countersign.yaml")
-	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("OPENAI_API_KEY", "")
-	t.Setenv("OPENAI_BASE_URL", model.BaseURL())
-	t.Setenv("OPENAI_MODEL", "test-model")
-	t.Setenv(DefaultRedisURLEnv, "")
-	t.Setenv("SLACK_SIGNING_SECRET", "")
-	for k, v := range fake.Env() {
-		t.Setenv(k, v)
-	}
+	writeFile(t, path, config)
+	slackEnv(t, fake, model.BaseURL(), "")
 	replica := func() (stop func()) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)

@@ -129,14 +129,7 @@ func TestShippedConfiguration(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(dir)
-	t.Setenv("OPENAI_API_KEY", "")
-	t.Setenv("OPENAI_BASE_URL", model.URL+"/v1")
-	t.Setenv("OPENAI_MODEL", "test-model")
-	t.Setenv(DefaultRedisURLEnv, redisURL) // container.yaml: store.redis_url_env
-	t.Setenv("SLACK_SIGNING_SECRET", "")
-	for k, v := range fake.Env() {
-		t.Setenv(k, v)
-	}
+	slackEnv(t, fake, model.URL+"/v1", redisURL) // container.yaml: store.redis_url_env
 	shipped, err := loadConfig(path)
 	if err != nil {
 		t.Fatal(err)

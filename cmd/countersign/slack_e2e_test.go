@@ -29,17 +29,8 @@ func slackRun(t testing.TB, dir, config string, fake *slacktest.Server, model *a
 	t.Helper()
 	t.Chdir(dir)
 	path := filepath.Join(t.TempDir(), "countersign.yaml")
-	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("OPENAI_API_KEY", "")
-	t.Setenv("OPENAI_BASE_URL", model.BaseURL())
-	t.Setenv("OPENAI_MODEL", "test-model")
-	t.Setenv(DefaultRedisURLEnv, "")
-	t.Setenv("SLACK_SIGNING_SECRET", "")
-	for k, v := range fake.Env() {
-		t.Setenv(k, v)
-	}
+	writeFile(t, path, config)
+	slackEnv(t, fake, model.BaseURL(), "")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, path, strings.NewReader(""), io.Discard, io.Discard, opts...) }()
@@ -49,6 +40,22 @@ func slackRun(t testing.TB, dir, config string, fake *slacktest.Server, model *a
 	})
 	fake.Connected(t)
 	return done
+}
+
+// slackEnv is the environment of a run against the fake Slack: its
+// tokens and API URL, the fake model at modelURL ("" for none), and the
+// store at redisURL ("" for memory); no key, no signing secret.
+func slackEnv(t testing.TB, fake *slacktest.Server, modelURL, redisURL string) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", modelURL)
+	if modelURL != "" {
+		t.Setenv("OPENAI_MODEL", "test-model")
+	}
+	t.Setenv(DefaultRedisURLEnv, redisURL)
+	t.Setenv("SLACK_SIGNING_SECRET", "")
+	for k, v := range fake.Env() {
+		t.Setenv(k, v)
+	}
 }
 
 // threadHas waits for a bot message in the thread whose view holds want,
@@ -256,13 +263,7 @@ bot:
 // or a token of the wrong kind.
 func TestSlackConfigCheck(t *testing.T) {
 	fake := slacktest.New(t)
-	t.Setenv("OPENAI_API_KEY", "")
-	t.Setenv("OPENAI_BASE_URL", "")
-	t.Setenv(DefaultRedisURLEnv, "")
-	t.Setenv("SLACK_SIGNING_SECRET", "")
-	for k, v := range fake.Env() {
-		t.Setenv(k, v)
-	}
+	slackEnv(t, fake, "", "")
 	check := func() (int, string) {
 		var out, errs strings.Builder
 		code := configMain([]string{"check"}, &out, &errs)
